@@ -1,0 +1,56 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+    name: "Strata",
+    platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9)],
+    products: [
+        .library(name: "Strata", targets: ["Strata"]),
+        .library(name: "StrataSchema", targets: ["StrataSchema"]),
+        .library(name: "StrataCodegen", targets: ["StrataCodegen"]),
+        .executable(name: "strata", targets: ["strata"]),
+        .plugin(name: "StrataPlugin", targets: ["StrataPlugin"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
+    targets: [
+        // libyaml, as a system library: a module map and a shim header.
+        .systemLibrary(
+            name: "CYAML",
+            pkgConfig: "yaml-0.1",
+            providers: [.apt(["libyaml-dev"]), .brew(["libyaml"])]
+        ),
+        // YAML → Schema → validation, and the predicate language.
+        .target(name: "StrataSchema", dependencies: ["CYAML"]),
+        // Schema → Swift source files.
+        .target(name: "StrataCodegen", dependencies: ["StrataSchema"]),
+        // The command-line tool the build plugin runs.
+        .executableTarget(
+            name: "strata",
+            dependencies: [
+                "StrataSchema", "StrataCodegen",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .plugin(name: "StrataPlugin", capability: .buildTool(), dependencies: ["strata"]),
+        // The runtime: store, predicates, fetch requests, live sectioned results.
+        .target(name: "Strata", dependencies: [.product(name: "GRDB", package: "GRDB.swift")]),
+        // The README's main job, on the package's own Models/.
+        .executableTarget(name: "StrataDemo", dependencies: ["Strata"], plugins: ["StrataPlugin"]),
+
+        .testTarget(
+            name: "StrataSchemaTests",
+            dependencies: ["StrataSchema"],
+            resources: [.copy("Resources")]
+        ),
+        .testTarget(
+            name: "StrataCodegenTests",
+            dependencies: ["StrataSchema", "StrataCodegen"],
+            resources: [.copy("Resources")]
+        ),
+        .testTarget(name: "StrataTests", dependencies: ["Strata"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

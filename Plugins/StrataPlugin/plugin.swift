@@ -1,0 +1,4 @@
+import PackagePlugin
+@main struct StrataPlugin: BuildToolPlugin {
+    func createBuildCommands(context: PluginContext, target: Target) async throws -> [Command] { [] }
+}

@@ -1,0 +1,103 @@
+/// The section type of a request without sections: one unnamed section holds every item.
+public struct NoSection: Hashable, Sendable, CustomStringConvertible {
+    public init() {}
+    public var description: String { "" }
+}
+
+/// What a request fetches: items of entity `Item` that match a predicate, in a sort order,
+/// grouped into sections of type `Section`.
+///
+/// Generated code declares one request per `fetches:` entry of the model
+/// (`Note.Fetches.byNotebook`); requests are values, so they can be refined:
+///
+/// ```swift
+/// let request = Note.Fetches.all.filter(Note.pinned == true)
+/// ```
+public struct ResultsRequest<Item: StrataEntity, Section: Hashable & Sendable>: Sendable {
+    public var predicate: EntityPredicate<Item>?
+    /// The item order inside a section; the primary key always breaks ties.
+    public var sortKeys: [SortKey<Item>]
+    public var sectioning: Sectioning<Item, Section>
+
+    public init(
+        where predicate: EntityPredicate<Item>? = nil, sortedBy sortKeys: [SortKey<Item>] = [],
+        sections sectioning: Sectioning<Item, Section>
+    ) {
+        self.predicate = predicate
+        self.sortKeys = sortKeys
+        self.sectioning = sectioning
+    }
+
+    /// This request with `predicate` added (AND) to its own.
+    public func filter(_ predicate: EntityPredicate<Item>) -> ResultsRequest {
+        var copy = self
+        copy.predicate = self.predicate.map { $0 && predicate } ?? predicate
+        return copy
+    }
+
+    /// This request with another item order.
+    public func sorted(by keys: SortKey<Item>...) -> ResultsRequest {
+        var copy = self
+        copy.sortKeys = keys
+        return copy
+    }
+}
+
+extension ResultsRequest where Section == NoSection {
+    /// A request without sections.
+    public init(where predicate: EntityPredicate<Item>? = nil, sortedBy sortKeys: [SortKey<Item>] = []) {
+        self.init(where: predicate, sortedBy: sortKeys, sections: .none)
+    }
+}
+
+/// How a request groups its items into sections.
+public struct Sectioning<Item, Section>: Hashable, Sendable {
+    public enum Kind: Hashable, Sendable {
+        /// One section, ``NoSection``.
+        case none
+        /// One section per distinct value of the key path (or per uppercased first letter),
+        /// sections in the key's order.
+        case key(path: [String], descending: Bool, firstLetter: Bool)
+        /// One section per object of the destination of a to-one relationship (matching
+        /// `predicate`, ordered by `sort`), empty ones included; items whose relationship
+        /// is nil go to a trailing section when `orphans` is true, and are left out otherwise.
+        case entity(relationship: [String], sort: [SortNode], predicate: PredicateNode?, orphans: Bool)
+    }
+
+    public let kind: Kind
+
+    public init(_ kind: Kind) { self.kind = kind }
+}
+
+extension Sectioning where Section == NoSection {
+    public static var none: Sectioning { Sectioning(.none) }
+}
+
+extension Sectioning {
+    /// One section per distinct value of `column`.
+    public static func key(_ column: TypedColumn<Item, Section>, descending: Bool = false) -> Sectioning {
+        Sectioning(.key(path: column.path, descending: descending, firstLetter: false))
+    }
+}
+
+extension Sectioning where Section == String {
+    /// One section per uppercased first letter of `column` (`""` for an empty string).
+    public static func firstLetter(of column: TypedColumn<Item, String>, descending: Bool = false) -> Sectioning {
+        Sectioning(.key(path: column.path, descending: descending, firstLetter: true))
+    }
+
+    /// One section per uppercased first letter of `column` (`""` for nil or an empty string).
+    public static func firstLetter(of column: TypedColumn<Item, String?>, descending: Bool = false) -> Sectioning {
+        Sectioning(.key(path: column.path, descending: descending, firstLetter: true))
+    }
+}
+
+extension Sectioning where Section: StrataEntity {
+    /// One section per object of `relationship`'s destination, empty ones included.
+    public static func entity(
+        _ relationship: ToOne<Item, Section>, sortedBy sort: [SortKey<Section>] = [],
+        where predicate: EntityPredicate<Section>? = nil, orphans: Bool = false
+    ) -> Sectioning {
+        Sectioning(.entity(relationship: relationship.path, sort: sort.map(\.node), predicate: predicate?.node, orphans: orphans))
+    }
+}

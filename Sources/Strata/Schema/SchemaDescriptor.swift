@@ -1,0 +1,136 @@
+import GRDB
+
+/// The storage layout of a model: what the generator emits and the store creates and
+/// migrates. Generated code holds one as `<ModelName>.schema`.
+public struct SchemaDescriptor: Hashable, Sendable {
+    /// The model's name; also the default store file name.
+    public var name: String
+    public var entities: [EntityDescriptor]
+
+    public init(name: String, entities: [EntityDescriptor]) {
+        self.name = name
+        self.entities = entities
+    }
+
+    public func entity(named name: String) -> EntityDescriptor? { entities.first { $0.name == name } }
+}
+
+/// One entity: one table named after it, with an `id INTEGER PRIMARY KEY` column.
+public struct EntityDescriptor: Hashable, Sendable {
+    public var name: String
+    public var attributes: [AttributeDescriptor]
+    public var relationships: [RelationshipDescriptor]
+    /// Unique constraints, each over column names.
+    public var uniques: [[String]]
+    /// Indexes, each over column names.
+    public var indexes: [[String]]
+    public var renamedFrom: String?
+
+    public init(
+        name: String, attributes: [AttributeDescriptor], relationships: [RelationshipDescriptor] = [],
+        uniques: [[String]] = [], indexes: [[String]] = [], renamedFrom: String? = nil
+    ) {
+        self.name = name
+        self.attributes = attributes
+        self.relationships = relationships
+        self.uniques = uniques
+        self.indexes = indexes
+        self.renamedFrom = renamedFrom
+    }
+
+    public func attribute(named name: String) -> AttributeDescriptor? { attributes.first { $0.name == name } }
+    public func relationship(named name: String) -> RelationshipDescriptor? {
+        relationships.first { $0.name == name }
+    }
+}
+
+/// The type of an attribute, which decides its SQLite storage and its ordering.
+public enum ValueType: Hashable, Sendable {
+    case string, int, int32, int16, double, float, bool, date, uuid, data, decimal, url
+    /// A `String`-backed enum; its cases in declaration order.
+    case enumeration(name: String, cases: [String])
+}
+
+/// A column default.
+public enum DefaultValueDescriptor: Hashable, Sendable {
+    /// A constant.
+    case value(DatabaseValue)
+    /// The current date, for `Date` attributes.
+    case now
+    /// A new random UUID, for `UUID` attributes.
+    case uuid
+}
+
+/// One attribute: one column named after it.
+public struct AttributeDescriptor: Hashable, Sendable {
+    public var name: String
+    public var type: ValueType
+    public var isOptional: Bool
+    public var defaultValue: DefaultValueDescriptor?
+    public var isIndexed: Bool
+    public var isUnique: Bool
+    public var renamedFrom: String?
+
+    public init(
+        name: String, type: ValueType, isOptional: Bool = false, defaultValue: DefaultValueDescriptor? = nil,
+        isIndexed: Bool = false, isUnique: Bool = false, renamedFrom: String? = nil
+    ) {
+        self.name = name
+        self.type = type
+        self.isOptional = isOptional
+        self.defaultValue = defaultValue
+        self.isIndexed = isIndexed
+        self.isUnique = isUnique
+        self.renamedFrom = renamedFrom
+    }
+}
+
+/// Core Data's delete rules. The rule on relationship R of entity A says what happens to
+/// R's destination objects when an A is deleted.
+public enum DeleteRule: String, Hashable, Sendable, CaseIterable {
+    /// Remove the reference: a to-one pointing back at the deleted object becomes nil.
+    case nullify
+    /// Delete the destination objects too.
+    case cascade
+    /// Refuse the delete while the relationship is not empty: ``DeleteDeniedError``.
+    case deny
+    /// Do nothing: references to the deleted object are left dangling.
+    case noAction
+}
+
+/// Where a relationship is stored.
+public enum RelationshipStorage: Hashable, Sendable {
+    /// This entity's table holds the foreign key column (a to-one relationship).
+    case foreignKey(column: String)
+    /// The destination's table holds the foreign key to this entity (the to-many side of a
+    /// one-to-many, or the non-owning side of a one-to-one).
+    case inverseForeignKey
+    /// A many-to-many join table; `column` references this entity, `inverseColumn` the destination.
+    case joinTable(name: String, column: String, inverseColumn: String)
+}
+
+public struct RelationshipDescriptor: Hashable, Sendable {
+    public var name: String
+    public var destination: String
+    public var inverse: String
+    public var isToMany: Bool
+    /// A to-one that must not be nil.
+    public var isRequired: Bool
+    public var deleteRule: DeleteRule
+    public var storage: RelationshipStorage
+    public var renamedFrom: String?
+
+    public init(
+        name: String, destination: String, inverse: String, isToMany: Bool, isRequired: Bool = false,
+        deleteRule: DeleteRule = .nullify, storage: RelationshipStorage, renamedFrom: String? = nil
+    ) {
+        self.name = name
+        self.destination = destination
+        self.inverse = inverse
+        self.isToMany = isToMany
+        self.isRequired = isRequired
+        self.deleteRule = deleteRule
+        self.storage = storage
+        self.renamedFrom = renamedFrom
+    }
+}
