@@ -1,0 +1,92 @@
+import Foundation
+
+/// One model file: its path (as it should appear in diagnostics) and its bytes.
+public struct ModelFile: Hashable, Sendable {
+    public var path: String
+    public var contents: [UInt8]
+
+    public init(path: String, contents: [UInt8]) {
+        self.path = path
+        self.contents = contents
+    }
+
+    public init(path: String, text: String) {
+        self.init(path: path, contents: Array(text.utf8))
+    }
+}
+
+/// What `SchemaPipeline.load` produces: a schema when there are no errors, and every
+/// diagnostic of the run, sorted by file, line and column.
+public struct SchemaLoadResult: Hashable, Sendable {
+    /// The validated schema; nil when any diagnostic is an error.
+    public var schema: Schema?
+    public var diagnostics: [Diagnostic]
+
+    public init(schema: Schema?, diagnostics: [Diagnostic]) {
+        self.schema = schema
+        self.diagnostics = diagnostics
+    }
+
+    public var hasErrors: Bool { diagnostics.contains { $0.severity == .error } }
+}
+
+/// The one entry point of the front end: model files → YAML trees → `Schema` → validation.
+///
+/// The CLI, the build plugin and the code generator call only this:
+///
+/// ```swift
+/// let result = SchemaPipeline.load(files: [ModelFile(path: "Models/Notes.yaml", contents: bytes)])
+/// for diagnostic in result.diagnostics { print(diagnostic) }
+/// guard let schema = result.schema else { exit(1) }
+/// ```
+public enum SchemaPipeline {
+    /// Loads, decodes and validates the files of one model (entities may refer across files).
+    public static func load(files: [ModelFile], modelName: String = "StrataModel") -> SchemaLoadResult {
+        var bag = DiagnosticBag()
+        var roots: [YAMLNode] = []
+        for file in files {
+            let (root, diagnostics) = YAMLLoader.load(file)
+            diagnostics.forEach { bag.append($0) }
+            if let root { roots.append(root) }
+        }
+        var schema = SchemaDecoder.decode(roots, modelName: modelName, diagnostics: &bag)
+        if !bag.hasErrors || !schema.entities.isEmpty {
+            SchemaValidator.validate(&schema, diagnostics: &bag)
+        }
+        let sorted = bag.sorted
+        return SchemaLoadResult(schema: bag.hasErrors ? nil : schema, diagnostics: sorted)
+    }
+
+    /// Reads `paths` (files, or directories expanded to their `*.yaml`/`*.yml` files in sorted
+    /// order) and loads them. A path that can't be read is an error diagnostic.
+    public static func load(paths: [String], modelName: String = "StrataModel") -> SchemaLoadResult {
+        var files: [ModelFile] = []
+        var problems: [Diagnostic] = []
+        for path in paths {
+            for filePath in expand(path) {
+                if let data = FileManager.default.contents(atPath: filePath) {
+                    files.append(ModelFile(path: filePath, contents: Array(data)))
+                } else {
+                    problems.append(.error("cannot read model file '\(filePath)'", at: nil))
+                }
+            }
+        }
+        var result = load(files: files, modelName: modelName)
+        if !problems.isEmpty {
+            result.diagnostics = problems + result.diagnostics
+            result.schema = nil
+        }
+        return result
+    }
+
+    /// A directory's `*.yaml`/`*.yml` files, sorted; any other path as is.
+    public static func expand(_ path: String) -> [String] {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            return [path]
+        }
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+        let separator = path.hasSuffix("/") ? "" : "/"
+        return names.filter { $0.hasSuffix(".yaml") || $0.hasSuffix(".yml") }.sorted().map { path + separator + $0 }
+    }
+}
