@@ -1,6 +1,457 @@
 /// YAML trees → `Schema`: the structure of the schema language, version 1.
-public enum SchemaDecoder {
+///
+/// The decoder checks shapes and keys (unknown keys get a "did you mean"), and records in a
+/// `SchemaSourceMap` where things were written. Cross-references, names, defaults and
+/// predicates are checked afterwards by `SchemaValidator`, once every file is decoded.
+public struct SchemaDecoder {
+    static let rootKeys = ["version", "enums", "entities"]
+    static let entityKeys = ["doc", "attributes", "relationships", "unique", "indexes", "fetches", "renamedFrom"]
+    static let attributeKeys = ["type", "optional", "default", "indexed", "unique", "doc", "renamedFrom"]
+    static let relationshipKeys = ["to", "many", "inverse", "required", "deleteRule", "doc", "renamedFrom"]
+    static let fetchKeys = ["where", "sort", "sections", "doc"]
+    static let keySectionsKeys = ["key", "descending", "by"]
+    static let entitySectionsKeys = ["entity", "sort", "where", "orphans"]
+
+    var diagnostics: DiagnosticBag
+    var sourceMap = SchemaSourceMap()
+
+    /// Decodes the roots of every file of one model into one schema.
     public static func decode(_ roots: [YAMLNode], modelName: String, diagnostics: inout DiagnosticBag) -> Schema {
-        Schema(name: modelName)
+        var sourceMap = SchemaSourceMap()
+        return decode(roots, modelName: modelName, sourceMap: &sourceMap, diagnostics: &diagnostics)
+    }
+
+    /// Decodes the roots of every file of one model into one schema, recording locations.
+    public static func decode(
+        _ roots: [YAMLNode], modelName: String, sourceMap: inout SchemaSourceMap, diagnostics: inout DiagnosticBag
+    ) -> Schema {
+        var decoder = SchemaDecoder(diagnostics: diagnostics)
+        var schema = Schema(name: modelName)
+        for root in roots {
+            decoder.decodeFile(root, into: &schema)
+        }
+        diagnostics = decoder.diagnostics
+        sourceMap = decoder.sourceMap
+        return schema
+    }
+
+    // MARK: - Files
+
+    mutating func decodeFile(_ root: YAMLNode, into schema: inout Schema) {
+        guard let entries = root.mapping else {
+            if root.scalar?.isNull == true { return }
+            error("a model file must be a mapping with 'version', 'enums' and 'entities', not \(root.kindName)",
+                  at: root.location)
+            return
+        }
+        let fields = fields(of: entries, allowed: Self.rootKeys, in: "the model file")
+        if let version = fields["version"] {
+            if version.value.scalar?.style != .plain || version.value.scalar?.value != "1" {
+                let text = version.value.scalar?.value ?? version.value.kindName
+                error("unsupported schema version '\(text)'; this version of Strata reads version 1",
+                      at: version.value.location)
+            }
+        }
+        if let enums = fields["enums"] {
+            for entry in mappingEntries(enums.value, what: "'enums'") {
+                guard let name = nameValue(of: entry.key) else { continue }
+                if let first = schema.enums.first(where: { $0.name == name }) {
+                    duplicate("enum", name, at: entry.key.location, first: first.location)
+                    continue
+                }
+                schema.enums.append(decodeEnum(name, entry))
+            }
+        }
+        if let entities = fields["entities"] {
+            for entry in mappingEntries(entities.value, what: "'entities'") {
+                guard let name = nameValue(of: entry.key) else { continue }
+                if let first = schema.entities.first(where: { $0.name == name }) {
+                    duplicate("entity", name, at: entry.key.location, first: first.location)
+                    continue
+                }
+                schema.entities.append(decodeEntity(name, entry))
+            }
+        }
+    }
+
+    mutating func decodeEnum(_ name: String, _ entry: YAMLMappingEntry) -> EnumType {
+        var enumType = EnumType(name: name, cases: [], location: entry.key.location)
+        guard let items = entry.value.sequence else {
+            error("enum '\(name)' must be a list of case names, e.g. [low, normal, high]", at: entry.value.location)
+            return enumType
+        }
+        if items.isEmpty {
+            error("enum '\(name)' has no cases", at: entry.value.location)
+        }
+        for item in items {
+            guard let caseName = nameValue(of: item) else { continue }
+            enumType.cases.append(caseName)
+            sourceMap.locations["\(name).case.\(enumType.cases.count - 1)"] = item.location
+        }
+        return enumType
+    }
+
+    // MARK: - Entities
+
+    mutating func decodeEntity(_ name: String, _ entry: YAMLMappingEntry) -> Entity {
+        var entity = Entity(name: name, location: entry.key.location)
+        if entry.value.scalar?.isNull == true { return entity }
+        guard let entries = entry.value.mapping else {
+            error("entity '\(name)' must be a mapping with 'attributes', 'relationships', …, not \(entry.value.kindName)",
+                  at: entry.value.location)
+            return entity
+        }
+        let fields = fields(of: entries, allowed: Self.entityKeys, in: "entity '\(name)'")
+        entity.doc = fields["doc"].flatMap { string($0, "doc") }
+        entity.renamedFrom = fields["renamedFrom"].flatMap { string($0, "renamedFrom") }
+        if let attributes = fields["attributes"] {
+            for attribute in mappingEntries(attributes.value, what: "'attributes' of '\(name)'") {
+                if let decoded = decodeAttribute(attribute, entity: name) { entity.attributes.append(decoded) }
+            }
+        }
+        if let relationships = fields["relationships"] {
+            for relationship in mappingEntries(relationships.value, what: "'relationships' of '\(name)'") {
+                if let decoded = decodeRelationship(relationship, entity: name) {
+                    entity.relationships.append(decoded)
+                }
+            }
+        }
+        if let unique = fields["unique"] {
+            entity.uniques = nameLists(unique, entity: name, key: "unique")
+        }
+        if let indexes = fields["indexes"] {
+            entity.indexes = nameLists(indexes, entity: name, key: "indexes")
+        }
+        if let fetches = fields["fetches"] {
+            for fetch in mappingEntries(fetches.value, what: "'fetches' of '\(name)'") {
+                if let decoded = decodeFetch(fetch, entity: name) { entity.fetches.append(decoded) }
+            }
+        }
+        return entity
+    }
+
+    /// `unique: [[a, b], [c]]` and `indexes: [[a, b]]`.
+    mutating func nameLists(_ field: YAMLMappingEntry, entity: String, key: String) -> [[String]] {
+        if field.value.scalar?.isNull == true { return [] }
+        guard let lists = field.value.sequence else {
+            error("'\(key)' of '\(entity)' must be a list of name lists, e.g. [[name]]", at: field.value.location)
+            return []
+        }
+        var result: [[String]] = []
+        for (i, list) in lists.enumerated() {
+            guard let names = list.sequence else {
+                error("each element of '\(key)' is a list of names, e.g. [[\(list.scalar?.value ?? "name")]]",
+                      at: list.location)
+                continue
+            }
+            if names.isEmpty {
+                error("an element of '\(key)' of '\(entity)' is empty", at: list.location)
+                continue
+            }
+            var decoded: [String] = []
+            for (j, nameNode) in names.enumerated() {
+                guard let name = nameValue(of: nameNode) else { continue }
+                sourceMap.locations["\(entity).\(key).\(i).\(j)"] = nameNode.location
+                decoded.append(name)
+            }
+            sourceMap.locations["\(entity).\(key).\(i)"] = list.location
+            result.append(decoded)
+        }
+        return result
+    }
+
+    // MARK: - Attributes
+
+    mutating func decodeAttribute(_ entry: YAMLMappingEntry, entity: String) -> Attribute? {
+        guard let name = nameValue(of: entry.key) else { return nil }
+        let key = "\(entity).\(name)"
+        if let scalar = entry.value.scalar {
+            guard let type = attributeType(scalar, at: entry.value.location, attribute: name) else { return nil }
+            sourceMap.locations["\(key).type"] = entry.value.location
+            return Attribute(name: name, type: type, location: entry.key.location)
+        }
+        guard let entries = entry.value.mapping else {
+            error("attribute '\(key)' must be a type name or a mapping with 'type', not \(entry.value.kindName)",
+                  at: entry.value.location)
+            return nil
+        }
+        let fields = fields(of: entries, allowed: Self.attributeKeys, in: "attribute '\(key)'")
+        guard let typeField = fields["type"] else {
+            error("attribute '\(key)' needs a 'type'", at: entry.value.location)
+            return nil
+        }
+        guard let typeScalar = scalar(typeField, "type"),
+            let type = attributeType(typeScalar, at: typeField.value.location, attribute: name)
+        else { return nil }
+        sourceMap.locations["\(key).type"] = typeField.value.location
+        var attribute = Attribute(name: name, type: type, location: entry.key.location)
+        attribute.isOptional = fields["optional"].flatMap { bool($0, "optional") } ?? false
+        attribute.isIndexed = fields["indexed"].flatMap { bool($0, "indexed") } ?? false
+        attribute.isUnique = fields["unique"].flatMap { bool($0, "unique") } ?? false
+        attribute.doc = fields["doc"].flatMap { string($0, "doc") }
+        attribute.renamedFrom = fields["renamedFrom"].flatMap { string($0, "renamedFrom") }
+        if let defaultField = fields["default"] {
+            if defaultField.value.scalar == nil {
+                error("the default of '\(key)' must be a scalar, not \(defaultField.value.kindName)",
+                      at: defaultField.value.location)
+            } else {
+                sourceMap.defaults[key] = defaultField.value
+                sourceMap.locations["\(key).default"] = defaultField.value.location
+            }
+        }
+        return attribute
+    }
+
+    mutating func attributeType(_ scalar: YAMLScalar, at location: SourceLocation, attribute: String)
+        -> AttributeType?
+    {
+        let text = scalar.value
+        if text.hasSuffix("?") {
+            error("'\(text)' is not a type; write { type: \(text.dropLast()), optional: true } for an optional attribute",
+                  at: location)
+            return nil
+        }
+        if scalar.isNull {
+            error("attribute '\(attribute)' needs a type", at: location)
+            return nil
+        }
+        return AttributeType.builtins[text] ?? .enumeration(text)
+    }
+
+    // MARK: - Relationships
+
+    mutating func decodeRelationship(_ entry: YAMLMappingEntry, entity: String) -> Relationship? {
+        guard let name = nameValue(of: entry.key) else { return nil }
+        let key = "\(entity).\(name)"
+        guard let entries = entry.value.mapping else {
+            error("relationship '\(key)' must be a mapping with 'to' and 'inverse', not \(entry.value.kindName)",
+                  at: entry.value.location)
+            return nil
+        }
+        let fields = fields(of: entries, allowed: Self.relationshipKeys, in: "relationship '\(key)'")
+        guard let to = fields["to"] else {
+            error("relationship '\(key)' needs 'to', its destination entity", at: entry.value.location)
+            return nil
+        }
+        guard let destination = string(to, "to") else { return nil }
+        sourceMap.locations["\(key).to"] = to.value.location
+        guard let inverseField = fields["inverse"] else {
+            error("relationship '\(key)' needs an 'inverse': the relationship of '\(destination)' that points back",
+                  at: entry.key.location)
+            return nil
+        }
+        guard let inverse = string(inverseField, "inverse") else { return nil }
+        sourceMap.locations["\(key).inverse"] = inverseField.value.location
+        var relationship = Relationship(
+            name: name, destination: destination, inverse: inverse, location: entry.key.location)
+        relationship.isToMany = fields["many"].flatMap { bool($0, "many") } ?? false
+        if let required = fields["required"] {
+            relationship.isRequired = bool(required, "required") ?? false
+            sourceMap.locations["\(key).required"] = required.key.location
+        }
+        if let rule = fields["deleteRule"], let text = string(rule, "deleteRule") {
+            sourceMap.locations["\(key).deleteRule"] = rule.value.location
+            if let deleteRule = DeleteRule(rawValue: text) {
+                relationship.deleteRule = deleteRule
+            } else {
+                error("unknown delete rule '\(text)'; expected nullify, cascade, deny or noAction"
+                      + Suggestions.didYouMean(text, in: DeleteRule.allCases.map(\.rawValue)),
+                      at: rule.value.location)
+            }
+        }
+        relationship.doc = fields["doc"].flatMap { string($0, "doc") }
+        relationship.renamedFrom = fields["renamedFrom"].flatMap { string($0, "renamedFrom") }
+        return relationship
+    }
+
+    // MARK: - Fetches
+
+    mutating func decodeFetch(_ entry: YAMLMappingEntry, entity: String) -> Fetch? {
+        guard let name = nameValue(of: entry.key) else { return nil }
+        let key = "\(entity).fetch.\(name)"
+        var fetch = Fetch(name: name, location: entry.key.location)
+        if entry.value.scalar?.isNull == true { return fetch }
+        guard let entries = entry.value.mapping else {
+            error("fetch '\(entity).\(name)' must be a mapping with 'where', 'sort', 'sections', not \(entry.value.kindName)",
+                  at: entry.value.location)
+            return nil
+        }
+        let fields = fields(of: entries, allowed: Self.fetchKeys, in: "fetch '\(entity).\(name)'")
+        fetch.doc = fields["doc"].flatMap { string($0, "doc") }
+        if let predicate = fields["where"] {
+            fetch.predicate = predicateSource(predicate, key: "\(key).where")
+        }
+        if let sort = fields["sort"] {
+            fetch.sort = sortKeys(sort)
+        }
+        if let sections = fields["sections"] {
+            fetch.sections = decodeSections(sections, key: key, fetch: "\(entity).\(name)")
+        }
+        return fetch
+    }
+
+    mutating func decodeSections(_ field: YAMLMappingEntry, key: String, fetch: String) -> Sections? {
+        guard let entries = field.value.mapping else {
+            error("'sections' of '\(fetch)' must be a mapping: { key: … } or { entity: … }", at: field.value.location)
+            return nil
+        }
+        let names = entries.compactMap { $0.key.scalar?.value }
+        let isKey = names.contains("key")
+        let isEntity = names.contains("entity")
+        if isKey && isEntity {
+            error("'sections' of '\(fetch)' has both 'key' and 'entity'; use one", at: field.value.location)
+            return nil
+        }
+        if !isKey && !isEntity {
+            _ = fields(of: entries, allowed: Self.keySectionsKeys + Self.entitySectionsKeys, in: "'sections'")
+            error("'sections' of '\(fetch)' needs 'key' (sections by value) or 'entity' (sections by a to-one relationship)",
+                  at: field.value.location)
+            return nil
+        }
+        if isKey {
+            let fields = fields(of: entries, allowed: Self.keySectionsKeys, in: "'sections' of '\(fetch)'")
+            guard let keyField = fields["key"], let path = string(keyField, "key") else { return nil }
+            sourceMap.locations["\(key).sections.key"] = keyField.value.location
+            var byFirstLetter = false
+            if let by = fields["by"], let text = string(by, "by") {
+                if text == "firstLetter" {
+                    byFirstLetter = true
+                } else {
+                    error("unknown value '\(text)' for 'by'; the only grouping is 'firstLetter'", at: by.value.location)
+                }
+            }
+            let descending = fields["descending"].flatMap { bool($0, "descending") } ?? false
+            return .key(
+                path: path.split(separator: ".", omittingEmptySubsequences: false).map(String.init),
+                descending: descending, byFirstLetter: byFirstLetter, location: keyField.value.location)
+        }
+        let fields = fields(of: entries, allowed: Self.entitySectionsKeys, in: "'sections' of '\(fetch)'")
+        guard let entityField = fields["entity"], let relationship = string(entityField, "entity") else { return nil }
+        let sort = fields["sort"].map { sortKeys($0) } ?? []
+        let predicate = fields["where"].flatMap { predicateSource($0, key: "\(key).sections.where") }
+        let orphans = fields["orphans"].flatMap { bool($0, "orphans") } ?? false
+        return .entity(
+            relationship: relationship, sort: sort, predicate: predicate, orphans: orphans,
+            location: entityField.value.location)
+    }
+
+    mutating func sortKeys(_ field: YAMLMappingEntry) -> [SortKey] {
+        let items: [YAMLNode]
+        if let sequence = field.value.sequence {
+            items = sequence
+        } else if let scalar = field.value.scalar, !scalar.isNull {
+            items = [field.value]
+        } else {
+            error("'sort' must be a list of key paths, e.g. [-updatedAt, title]", at: field.value.location)
+            return []
+        }
+        var keys: [SortKey] = []
+        for item in items {
+            guard let scalar = item.scalar, !scalar.isNull else {
+                error("a sort key must be a key path such as 'title' or '-notebook.name', not \(item.kindName)",
+                      at: item.location)
+                continue
+            }
+            var text = Substring(scalar.value)
+            var descending = false
+            if text.hasPrefix("-") {
+                descending = true
+                text = text.dropFirst()
+            } else if text.hasPrefix("+") {
+                text = text.dropFirst()
+            }
+            let path = text.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+            keys.append(SortKey(path: path, descending: descending, location: item.location))
+        }
+        return keys
+    }
+
+    mutating func predicateSource(_ field: YAMLMappingEntry, key: String) -> PredicateSource? {
+        guard let scalar = field.value.scalar, !scalar.isNull else {
+            error("'where' must be a predicate string, e.g. \"pinned == true\"", at: field.value.location)
+            return nil
+        }
+        let exact = field.value.exactValueStart
+        if exact == nil { sourceMap.inexactPredicates.insert(key) }
+        return PredicateSource(
+            text: scalar.value, location: exact ?? field.value.location, expression: .constant(true))
+    }
+
+    // MARK: - Helpers
+
+    /// The entries of a mapping by key, with an error for each key not in `allowed`.
+    mutating func fields(of entries: [YAMLMappingEntry], allowed: [String], in context: String)
+        -> [String: YAMLMappingEntry]
+    {
+        var result: [String: YAMLMappingEntry] = [:]
+        for entry in entries {
+            guard let key = entry.key.scalar?.value else {
+                error("keys of \(context) must be names, not \(entry.key.kindName)", at: entry.key.location)
+                continue
+            }
+            guard allowed.contains(key) else {
+                error("unknown key '\(key)' in \(context)" + Suggestions.didYouMean(key, in: allowed)
+                      + (Suggestions.closest(to: key, in: allowed) == nil
+                         ? "; expected one of: " + allowed.joined(separator: ", ") : ""),
+                      at: entry.key.location)
+                continue
+            }
+            result[key] = entry
+        }
+        return result
+    }
+
+    /// The entries of a mapping value (null is an empty mapping).
+    mutating func mappingEntries(_ node: YAMLNode, what: String) -> [YAMLMappingEntry] {
+        if let entries = node.mapping { return entries }
+        if node.scalar?.isNull == true { return [] }
+        error("\(what) must be a mapping of names, not \(node.kindName)", at: node.location)
+        return []
+    }
+
+    /// A name written as a key or a list element: a non-empty scalar.
+    mutating func nameValue(of node: YAMLNode) -> String? {
+        guard let scalar = node.scalar else {
+            error("expected a name, not \(node.kindName)", at: node.location)
+            return nil
+        }
+        return scalar.value
+    }
+
+    mutating func scalar(_ field: YAMLMappingEntry, _ key: String) -> YAMLScalar? {
+        guard let scalar = field.value.scalar else {
+            error("'\(key)' must be a scalar, not \(field.value.kindName)", at: field.value.location)
+            return nil
+        }
+        return scalar
+    }
+
+    mutating func string(_ field: YAMLMappingEntry, _ key: String) -> String? {
+        guard let scalar = scalar(field, key) else { return nil }
+        if scalar.isNull {
+            error("'\(key)' needs a value", at: field.value.location)
+            return nil
+        }
+        return scalar.value
+    }
+
+    mutating func bool(_ field: YAMLMappingEntry, _ key: String) -> Bool? {
+        guard let scalar = scalar(field, key) else { return nil }
+        switch scalar.value {
+        case "true", "True", "TRUE": return true
+        case "false", "False", "FALSE": return false
+        default:
+            error("'\(key)' must be true or false, not '\(scalar.value)'", at: field.value.location)
+            return nil
+        }
+    }
+
+    mutating func duplicate(_ kind: String, _ name: String, at location: SourceLocation, first: SourceLocation) {
+        error("duplicate \(kind) '\(name)'", at: location)
+        diagnostics.append(Diagnostic(.note, "'\(name)' is first defined here", at: first))
+    }
+
+    mutating func error(_ message: String, at location: SourceLocation) {
+        diagnostics.error(message, at: location)
     }
 }

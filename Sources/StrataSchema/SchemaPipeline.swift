@@ -49,10 +49,9 @@ public enum SchemaPipeline {
             diagnostics.forEach { bag.append($0) }
             if let root { roots.append(root) }
         }
-        var schema = SchemaDecoder.decode(roots, modelName: modelName, diagnostics: &bag)
-        if !bag.hasErrors || !schema.entities.isEmpty {
-            SchemaValidator.validate(&schema, diagnostics: &bag)
-        }
+        var sourceMap = SchemaSourceMap()
+        var schema = SchemaDecoder.decode(roots, modelName: modelName, sourceMap: &sourceMap, diagnostics: &bag)
+        SchemaValidator.validate(&schema, sourceMap: sourceMap, diagnostics: &bag)
         let sorted = bag.sorted
         return SchemaLoadResult(schema: bag.hasErrors ? nil : schema, diagnostics: sorted)
     }
