@@ -1,0 +1,213 @@
+import GRDB
+
+/// The state of sectioned results at one moment: sections in order, each with its rows.
+///
+/// A snapshot is an immutable value. A results controller delivers a new snapshot with every
+/// ``ChangeBatch``; a list's data source should read the snapshot it was last given, so that
+/// its counts always agree with the batch being applied.
+///
+/// ```swift
+/// let snapshot = controller.snapshot
+/// for section in snapshot.sections {
+///     print(section.value.object?.name ?? "No notebook", section.rows.count)
+/// }
+/// let first = snapshot[ItemPath(section: 0, item: 0)]
+/// ```
+public struct ResultsSnapshot<Item: Identifiable & Hashable & Sendable, Section: Hashable & Sendable>:
+    Hashable, Sendable
+where Item.ID: Sendable {
+    /// The sections, in display order.
+    public let sections: [ResultsSection<Item, Section>]
+
+    /// A snapshot of `sections`.
+    public init(sections: [ResultsSection<Item, Section>]) {
+        self.sections = sections
+    }
+
+    /// A snapshot without sections.
+    public static var empty: ResultsSnapshot { ResultsSnapshot(sections: []) }
+
+    /// The number of sections.
+    public var numberOfSections: Int { sections.count }
+
+    /// The number of rows of the section at `section`, the group row included.
+    public func numberOfRows(inSection section: Int) -> Int { sections[section].rows.count }
+
+    /// The row at `path`.
+    public subscript(path: ItemPath) -> ResultsRow<Item> { sections[path.section].rows[path.item] }
+
+    /// Every item shown as a row, in display order (items inside group rows excluded).
+    public var items: [Item] { sections.flatMap(\.items) }
+
+    /// The path of the row that shows the item identified by `id`, or nil. Linear time.
+    public func path(of id: Item.ID) -> ItemPath? {
+        for (s, section) in sections.enumerated() {
+            if let r = section.rows.firstIndex(where: { $0.item?.id == id }) { return ItemPath(section: s, item: r) }
+        }
+        return nil
+    }
+
+    /// The index of the section identified by `id`, or nil. Linear time.
+    public func index(ofSection id: SectionID) -> Int? { sections.firstIndex { $0.id == id } }
+
+    /// The number of rows of every section, in order.
+    public var rowCounts: [Int] { sections.map(\.rows.count) }
+}
+
+// MARK: - Sections
+
+/// One section of a ``ResultsSnapshot``: its identity, its value and its rows.
+public struct ResultsSection<Item: Identifiable & Hashable & Sendable, Section: Hashable & Sendable>: Hashable,
+    Sendable
+where Item.ID: Sendable {
+    /// The section's identity, stable across snapshots; batches match sections by it.
+    public let id: SectionID
+    /// What the section stands for: a key value, a section object, or the orphans.
+    public let value: SectionValue<Section>
+    /// The rows, in display order. When filtered items are grouped, the group row is last.
+    public let rows: [ResultsRow<Item>]
+
+    /// A section.
+    public init(id: SectionID, value: SectionValue<Section>, rows: [ResultsRow<Item>]) {
+        self.id = id
+        self.value = value
+        self.rows = rows
+    }
+
+    /// The items shown as rows (the group row's items excluded).
+    public var items: [Item] { rows.compactMap(\.item) }
+
+    /// The group row's items (items of this section that the post-fetch filter rejected), or
+    /// an empty array when the section has no group row.
+    public var groupedItems: [Item] {
+        if case .group(let items)? = rows.last { return items }
+        return []
+    }
+}
+
+/// The identity of a section: what a batch uses to tell whether a section is the "same"
+/// section in two snapshots.
+public enum SectionID: Hashable, Sendable, CustomStringConvertible {
+    /// The one section of a request without sections.
+    case single
+    /// A section of a keyed request: the key value (the first letter for `firstLetter`).
+    case key(DatabaseValue)
+    /// A section of an entity-sectioned request: the section object's row id.
+    case object(Int64)
+    /// The trailing section of items whose section relationship is nil.
+    case orphans
+
+    /// A description for test output: `single`, `key(x)`, `object(3)`, `orphans`.
+    public var description: String {
+        switch self {
+        case .single: "single"
+        case .key(let value): "key(\(value))"
+        case .object(let id): "object(\(id))"
+        case .orphans: "orphans"
+        }
+    }
+}
+
+/// What a section stands for.
+public enum SectionValue<Section: Hashable & Sendable>: Hashable, Sendable {
+    /// A key value (keyed sections), a section object (entity sections), or ``NoSection``.
+    case value(Section)
+    /// The trailing section of items whose section relationship is nil (`orphans: true`).
+    case orphans
+
+    /// The key value or section object; nil for the orphans section.
+    public var object: Section? {
+        if case .value(let value) = self { return value }
+        return nil
+    }
+}
+
+// MARK: - Rows
+
+/// One row of a section: an item, or the group row that holds the section's filtered-out
+/// items (see ``ResultsController/groupFilteredItems``).
+public enum ResultsRow<Item: Identifiable & Hashable & Sendable>: Hashable, Sendable where Item.ID: Sendable {
+    /// An item.
+    case item(Item)
+    /// The items of the section that the post-fetch filter rejected, in fetch order.
+    case group([Item])
+
+    /// The item of an item row; nil for a group row.
+    public var item: Item? {
+        if case .item(let item) = self { return item }
+        return nil
+    }
+
+    /// True for the group row.
+    public var isGroup: Bool {
+        if case .group = self { return true }
+        return false
+    }
+}
+
+/// The identity of a row inside a snapshot: an item's id, or the group row of a section.
+enum RowKey<ItemID: Hashable>: Hashable {
+    case item(ItemID)
+    case group(SectionID)
+}
+
+extension ResultsRow {
+    func key(in section: SectionID) -> RowKey<Item.ID> {
+        switch self {
+        case .item(let item): .item(item.id)
+        case .group: .group(section)
+        }
+    }
+}
+
+// MARK: - Paths
+
+/// The position of a row: a section index and a row index inside that section.
+///
+/// On Apple platforms, `IndexPath(item: path.item, section: path.section)` converts it.
+public struct ItemPath: Hashable, Comparable, Sendable, CustomStringConvertible {
+    /// The section index.
+    public var section: Int
+    /// The row index inside the section.
+    public var item: Int
+
+    /// A path.
+    public init(section: Int, item: Int) {
+        self.section = section
+        self.item = item
+    }
+
+    /// Section first, then item.
+    public static func < (lhs: ItemPath, rhs: ItemPath) -> Bool {
+        (lhs.section, lhs.item) < (rhs.section, rhs.item)
+    }
+
+    /// `[section, item]`.
+    public var description: String { "[\(section), \(item)]" }
+}
+
+// MARK: - Invariants
+
+extension ResultsSnapshot {
+    /// Checks the snapshot's structural invariants: unique section ids, unique item ids,
+    /// at most one group row per section, last, and never empty. Traps on violation.
+    public func _checkInvariants() {
+        var sectionIDs = Set<SectionID>()
+        var itemIDs = Set<Item.ID>()
+        for section in sections {
+            precondition(sectionIDs.insert(section.id).inserted, "duplicate section \(section.id)")
+            for (r, row) in section.rows.enumerated() {
+                switch row {
+                case .item(let item):
+                    precondition(itemIDs.insert(item.id).inserted, "duplicate item \(item.id)")
+                case .group(let items):
+                    precondition(r == section.rows.count - 1, "group row not last in section \(section.id)")
+                    precondition(!items.isEmpty, "empty group row in section \(section.id)")
+                    for item in items {
+                        precondition(itemIDs.insert(item.id).inserted, "duplicate item \(item.id)")
+                    }
+                }
+            }
+        }
+    }
+}
