@@ -1,0 +1,137 @@
+import StrataSchema
+
+extension GenerationContext {
+    /// `public enum <ModelName> { public static let schema = Strata.SchemaDescriptor(...) }`.
+    func writeModelNamespace(_ w: inout SwiftWriter) {
+        w.line("/// The model's storage layout, which `Store` creates and migrates.")
+        w.block("public enum \(SwiftNames.identifier(schema.name))") { w in
+            w.line("public static let schema = Strata.SchemaDescriptor(")
+            w.indent { w in
+                w.line("name: \(SwiftNames.stringLiteral(schema.name)),")
+                w.line("entities: [")
+                w.indent { w in
+                    for entity in schema.entities {
+                        writeEntityDescriptor(entity, &w)
+                    }
+                }
+                w.line("]")
+            }
+            w.line(")")
+        }
+    }
+
+    private func stringArray(_ values: [String]) -> String {
+        "[" + values.map(SwiftNames.stringLiteral).joined(separator: ", ") + "]"
+    }
+
+    /// Column names of a unique constraint or index: to-one relationships by their foreign key.
+    private func columns(_ names: [String], of entity: Entity) -> [String] {
+        names.map { name in
+            if let relationship = entity.relationship(named: name),
+                let column = layout.foreignKeyColumn(of: relationship, in: entity)
+            {
+                return column
+            }
+            return name
+        }
+    }
+
+    private func writeEntityDescriptor(_ entity: Entity, _ w: inout SwiftWriter) {
+        w.line("Strata.EntityDescriptor(")
+        w.indent { w in
+            var tail: [String] = []
+            if !entity.uniques.isEmpty {
+                tail.append("uniques: [" + entity.uniques.map { stringArray(columns($0, of: entity)) }.joined(separator: ", ") + "]")
+            }
+            if !entity.indexes.isEmpty {
+                tail.append("indexes: [" + entity.indexes.map { stringArray(columns($0, of: entity)) }.joined(separator: ", ") + "]")
+            }
+            if let renamedFrom = entity.renamedFrom {
+                tail.append("renamedFrom: \(SwiftNames.stringLiteral(renamedFrom))")
+            }
+            let hasRelationships = !entity.relationships.isEmpty
+            w.line("name: \(SwiftNames.stringLiteral(entity.name)),")
+            if entity.attributes.isEmpty {
+                w.line("attributes: []" + (hasRelationships || !tail.isEmpty ? "," : ""))
+            } else {
+                w.line("attributes: [")
+                w.indent { w in
+                    for attribute in entity.attributes {
+                        w.call(".init", attributeArguments(attribute), ",")
+                    }
+                }
+                w.line("]" + (hasRelationships || !tail.isEmpty ? "," : ""))
+            }
+            if hasRelationships {
+                w.line("relationships: [")
+                w.indent { w in
+                    for relationship in entity.relationships {
+                        w.call(".init", relationshipArguments(relationship, of: entity), ",")
+                    }
+                }
+                w.line("]" + (tail.isEmpty ? "" : ","))
+            }
+            for (index, line) in tail.enumerated() {
+                w.line(line + (index == tail.count - 1 ? "" : ","))
+            }
+        }
+        w.line("),")
+    }
+
+    private func attributeArguments(_ attribute: Attribute) -> [String] {
+        var arguments = ["name: \(SwiftNames.stringLiteral(attribute.name))"]
+        if case .enumeration(let name) = attribute.type {
+            let cases = schema.enumType(named: name)?.cases ?? []
+            arguments.append("type: .enumeration(name: \(SwiftNames.stringLiteral(name)), cases: \(stringArray(cases)))")
+        } else {
+            arguments.append("type: " + SwiftNames.valueTypeCase(attribute.type))
+        }
+        if attribute.isOptional { arguments.append("isOptional: true") }
+        if let value = attribute.defaultValue {
+            arguments.append("defaultValue: " + defaultDescriptor(value, type: attribute.type))
+        }
+        if attribute.isIndexed { arguments.append("isIndexed: true") }
+        if attribute.isUnique { arguments.append("isUnique: true") }
+        if let renamedFrom = attribute.renamedFrom {
+            arguments.append("renamedFrom: \(SwiftNames.stringLiteral(renamedFrom))")
+        }
+        return arguments
+    }
+
+    private func defaultDescriptor(_ value: DefaultValue, type: AttributeType) -> String {
+        switch value {
+        case .now: return ".now"
+        case .uuid: return ".uuid"
+        case .enumCase(let name): return ".value(\(SwiftNames.stringLiteral(name)).databaseValue)"
+        default:
+            var expression = defaultExpression(value, type: type)
+            if expression.hasPrefix("-") { expression = "(" + expression + ")" }
+            return ".value(\(expression).databaseValue)"
+        }
+    }
+
+    private func relationshipArguments(_ relationship: Relationship, of entity: Entity) -> [String] {
+        var arguments = [
+            "name: \(SwiftNames.stringLiteral(relationship.name))",
+            "destination: \(SwiftNames.stringLiteral(relationship.destination))",
+            "inverse: \(SwiftNames.stringLiteral(relationship.inverse))",
+            "isToMany: \(relationship.isToMany)",
+        ]
+        if relationship.isRequired { arguments.append("isRequired: true") }
+        if relationship.deleteRule != .nullify { arguments.append("deleteRule: .\(relationship.deleteRule.rawValue)") }
+        switch layout.storage(of: relationship, in: entity) {
+        case .foreignKey(let column):
+            arguments.append("storage: .foreignKey(column: \(SwiftNames.stringLiteral(column)))")
+        case .inverseForeignKey:
+            arguments.append("storage: .inverseForeignKey")
+        case .joinTable(let name, let column, let inverseColumn):
+            arguments.append(
+                "storage: .joinTable(name: \(SwiftNames.stringLiteral(name)), column: \(SwiftNames.stringLiteral(column)), inverseColumn: \(SwiftNames.stringLiteral(inverseColumn)))"
+            )
+        }
+        if let renamedFrom = relationship.renamedFrom {
+            arguments.append("renamedFrom: \(SwiftNames.stringLiteral(renamedFrom))")
+        }
+        return arguments
+    }
+}

@@ -1,0 +1,181 @@
+import StrataSchema
+
+extension GenerationContext {
+    /// A stored to-one foreign key property of an entity.
+    struct ForeignKey {
+        var relationship: Relationship
+        var column: String
+        var destinationType: String
+        /// `Notebook.ID` or `Notebook.ID?`.
+        var swiftType: String
+    }
+
+    func foreignKeys(of entity: Entity) -> [ForeignKey] {
+        entity.relationships.compactMap { relationship in
+            guard !relationship.isToMany, let column = layout.foreignKeyColumn(of: relationship, in: entity) else {
+                return nil
+            }
+            let destination = typeName(relationship.destination)
+            return ForeignKey(
+                relationship: relationship, column: column, destinationType: destination,
+                swiftType: destination + ".ID" + (relationship.isRequired ? "" : "?"))
+        }
+    }
+
+    // MARK: - Entity
+
+    func writeEntity(_ entity: Entity, _ w: inout SwiftWriter) throws {
+        let type = typeName(entity.name)
+        let keys = foreignKeys(of: entity)
+
+        w.docComment(entity.doc)
+        w.block("public struct \(type): Strata.StrataEntity") { w in
+            w.line("public typealias ID = Strata.EntityID<\(type)>")
+            w.blankLine()
+            w.line("public var id: ID")
+            for attribute in entity.attributes {
+                w.docComment(attribute.doc)
+                w.line("public var \(SwiftNames.identifier(attribute.name)): \(attributeType(attribute))")
+            }
+            for key in keys {
+                w.docComment(key.relationship.doc.map { "The identifier of `\(key.relationship.name)`: \($0)" })
+                w.line("public var \(SwiftNames.identifier(key.column)): \(key.swiftType)")
+            }
+            w.blankLine()
+            var parameters = ["id: ID = .unsaved"]
+            for attribute in entity.attributes {
+                var parameter = "\(SwiftNames.identifier(attribute.name)): \(attributeType(attribute))"
+                if let value = attribute.defaultValue {
+                    parameter += " = " + defaultExpression(value, type: attribute.type)
+                } else if attribute.isOptional {
+                    parameter += " = nil"
+                }
+                parameters.append(parameter)
+            }
+            for key in keys {
+                parameters.append(
+                    "\(SwiftNames.identifier(key.column)): \(key.swiftType)" + (key.relationship.isRequired ? "" : " = nil"))
+            }
+            w.call("public init", parameters, " {")
+            w.indent { w in
+                w.line("self.id = id")
+                for name in entity.attributes.map(\.name) + keys.map(\.column) {
+                    w.line("self.\(SwiftNames.member(name)) = \(SwiftNames.identifier(name))")
+                }
+            }
+            w.line("}")
+        }
+
+        w.blankLine()
+        w.block("extension \(type)") { w in
+            w.line("public static let databaseTableName: Swift.String = \(SwiftNames.stringLiteral(entity.name))")
+            w.line(
+                "public static let entityDescriptor: Strata.EntityDescriptor = \(SwiftNames.identifier(schema.name)).schema.entity(named: \(SwiftNames.stringLiteral(entity.name)))!"
+            )
+            w.blankLine()
+            w.block("public init(row: GRDB.Row) throws") { w in
+                w.line("self.id = row[\"id\"]")
+                for name in entity.attributes.map(\.name) + keys.map(\.column) {
+                    w.line("self.\(SwiftNames.member(name)) = row[\(SwiftNames.stringLiteral(name))]")
+                }
+            }
+            w.blankLine()
+            w.block("public func encode(to container: inout GRDB.PersistenceContainer) throws") { w in
+                w.line("if self.id.isSaved { container[\"id\"] = self.id }")
+                for name in entity.attributes.map(\.name) + keys.map(\.column) {
+                    w.line("container[\(SwiftNames.stringLiteral(name))] = self.\(SwiftNames.member(name))")
+                }
+            }
+            w.blankLine()
+            w.block("public mutating func didInsert(_ inserted: GRDB.InsertionSuccess)") { w in
+                w.line("self.id = ID(rawValue: inserted.rowID)")
+            }
+        }
+
+        // Static typed columns and relationships.
+        w.blankLine()
+        w.block("extension \(type)") { w in
+            w.line("public static var id: Strata.TypedColumn<\(type), ID> { .init(\"id\") }")
+            for attribute in entity.attributes {
+                w.line(
+                    "public static var \(SwiftNames.identifier(attribute.name)): Strata.TypedColumn<\(type), \(attributeType(attribute))> { .init(\(SwiftNames.stringLiteral(attribute.name))) }"
+                )
+            }
+            for key in keys {
+                w.line(
+                    "public static var \(SwiftNames.identifier(key.column)): Strata.TypedColumn<\(type), \(key.swiftType)> { .init(\(SwiftNames.stringLiteral(key.column))) }"
+                )
+            }
+            for relationship in entity.relationships {
+                let kind = relationship.isToMany ? "ToMany" : "ToOne"
+                w.docComment(relationship.doc)
+                w.line(
+                    "public static var \(SwiftNames.identifier(relationship.name)): Strata.\(kind)<\(type), \(typeName(relationship.destination))> { .init(\(SwiftNames.stringLiteral(relationship.name))) }"
+                )
+            }
+        }
+
+        // The destination's columns, reached through a to-one relationship.
+        w.blankLine()
+        w.block("extension Strata.ToOne where Destination == \(type)") { w in
+            w.line("public var id: Strata.TypedColumn<Root, \(type).ID?> { _column(\"id\") }")
+            for attribute in entity.attributes {
+                w.line(
+                    "public var \(SwiftNames.identifier(attribute.name)): Strata.TypedColumn<Root, \(SwiftNames.type(attribute.type))?> { _column(\(SwiftNames.stringLiteral(attribute.name))) }"
+                )
+            }
+            for key in keys {
+                w.line(
+                    "public var \(SwiftNames.identifier(key.column)): Strata.TypedColumn<Root, \(key.destinationType).ID?> { _column(\(SwiftNames.stringLiteral(key.column))) }"
+                )
+            }
+            for relationship in entity.relationships where !relationship.isToMany {
+                w.line(
+                    "public var \(SwiftNames.identifier(relationship.name)): Strata.ToOne<Root, \(typeName(relationship.destination))> { _toOne(\(SwiftNames.stringLiteral(relationship.name))) }"
+                )
+            }
+        }
+
+        if !entity.fetches.isEmpty {
+            w.blankLine()
+            try writeFetches(of: entity, &w)
+        }
+    }
+
+    // MARK: - Defaults
+
+    /// The Swift expression of a default value, for a property of type `type`.
+    func defaultExpression(_ value: DefaultValue, type: AttributeType) -> String {
+        switch value {
+        case .now: return "Foundation.Date()"
+        case .uuid: return "Foundation.UUID()"
+        case .bool(let flag): return flag ? "true" : "false"
+        case .enumCase(let name): return "." + SwiftNames.member(name)
+        case .int(let number):
+            switch type {
+            case .decimal: return "Foundation.Decimal(\(number))"
+            case .double, .float: return SwiftNames.doubleLiteral(Double(number))
+            default: return "\(number)"
+            }
+        case .double(let number):
+            switch type {
+            case .decimal: return "Foundation.Decimal(string: \(SwiftNames.stringLiteral("\(number)")))!"
+            default: return SwiftNames.doubleLiteral(number)
+            }
+        case .string(let text):
+            return stringValueExpression(text, type: type)
+        }
+    }
+
+    /// A string written in the model, as a value of `type`.
+    func stringValueExpression(_ text: String, type: AttributeType) -> String {
+        switch type {
+        case .uuid: return "Foundation.UUID(uuidString: \(SwiftNames.stringLiteral(text)))!"
+        case .url: return "Foundation.URL(string: \(SwiftNames.stringLiteral(text)))!"
+        case .decimal: return "Foundation.Decimal(string: \(SwiftNames.stringLiteral(text)))!"
+        case .data: return "Foundation.Data(\(SwiftNames.stringLiteral(text)).utf8)"
+        case .enumeration: return "." + SwiftNames.member(text)
+        default: return SwiftNames.stringLiteral(text)
+        }
+    }
+}

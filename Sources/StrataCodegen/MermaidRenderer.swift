@@ -1,0 +1,73 @@
+import StrataSchema
+
+/// Renders a schema as a Mermaid `erDiagram`: entities with their typed attributes, and
+/// each relationship pair once, with its cardinality on both ends and both delete rules.
+///
+/// ```
+/// erDiagram
+///     Notebook ||--o{ Note : "notes (cascade) / notebook (nullify)"
+/// ```
+public enum MermaidRenderer {
+    public static func render(_ schema: Schema) -> String {
+        let layout = StorageLayout(schema: schema)
+        var w = SwiftWriter()
+        w.line("erDiagram")
+        w.indent { w in
+            for entity in schema.entities {
+                w.block(entity.name) { w in
+                    w.line("Int id PK")
+                    for attribute in entity.attributes {
+                        var notes: [String] = []
+                        if attribute.isOptional { notes.append("optional") }
+                        if let value = attribute.defaultValue { notes.append("default " + describe(value)) }
+                        if attribute.isIndexed { notes.append("indexed") }
+                        let key = attribute.isUnique ? " UK" : ""
+                        let comment = notes.isEmpty ? "" : " \"" + notes.joined(separator: ", ") + "\""
+                        w.line("\(attribute.type.name) \(attribute.name)\(key)\(comment)")
+                    }
+                    for relationship in entity.relationships {
+                        if let column = layout.foreignKeyColumn(of: relationship, in: entity) {
+                            w.line("Int \(column) FK \"\(relationship.destination).\(relationship.name)\"")
+                        }
+                    }
+                }
+            }
+            for entity in schema.entities {
+                for relationship in entity.relationships {
+                    let inverse = schema.entity(named: relationship.destination)?.relationship(named: relationship.inverse)
+                    let mine = (entity.name, relationship.name)
+                    let theirs = (relationship.destination, relationship.inverse)
+                    if inverse != nil, theirs.0 != mine.0 ? theirs.0 < mine.0 : theirs.1 < mine.1 { continue }
+                    let left: String
+                    if let inverse {
+                        left = inverse.isToMany ? "}o" : inverse.isRequired ? "||" : "|o"
+                    } else {
+                        left = "}o"
+                    }
+                    let right = relationship.isToMany ? "o{" : relationship.isRequired ? "||" : "o|"
+                    var label = "\(relationship.name) (\(relationship.deleteRule.rawValue))"
+                    if let inverse, inverse.name != relationship.name || relationship.destination != entity.name {
+                        label += " / \(inverse.name) (\(inverse.deleteRule.rawValue))"
+                    }
+                    w.line("\(entity.name) \(left)--\(right) \(relationship.destination) : \"\(label)\"")
+                }
+            }
+        }
+        return w.output
+    }
+
+    private static func describe(_ value: DefaultValue) -> String {
+        let text: String
+        switch value {
+        case .string(let string): text = "'" + string + "'"
+        case .int(let number): text = "\(number)"
+        case .double(let number): text = "\(number)"
+        case .bool(let flag): text = "\(flag)"
+        case .now: text = "now"
+        case .uuid: text = "uuid"
+        case .enumCase(let name): text = name
+        }
+        // Mermaid comments cannot hold double quotes or line breaks.
+        return String(text.map { $0 == "\"" ? "'" : $0.isNewline ? " " : $0 })
+    }
+}

@@ -1,0 +1,89 @@
+import StrataSchema
+
+/// Where each relationship of a schema is stored. The rules, which the runtime relies on
+/// through the generated ``SchemaDescriptor``:
+///
+/// - A to-one whose inverse is to-many (one-to-many) stores a foreign key column
+///   `<relationship>ID` in its entity's table; the to-many side is `.inverseForeignKey`.
+/// - A one-to-one stores the foreign key on one side only: the side marked `required`
+///   (when exactly one is), else the side whose `(entity, relationship)` pair is
+///   lexicographically smaller. The other side is `.inverseForeignKey` and has no stored
+///   property. A to-one that is its own inverse stores the foreign key.
+/// - A many-to-many uses a join table named `<Entity>_<relationship>` after the
+///   lexicographically smaller `(entity, relationship)` pair. Its columns are
+///   `<lowerFirst(Entity)>ID` for each side (`noteID`, `tagID`). When both sides are the same
+///   entity, the column that references the objects of relationship `r` is `<r>ID`, so
+///   `column` (this object) is `<inverse>ID` and `inverseColumn` is `<relationship>ID`;
+///   a self many-to-many that is its own inverse uses `<lowerFirst(Entity)>ID` and
+///   `<relationship>ID`. Both sides' descriptors name the same table and columns.
+struct StorageLayout {
+    enum Storage: Hashable {
+        case foreignKey(column: String)
+        case inverseForeignKey
+        case joinTable(name: String, column: String, inverseColumn: String)
+    }
+
+    private var storages: [String: Storage] = [:]
+
+    init(schema: Schema) {
+        for entity in schema.entities {
+            for relationship in entity.relationships {
+                storages[Self.key(entity.name, relationship.name)] =
+                    Self.storage(of: relationship, in: entity, schema: schema)
+            }
+        }
+    }
+
+    func storage(of relationship: Relationship, in entity: Entity) -> Storage {
+        storages[Self.key(entity.name, relationship.name)] ?? .inverseForeignKey
+    }
+
+    /// The foreign key column of a to-one relationship stored in its entity's table.
+    func foreignKeyColumn(of relationship: Relationship, in entity: Entity) -> String? {
+        if case .foreignKey(let column) = storage(of: relationship, in: entity) { return column }
+        return nil
+    }
+
+    private static func key(_ entity: String, _ relationship: String) -> String { entity + "\u{0}" + relationship }
+
+    private static func isSmaller(_ a: (String, String), than b: (String, String)) -> Bool {
+        a.0 != b.0 ? a.0 < b.0 : a.1 < b.1
+    }
+
+    private static func storage(of relationship: Relationship, in entity: Entity, schema: Schema) -> Storage {
+        let inverse = schema.entity(named: relationship.destination)?.relationship(named: relationship.inverse)
+        let isSelfInverse = relationship.destination == entity.name && relationship.inverse == relationship.name
+        let mine = (entity.name, relationship.name)
+        let theirs = (relationship.destination, relationship.inverse)
+        switch (relationship.isToMany, inverse?.isToMany ?? false) {
+        case (false, true):
+            return .foreignKey(column: relationship.name + "ID")
+        case (true, false):
+            return .inverseForeignKey
+        case (false, false):
+            if isSelfInverse || inverse == nil { return .foreignKey(column: relationship.name + "ID") }
+            let owns: Bool
+            if relationship.isRequired != inverse!.isRequired {
+                owns = relationship.isRequired
+            } else {
+                owns = isSmaller(mine, than: theirs)
+            }
+            return owns ? .foreignKey(column: relationship.name + "ID") : .inverseForeignKey
+        case (true, true):
+            let owner = isSmaller(mine, than: theirs) || isSelfInverse ? mine : theirs
+            let table = owner.0 + "_" + owner.1
+            if isSelfInverse {
+                return .joinTable(
+                    name: table, column: SwiftNames.lowerFirst(entity.name) + "ID",
+                    inverseColumn: relationship.name + "ID")
+            }
+            if relationship.destination == entity.name {
+                return .joinTable(
+                    name: table, column: relationship.inverse + "ID", inverseColumn: relationship.name + "ID")
+            }
+            return .joinTable(
+                name: table, column: SwiftNames.lowerFirst(entity.name) + "ID",
+                inverseColumn: SwiftNames.lowerFirst(relationship.destination) + "ID")
+        }
+    }
+}

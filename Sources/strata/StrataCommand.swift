@@ -1,0 +1,123 @@
+import ArgumentParser
+import Foundation
+import StrataCodegen
+import StrataSchema
+
+/// `strata`: generates Swift from a Strata model, validates it, draws it, describes the language.
+@main
+struct StrataCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "strata",
+        abstract: "Generate typed Swift code from a Strata model (YAML), check it, or draw it.",
+        subcommands: [Generate.self, Validate.self, Diagram.self, JSONSchemaCommand.self]
+    )
+}
+
+/// The model files or directories of a command, and the model name.
+struct ModelOptions: ParsableArguments {
+    @Option(name: .long, help: "The model's name: the Swift namespace of its schema descriptor.")
+    var modelName: String = "StrataModel"
+
+    @Argument(help: "Model files (*.yaml, *.yml) or directories holding them.")
+    var models: [String] = []
+
+    func validate() throws {
+        if models.isEmpty {
+            throw ValidationError("Missing model files: give one or more *.yaml files or directories.")
+        }
+        if !isSwiftIdentifier(modelName) {
+            throw ValidationError("'--model-name \(modelName)' is not a Swift identifier: use letters, digits and '_', not starting with a digit.")
+        }
+    }
+
+    /// Loads the model, printing its diagnostics; nil when it has errors.
+    func load() throws -> (schema: Schema, files: [String]) {
+        let files = models.flatMap(SchemaPipeline.expand)
+        if files.isEmpty {
+            printDiagnostics([.error("no model files (*.yaml, *.yml) in \(models.joined(separator: ", "))", at: nil)])
+            throw ExitCode.failure
+        }
+        let result = SchemaPipeline.load(paths: models, modelName: modelName)
+        printDiagnostics(result.diagnostics)
+        guard let schema = result.schema, !result.hasErrors else { throw ExitCode.failure }
+        return (schema, files)
+    }
+}
+
+func isSwiftIdentifier(_ text: String) -> Bool {
+    guard let first = text.unicodeScalars.first, !("0"..."9").contains(first) else { return false }
+    return text.unicodeScalars.allSatisfy { $0 == "_" || $0.properties.isAlphabetic || ("0"..."9").contains($0) }
+}
+
+func printDiagnostics(_ diagnostics: [Diagnostic]) {
+    for diagnostic in diagnostics {
+        FileHandle.standardError.write(Data((diagnostic.description + "\n").utf8))
+    }
+}
+
+struct Generate: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Generate Swift files: one per model file, plus <ModelName>+Schema.swift.",
+        discussion: "A file is written only when its bytes change, so a build that changes nothing recompiles nothing."
+    )
+
+    @Option(name: .long, help: "The directory to write the generated files to (created if missing).")
+    var output: String
+
+    @OptionGroup var model: ModelOptions
+
+    func run() throws {
+        let (schema, files) = try model.load()
+        let generated: [GeneratedFile]
+        do {
+            generated = try Generator.generate(schema, modelFiles: files)
+        } catch let error as SchemaError {
+            printDiagnostics(error.diagnostics)
+            throw ExitCode.failure
+        }
+        do {
+            try FileOutput.write(generated, to: URL(fileURLWithPath: output, isDirectory: true))
+        } catch {
+            printDiagnostics([.error("cannot write to '\(output)': \(error.localizedDescription)", at: nil)])
+            throw ExitCode.failure
+        }
+    }
+}
+
+struct Validate: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Check a model and report every problem.")
+
+    @OptionGroup var model: ModelOptions
+
+    func run() throws {
+        let (schema, files) = try model.load()
+        do {
+            _ = try Generator.generate(schema, modelFiles: files)
+        } catch let error as SchemaError {
+            printDiagnostics(error.diagnostics)
+            throw ExitCode.failure
+        }
+    }
+}
+
+struct Diagram: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print the model as a Mermaid entity-relationship diagram.")
+
+    @OptionGroup var model: ModelOptions
+
+    func run() throws {
+        let (schema, _) = try model.load()
+        print(MermaidRenderer.render(schema), terminator: "")
+    }
+}
+
+struct JSONSchemaCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "json-schema",
+        abstract: "Print a JSON Schema (draft 2020-12) of the model language, version 1, for editors.")
+
+    func run() throws {
+        print(JSONSchemaRenderer.render(), terminator: "")
+    }
+}

@@ -1,0 +1,93 @@
+import Foundation
+import StrataCodegen
+import StrataSchema
+import Testing
+
+/// Reference tests: `Resources/<name>.yaml` → the expected files in `Resources/<name>/`,
+/// compared byte for byte. Run with `STRATA_RECORD=1` to re-record the expected files.
+@Suite struct ReferenceTests {
+    static let cases: [(name: String, modelName: String)] = [
+        ("Notes", "NotesModel"),
+        ("EdgeCases", "EdgeModel"),
+    ]
+
+    @Test(arguments: cases.map(\.name))
+    func generatedCodeMatchesReference(name: String) throws {
+        let modelName = Self.cases.first { $0.name == name }!.modelName
+        let input = TestResources.directory.appendingPathComponent(name + ".yaml")
+        let contents = try Data(contentsOf: input)
+        let result = SchemaPipeline.load(files: [ModelFile(path: name + ".yaml", contents: Array(contents))], modelName: modelName)
+        #expect(result.diagnostics == [], "\(result.diagnostics.map(\.description).joined(separator: "\n"))")
+        let schema = try #require(result.schema)
+        let files = try Generator.generate(schema, modelFiles: [name + ".yaml"])
+        #expect(files.map(\.name) == [name + ".swift", modelName + "+Schema.swift"])
+
+        let expectedDirectory = TestResources.directory.appendingPathComponent(name)
+        if ProcessInfo.processInfo.environment["STRATA_RECORD"] == "1" {
+            try FileManager.default.createDirectory(at: expectedDirectory, withIntermediateDirectories: true)
+            for file in files {
+                try Data(file.contents.utf8).write(to: expectedDirectory.appendingPathComponent(file.name))
+            }
+            return
+        }
+        for file in files {
+            let expectedURL = expectedDirectory.appendingPathComponent(file.name)
+            let expected = (try? String(contentsOf: expectedURL, encoding: .utf8)) ?? ""
+            #expect(
+                file.contents == expected,
+                "\(name)/\(file.name) differs from the reference (STRATA_RECORD=1 re-records):\n\(LineDiff.render(expected: expected, actual: file.contents))"
+            )
+        }
+    }
+
+    @Test func generationIsDeterministic() throws {
+        let input = TestResources.directory.appendingPathComponent("EdgeCases.yaml")
+        let file = ModelFile(path: "EdgeCases.yaml", contents: Array(try Data(contentsOf: input)))
+        let schema = try #require(SchemaPipeline.load(files: [file], modelName: "EdgeModel").schema)
+        let first = try Generator.generate(schema, modelFiles: ["EdgeCases.yaml"])
+        let second = try Generator.generate(schema, modelFiles: ["EdgeCases.yaml"])
+        #expect(first == second)
+    }
+}
+
+enum TestResources {
+    /// The checked-in `Resources` folder (not the copy in the test bundle), so that
+    /// `STRATA_RECORD=1` writes where git sees it.
+    static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Resources")
+}
+
+/// A small line diff for failure messages: `-` expected, `+` actual, with a few lines of context.
+enum LineDiff {
+    static func render(expected: String, actual: String) -> String {
+        let a = expected.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let b = actual.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let difference = b.difference(from: a)
+        var removed: [Int: String] = [:]
+        var inserted: [Int: String] = [:]
+        for change in difference {
+            switch change {
+            case .remove(let offset, let element, _): removed[offset] = element
+            case .insert(let offset, let element, _): inserted[offset] = element
+            }
+        }
+        var output: [String] = []
+        var i = 0
+        var j = 0
+        var shown = 0
+        while (i < a.count || j < b.count) && shown < 80 {
+            if i < a.count, let line = removed[i] {
+                output.append("\(i + 1): - \(line)")
+                i += 1
+                shown += 1
+            } else if j < b.count, let line = inserted[j] {
+                output.append("\(j + 1): + \(line)")
+                j += 1
+                shown += 1
+            } else {
+                i += 1
+                j += 1
+            }
+        }
+        return output.joined(separator: "\n")
+    }
+}
