@@ -1,0 +1,77 @@
+import Foundation
+import GRDB
+
+/// Compares database values exactly as SQLite's `ORDER BY` (and its `<`, `=`, `>`) does on
+/// columns with the `BINARY` collation:
+///
+/// - storage classes order `NULL < INTEGER/REAL < TEXT < BLOB`;
+/// - integers and reals compare numerically with each other (an `Int64` and a `Double` are
+///   compared exactly, without rounding the integer);
+/// - text compares by UTF-8 bytes (`memcmp`), *not* by Swift's `String` equality, so a
+///   precomposed `"é"` and a decomposed `"e\u{301}"` are different values, as in SQLite;
+/// - blobs compare with `memcmp`, then by length.
+///
+/// Results controllers select sort-key values with ``SQLQueryBuilder`` and order them in
+/// memory with this comparator; the two orders are equal.
+public enum DatabaseValueOrdering {
+    /// -1, 0 or 1, like `memcmp`.
+    public static func compare(_ lhs: DatabaseValue, _ rhs: DatabaseValue) -> Int {
+        switch (lhs.storage, rhs.storage) {
+        case (.null, .null): return 0
+        case (.null, _): return -1
+        case (_, .null): return 1
+        case let (.int64(a), .int64(b)): return a < b ? -1 : (a == b ? 0 : 1)
+        case let (.double(a), .double(b)): return compareDoubles(a, b)
+        case let (.int64(a), .double(b)): return compareInt(a, double: b)
+        case let (.double(a), .int64(b)): return -compareInt(b, double: a)
+        case (.int64, _), (.double, _): return -1
+        case (_, .int64), (_, .double): return 1
+        case let (.string(a), .string(b)): return compareBytes(Array(a.utf8), Array(b.utf8))
+        case (.string, .blob): return -1
+        case (.blob, .string): return 1
+        case let (.blob(a), .blob(b)): return compareBytes(Array(a), Array(b))
+        }
+    }
+
+    /// True when SQLite's `IS` says the values are the same.
+    public static func isSame(_ lhs: DatabaseValue, _ rhs: DatabaseValue) -> Bool { compare(lhs, rhs) == 0 }
+
+    /// Compares two lists of sort-key values key by key (`descending[i]` reverses key `i`),
+    /// then by `lhsID`/`rhsID`, as `ORDER BY k0, k1, …, id` does.
+    public static func compare(
+        _ lhs: [DatabaseValue], id lhsID: Int64, _ rhs: [DatabaseValue], id rhsID: Int64, descending: [Bool]
+    ) -> Int {
+        for index in 0..<min(lhs.count, rhs.count) {
+            let order = compare(lhs[index], rhs[index])
+            if order != 0 { return index < descending.count && descending[index] ? -order : order }
+        }
+        return lhsID < rhsID ? -1 : (lhsID == rhsID ? 0 : 1)
+    }
+
+    static func compareDoubles(_ a: Double, _ b: Double) -> Int {
+        // SQLite stores NaN as NULL, so it never reaches here from the database.
+        a < b ? -1 : (a == b ? 0 : 1)
+    }
+
+    /// Exact comparison of an integer with a double, as sqlite3IntFloatCompare does.
+    static func compareInt(_ i: Int64, double r: Double) -> Int {
+        if r.isNaN { return 1 }
+        if r < -9223372036854775808.0 { return 1 }
+        if r >= 9223372036854775808.0 { return -1 }
+        let y = Int64(r.rounded(.towardZero))
+        if i < y { return -1 }
+        if i > y { return 1 }
+        let s = Double(i)
+        if s < r { return -1 }
+        if s > r { return 1 }
+        return 0
+    }
+
+    static func compareBytes(_ a: [UInt8], _ b: [UInt8]) -> Int {
+        let n = min(a.count, b.count)
+        for index in 0..<n where a[index] != b[index] {
+            return a[index] < b[index] ? -1 : 1
+        }
+        return a.count < b.count ? -1 : (a.count == b.count ? 0 : 1)
+    }
+}

@@ -1,0 +1,74 @@
+import GRDB
+
+/// What one committed transaction changed: per table (entity tables and many-to-many join
+/// tables, by name), the rowids inserted, updated and deleted — changes made by delete-rule
+/// triggers (cascades, nullified references, removed join rows) included.
+///
+/// Changes are net over the transaction: a row inserted then updated is only inserted; a
+/// row inserted then deleted does not appear; a row updated then deleted is only deleted;
+/// a rowid deleted then inserted again is updated (with every column).
+///
+/// `updatedColumns` is the union, over the transaction, of the columns that the `UPDATE`
+/// statements run on the table (directly or by triggers) could set: a superset of the
+/// columns that changed for each updated row. Use it to skip work when no column a request
+/// reads was touched.
+public struct CommittedChanges: Hashable, Sendable {
+    public struct TableChanges: Hashable, Sendable {
+        public var inserted: Set<Int64> = []
+        public var updated: Set<Int64> = []
+        public var deleted: Set<Int64> = []
+        /// A superset of the columns written by the transaction's updates of this table.
+        public var updatedColumns: Set<String> = []
+
+        public init() {}
+
+        public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
+
+        /// Every rowid of the table that the transaction touched.
+        public var all: Set<Int64> { inserted.union(updated).union(deleted) }
+    }
+
+    /// Table name → its changes; tables without changes are absent.
+    public var tables: [String: TableChanges]
+
+    public init(tables: [String: TableChanges] = [:]) { self.tables = tables }
+
+    /// The changes of `table` (empty when it did not change).
+    public subscript(table: String) -> TableChanges { tables[table] ?? TableChanges() }
+
+    /// The changes of an entity's table.
+    public func changes<Entity: StrataEntity>(of type: Entity.Type) -> TableChanges { self[Entity.entityName] }
+
+    public var isEmpty: Bool { tables.values.allSatisfy(\.isEmpty) }
+}
+
+/// A registration of a commit handler; cancelling (or deinitialising) it stops deliveries.
+public final class CommitObservation: Sendable {
+    private let onCancel: @Sendable () -> Void
+    private let cancelled = LockedValue(false)
+
+    init(onCancel: @escaping @Sendable () -> Void) { self.onCancel = onCancel }
+
+    /// Stops deliveries; deliveries already under way finish.
+    public func cancel() {
+        let wasCancelled = cancelled.withLock { value -> Bool in
+            defer { value = true }
+            return value
+        }
+        if !wasCancelled { onCancel() }
+    }
+
+    deinit { cancel() }
+}
+
+/// A value behind a lock.
+final class LockedValue<Value>: @unchecked Sendable {
+    private var value: Value
+    private let lock = NSLockShim()
+    init(_ value: Value) { self.value = value }
+    func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&value)
+    }
+}

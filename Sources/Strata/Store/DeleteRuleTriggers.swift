@@ -1,0 +1,120 @@
+import GRDB
+
+/// The delete rules of a schema as SQLite triggers.
+///
+/// The rule on relationship R of entity A says what happens to R's destinations when an A
+/// is deleted (Core Data's meaning). Foreign keys only guard integrity (`REFERENCES`
+/// without actions); every rule is carried out by a trigger on A, so that all rules look
+/// alike, can change in a migration without rebuilding tables, and are seen by the
+/// committed-change events (SQLite's update hook reports trigger-made changes):
+///
+/// | storage of R | `nullify` | `cascade` | `deny` | `noAction` |
+/// | --- | --- | --- | --- | --- |
+/// | foreign key in A (to-one) | nothing (A's row is gone) | delete the destination | refuse while the destination exists | nothing |
+/// | foreign key in the destination | set it to NULL | delete the destinations | refuse while any exists | nothing, and no constraint: references dangle |
+/// | join table | delete A's join rows | delete the destinations, then A's join rows | refuse while any linked destination exists | nothing, and no constraint: join rows dangle |
+///
+/// `deny` triggers run `BEFORE DELETE` and `RAISE(ABORT, 'strata: delete denied: A.R')`,
+/// which the store maps to ``DeleteDeniedError``; the others run `AFTER DELETE`. The
+/// connection enables `recursive_triggers`, so a cascade through a self-referencing
+/// relationship (a tree) reaches every level (up to SQLite's trigger depth, 1000).
+struct DeleteRuleTriggers {
+    let schema: SchemaDescriptor
+
+    static let denyMessagePrefix = "strata: delete denied: "
+
+    /// Trigger name → `CREATE TRIGGER` statement.
+    var triggers: [String: String] {
+        var result: [String: String] = [:]
+        for entity in schema.entities {
+            for relationship in entity.relationships {
+                guard let (name, sql) = trigger(for: relationship, of: entity) else { continue }
+                result[name] = sql
+            }
+        }
+        return result
+    }
+
+    private func trigger(for relationship: RelationshipDescriptor, of entity: EntityDescriptor) -> (String, String)? {
+        let name = "strata_delete_\(entity.name)_\(relationship.name)"
+        let table = quoted(entity.name)
+        let destination = quoted(relationship.destination)
+        let rule = relationship.deleteRule
+        if rule == .noAction { return nil }
+
+        switch relationship.storage {
+        case .foreignKey(let column):
+            let fk = quoted(column)
+            switch rule {
+            case .nullify, .noAction:
+                return nil
+            case .cascade:
+                return (name, """
+                    CREATE TRIGGER \(quoted(name)) AFTER DELETE ON \(table) WHEN OLD.\(fk) IS NOT NULL BEGIN \
+                    DELETE FROM \(destination) WHERE "id" = OLD.\(fk); END
+                    """)
+            case .deny:
+                return (name, """
+                    CREATE TRIGGER \(quoted(name)) BEFORE DELETE ON \(table) WHEN OLD.\(fk) IS NOT NULL \
+                    AND EXISTS (SELECT 1 FROM \(destination) WHERE "id" = OLD.\(fk)) BEGIN \
+                    SELECT RAISE(ABORT, \(denyMessage(entity, relationship))); END
+                    """)
+            }
+
+        case .inverseForeignKey:
+            guard let inverse = schema.entity(named: relationship.destination)?.relationship(named: relationship.inverse),
+                  case .foreignKey(let column) = inverse.storage
+            else { return nil }
+            let fk = quoted(column)
+            switch rule {
+            case .noAction:
+                return nil
+            case .nullify:
+                return (name, """
+                    CREATE TRIGGER \(quoted(name)) AFTER DELETE ON \(table) BEGIN \
+                    UPDATE \(destination) SET \(fk) = NULL WHERE \(fk) = OLD."id"; END
+                    """)
+            case .cascade:
+                return (name, """
+                    CREATE TRIGGER \(quoted(name)) AFTER DELETE ON \(table) BEGIN \
+                    DELETE FROM \(destination) WHERE \(fk) = OLD."id"; END
+                    """)
+            case .deny:
+                return (name, """
+                    CREATE TRIGGER \(quoted(name)) BEFORE DELETE ON \(table) \
+                    WHEN EXISTS (SELECT 1 FROM \(destination) WHERE \(fk) = OLD."id") BEGIN \
+                    SELECT RAISE(ABORT, \(denyMessage(entity, relationship))); END
+                    """)
+            }
+
+        case .joinTable(let joinName, let column, let inverseColumn):
+            let join = quoted(joinName), col = quoted(column), inv = quoted(inverseColumn)
+            switch rule {
+            case .noAction:
+                return nil
+            case .nullify:
+                return (name, """
+                    CREATE TRIGGER \(quoted(name)) AFTER DELETE ON \(table) BEGIN \
+                    DELETE FROM \(join) WHERE \(col) = OLD."id"; END
+                    """)
+            case .cascade:
+                return (name, """
+                    CREATE TRIGGER \(quoted(name)) AFTER DELETE ON \(table) BEGIN \
+                    DELETE FROM \(destination) WHERE "id" IN (SELECT \(inv) FROM \(join) WHERE \(col) = OLD."id"); \
+                    DELETE FROM \(join) WHERE \(col) = OLD."id"; END
+                    """)
+            case .deny:
+                return (name, """
+                    CREATE TRIGGER \(quoted(name)) BEFORE DELETE ON \(table) \
+                    WHEN EXISTS (SELECT 1 FROM \(join) JOIN \(destination) ON \(destination)."id" = \(join).\(inv) \
+                    WHERE \(join).\(col) = OLD."id") BEGIN \
+                    SELECT RAISE(ABORT, \(denyMessage(entity, relationship))); END
+                    """)
+            }
+        }
+    }
+
+    private func denyMessage(_ entity: EntityDescriptor, _ relationship: RelationshipDescriptor) -> String {
+        SchemaSQL.literal((Self.denyMessagePrefix + "\(entity.name).\(relationship.name)").databaseValue)
+    }
+}

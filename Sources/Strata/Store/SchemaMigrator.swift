@@ -1,0 +1,302 @@
+import GRDB
+
+/// Creates a store's schema, or migrates the one in the file to the app's, in one
+/// transaction. See <doc:DeleteRulesAndMigrations>.
+///
+/// Plan: entities and attributes are matched by name, then by `renamedFrom`; relationships
+/// likewise (their foreign key column or join table moves with them). Destructive changes
+/// are collected first and refused before anything is written, unless data loss is
+/// allowed. A table whose definition changed is rebuilt (create, copy, drop, rename, with
+/// foreign keys off during the transaction and checked before committing); indexes and
+/// triggers are brought in line with the schema; the metadata row is rewritten.
+struct SchemaMigrator {
+    static let metadataTable = "strata_metadata"
+
+    let schema: SchemaDescriptor
+    let allowDataLoss: Bool
+
+    func migrate(_ writer: some DatabaseWriter) throws {
+        let state = try writer.read { db -> (stored: String?, hash: String?, hasTables: Bool) in
+            let hasTables = try Int.fetchOne(
+                db, sql: "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'") ?? 0 > 0
+            guard try db.tableExists(Self.metadataTable) else { return (nil, nil, hasTables) }
+            let stored = try String.fetchOne(db, sql: "SELECT value FROM strata_metadata WHERE key = 'schema'")
+            let hash = try String.fetchOne(db, sql: "SELECT value FROM strata_metadata WHERE key = 'hash'")
+            return (stored, hash, hasTables)
+        }
+        let canonical = CanonicalSchema(schema)
+        if state.stored == nil {
+            if state.hasTables { throw MigrationError.notAStrataStore }
+            try writer.write { db in try create(db, canonical: canonical) }
+            return
+        }
+        if state.hash == canonical.versionHash { return }
+        guard let json = state.stored, let old = CanonicalSchema.decode(json)?.descriptor else {
+            throw MigrationError.unreadableMetadata
+        }
+        let plan = MigrationPlan(old: old, new: schema)
+        if !plan.destructiveChanges.isEmpty && !allowDataLoss {
+            throw MigrationError.destructiveChanges(plan.destructiveChanges)
+        }
+        try writer.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA foreign_keys = OFF")
+            defer { try? db.execute(sql: "PRAGMA foreign_keys = ON") }
+            try db.inTransaction {
+                try apply(plan, db)
+                try writeMetadata(db, canonical: canonical)
+                return .commit
+            }
+        }
+    }
+
+    private func create(_ db: Database, canonical: CanonicalSchema) throws {
+        let sql = SchemaSQL(schema: schema)
+        for entity in schema.entities { try db.execute(sql: sql.createTable(entity)) }
+        for join in sql.joinTables { try db.execute(sql: sql.createJoinTable(join)) }
+        try syncIndexesAndTriggers(db)
+        try db.execute(sql: "CREATE TABLE \(Self.metadataTable) (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL)")
+        try writeMetadata(db, canonical: canonical)
+    }
+
+    private func writeMetadata(_ db: Database, canonical: CanonicalSchema) throws {
+        try db.execute(
+            sql: "INSERT OR REPLACE INTO strata_metadata (key, value) VALUES ('schema', ?), ('hash', ?)",
+            arguments: [canonical.json, canonical.versionHash])
+    }
+
+    /// Drops the store's indexes and triggers that the schema no longer wants (or wants
+    /// differently) and creates the missing ones.
+    private func syncIndexesAndTriggers(_ db: Database) throws {
+        let sql = SchemaSQL(schema: schema)
+        let wanted = sql.indexes.merging(DeleteRuleTriggers(schema: schema).triggers) { $1 }
+        let existing = try Row.fetchAll(
+            db, sql: "SELECT type, name, sql FROM sqlite_master WHERE type IN ('index', 'trigger') AND name LIKE 'strata\\_%' ESCAPE '\\'")
+        var present: Set<String> = []
+        for row in existing {
+            let name: String = row["name"], type: String = row["type"], text: String? = row["sql"]
+            if let text, wanted[name] == text {
+                present.insert(name)
+            } else {
+                try db.execute(sql: "DROP \(type == "index" ? "INDEX" : "TRIGGER") IF EXISTS \(quoted(name))")
+            }
+        }
+        // Indexes first (unique indexes may fail on existing duplicates), in a stable order.
+        for (name, statement) in wanted.sorted(by: { $0.key < $1.key }) where !present.contains(name) {
+            try db.execute(sql: statement)
+        }
+    }
+
+    private func apply(_ plan: MigrationPlan, _ db: Database) throws {
+        let newSQL = SchemaSQL(schema: schema)
+        let oldSQL = SchemaSQL(schema: plan.old)
+        // Triggers refer to tables by name: drop them all, recreate at the end.
+        for name in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'strata\\_%' ESCAPE '\\'") {
+            try db.execute(sql: "DROP TRIGGER \(quoted(name))")
+        }
+        for name in plan.removedEntities { try db.execute(sql: "DROP TABLE IF EXISTS \(quoted(name))") }
+        for name in plan.removedJoinTables { try db.execute(sql: "DROP TABLE IF EXISTS \(quoted(name))") }
+
+        for entity in schema.entities {
+            guard let mapping = plan.entityMappings[entity.name] else {
+                try db.execute(sql: newSQL.createTable(entity))
+                continue
+            }
+            let oldEntity = mapping.old
+            let oldDDL = oldSQL.createTable(oldEntity, named: entity.name)
+            let newDDL = newSQL.createTable(entity)
+            if oldEntity.name != entity.name {
+                try db.execute(sql: "ALTER TABLE \(quoted(oldEntity.name)) RENAME TO \(quoted(entity.name))")
+            }
+            if oldDDL == newDDL && mapping.columnSources.allSatisfy({ $0.key == $0.value.sourceColumn }) { continue }
+            // Rebuild.
+            let temporary = "strata_new_\(entity.name)"
+            try db.execute(sql: newSQL.createTable(entity, named: temporary))
+            var targets: [String] = ["\"id\""], sources: [String] = ["\"id\""]
+            for (column, source) in mapping.columnSources.sorted(by: { $0.key < $1.key }) {
+                guard let expression = source.expression else { continue }
+                targets.append(quoted(column))
+                sources.append(expression)
+            }
+            try db.execute(sql: """
+                INSERT INTO \(quoted(temporary)) (\(targets.joined(separator: ", "))) \
+                SELECT \(sources.joined(separator: ", ")) FROM \(quoted(entity.name))
+                """)
+            try db.execute(sql: "DROP TABLE \(quoted(entity.name))")
+            try db.execute(sql: "ALTER TABLE \(quoted(temporary)) RENAME TO \(quoted(entity.name))")
+        }
+
+        for join in newSQL.joinTables {
+            guard let old = plan.joinMappings[join.name] else {
+                try db.execute(sql: newSQL.createJoinTable(join))
+                continue
+            }
+            let sameShape = old.table.name == join.name
+                && oldSQL.createJoinTable(old.table) == newSQL.createJoinTable(join)
+                && old.swapped == false
+            if sameShape { continue }
+            let temporary = "strata_new_\(join.name)"
+            try db.execute(sql: newSQL.createJoinTable(join, named: temporary))
+            let (source, inverseSource) = old.swapped
+                ? (old.table.inverseColumn, old.table.column) : (old.table.column, old.table.inverseColumn)
+            try db.execute(sql: """
+                INSERT OR IGNORE INTO \(quoted(temporary)) (\(quoted(join.column)), \(quoted(join.inverseColumn))) \
+                SELECT \(quoted(source)), \(quoted(inverseSource)) FROM \(quoted(old.table.name))
+                """)
+            try db.execute(sql: "DROP TABLE \(quoted(old.table.name))")
+            try db.execute(sql: "ALTER TABLE \(quoted(temporary)) RENAME TO \(quoted(join.name))")
+        }
+
+        try syncIndexesAndTriggers(db)
+        if let violation = try Row.fetchOne(db, sql: "PRAGMA foreign_key_check") {
+            throw MigrationError.foreignKeyViolations(table: violation[0])
+        }
+    }
+}
+
+/// The differences between the model stored in a file and the app's.
+struct MigrationPlan {
+    struct ColumnSource {
+        /// The old column the value comes from, if any.
+        var sourceColumn: String?
+        /// The SQL selecting the value from the old table; nil lets the column's DEFAULT apply.
+        var expression: String?
+    }
+
+    struct EntityMapping {
+        var old: EntityDescriptor
+        /// New column → where its values come from.
+        var columnSources: [String: ColumnSource]
+    }
+
+    struct JoinMapping {
+        var table: SchemaSQL.JoinTable
+        /// The old table's `column` is the new table's `inverseColumn`.
+        var swapped: Bool
+    }
+
+    let old: SchemaDescriptor
+    var entityMappings: [String: EntityMapping] = [:]
+    var joinMappings: [String: JoinMapping] = [:]
+    var removedEntities: [String] = []
+    var removedJoinTables: [String] = []
+    var destructiveChanges: [DestructiveChange] = []
+
+    init(old: SchemaDescriptor, new: SchemaDescriptor) {
+        self.old = old
+        var usedOldEntities: Set<String> = []
+        var usedOldJoinTables: Set<String> = []
+        let oldJoinTables = SchemaSQL(schema: old).joinTables
+
+        for entity in new.entities {
+            guard let oldEntity = old.entity(named: entity.name)
+                    ?? entity.renamedFrom.flatMap({ old.entity(named: $0) }),
+                  !usedOldEntities.contains(oldEntity.name)
+            else { continue }
+            usedOldEntities.insert(oldEntity.name)
+            var sources: [String: ColumnSource] = [:]
+            var usedOldAttributes: Set<String> = []
+            for attribute in entity.attributes {
+                let oldAttribute = oldEntity.attribute(named: attribute.name)
+                    ?? attribute.renamedFrom.flatMap { oldEntity.attribute(named: $0) }
+                guard let oldAttribute else {
+                    if attribute.isOptional || attribute.defaultValue != nil {
+                        sources[attribute.name] = ColumnSource(sourceColumn: nil, expression: nil)
+                    } else {
+                        destructiveChanges.append(.newRequiredAttribute(entity: entity.name, attribute: attribute.name))
+                        sources[attribute.name] = ColumnSource(
+                            sourceColumn: nil, expression: SchemaSQL.zeroLiteral(attribute.type))
+                    }
+                    continue
+                }
+                usedOldAttributes.insert(oldAttribute.name)
+                let fallback = attribute.isOptional
+                    ? "NULL"
+                    : attribute.defaultValue.map { SchemaSQL.defaultSQL($0) } ?? SchemaSQL.zeroLiteral(attribute.type)
+                if !Self.sameStorage(oldAttribute.type, attribute.type) {
+                    destructiveChanges.append(.changedType(entity: entity.name, attribute: attribute.name))
+                    sources[attribute.name] = ColumnSource(sourceColumn: nil, expression: fallback)
+                } else if oldAttribute.isOptional && !attribute.isOptional {
+                    destructiveChanges.append(.madeRequired(entity: entity.name, attribute: attribute.name))
+                    sources[attribute.name] = ColumnSource(
+                        sourceColumn: oldAttribute.name, expression: "COALESCE(\(quoted(oldAttribute.name)), \(fallback))")
+                } else {
+                    sources[attribute.name] = ColumnSource(
+                        sourceColumn: oldAttribute.name, expression: quoted(oldAttribute.name))
+                }
+            }
+            for attribute in oldEntity.attributes where !usedOldAttributes.contains(attribute.name) {
+                destructiveChanges.append(.removedAttribute(entity: entity.name, attribute: attribute.name))
+            }
+
+            var usedOldRelationships: Set<String> = []
+            for relationship in entity.relationships {
+                let oldRelationship = oldEntity.relationship(named: relationship.name)
+                    ?? relationship.renamedFrom.flatMap { oldEntity.relationship(named: $0) }
+                if let oldRelationship { usedOldRelationships.insert(oldRelationship.name) }
+                switch relationship.storage {
+                case .foreignKey(let column):
+                    if let oldRelationship, case .foreignKey(let oldColumn) = oldRelationship.storage {
+                        sources[column] = ColumnSource(sourceColumn: oldColumn, expression: quoted(oldColumn))
+                    } else if relationship.isRequired {
+                        destructiveChanges.append(.newRequiredRelationship(entity: entity.name, relationship: relationship.name))
+                        sources[column] = ColumnSource(sourceColumn: nil, expression: "0")
+                    } else {
+                        sources[column] = ColumnSource(sourceColumn: nil, expression: nil)
+                    }
+                case .joinTable(let name, _, _):
+                    guard let oldRelationship, case .joinTable(let oldName, let oldColumn, _) = oldRelationship.storage,
+                          let table = oldJoinTables.first(where: { $0.name == oldName }),
+                          joinMappings[name] == nil
+                    else { continue }
+                    // The new join table as SchemaSQL describes it (from its first side).
+                    let newTable = SchemaSQL(schema: new).joinTables.first { $0.name == name }
+                    let newSideIsColumn = newTable?.entity == entity.name && {
+                        if case .joinTable(_, let c, _) = relationship.storage { return c == newTable?.column }
+                        return false
+                    }()
+                    let oldSideIsColumn = table.column == oldColumn && table.entity == oldEntity.name
+                    joinMappings[name] = JoinMapping(table: table, swapped: newSideIsColumn != oldSideIsColumn)
+                    usedOldJoinTables.insert(oldName)
+                case .inverseForeignKey:
+                    break
+                }
+            }
+            for relationship in oldEntity.relationships where !usedOldRelationships.contains(relationship.name) {
+                if case .inverseForeignKey = relationship.storage { continue }
+                destructiveChanges.append(.removedRelationship(entity: entity.name, relationship: relationship.name))
+            }
+            entityMappings[entity.name] = EntityMapping(old: oldEntity, columnSources: sources)
+        }
+        for entity in old.entities where !usedOldEntities.contains(entity.name) {
+            destructiveChanges.append(.removedEntity(entity: entity.name))
+            removedEntities.append(entity.name)
+        }
+        for table in oldJoinTables where !usedOldJoinTables.contains(table.name) {
+            removedJoinTables.append(table.name)
+            if usedOldEntities.contains(table.entity) && usedOldEntities.contains(table.destination),
+               let entity = old.entity(named: table.entity),
+               let relationship = entity.relationships.first(where: {
+                   if case .joinTable(let name, _, _) = $0.storage { return name == table.name }
+                   return false
+               }),
+               !destructiveChanges.contains(where: {
+                   if case .removedRelationship(_, let name) = $0 { return name == relationship.name }
+                   return false
+               })
+            {
+                destructiveChanges.append(.removedRelationship(entity: entity.name, relationship: relationship.name))
+            }
+        }
+        // A removed entity's join tables go with it; removed join tables are listed above.
+        var seen: Set<DestructiveChange> = []
+        destructiveChanges = destructiveChanges.filter { seen.insert($0).inserted }
+    }
+
+    /// Whether two types store the same way (changing between them keeps the values).
+    static func sameStorage(_ a: ValueType, _ b: ValueType) -> Bool {
+        switch (a, b) {
+        case (.enumeration, .enumeration): return true
+        default: return a == b
+        }
+    }
+}

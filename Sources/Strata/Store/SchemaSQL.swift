@@ -1,0 +1,180 @@
+import Foundation
+import GRDB
+
+/// The SQL of a ``SchemaDescriptor``: tables, join tables, indexes and delete-rule triggers.
+///
+/// Layout:
+/// - one table per entity: `"id" INTEGER PRIMARY KEY`, then one column per attribute
+///   (`NOT NULL` unless optional, with its `DEFAULT`), then one column per to-one
+///   relationship stored here (`REFERENCES` the destination, unless the destination's
+///   inverse relationship has the ``DeleteRule/noAction`` rule, which allows dangling
+///   references; `NOT NULL` when required);
+/// - one rowid table per many-to-many join table, its two columns `NOT NULL`, each
+///   `REFERENCES` its entity unless that entity's side has the `noAction` rule, with
+///   `UNIQUE(column, inverseColumn)` and an index on the inverse column;
+/// - indexes (`strata_index_…`) for `indexes`, indexed attributes and every foreign key
+///   column, unique indexes (`strata_unique_…`) for `unique` constraints;
+/// - delete rules as triggers (``DeleteRuleTriggers``).
+struct SchemaSQL {
+    let schema: SchemaDescriptor
+
+    /// Every join table, once, described from the side that lists it first.
+    struct JoinTable: Hashable {
+        var name: String
+        var entity: String
+        var column: String
+        var destination: String
+        var inverseColumn: String
+    }
+
+    var joinTables: [JoinTable] {
+        var seen: Set<String> = []
+        var result: [JoinTable] = []
+        for entity in schema.entities {
+            for relationship in entity.relationships {
+                guard case .joinTable(let name, let column, let inverseColumn) = relationship.storage,
+                      seen.insert(name).inserted
+                else { continue }
+                result.append(JoinTable(
+                    name: name, entity: entity.name, column: column,
+                    destination: relationship.destination, inverseColumn: inverseColumn))
+            }
+        }
+        return result
+    }
+
+    /// The to-one relationships stored in `entity`'s table, with their column.
+    static func foreignKeys(of entity: EntityDescriptor) -> [(RelationshipDescriptor, String)] {
+        entity.relationships.compactMap {
+            if case .foreignKey(let column) = $0.storage { return ($0, column) }
+            return nil
+        }
+    }
+
+    /// Every column of every table (for change events).
+    var columnsByTable: [String: [String]] {
+        var result: [String: [String]] = [:]
+        for entity in schema.entities {
+            result[entity.name] = ["id"] + entity.attributes.map(\.name) + Self.foreignKeys(of: entity).map(\.1)
+        }
+        for join in joinTables { result[join.name] = [join.column, join.inverseColumn] }
+        return result
+    }
+
+    // MARK: - Tables
+
+    func createTable(_ entity: EntityDescriptor, named tableName: String? = nil) -> String {
+        var columns = ["\"id\" INTEGER PRIMARY KEY"]
+        for attribute in entity.attributes {
+            var column = "\(quoted(attribute.name)) \(Self.sqlType(attribute.type))"
+            if !attribute.isOptional { column += " NOT NULL" }
+            if let defaultValue = attribute.defaultValue { column += " DEFAULT \(Self.defaultSQL(defaultValue))" }
+            columns.append(column)
+        }
+        for (relationship, column) in Self.foreignKeys(of: entity) {
+            var definition = "\(quoted(column)) INTEGER"
+            if relationship.isRequired { definition += " NOT NULL" }
+            if !inverseAllowsDangling(relationship, of: entity) {
+                definition += " REFERENCES \(quoted(relationship.destination))(\"id\")"
+            }
+            columns.append(definition)
+        }
+        return "CREATE TABLE \(quoted(tableName ?? entity.name)) (\(columns.joined(separator: ", ")))"
+    }
+
+    func createJoinTable(_ join: JoinTable, named tableName: String? = nil) -> String {
+        let entity = schema.entity(named: join.entity)
+        let destination = schema.entity(named: join.destination)
+        let sideRule = entity?.relationships.first { isJoin($0, join.name) }?.deleteRule
+        let inverseRule = destination?.relationships.first { isJoin($0, join.name) }?.deleteRule
+        var column = "\(quoted(join.column)) INTEGER NOT NULL"
+        if sideRule != .noAction { column += " REFERENCES \(quoted(join.entity))(\"id\")" }
+        var inverseColumn = "\(quoted(join.inverseColumn)) INTEGER NOT NULL"
+        if inverseRule != .noAction { inverseColumn += " REFERENCES \(quoted(join.destination))(\"id\")" }
+        return """
+            CREATE TABLE \(quoted(tableName ?? join.name)) (\(column), \(inverseColumn), \
+            UNIQUE(\(quoted(join.column)), \(quoted(join.inverseColumn))))
+            """
+    }
+
+    private func isJoin(_ relationship: RelationshipDescriptor, _ name: String) -> Bool {
+        if case .joinTable(let table, _, _) = relationship.storage { return table == name }
+        return false
+    }
+
+    /// True when the destination's inverse relationship has the `noAction` rule: deleting a
+    /// destination object leaves this foreign key dangling, so it has no constraint.
+    func inverseAllowsDangling(_ relationship: RelationshipDescriptor, of entity: EntityDescriptor) -> Bool {
+        schema.entity(named: relationship.destination)?.relationship(named: relationship.inverse)?.deleteRule == .noAction
+    }
+
+    // MARK: - Indexes
+
+    /// Index name → `CREATE INDEX` statement, for every index the schema wants.
+    var indexes: [String: String] {
+        var result: [String: String] = [:]
+        func add(_ table: String, _ columns: [String], unique: Bool) {
+            guard !columns.isEmpty else { return }
+            let name = (unique ? "strata_unique_" : "strata_index_") + ([table] + columns).joined(separator: "_")
+            let list = columns.map(quoted).joined(separator: ", ")
+            result[name] = "CREATE \(unique ? "UNIQUE " : "")INDEX \(quoted(name)) ON \(quoted(table))(\(list))"
+        }
+        for entity in schema.entities {
+            for columns in entity.indexes { add(entity.name, columns, unique: false) }
+            for columns in entity.uniques { add(entity.name, columns, unique: true) }
+            for attribute in entity.attributes {
+                if attribute.isIndexed { add(entity.name, [attribute.name], unique: false) }
+                if attribute.isUnique { add(entity.name, [attribute.name], unique: true) }
+            }
+            for (_, column) in Self.foreignKeys(of: entity) { add(entity.name, [column], unique: false) }
+        }
+        for join in joinTables { add(join.name, [join.inverseColumn], unique: false) }
+        return result
+    }
+
+    // MARK: - Types and literals
+
+    static func sqlType(_ type: ValueType) -> String {
+        switch type {
+        case .string, .url, .enumeration, .date, .decimal: "TEXT"
+        case .int, .int32, .int16, .bool: "INTEGER"
+        case .double, .float: "REAL"
+        case .uuid, .data: "BLOB"
+        }
+    }
+
+    static func defaultSQL(_ value: DefaultValueDescriptor) -> String {
+        switch value {
+        case .value(let value): "(\(literal(value)))"
+        case .now: "(STRFTIME('%Y-%m-%d %H:%M:%f', 'now'))"
+        case .uuid: "(RANDOMBLOB(16))"
+        }
+    }
+
+    /// An SQL literal, for DDL only (statements with user values use bound arguments).
+    static func literal(_ value: DatabaseValue) -> String {
+        switch value.storage {
+        case .null: return "NULL"
+        case .int64(let int): return String(int)
+        case .double(let double):
+            if double.isNaN { return "NULL" }
+            if double.isInfinite { return double < 0 ? "-9e999" : "9e999" }
+            return "\(double)"
+        case .string(let string): return "'" + string.replacingOccurrences(of: "'", with: "''") + "'"
+        case .blob(let data): return "X'" + data.map { String(format: "%02X", $0) }.joined() + "'"
+        }
+    }
+
+    /// A value for rows that get a new required column without default (data loss allowed).
+    static func zeroLiteral(_ type: ValueType) -> String {
+        switch type {
+        case .string, .url, .decimal: "''"
+        case .enumeration(_, let cases): literal((cases.first ?? "").databaseValue)
+        case .date: "'1970-01-01 00:00:00.000'"
+        case .int, .int32, .int16, .bool: "0"
+        case .double, .float: "0.0"
+        case .uuid: "ZEROBLOB(16)"
+        case .data: "X''"
+        }
+    }
+}

@@ -1,0 +1,178 @@
+import Foundation
+import GRDB
+
+/// A SQLite store for the entities of one model.
+///
+/// ```swift
+/// let store = try Store(schema: NotesModel.schema)          // the platform's data location
+/// let note = try store.write { db in try db.insert(Note(title: "Milk", updatedAt: .now)) }
+/// let notes = try store.read { db in try db.fetchAll(Note.Fetches.all) }
+/// ```
+///
+/// A file store is a GRDB `DatabasePool` (WAL mode: reads run concurrently with the one
+/// writer); an in-memory store is a `DatabaseQueue`. Every connection has foreign keys
+/// and recursive triggers on, and the SQL function `strata_match` that string predicates
+/// use. Opening creates the schema, or migrates the file's schema (see
+/// <doc:DeleteRulesAndMigrations>).
+public final class Store: Sendable {
+    /// How a store opens.
+    public struct Options: Hashable, Sendable {
+        /// Apply destructive migrations (removed entities and attributes, changed types, new
+        /// required attributes without default) instead of refusing them. Values that
+        /// cannot be kept are replaced by the default, NULL, or a zero value.
+        public var allowDataLoss: Bool
+
+        public init(allowDataLoss: Bool = false) {
+            self.allowDataLoss = allowDataLoss
+        }
+    }
+
+    /// The model the store holds.
+    public let schema: SchemaDescriptor
+    /// The file's path; nil for an in-memory store.
+    public let path: String?
+    public let options: Options
+    /// The underlying GRDB writer, for GRDB's own APIs. Writes through it get the delete
+    /// rules and are reported to commit observers like any other.
+    public let writer: any DatabaseWriter
+
+    let observer: CommitObserver
+
+    /// Opens (creating if needed) the store at the platform's default location:
+    /// `$XDG_DATA_HOME` (or `~/.local/share`) on Linux, Application Support on Apple
+    /// platforms, then `<name>/<name>.sqlite` with the schema's name.
+    public convenience init(schema: SchemaDescriptor, options: Options = Options()) throws {
+        let url = Self.defaultURL(for: schema)
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try self.init(schema: schema, path: url.path, options: options)
+    }
+
+    /// Opens (creating if needed) the store at `path`. The folder must exist.
+    public convenience init(schema: SchemaDescriptor, path: String, options: Options = Options()) throws {
+        let pool = try DatabasePool(path: path, configuration: Self.configuration())
+        try self.init(schema: schema, path: path, writer: pool, options: options)
+    }
+
+    /// A store in memory, gone when released.
+    public static func inMemory(schema: SchemaDescriptor, options: Options = Options()) throws -> Store {
+        let queue = try DatabaseQueue(configuration: configuration())
+        return try Store(schema: schema, path: nil, writer: queue, options: options)
+    }
+
+    private init(schema: SchemaDescriptor, path: String?, writer: any DatabaseWriter, options: Options) throws {
+        self.schema = schema
+        self.path = path
+        self.options = options
+        self.writer = writer
+        try SchemaMigrator(schema: schema, allowDataLoss: options.allowDataLoss).migrate(writer)
+        let observer = CommitObserver(columnsByTable: SchemaSQL(schema: schema).columnsByTable)
+        self.observer = observer
+        writer.add(transactionObserver: observer, extent: .databaseLifetime)
+    }
+
+    /// Where ``init(schema:options:)`` puts the store of `schema`.
+    public static func defaultURL(for schema: SchemaDescriptor) -> URL {
+        #if canImport(Darwin)
+        let base = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first
+            ?? URL(fileURLWithPath: NSHomeDirectory()).appendingPathComponent("Library/Application Support")
+        #else
+        let environment = ProcessInfo.processInfo.environment
+        let base: URL
+        if let xdg = environment["XDG_DATA_HOME"], !xdg.isEmpty, xdg.hasPrefix("/") {
+            base = URL(fileURLWithPath: xdg)
+        } else {
+            let home = environment["HOME"] ?? NSHomeDirectory()
+            base = URL(fileURLWithPath: home).appendingPathComponent(".local/share")
+        }
+        #endif
+        return base.appendingPathComponent(schema.name).appendingPathComponent("\(schema.name).sqlite")
+    }
+
+    static func configuration() -> Configuration {
+        var configuration = Configuration()
+        configuration.foreignKeysEnabled = true
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA recursive_triggers = ON")
+            db.add(function: StringMatching.sqlFunction)
+        }
+        return configuration
+    }
+}
+
+// MARK: - Reads and writes
+
+extension Store {
+    /// Runs `body` in a read-only snapshot of the database.
+    public func read<T>(_ body: (Database) throws -> T) throws -> T {
+        try mapErrors { try writer.read(body) }
+    }
+
+    /// Runs `body` in a read-only snapshot of the database, off the caller's thread.
+    public func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await mapErrors { try await writer.read(body) }
+    }
+
+    /// Runs `body` in a write transaction: committed when it returns, rolled back when it
+    /// throws. A delete refused by a `deny` rule throws ``DeleteDeniedError`` and rolls the
+    /// whole transaction back.
+    public func write<T>(_ body: (Database) throws -> T) throws -> T {
+        try mapErrors { try writer.write(body) }
+    }
+
+    /// The asynchronous ``write(_:)``.
+    public func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await mapErrors { try await writer.write(body) }
+    }
+
+    private func mapErrors<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error where DeleteDeniedError(error) != nil {
+            throw DeleteDeniedError(error)!
+        }
+    }
+
+    private func mapErrors<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error where DeleteDeniedError(error) != nil {
+            throw DeleteDeniedError(error)!
+        }
+    }
+}
+
+// MARK: - Committed changes
+
+extension Store {
+    /// Calls `handler` after each commit that changed rows of the store's tables, with the
+    /// transaction's net changes. Rolled back transactions are not reported.
+    ///
+    /// The handler runs synchronously on the writer's queue, right after the commit and
+    /// before any other write can start: keep it short (hop to another queue for heavy
+    /// work), and do not write from it. Commits are delivered one by one, in commit order.
+    /// To re-read consistently — exactly the committed state, nothing later — use
+    /// ``observeCommits(reading:)``, whose handler also gets the writer connection.
+    ///
+    /// Deliveries stop when the returned observation is cancelled or deinitialised.
+    public func observeCommits(_ handler: @escaping @Sendable (CommittedChanges) -> Void) -> CommitObservation {
+        observeCommits(reading: { changes, _ in handler(changes) })
+    }
+
+    /// Like ``observeCommits(_:)``, with the writer connection: reads made with it inside
+    /// the handler see exactly the state this commit left, before any later write.
+    public func observeCommits(
+        reading handler: @escaping @Sendable (CommittedChanges, Database) -> Void
+    ) -> CommitObservation {
+        let key = observer.add(handler)
+        return CommitObservation { [observer] in observer.remove(key) }
+    }
+
+    /// The committed changes, as an asynchronous sequence (buffered without limit, in
+    /// commit order). Iteration ends when the task is cancelled.
+    public func commits() -> AsyncStream<CommittedChanges> {
+        AsyncStream { continuation in
+            let observation = observeCommits { continuation.yield($0) }
+            continuation.onTermination = { _ in observation.cancel() }
+        }
+    }
+}

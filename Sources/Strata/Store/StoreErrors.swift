@@ -1,0 +1,129 @@
+import GRDB
+
+/// A delete refused by a ``DeleteRule/deny`` rule: an object of `entity` still had objects
+/// in `relationship`. The whole transaction was rolled back.
+///
+/// ```swift
+/// do {
+///     try store.write { db in try db.delete(notebook) }
+/// } catch let error as DeleteDeniedError {
+///     print("\(error.entity).\(error.relationship) is not empty")
+/// }
+/// ```
+public struct DeleteDeniedError: Error, Hashable, Sendable, CustomStringConvertible {
+    public var entity: String
+    public var relationship: String
+
+    public init(entity: String, relationship: String) {
+        self.entity = entity
+        self.relationship = relationship
+    }
+
+    /// The deny error behind a GRDB error raised by a delete-rule trigger, if it is one.
+    /// Use it when you write with GRDB directly rather than through ``Store/write(_:)``.
+    public init?(_ error: any Error) {
+        guard let error = error as? DatabaseError, let message = error.message,
+              let range = message.range(of: DeleteRuleTriggers.denyMessagePrefix)
+        else { return nil }
+        let name = message[range.upperBound...]
+        guard let dot = name.firstIndex(of: ".") else { return nil }
+        self.entity = String(name[..<dot])
+        self.relationship = String(name[name.index(after: dot)...])
+    }
+
+    public var description: String {
+        "cannot delete \(entity): its relationship '\(relationship)' is not empty and has the deny rule"
+    }
+}
+
+/// A change of model that the store cannot apply without losing data.
+public enum DestructiveChange: Hashable, Sendable, CustomStringConvertible {
+    case removedEntity(entity: String)
+    case removedAttribute(entity: String, attribute: String)
+    case changedType(entity: String, attribute: String)
+    /// An optional attribute became required.
+    case madeRequired(entity: String, attribute: String)
+    case newRequiredAttribute(entity: String, attribute: String)
+    /// A relationship (its foreign key or join table) was removed.
+    case removedRelationship(entity: String, relationship: String)
+    /// A new required to-one relationship: existing objects have no destination.
+    case newRequiredRelationship(entity: String, relationship: String)
+
+    public var entity: String {
+        switch self {
+        case .removedEntity(let entity), .removedAttribute(let entity, _), .changedType(let entity, _),
+            .madeRequired(let entity, _), .newRequiredAttribute(let entity, _),
+            .removedRelationship(let entity, _), .newRequiredRelationship(let entity, _):
+            entity
+        }
+    }
+
+    /// The attribute or relationship, when the change is about one.
+    public var property: String? {
+        switch self {
+        case .removedEntity: nil
+        case .removedAttribute(_, let name), .changedType(_, let name), .madeRequired(_, let name),
+            .newRequiredAttribute(_, let name), .removedRelationship(_, let name),
+            .newRequiredRelationship(_, let name):
+            name
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .removedEntity(let e): "entity \(e) was removed"
+        case .removedAttribute(let e, let a): "attribute \(e).\(a) was removed"
+        case .changedType(let e, let a): "attribute \(e).\(a) changed type"
+        case .madeRequired(let e, let a): "attribute \(e).\(a) is no longer optional"
+        case .newRequiredAttribute(let e, let a): "new attribute \(e).\(a) is required and has no default"
+        case .removedRelationship(let e, let r): "relationship \(e).\(r) was removed"
+        case .newRequiredRelationship(let e, let r): "new relationship \(e).\(r) is required"
+        }
+    }
+}
+
+/// Why a store could not open or migrate.
+public enum MigrationError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The model changed in ways that lose data; the file was not modified. Open with
+    /// ``Store/Options/allowDataLoss`` to apply them anyway.
+    case destructiveChanges([DestructiveChange])
+    /// The file has tables but no Strata metadata: it was not created by a Strata store.
+    case notAStrataStore
+    /// The stored model description cannot be read.
+    case unreadableMetadata
+    /// After migrating, some rows reference missing rows; nothing was changed.
+    case foreignKeyViolations(table: String)
+
+    public var description: String {
+        switch self {
+        case .destructiveChanges(let changes):
+            "the model changed destructively: " + changes.map(\.description).joined(separator: "; ")
+                + " (open the store with allowDataLoss to apply)"
+        case .notAStrataStore: "the database was not created by a Strata store"
+        case .unreadableMetadata: "the store's model description cannot be read"
+        case .foreignKeyViolations(let table): "migration would leave invalid references in table \(table)"
+        }
+    }
+}
+
+/// Errors of the store's typed reads and writes.
+public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The row to update or delete does not exist.
+    case notFound(entity: String, id: Int64)
+    /// The value has not been inserted yet (``EntityID/unsaved``).
+    case unsaved(entity: String)
+    /// The entity type is not part of the store's schema.
+    case unknownEntity(String)
+    /// The relationship does not exist or has the wrong kind for the call.
+    case invalidRelationship(entity: String, relationship: String)
+
+    public var description: String {
+        switch self {
+        case .notFound(let entity, let id): "no \(entity) with id \(id)"
+        case .unsaved(let entity): "the \(entity) has not been inserted"
+        case .unknownEntity(let name): "entity \(name) is not in the store's schema"
+        case .invalidRelationship(let entity, let relationship):
+            "\(entity) has no relationship '\(relationship)' usable here"
+        }
+    }
+}
