@@ -47,8 +47,13 @@ let package = Package(
         ),
         .testTarget(
             name: "StrataCodegenTests",
-            dependencies: ["StrataSchema", "StrataCodegen"],
+            dependencies: ["StrataSchema", "StrataCodegen", "strata"],
             resources: [.copy("Resources")]
+        ),
+        // Compiles and exercises the reference output of StrataCodegenTests (symlinked sources).
+        .testTarget(
+            name: "StrataGeneratedTests",
+            dependencies: ["Strata", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .testTarget(name: "StrataTests", dependencies: ["Strata"]),
     ],
