@@ -1,0 +1,126 @@
+/// `sort:` key paths end at attributes, through to-one relationships only.
+struct SortKeyRule: SchemaRule {
+    static func check(_ context: ValidationContext, _ diagnostics: inout DiagnosticBag) {
+        for entity in context.schema.entities {
+            for fetch in entity.fetches {
+                check(fetch.sort, from: entity, context, &diagnostics)
+            }
+        }
+    }
+
+    static func check(_ keys: [SortKey], from entity: Entity, _ context: ValidationContext,
+                      _ diagnostics: inout DiagnosticBag) {
+        for key in keys {
+            if case .failure(let failure) = KeyPathResolver.resolve(key.path, from: entity, in: context) {
+                diagnostics.error("sort key: " + failure.message, at: key.location)
+            }
+        }
+    }
+}
+
+/// Section keys are attribute key paths (`by: firstLetter` only on Strings); entity sections
+/// name a to-one relationship, and their sort applies to its destination.
+struct SectionsRule: SchemaRule {
+    static func check(_ context: ValidationContext, _ diagnostics: inout DiagnosticBag) {
+        for entity in context.schema.entities {
+            for fetch in entity.fetches {
+                switch fetch.sections {
+                case .key(let path, let descending, let byFirstLetter, let location):
+                    switch KeyPathResolver.resolve(path, from: entity, in: context) {
+                    case .failure(let failure):
+                        diagnostics.error("section key: " + failure.message, at: location)
+                    case .success(let attribute):
+                        if byFirstLetter && attribute.type != .string {
+                            diagnostics.error(
+                                "'by: firstLetter' needs a String key, but '\(path.joined(separator: "."))' is \(attribute.type.name)",
+                                at: location)
+                        }
+                        if let first = fetch.sort.first, first.path == path, first.descending != descending {
+                            diagnostics.warning(
+                                "sections follow '\(path.joined(separator: "."))' \(descending ? "descending" : "ascending"), so sorting by it \(first.descending ? "descending" : "ascending") has no effect; set 'descending' on the sections instead",
+                                at: first.location)
+                        }
+                    }
+                case .entity(let name, let sort, _, _, let location):
+                    guard let destination = sectionDestination(name, of: entity, at: location, context, &diagnostics)
+                    else { continue }
+                    SortKeyRule.check(sort, from: destination, context, &diagnostics)
+                case nil:
+                    break
+                }
+            }
+        }
+    }
+
+    /// The destination of an entity-sections relationship, or nil after reporting why not.
+    static func sectionDestination(
+        _ name: String, of entity: Entity, at location: SourceLocation, _ context: ValidationContext,
+        _ diagnostics: inout DiagnosticBag
+    ) -> Entity? {
+        guard let relationship = entity.relationship(named: name) else {
+            if entity.attribute(named: name) != nil {
+                diagnostics.error(
+                    "'\(name)' is an attribute; entity sections need a to-one relationship (for sections by value, use 'key: \(name)')",
+                    at: location)
+            } else {
+                let toOnes = entity.relationships.filter { !$0.isToMany }.map(\.name)
+                diagnostics.error(
+                    "unknown relationship '\(name)' in '\(entity.name)' for entity sections"
+                        + Suggestions.didYouMean(name, in: toOnes),
+                    at: location)
+            }
+            return nil
+        }
+        if relationship.isToMany {
+            diagnostics.error(
+                "entity sections need a to-one relationship, but '\(entity.name).\(name)' is to-many", at: location)
+            return nil
+        }
+        return context.entity(relationship.destination)
+    }
+}
+
+/// Parses and type-checks every `where:`, storing the tree and the inferred parameters.
+enum PredicateRule {
+    static func resolve(_ schema: inout Schema, sourceMap: SchemaSourceMap, diagnostics: inout DiagnosticBag) {
+        let snapshot = schema
+        for entityIndex in schema.entities.indices {
+            let entity = schema.entities[entityIndex]
+            for fetchIndex in entity.fetches.indices {
+                let fetch = entity.fetches[fetchIndex]
+                let key = "\(entity.name).fetch.\(fetch.name)"
+                if let predicate = fetch.predicate {
+                    let checked = check(predicate, in: entity, snapshot, exact: !sourceMap.inexactPredicates.contains(
+                        "\(key).where"), &diagnostics)
+                    schema.entities[entityIndex].fetches[fetchIndex].predicate = checked
+                }
+                if case .entity(let name, let sort, let predicate?, let orphans, let location) = fetch.sections,
+                    let relationship = entity.relationship(named: name), !relationship.isToMany,
+                    let destination = snapshot.entity(named: relationship.destination)
+                {
+                    let checked = check(predicate, in: destination, snapshot, exact: !sourceMap.inexactPredicates.contains(
+                        "\(key).sections.where"), &diagnostics)
+                    schema.entities[entityIndex].fetches[fetchIndex].sections = .entity(
+                        relationship: name, sort: sort, predicate: checked, orphans: orphans, location: location)
+                }
+            }
+        }
+    }
+
+    static func check(
+        _ source: PredicateSource, in entity: Entity, _ schema: Schema, exact: Bool, _ diagnostics: inout DiagnosticBag
+    ) -> PredicateSource {
+        let result = PredicateParser.check(source.text, in: entity, schema: schema)
+        for failure in result.failures {
+            var location = source.location
+            if exact { location.column += failure.offset }
+            diagnostics.error(failure.message, at: location)
+        }
+        var checked = source
+        if let expression = result.expression {
+            checked.expression = expression
+            checked.parameters = result.parameters
+        }
+        return checked
+    }
+}

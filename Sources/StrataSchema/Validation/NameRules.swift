@@ -1,0 +1,133 @@
+/// Names that become Swift identifiers must be identifiers (keywords are fine: the generator
+/// escapes them with backticks).
+struct IdentifierRule: SchemaRule {
+    static func isIdentifier(_ name: String) -> Bool {
+        guard let first = name.unicodeScalars.first, name != "_" else { return false }
+        guard first == "_" || first.properties.isXIDStart else { return false }
+        return name.unicodeScalars.dropFirst().allSatisfy { $0 == "_" || $0.properties.isXIDContinue }
+    }
+
+    static func check(_ context: ValidationContext, _ diagnostics: inout DiagnosticBag) {
+        func require(_ name: String, _ kind: String, at location: SourceLocation) {
+            if !isIdentifier(name) {
+                diagnostics.error(
+                    "\(kind) name '\(name)' is not a valid identifier; use letters, digits and '_', not starting with a digit",
+                    at: location)
+            }
+        }
+        for enumType in context.schema.enums {
+            require(enumType.name, "enum", at: enumType.location)
+            for (index, name) in enumType.cases.enumerated() {
+                require(name, "enum case", at: context.location("\(enumType.name).case.\(index)", or: enumType.location))
+            }
+        }
+        for entity in context.schema.entities {
+            require(entity.name, "entity", at: entity.location)
+            for attribute in entity.attributes { require(attribute.name, "attribute", at: attribute.location) }
+            for relationship in entity.relationships {
+                require(relationship.name, "relationship", at: relationship.location)
+            }
+            for fetch in entity.fetches { require(fetch.name, "fetch", at: fetch.location) }
+        }
+    }
+}
+
+/// Entities and enums may be named like Swift or standard library types (the generator
+/// qualifies those), but not `Strata` (the runtime module) or the model's own namespace.
+struct ReservedTypeNameRule: SchemaRule {
+    static func check(_ context: ValidationContext, _ diagnostics: inout DiagnosticBag) {
+        let types = context.schema.entities.map { ("entity", $0.name, $0.location) }
+            + context.schema.enums.map { ("enum", $0.name, $0.location) }
+        for (kind, name, location) in types {
+            if name == "Strata" {
+                diagnostics.error("\(kind) name 'Strata' clashes with the Strata runtime module; rename it", at: location)
+            } else if name == context.schema.name {
+                diagnostics.error("\(kind) name '\(name)' clashes with the model's namespace; rename it", at: location)
+            }
+        }
+        for enumType in context.schema.enums where AttributeType.builtins[enumType.name] != nil {
+            diagnostics.error(
+                "enum name '\(enumType.name)' is a built-in attribute type; rename the enum", at: enumType.location)
+        }
+    }
+}
+
+/// An enum and an entity can't share a name.
+struct TypeNameCollisionRule: SchemaRule {
+    static func check(_ context: ValidationContext, _ diagnostics: inout DiagnosticBag) {
+        for enumType in context.schema.enums {
+            guard let entity = context.entity(enumType.name) else { continue }
+            let (later, earlier) = entity.location < enumType.location
+                ? (enumType.location, entity.location) : (entity.location, enumType.location)
+            diagnostics.error("'\(enumType.name)' is declared both as an enum and as an entity", at: later)
+            diagnostics.append(Diagnostic(.note, "'\(enumType.name)' is first declared here", at: earlier))
+        }
+    }
+}
+
+struct DuplicateEnumCaseRule: SchemaRule {
+    static func check(_ context: ValidationContext, _ diagnostics: inout DiagnosticBag) {
+        for enumType in context.schema.enums {
+            var seen: [String: Int] = [:]
+            for (index, name) in enumType.cases.enumerated() {
+                if let first = seen[name] {
+                    diagnostics.error(
+                        "duplicate case '\(name)' in enum '\(enumType.name)'",
+                        at: context.location("\(enumType.name).case.\(index)", or: enumType.location))
+                    diagnostics.append(Diagnostic(
+                        .note, "'\(name)' is first listed here",
+                        at: context.location("\(enumType.name).case.\(first)", or: enumType.location)))
+                } else {
+                    seen[name] = index
+                }
+            }
+        }
+    }
+}
+
+/// Attribute and relationship names share one namespace with the members Strata generates.
+struct MemberNameRule: SchemaRule {
+    static let generatedMembers: Set<String> = [
+        "id", "entityDescriptor", "databaseTableName", "Fetches", "ID", "init", "encode", "didInsert",
+    ]
+
+    static func check(_ context: ValidationContext, _ diagnostics: inout DiagnosticBag) {
+        for entity in context.schema.entities {
+            // name → (kind, location) of the first member with it.
+            var members: [String: (String, SourceLocation)] = [:]
+            var declared: [(String, String, SourceLocation)] =
+                entity.attributes.map { ("attribute", $0.name, $0.location) }
+                + entity.relationships.map { ("relationship", $0.name, $0.location) }
+            declared.sort { $0.2 < $1.2 }
+            for (kind, name, location) in declared {
+                if generatedMembers.contains(name) {
+                    diagnostics.error(
+                        "\(kind) name '\(name)' clashes with the generated member '\(entity.name).\(name)'; rename it",
+                        at: location)
+                }
+                if let (firstKind, firstLocation) = members[name] {
+                    diagnostics.error(
+                        "\(kind) '\(name)' of '\(entity.name)' has the same name as \(article(firstKind)) \(firstKind)",
+                        at: location)
+                    diagnostics.append(Diagnostic(.note, "'\(name)' is first declared here", at: firstLocation))
+                } else {
+                    members[name] = (kind, location)
+                }
+            }
+            for relationship in entity.relationships where !relationship.isToMany {
+                let storage = relationship.name + "ID"
+                if let (kind, _) = members[storage] {
+                    diagnostics.error(
+                        "the to-one relationship '\(relationship.name)' stores its id in '\(storage)', which clashes with the \(kind) '\(storage)' of '\(entity.name)'",
+                        at: relationship.location)
+                } else if generatedMembers.contains(storage) {
+                    diagnostics.error(
+                        "the to-one relationship '\(relationship.name)' stores its id in '\(storage)', which clashes with a generated member",
+                        at: relationship.location)
+                }
+            }
+        }
+    }
+
+    static func article(_ word: String) -> String { word.first.map { "aeiou".contains($0) } == true ? "an" : "a" }
+}

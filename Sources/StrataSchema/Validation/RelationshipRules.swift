@@ -1,0 +1,151 @@
+/// `to:` names an entity of the model.
+struct RelationshipDestinationRule: SchemaRule {
+    static func check(_ context: ValidationContext, _ diagnostics: inout DiagnosticBag) {
+        let names = context.schema.entities.map(\.name)
+        for entity in context.schema.entities {
+            for relationship in entity.relationships where context.entity(relationship.destination) == nil {
+                let location = context.location("\(entity.name).\(relationship.name).to", or: relationship.location)
+                if context.schema.enumType(named: relationship.destination) != nil {
+                    diagnostics.error(
+                        "'\(relationship.destination)' is an enum; declare '\(relationship.name)' under 'attributes'",
+                        at: location)
+                } else {
+                    diagnostics.error(
+                        "unknown entity '\(relationship.destination)' in relationship '\(entity.name).\(relationship.name)'"
+                            + Suggestions.didYouMean(relationship.destination, in: names),
+                        at: location)
+                }
+            }
+        }
+    }
+}
+
+/// `inverse:` names a relationship of the destination that points back at this entity and
+/// names this relationship as its own inverse. Every relationship checks its inverse, so the
+/// pairing is checked both ways.
+struct InverseRule: SchemaRule {
+    static func check(_ context: ValidationContext, _ diagnostics: inout DiagnosticBag) {
+        for entity in context.schema.entities {
+            for relationship in entity.relationships {
+                guard let destination = context.entity(relationship.destination) else { continue }
+                let qualified = "\(entity.name).\(relationship.name)"
+                let location = context.location("\(qualified).inverse", or: relationship.location)
+                guard let inverse = destination.relationship(named: relationship.inverse) else {
+                    if destination.attribute(named: relationship.inverse) != nil {
+                        diagnostics.error(
+                            "the inverse of '\(qualified)' must be a relationship, but '\(destination.name).\(relationship.inverse)' is an attribute",
+                            at: location)
+                    } else {
+                        diagnostics.error(
+                            "'\(destination.name)' has no relationship '\(relationship.inverse)', the inverse of '\(qualified)'"
+                                + Suggestions.didYouMean(relationship.inverse, in: destination.relationships.map(\.name))
+                                + (destination.relationships.isEmpty
+                                    ? "; add it to '\(destination.name)' with 'to: \(entity.name), inverse: \(relationship.name)'"
+                                    : ""),
+                            at: location)
+                    }
+                    continue
+                }
+                let inverseName = "\(destination.name).\(inverse.name)"
+                if inverse.destination != entity.name {
+                    diagnostics.error(
+                        "the inverse '\(inverseName)' of '\(qualified)' points to '\(inverse.destination)', not '\(entity.name)'",
+                        at: location)
+                } else if inverse.inverse != relationship.name {
+                    diagnostics.error(
+                        "'\(inverseName)' is the inverse of '\(qualified)', but names '\(inverse.inverse)' as its own inverse; inverses must name each other",
+                        at: location)
+                }
+            }
+        }
+    }
+}
+
+/// `required` is for to-one relationships.
+struct RequiredToManyRule: SchemaRule {
+    static func check(_ context: ValidationContext, _ diagnostics: inout DiagnosticBag) {
+        for entity in context.schema.entities {
+            for relationship in entity.relationships where relationship.isToMany && relationship.isRequired {
+                diagnostics.error(
+                    "'required' applies only to to-one relationships, and '\(entity.name).\(relationship.name)' is to-many",
+                    at: context.location("\(entity.name).\(relationship.name).required", or: relationship.location))
+            }
+        }
+    }
+}
+
+/// Deleting an object nullifies the inverse of its `nullify` relationships; that would break
+/// an inverse that is a required to-one.
+struct NullifyRequiredInverseRule: SchemaRule {
+    static func check(_ context: ValidationContext, _ diagnostics: inout DiagnosticBag) {
+        for entity in context.schema.entities {
+            for relationship in entity.relationships where relationship.deleteRule == .nullify {
+                guard let destination = context.entity(relationship.destination),
+                    let inverse = destination.relationship(named: relationship.inverse),
+                    inverse.destination == entity.name, !inverse.isToMany, inverse.isRequired
+                else { continue }
+                let qualified = "\(entity.name).\(relationship.name)"
+                diagnostics.error(
+                    "deleteRule 'nullify' on '\(qualified)' would set the required relationship '\(destination.name).\(inverse.name)' to nil when \(MemberNameRule.article(entity.name)) \(entity.name) is deleted; use 'cascade' or 'deny'"
+                        + (context.sourceMap.location("\(qualified).deleteRule") == nil
+                            ? " (nullify is the default)" : ""),
+                    at: context.location("\(qualified).deleteRule", or: relationship.location))
+            }
+        }
+    }
+}
+
+/// Required to-ones that form a cycle (A requires B requires A) make every insert impossible.
+struct RequiredCycleRule: SchemaRule {
+    static func check(_ context: ValidationContext, _ diagnostics: inout DiagnosticBag) {
+        // Edges: entity → its required to-one relationships (to known entities).
+        var edges: [String: [Relationship]] = [:]
+        for entity in context.schema.entities {
+            edges[entity.name] = entity.relationships.filter {
+                !$0.isToMany && $0.isRequired && context.entity($0.destination) != nil
+            }
+        }
+        var state: [String: Int] = [:]  // 1: on the stack, 2: done
+        var reported: Set<Set<String>> = []
+        for entity in context.schema.entities where state[entity.name] == nil {
+            // Iterative depth-first search keeping the current path.
+            var path: [(entity: String, via: Relationship?)] = [(entity.name, nil)]
+            var iterators: [Int] = [0]
+            state[entity.name] = 1
+            while let top = path.last {
+                let outgoing = edges[top.entity] ?? []
+                let next = iterators[iterators.count - 1]
+                if next >= outgoing.count {
+                    state[top.entity] = 2
+                    path.removeLast()
+                    iterators.removeLast()
+                    continue
+                }
+                iterators[iterators.count - 1] += 1
+                let relationship = outgoing[next]
+                switch state[relationship.destination] {
+                case 1:
+                    let start = path.lastIndex { $0.entity == relationship.destination }!
+                    let cycle = Array(path[start...])
+                    let members = Set(cycle.map(\.entity))
+                    guard reported.insert(members).inserted else { continue }
+                    let steps = cycle.dropFirst().compactMap(\.via) + [relationship]
+                    var owners = cycle.map(\.entity)
+                    let description = zip(owners, steps).map { "\($0).\($1.name)" }.joined(separator: " → ")
+                        + " → \(relationship.destination)"
+                    owners.append(relationship.destination)
+                    let first = steps.min { $0.location < $1.location }!
+                    diagnostics.error(
+                        "required to-one relationships form a cycle (\(description)); no object of it could be inserted first. Make one of them optional",
+                        at: first.location)
+                case 2:
+                    continue
+                default:
+                    state[relationship.destination] = 1
+                    path.append((relationship.destination, relationship))
+                    iterators.append(0)
+                }
+            }
+        }
+    }
+}
