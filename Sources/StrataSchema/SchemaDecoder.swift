@@ -229,19 +229,23 @@ public struct SchemaDecoder {
             return nil
         }
         let fields = fields(of: entries, allowed: Self.relationshipKeys, in: "relationship '\(key)'")
-        guard let to = fields["to"] else {
+        // A missing `to` or `inverse` leaves an empty name, which the validator skips, so the
+        // other side of the pair doesn't report a second, derived error.
+        var destination = ""
+        if let to = fields["to"] {
+            destination = string(to, "to") ?? ""
+            sourceMap.locations["\(key).to"] = to.value.location
+        } else {
             error("relationship '\(key)' needs 'to', its destination entity", at: entry.value.location)
-            return nil
         }
-        guard let destination = string(to, "to") else { return nil }
-        sourceMap.locations["\(key).to"] = to.value.location
-        guard let inverseField = fields["inverse"] else {
+        var inverse = ""
+        if let inverseField = fields["inverse"] {
+            inverse = string(inverseField, "inverse") ?? ""
+            sourceMap.locations["\(key).inverse"] = inverseField.value.location
+        } else {
             error("relationship '\(key)' needs an 'inverse': the relationship of '\(destination)' that points back",
                   at: entry.key.location)
-            return nil
         }
-        guard let inverse = string(inverseField, "inverse") else { return nil }
-        sourceMap.locations["\(key).inverse"] = inverseField.value.location
         var relationship = Relationship(
             name: name, destination: destination, inverse: inverse, location: entry.key.location)
         relationship.isToMany = fields["many"].flatMap { bool($0, "many") } ?? false

@@ -52,8 +52,7 @@ public enum SchemaPipeline {
         var sourceMap = SchemaSourceMap()
         var schema = SchemaDecoder.decode(roots, modelName: modelName, sourceMap: &sourceMap, diagnostics: &bag)
         SchemaValidator.validate(&schema, sourceMap: sourceMap, diagnostics: &bag)
-        let sorted = bag.sorted
-        return SchemaLoadResult(schema: bag.hasErrors ? nil : schema, diagnostics: sorted)
+        return SchemaLoadResult(schema: bag.hasErrors ? nil : schema, diagnostics: sortedKeepingNotes(bag.diagnostics))
     }
 
     /// Reads `paths` (files, or directories expanded to their `*.yaml`/`*.yml` files in sorted
@@ -76,6 +75,25 @@ public enum SchemaPipeline {
             result.schema = nil
         }
         return result
+    }
+
+    /// Diagnostics sorted by file, line and column, each note staying right after the error or
+    /// warning it belongs to (the one appended before it).
+    static func sortedKeepingNotes(_ diagnostics: [Diagnostic]) -> [Diagnostic] {
+        var groups: [[Diagnostic]] = []
+        for diagnostic in diagnostics {
+            if diagnostic.severity == .note, !groups.isEmpty {
+                groups[groups.count - 1].append(diagnostic)
+            } else {
+                groups.append([diagnostic])
+            }
+        }
+        var bag = DiagnosticBag()
+        // Sort the group leaders with DiagnosticBag's stable order, then expand.
+        for (index, group) in groups.enumerated() {
+            bag.append(Diagnostic(group[0].severity, String(index), at: group[0].location))
+        }
+        return bag.sorted.flatMap { groups[Int($0.message)!] }
     }
 
     /// A directory's `*.yaml`/`*.yml` files, sorted; any other path as is.

@@ -7,7 +7,7 @@ enum Suggestions {
         for candidate in candidates where candidate != word {
             let distance = editDistance(lowered, candidate.lowercased())
             let limit = max(1, min(3, max(candidate.count, word.count) / 3))
-            guard distance <= limit else { continue }
+            guard distance <= limit, distance < max(candidate.count, word.count) else { continue }
             if best == nil || distance < best!.1 { best = (candidate, distance) }
         }
         return best?.0

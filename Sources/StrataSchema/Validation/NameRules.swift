@@ -129,5 +129,5 @@ struct MemberNameRule: SchemaRule {
         }
     }
 
-    static func article(_ word: String) -> String { word.first.map { "aeiou".contains($0) } == true ? "an" : "a" }
+    static func article(_ word: String) -> String { word.lowercased().first.map { "aeiou".contains($0) } == true ? "an" : "a" }
 }

@@ -3,7 +3,8 @@ struct RelationshipDestinationRule: SchemaRule {
     static func check(_ context: ValidationContext, _ diagnostics: inout DiagnosticBag) {
         let names = context.schema.entities.map(\.name)
         for entity in context.schema.entities {
-            for relationship in entity.relationships where context.entity(relationship.destination) == nil {
+            for relationship in entity.relationships
+            where !relationship.destination.isEmpty && context.entity(relationship.destination) == nil {
                 let location = context.location("\(entity.name).\(relationship.name).to", or: relationship.location)
                 if context.schema.enumType(named: relationship.destination) != nil {
                     diagnostics.error(
@@ -27,7 +28,8 @@ struct InverseRule: SchemaRule {
     static func check(_ context: ValidationContext, _ diagnostics: inout DiagnosticBag) {
         for entity in context.schema.entities {
             for relationship in entity.relationships {
-                guard let destination = context.entity(relationship.destination) else { continue }
+                guard let destination = context.entity(relationship.destination), !relationship.inverse.isEmpty
+                else { continue }
                 let qualified = "\(entity.name).\(relationship.name)"
                 let location = context.location("\(qualified).inverse", or: relationship.location)
                 guard let inverse = destination.relationship(named: relationship.inverse) else {
@@ -47,6 +49,8 @@ struct InverseRule: SchemaRule {
                     continue
                 }
                 let inverseName = "\(destination.name).\(inverse.name)"
+                // An inverse with an unknown destination or no inverse of its own is reported there.
+                guard context.entity(inverse.destination) != nil, !inverse.inverse.isEmpty else { continue }
                 if inverse.destination != entity.name {
                     diagnostics.error(
                         "the inverse '\(inverseName)' of '\(qualified)' points to '\(inverse.destination)', not '\(entity.name)'",

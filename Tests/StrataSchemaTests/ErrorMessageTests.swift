@@ -1,0 +1,392 @@
+import Testing
+
+@testable import StrataSchema
+
+/// One bad model and the exact diagnostics it produces, in the manner of
+/// swift-argument-parser's ErrorMessageTests.
+struct BadModel: Sendable, CustomTestStringConvertible {
+    var name: String
+    var yaml: String
+    var expected: [String]
+
+    init(_ name: String, _ yaml: String, _ expected: String...) {
+        self.name = name
+        self.yaml = yaml
+        self.expected = expected
+    }
+
+    var testDescription: String { name }
+}
+
+/// A two-entity model with a relationship pair, for rules about relationships.
+func pair(_ aRelationship: String, _ bRelationship: String, aExtra: String = "", bExtra: String = "") -> String {
+    """
+    entities:
+      A:
+        attributes: { name: String }
+        relationships:
+          \(aRelationship)
+    \(aExtra)
+      B:
+        attributes: { title: String }
+        relationships:
+          \(bRelationship)
+    \(bExtra)
+    """
+}
+
+@Suite("Error messages")
+struct ErrorMessageTests {
+    // MARK: YAML
+
+    static let yamlErrors: [BadModel] = [
+        BadModel(
+            "unclosed flow sequence", "entities:\n  A: [a, b\n",
+            "m.yaml:3:1: error: YAML syntax: while parsing a flow sequence: did not find expected ',' or ']'"),
+        BadModel(
+            "tab indentation", "entities:\n\tA: {}\n",
+            "m.yaml:2:1: error: YAML syntax: while scanning for the next token: found character that cannot start any token"),
+        BadModel(
+            "duplicate key", "entities:\n  A: {}\n  A: {}\n",
+            "m.yaml:3:3: error: duplicate key 'A'",
+            "m.yaml:2:3: note: 'A' is first defined here"),
+        BadModel(
+            "unknown alias", "entities:\n  A: *nothing\n",
+            "m.yaml:2:6: error: unknown alias '*nothing'"),
+        BadModel("empty file", "", "m.yaml:1:1: error: the model file is empty; expected a mapping with 'entities'"),
+        BadModel(
+            "only comments", "# nothing here\n",
+            "m.yaml:1:1: error: the model file is empty; expected a mapping with 'entities'"),
+        BadModel(
+            "two documents", "entities: {}\n---\nentities: {}\n",
+            "m.yaml:2:1: error: a model file holds one YAML document; move the second document into its own file"),
+        BadModel(
+            "root is a sequence", "- a\n",
+            "m.yaml:1:1: error: a model file must be a mapping with 'version', 'enums' and 'entities', not a sequence"),
+    ]
+
+    @Test(arguments: yamlErrors)
+    func yaml(_ row: BadModel) {
+        #expect(diagnostics(row.yaml) == row.expected)
+    }
+
+    @Test func invalidUTF8() {
+        let bytes = Array("entities:\n  Ab".utf8) + [0xFF, 0xFE] + Array(": {}\n".utf8)
+        let result = SchemaPipeline.load(files: [ModelFile(path: "m.yaml", contents: bytes)])
+        #expect(result.schema == nil)
+        #expect(result.diagnostics.map(\.description) == [
+            "m.yaml:2:5: error: the model file is not valid UTF-8 (byte 0xFF); save it as UTF-8"
+        ])
+    }
+
+    // MARK: Structure
+
+    static let structureErrors: [BadModel] = [
+        BadModel(
+            "unsupported version", "version: 2\nentities: {}\n",
+            "m.yaml:1:10: error: unsupported schema version '2'; this version of Strata reads version 1"),
+        BadModel(
+            "unknown top-level key", "entitys: {}\n",
+            "m.yaml:1:1: error: unknown key 'entitys' in the model file; did you mean 'entities'?"),
+        BadModel(
+            "unknown entity key", "entities:\n  A:\n    atributes: { name: String }\n",
+            "m.yaml:3:5: error: unknown key 'atributes' in entity 'A'; did you mean 'attributes'?"),
+        BadModel(
+            "unknown key without suggestion", "entities:\n  A:\n    colour: red\n",
+            "m.yaml:3:5: error: unknown key 'colour' in entity 'A'; expected one of: doc, attributes, relationships, unique, indexes, fetches, renamedFrom"),
+        BadModel(
+            "unknown attribute key", "entities:\n  A:\n    attributes:\n      a: { type: Int, optinal: true }\n",
+            "m.yaml:4:23: error: unknown key 'optinal' in attribute 'A.a'; did you mean 'optional'?"),
+        BadModel(
+            "optional written as String?", "entities:\n  A:\n    attributes: { a: String? }\n",
+            "m.yaml:3:22: error: 'String?' is not a type; write { type: String, optional: true } for an optional attribute"),
+        BadModel(
+            "attribute without type", "entities:\n  A:\n    attributes: { a: { optional: true } }\n",
+            "m.yaml:3:22: error: attribute 'A.a' needs a 'type'"),
+        BadModel(
+            "option not a bool", "entities:\n  A:\n    attributes: { a: { type: Int, optional: yes } }\n",
+            "m.yaml:3:45: error: 'optional' must be true or false, not 'yes'"),
+        BadModel(
+            "relationship without inverse", pair("b: { to: B }", "a: { to: A, inverse: b }"),
+            "m.yaml:5:7: error: relationship 'A.b' needs an 'inverse': the relationship of 'B' that points back"),
+        BadModel(
+            "relationship without destination", pair("b: { inverse: a }", "a: { to: A, inverse: b }"),
+            "m.yaml:5:10: error: relationship 'A.b' needs 'to', its destination entity"),
+        BadModel(
+            "unknown delete rule", pair("b: { to: B, inverse: a, deleteRule: cascde }", "a: { to: A, inverse: b }"),
+            "m.yaml:5:43: error: unknown delete rule 'cascde'; expected nullify, cascade, deny or noAction; did you mean 'cascade'?"),
+        BadModel(
+            "enum not a list", "enums:\n  P: low\n",
+            "m.yaml:2:6: error: enum 'P' must be a list of case names, e.g. [low, normal, high]"),
+        BadModel(
+            "unique element not a list", "entities:\n  A:\n    attributes: { a: Int }\n    unique: [a]\n",
+            "m.yaml:4:14: error: each element of 'unique' is a list of names, e.g. [[a]]"),
+        BadModel(
+            "sections with key and entity",
+            "entities:\n  A:\n    attributes: { a: Int }\n    fetches:\n      f: { sections: { key: a, entity: a } }\n",
+            "m.yaml:5:22: error: 'sections' of 'A.f' has both 'key' and 'entity'; use one"),
+        BadModel(
+            "unknown sections key",
+            "entities:\n  A:\n    attributes: { a: Int }\n    fetches:\n      f: { sections: { key: a, by: firstLeter } }\n",
+            "m.yaml:5:36: error: unknown value 'firstLeter' for 'by'; the only grouping is 'firstLetter'"),
+    ]
+
+    @Test(arguments: structureErrors)
+    func structure(_ row: BadModel) {
+        #expect(diagnostics(row.yaml) == row.expected)
+    }
+
+    // MARK: Names
+
+    static let nameErrors: [BadModel] = [
+        BadModel(
+            "attribute name not an identifier", "entities:\n  A:\n    attributes: { first-name: String }\n",
+            "m.yaml:3:19: error: attribute name 'first-name' is not a valid identifier; use letters, digits and '_', not starting with a digit"),
+        BadModel(
+            "entity name starting with a digit", "entities:\n  1A: {}\n",
+            "m.yaml:2:3: error: entity name '1A' is not a valid identifier; use letters, digits and '_', not starting with a digit"),
+        BadModel(
+            "entity named Strata", "entities:\n  Strata: {}\n",
+            "m.yaml:2:3: error: entity name 'Strata' clashes with the Strata runtime module; rename it"),
+        BadModel(
+            "entity named like the model", "entities:\n  StrataModel: {}\n",
+            "m.yaml:2:3: error: entity name 'StrataModel' clashes with the model's namespace; rename it"),
+        BadModel(
+            "enum named like a built-in type", "enums:\n  Date: [a]\n",
+            "m.yaml:2:3: error: enum name 'Date' is a built-in attribute type; rename the enum"),
+        BadModel(
+            "enum and entity with one name", "enums:\n  P: [a]\nentities:\n  P: {}\n",
+            "m.yaml:4:3: error: 'P' is declared both as an enum and as an entity",
+            "m.yaml:2:3: note: 'P' is first declared here"),
+        BadModel(
+            "duplicate enum case", "enums:\n  P: [a, b, a]\n",
+            "m.yaml:2:13: error: duplicate case 'a' in enum 'P'",
+            "m.yaml:2:7: note: 'a' is first listed here"),
+        BadModel(
+            "attribute named id", "entities:\n  A:\n    attributes: { id: Int }\n",
+            "m.yaml:3:19: error: attribute name 'id' clashes with the generated member 'A.id'; rename it"),
+        BadModel(
+            "attribute and relationship with one name",
+            pair("name: { to: B, inverse: a }", "a: { to: A, inverse: name }"),
+            "m.yaml:5:7: error: relationship 'name' of 'A' has the same name as an attribute",
+            "m.yaml:3:19: note: 'name' is first declared here"),
+        BadModel(
+            "to-one storage clashes with an attribute",
+            "entities:\n  A:\n    attributes: { bID: Int }\n    relationships:\n      b: { to: B, inverse: a }\n  B:\n    relationships: { a: { to: A, inverse: b, many: true } }\n",
+            "m.yaml:5:7: error: the to-one relationship 'b' stores its id in 'bID', which clashes with the attribute 'bID' of 'A'"),
+    ]
+
+    @Test(arguments: nameErrors)
+    func names(_ row: BadModel) {
+        #expect(diagnostics(row.yaml) == row.expected)
+    }
+
+    // MARK: Types and relationships
+
+    static let typeErrors: [BadModel] = [
+        BadModel(
+            "unknown type", "entities:\n  A:\n    attributes: { a: Strng }\n",
+            "m.yaml:3:22: error: unknown type 'Strng' for attribute 'A.a'; did you mean 'String'?"),
+        BadModel(
+            "unknown enum type", "enums:\n  Priority: [low]\nentities:\n  A:\n    attributes: { a: Priorty }\n",
+            "m.yaml:5:22: error: unknown type 'Priorty' for attribute 'A.a'; did you mean 'Priority'?"),
+        BadModel(
+            "entity as attribute type", "entities:\n  A:\n    attributes: { b: B }\n  B: {}\n",
+            "m.yaml:3:22: error: 'B' is an entity; declare 'b' under 'relationships' with 'to: B'"),
+        BadModel(
+            "unknown destination", pair("b: { to: Bb, inverse: a }", "a: { to: A, inverse: b }"),
+            "m.yaml:5:16: error: unknown entity 'Bb' in relationship 'A.b'; did you mean 'B'?"),
+        BadModel(
+            "inverse missing on destination", pair("b: { to: B, inverse: x }", "a: { to: A, inverse: b }"),
+            "m.yaml:5:28: error: 'B' has no relationship 'x', the inverse of 'A.b'",
+            "m.yaml:10:28: error: 'A.b' is the inverse of 'B.a', but names 'x' as its own inverse; inverses must name each other"),
+        BadModel(
+            "inverse with a typo", pair("b: { to: B, inverse: aa }", "a: { to: A, inverse: b }"),
+            "m.yaml:5:28: error: 'B' has no relationship 'aa', the inverse of 'A.b'; did you mean 'a'?",
+            "m.yaml:10:28: error: 'A.b' is the inverse of 'B.a', but names 'aa' as its own inverse; inverses must name each other"),
+        BadModel(
+            "inverse is an attribute", pair("b: { to: B, inverse: title }", "a: { to: A, inverse: b }"),
+            "m.yaml:5:28: error: the inverse of 'A.b' must be a relationship, but 'B.title' is an attribute",
+            "m.yaml:10:28: error: 'A.b' is the inverse of 'B.a', but names 'title' as its own inverse; inverses must name each other"),
+        BadModel(
+            "inverse points elsewhere",
+            "entities:\n  A:\n    relationships: { b: { to: B, inverse: c } }\n  B:\n    relationships: { c: { to: C, inverse: b } }\n  C:\n    relationships: { b: { to: B, inverse: c } }\n",
+            "m.yaml:3:43: error: the inverse 'B.c' of 'A.b' points to 'C', not 'A'"),
+        BadModel(
+            "required to-many", pair("b: { to: B, inverse: a, many: true, required: true }", "a: { to: A, inverse: b }"),
+            "m.yaml:5:43: error: 'required' applies only to to-one relationships, and 'A.b' is to-many"),
+        BadModel(
+            "nullify on a required inverse",
+            pair("b: { to: B, inverse: a, many: true }", "a: { to: A, inverse: b, required: true }"),
+            "m.yaml:5:7: error: deleteRule 'nullify' on 'A.b' would set the required relationship 'B.a' to nil when an A is deleted; use 'cascade' or 'deny' (nullify is the default)"),
+        BadModel(
+            "cycle of required to-ones",
+            pair("b: { to: B, inverse: a, required: true, deleteRule: cascade }",
+                 "a: { to: A, inverse: b, required: true, deleteRule: cascade }"),
+            "m.yaml:5:7: error: required to-one relationships form a cycle (A.b → B.a → A); no object of it could be inserted first. Make one of them optional"),
+    ]
+
+    @Test(arguments: typeErrors)
+    func types(_ row: BadModel) {
+        #expect(diagnostics(row.yaml) == row.expected)
+    }
+
+    // MARK: Defaults
+
+    static func defaultModel(_ type: String, _ value: String) -> String {
+        "enums:\n  P: [low, high]\nentities:\n  A:\n    attributes:\n      a: { type: \(type), default: \(value) }\n"
+    }
+
+    static let defaultErrors: [BadModel] = [
+        BadModel(
+            "Int16 out of range", defaultModel("Int16", "40000"),
+            "m.yaml:6:34: error: default 40000 of 'A.a' is out of range for Int16 (-32768...32767)"),
+        BadModel(
+            "Int from a decimal", defaultModel("Int", "1.5"),
+            "m.yaml:6:32: error: default '1.5' of 'A.a' is not a valid Int"),
+        BadModel(
+            "Int from a quoted number", defaultModel("Int", "\"1\""),
+            "m.yaml:6:32: error: default '1' of 'A.a' is not a valid Int; write the number without quotes"),
+        BadModel(
+            "Bool from yes", defaultModel("Bool", "yes"),
+            "m.yaml:6:33: error: default 'yes' of 'A.a' is not a valid Bool; use true or false"),
+        BadModel(
+            "Date other than now", defaultModel("Date", "tomorrow"),
+            "m.yaml:6:33: error: the default of Date attribute 'A.a' can only be 'now'"),
+        BadModel(
+            "enum case not found", defaultModel("P", "hihg"),
+            "m.yaml:6:30: error: default 'hihg' of 'A.a' is not a case of enum 'P'; did you mean 'high'?"),
+        BadModel(
+            "UUID literal malformed", defaultModel("UUID", "1234"),
+            "m.yaml:6:33: error: default '1234' of 'A.a' is not a UUID; use 'uuid' for a new one or a literal such as 01234567-89AB-CDEF-0123-456789ABCDEF"),
+        BadModel(
+            "URL without scheme", defaultModel("URL", "example"),
+            "m.yaml:6:32: error: default 'example' of 'A.a' is not an absolute URL"),
+        BadModel(
+            "Double from text", defaultModel("Double", "abc"),
+            "m.yaml:6:35: error: default 'abc' of 'A.a' is not a valid Double"),
+        BadModel(
+            "null default", defaultModel("String", "null"),
+            "m.yaml:6:35: error: the default of 'A.a' is null; remove 'default' (an optional attribute is nil unless set)"),
+    ]
+
+    @Test(arguments: defaultErrors)
+    func defaults(_ row: BadModel) {
+        #expect(diagnostics(row.yaml) == row.expected)
+    }
+
+    // MARK: Constraints, sorts, sections
+
+    static func fetchModel(_ entityA: String) -> String {
+        """
+        entities:
+          A:
+            attributes: { name: String, rank: Int }
+            relationships:
+              b: { to: B, inverse: as }
+              cs: { to: C, many: true, inverse: a }
+        \(entityA)
+          B:
+            attributes: { title: String }
+            relationships: { as: { to: A, many: true, inverse: b } }
+          C:
+            relationships: { a: { to: A, inverse: cs } }
+        """
+    }
+
+    static let fetchErrors: [BadModel] = [
+        BadModel(
+            "unique over an unknown name", fetchModel("    unique: [[nmae]]"),
+            "m.yaml:7:15: error: unknown attribute or relationship 'nmae' in 'unique' of 'A'; did you mean 'name'?"),
+        BadModel(
+            "index over a to-many", fetchModel("    indexes: [[cs]]"),
+            "m.yaml:7:16: error: 'cs' in 'indexes' of 'A' is a to-many relationship; only attributes and to-one relationships have columns"),
+        BadModel(
+            "index duplicating a unique constraint", fetchModel("    unique: [[name, rank]]\n    indexes: [[name, rank]]"),
+            "m.yaml:8:15: warning: index [name, rank] of 'A' duplicates the unique constraint [name, rank], which is already indexed"),
+        BadModel(
+            "unknown sort key", fetchModel("    fetches: { f: { sort: [nam] } }"),
+            "m.yaml:7:28: error: sort key: unknown attribute or relationship 'nam' in 'A'; did you mean 'name'?"),
+        BadModel(
+            "sort through a to-many", fetchModel("    fetches: { f: { sort: [-cs.a] } }"),
+            "m.yaml:7:28: error: sort key: 'cs' in 'cs.a' is a to-many relationship; key paths may only go through to-one relationships"),
+        BadModel(
+            "sort ending at a relationship", fetchModel("    fetches: { f: { sort: [b] } }"),
+            "m.yaml:7:28: error: sort key: 'b' ends at the relationship 'b'; add one of its attributes, e.g. 'b.title'"),
+        BadModel(
+            "sort through a to-one with a typo", fetchModel("    fetches: { f: { sort: [b.titel] } }"),
+            "m.yaml:7:28: error: sort key: unknown attribute or relationship 'titel' in 'B'; did you mean 'title'?"),
+        BadModel(
+            "firstLetter on an Int", fetchModel("    fetches: { f: { sections: { key: rank, by: firstLetter } } }"),
+            "m.yaml:7:38: error: 'by: firstLetter' needs a String key, but 'rank' is Int"),
+        BadModel(
+            "section key through a to-many", fetchModel("    fetches: { f: { sections: { key: cs.a } } }"),
+            "m.yaml:7:38: error: section key: 'cs' in 'cs.a' is a to-many relationship; key paths may only go through to-one relationships"),
+        BadModel(
+            "entity sections over a to-many", fetchModel("    fetches: { f: { sections: { entity: cs } } }"),
+            "m.yaml:7:41: error: entity sections need a to-one relationship, but 'A.cs' is to-many"),
+        BadModel(
+            "entity sections over an attribute", fetchModel("    fetches: { f: { sections: { entity: name } } }"),
+            "m.yaml:7:41: error: 'name' is an attribute; entity sections need a to-one relationship (for sections by value, use 'key: name')"),
+        BadModel(
+            "entity sections sorted by a source attribute", fetchModel("    fetches: { f: { sections: { entity: b, sort: [rank] } } }"),
+            "m.yaml:7:51: error: sort key: unknown attribute or relationship 'rank' in 'B'"),
+        BadModel(
+            "section and sort directions disagree", fetchModel("    fetches: { f: { sections: { key: rank }, sort: [-rank] } }"),
+            "m.yaml:7:53: warning: sections follow 'rank' ascending, so sorting by it descending has no effect; set 'descending' on the sections instead"),
+        BadModel(
+            "predicate error column", fetchModel("    fetches: { f: { where: \"rank == 'x'\" } }"),
+            "m.yaml:7:37: error: cannot compare 'rank' (Int) with \"x\""),
+        BadModel(
+            "predicate error in a single-quoted scalar", fetchModel("    fetches: { f: { where: 'b.titel == \"x\"' } }"),
+            "m.yaml:7:31: error: unknown attribute or relationship 'titel' in 'B'; did you mean 'title'?"),
+        BadModel(
+            "predicate error in a plain scalar", fetchModel("    fetches: { f: { where: rank > true } }"),
+            "m.yaml:7:35: error: cannot compare 'rank' (Int) with true"),
+        BadModel(
+            "predicate error in a block scalar falls back to the scalar start",
+            fetchModel("    fetches:\n      f:\n        where: >\n          rank == \"x\""),
+            "m.yaml:9:16: error: cannot compare 'rank' (Int) with \"x\""),
+        BadModel(
+            "section predicate over the destination", fetchModel("    fetches: { f: { sections: { entity: b, where: \"rank > 1\" } } }"),
+            "m.yaml:7:52: error: unknown attribute or relationship 'rank' in 'B'"),
+    ]
+
+    @Test(arguments: fetchErrors)
+    func fetches(_ row: BadModel) {
+        #expect(diagnostics(row.yaml) == row.expected)
+    }
+
+    // MARK: Several files
+
+    @Test func duplicateEntityAcrossFiles() {
+        let result = SchemaPipeline.load(files: [
+            ModelFile(path: "a.yaml", text: "entities:\n  Note: { attributes: { title: String } }\n"),
+            ModelFile(path: "b.yaml", text: "entities:\n  Tag: {}\n  Note: {}\n"),
+        ])
+        #expect(result.schema == nil)
+        #expect(result.diagnostics.map(\.description) == [
+            "b.yaml:3:3: error: duplicate entity 'Note'",
+            "a.yaml:2:3: note: 'Note' is first defined here",
+        ])
+    }
+
+    @Test func referencesAcrossFiles() throws {
+        let result = SchemaPipeline.load(files: [
+            ModelFile(path: "a.yaml", text: "enums: { P: [low, high] }\nentities:\n  Note:\n    attributes: { p: { type: P, default: low } }\n    relationships: { tags: { to: Tag, many: true, inverse: notes } }\n"),
+            ModelFile(path: "b.yaml", text: "entities:\n  Tag:\n    relationships: { notes: { to: Note, many: true, inverse: tags } }\n"),
+        ])
+        #expect(result.diagnostics.isEmpty)
+        let schema = try #require(result.schema)
+        #expect(schema.entities.map(\.name) == ["Note", "Tag"])
+        #expect(schema.entity(named: "Note")?.attributes.first?.defaultValue == .enumCase("low"))
+    }
+
+    @Test func severalErrorsInOneRun() {
+        let yaml = "entities:\n  A:\n    attributes: { a: Strng, b: Itn }\n"
+        #expect(diagnostics(yaml) == [
+            "m.yaml:3:22: error: unknown type 'Strng' for attribute 'A.a'; did you mean 'String'?",
+            "m.yaml:3:32: error: unknown type 'Itn' for attribute 'A.b'; did you mean 'Int'?",
+        ])
+    }
+}
