@@ -1,0 +1,393 @@
+import Dispatch
+import Foundation
+import GRDB
+
+/// Live sectioned results of a ``ResultsRequest``: fetched once, then kept up to date commit
+/// by commit, every change reported as one ``ChangeBatch`` that a list UI can apply directly.
+///
+/// One type serves requests without sections (`Section == NoSection`), with keyed sections
+/// (`Note.Fetches.byPriority`) and with entity sections (`Note.Fetches.byNotebook`, where
+/// every notebook is a section, empty ones included, and the section carries the notebook).
+///
+/// ```swift
+/// let store = try Store(schema: NotesModel.schema)
+/// let controller = try ResultsController(store: store, request: Note.Fetches.byNotebook)
+/// print(controller.snapshot.sections.map { $0.value.object?.name })
+///
+/// for await update in controller.updates {          // or a delegate, or coordinate(_:)
+///     switch update {
+///     case .reload(let snapshot): show(snapshot)
+///     case .batch(let batch, let snapshot): animate(batch, to: snapshot)
+///     }
+/// }
+///
+/// controller.options.filter = { !$0.body.isEmpty }   // emits a batch, not a reload
+/// controller.pause()                                   // stop tracking during a bulk import
+/// try controller.resume()                              // refetch, deliver a reload
+/// ```
+///
+/// ## How changes are tracked
+///
+/// The controller fetches in one SQL query (items with their sort-key and section-key
+/// values; for entity sections a second query for the section objects). After each commit
+/// it re-reads, on the store's writer and before any later write, only the affected rows by
+/// id — the changed items, and the items whose predicate, sort or section key reads a changed
+/// related row through a to-one relationship — and places them by binary search with
+/// ``DatabaseValueOrdering``, which orders exactly as SQLite's `ORDER BY`. Predicates over
+/// to-many relationships, and commits that touch a large share of the results, make it
+/// refetch instead. Either way the batch is the identity difference between the previous
+/// and the new snapshot, so after every commit the state equals a fresh fetch.
+///
+/// ## Isolation
+///
+/// The controller is `Sendable`: its state is behind a lock and is computed on the store's
+/// writer right after each commit. Everything it reports — delegate callbacks, coordinators,
+/// ``updates`` elements — is delivered in order on its *delivery queue* (the main queue by
+/// default; pass another `DispatchQueue` for background consumers and tests). ``snapshot``
+/// is the last delivered snapshot, so a data source that reads it on the delivery queue
+/// always agrees with the batch being applied.
+public final class ResultsController<Item: StrataEntity, Section: Hashable & Sendable>: @unchecked Sendable {
+    /// How changes are delivered.
+    public enum DeliveryMode: Hashable, Sendable {
+        /// A ``ChangeBatch`` per commit (or per options change).
+        case batches
+        /// A whole snapshot per change, for consumers that do not animate.
+        case reloads
+    }
+
+    /// The store the results come from.
+    public let store: Store
+    /// The request, as given.
+    public let request: ResultsRequest<Item, Section>
+    /// The queue every delivery happens on.
+    public let deliveryQueue: DispatchQueue
+
+    // Guarded by `lock`: the engine, the last computed snapshot, tracking.
+    private let lock = NSRecursiveLock()
+    private let engine: ResultsEngine<Item, Section>
+    private var computed: ResultsSnapshot<Item, Section>
+    private var observation: CommitObservation?
+    private var needsRefetch = false
+    private var _deliveryMode: DeliveryMode
+    /// Tests set this to check the engine's invariants after every change.
+    var checksInvariants = false
+
+    // Confined to `deliveryQueue` (plus `deliveredLock` for reads of `snapshot` elsewhere).
+    private let deliveredLock = NSLock()
+    private var delivered: ResultsSnapshot<Item, Section>
+    private weak var _delegate: (any ResultsControllerDelegate<Item, Section>)?
+    private var coordinatees: [WeakCoordinatee] = []
+    private var continuations: [UUID: AsyncStream<ResultsUpdate<Item, Section>>.Continuation] = [:]
+
+    private struct WeakCoordinatee {
+        weak var object: AnyObject?
+        let apply: (ChangeBatch, ResultsSnapshot<Item, Section>) -> Void
+        let reload: (ResultsSnapshot<Item, Section>) -> Void
+    }
+
+    /// Fetches the results of `request` from `store` and starts tracking its commits.
+    ///
+    /// - Parameters:
+    ///   - options: a post-fetch filter, comparator, and group rows (see ``ResultsOptions``).
+    ///   - mode: ``DeliveryMode/batches`` (default) or ``DeliveryMode/reloads``.
+    ///   - deliveryQueue: where deliveries happen; the main queue by default.
+    /// - Throws: a database error, ``QueryError`` for a request that does not fit the store's
+    ///   schema, or ``ResultsError`` for a `Section` type that does not fit the sectioning.
+    public init(
+        store: Store, request: ResultsRequest<Item, Section>, options: ResultsOptions<Item> = ResultsOptions(),
+        mode: DeliveryMode = .batches, deliveryQueue: DispatchQueue = .main
+    ) throws {
+        self.store = store
+        self.request = request
+        self.deliveryQueue = deliveryQueue
+        self._deliveryMode = mode
+        engine = try ResultsEngine(request: request, schema: store.schema, options: options)
+        computed = .empty
+        delivered = .empty
+        try startTracking(deliverReload: false)
+        delivered = computed
+    }
+
+    deinit {
+        observation?.cancel()
+        for continuation in continuations.values { continuation.finish() }
+    }
+
+    // MARK: - State
+
+    /// The last delivered snapshot. Read it on the delivery queue to stay in step with the
+    /// batches; right after `init` it is the initial fetch.
+    public var snapshot: ResultsSnapshot<Item, Section> {
+        deliveredLock.lock()
+        defer { deliveredLock.unlock() }
+        return delivered
+    }
+
+    /// The delegate, called on the delivery queue. Held weakly.
+    public var delegate: (any ResultsControllerDelegate<Item, Section>)? {
+        get {
+            deliveredLock.lock()
+            defer { deliveredLock.unlock() }
+            return _delegate
+        }
+        set {
+            deliveredLock.lock()
+            _delegate = newValue
+            deliveredLock.unlock()
+        }
+    }
+
+    /// How changes are delivered; may change at any time.
+    public var deliveryMode: DeliveryMode {
+        get { locked { _deliveryMode } }
+        set { locked { _deliveryMode = newValue } }
+    }
+
+    /// The post-fetch filter, comparator and group-row option. Setting it delivers one batch
+    /// that turns the current results into the new ones (sections that become empty or
+    /// non-empty included); it never refetches.
+    public var options: ResultsOptions<Item> {
+        get { locked { engine.options } }
+        set {
+            locked {
+                engine.options = newValue
+                publish(reload: false)
+            }
+        }
+    }
+
+    /// The post-fetch filter (see ``ResultsOptions/filter``).
+    public var filter: (@Sendable (Item) -> Bool)? {
+        get { options.filter }
+        set { locked { options.filter = newValue } }
+    }
+
+    /// The post-fetch comparator (see ``ResultsOptions/comparator``).
+    public var comparator: (@Sendable (Item, Item) -> Bool)? {
+        get { options.comparator }
+        set { locked { options.comparator = newValue } }
+    }
+
+    /// Whether filtered-out items are shown as one group row per section (see
+    /// ``ResultsOptions/groupFilteredItems``).
+    public var groupFilteredItems: Bool {
+        get { options.groupFilteredItems }
+        set { locked { options.groupFilteredItems = newValue } }
+    }
+
+    // MARK: - Pause and resume
+
+    /// True between ``pause()`` and ``resume()``.
+    public var isPaused: Bool { locked { observation == nil } }
+
+    /// Stops tracking commits: nothing is delivered until ``resume()``. Use it around bulk
+    /// imports.
+    public func pause() {
+        locked {
+            observation?.cancel()
+            observation = nil
+        }
+    }
+
+    /// Refetches, resumes tracking, and delivers the new state as a reload. Does nothing when
+    /// not paused.
+    public func resume() throws {
+        try startTracking(deliverReload: true)
+    }
+
+    /// Fetches everything and subscribes to commits, on the writer, so that no commit falls
+    /// between the two. The writer is taken before the lock, as commit handlers do.
+    private func startTracking(deliverReload: Bool) throws {
+        try store.writer.writeWithoutTransaction { db in
+            try locked {
+                guard observation == nil else { return }
+                try engine.fetchAll(db)
+                needsRefetch = false
+                observation = store.observeCommits(reading: { [weak self] changes, db in
+                    self?.handle(changes, db)
+                })
+                if deliverReload {
+                    publish(reload: true)
+                } else {
+                    computed = engine.snapshot()
+                }
+                checkInvariants()
+            }
+        }
+    }
+
+    // MARK: - Commits
+
+    private func handle(_ changes: CommittedChanges, _ db: Database) {
+        locked {
+            guard observation != nil else { return }
+            do {
+                if needsRefetch {
+                    try engine.fetchAll(db)
+                    needsRefetch = false
+                } else {
+                    guard try engine.apply(changes, db) else { return }
+                }
+                checkInvariants()
+                publish(reload: false)
+            } catch {
+                needsRefetch = true
+                deliveryQueue.async { [self] in delegate?.controller(self, didFailWith: error) }
+            }
+        }
+    }
+
+    private func checkInvariants() {
+        #if DEBUG
+        if checksInvariants {
+            engine._checkInvariants()
+            computed._checkInvariants()
+        }
+        #endif
+    }
+
+    /// Computes the new snapshot and schedules its delivery (with the lock held, so deliveries
+    /// keep the order of changes).
+    private func publish(reload: Bool) {
+        let old = computed
+        let new = engine.snapshot()
+        computed = new
+        if reload || _deliveryMode == .reloads {
+            if !reload && old == new { return }
+            deliveryQueue.async { [self] in deliver(.reload(new)) }
+            return
+        }
+        let batch = ChangeBatch(from: old, to: new)
+        if batch.isEmpty { return }
+        deliveryQueue.async { [self] in deliver(.batch(batch, new)) }
+    }
+
+    // MARK: - Delivery (on the delivery queue)
+
+    private func deliver(_ update: ResultsUpdate<Item, Section>) {
+        let previous = snapshot
+        deliveredLock.lock()
+        delivered = update.snapshot
+        let delegate = _delegate
+        deliveredLock.unlock()
+        for continuation in continuations.values { continuation.yield(update) }
+        coordinatees.removeAll { $0.object == nil }
+        switch update {
+        case .reload(let snapshot):
+            for coordinatee in coordinatees { coordinatee.reload(snapshot) }
+            delegate?.controller(self, didReload: snapshot)
+        case .batch(let batch, let snapshot):
+            for coordinatee in coordinatees { coordinatee.apply(batch, snapshot) }
+            if let delegate { report(batch, from: previous, to: snapshot, to: delegate) }
+        }
+    }
+
+    private func report(
+        _ batch: ChangeBatch, from old: ResultsSnapshot<Item, Section>, to new: ResultsSnapshot<Item, Section>,
+        to delegate: any ResultsControllerDelegate<Item, Section>
+    ) {
+        delegate.controllerWillChangeContent(self)
+        for index in batch.sectionDeletes {
+            delegate.controller(self, didChange: old.sections[index], atSectionIndex: index, for: .delete, newSectionIndex: nil)
+        }
+        for index in batch.sectionInserts {
+            delegate.controller(self, didChange: new.sections[index], atSectionIndex: index, for: .insert, newSectionIndex: nil)
+        }
+        for move in batch.sectionMoves {
+            delegate.controller(
+                self, didChange: new.sections[move.to], atSectionIndex: move.from, for: .move, newSectionIndex: move.to)
+        }
+        if !batch.sectionUpdates.isEmpty {
+            for index in batch.sectionUpdates {
+                let id = old.sections[index].id
+                let section = new.index(ofSection: id).map { new.sections[$0] } ?? old.sections[index]
+                delegate.controller(self, didChange: section, atSectionIndex: index, for: .update, newSectionIndex: nil)
+            }
+        }
+        for path in batch.itemDeletes {
+            delegate.controller(self, didChange: old[path], at: path, for: .delete, newIndexPath: nil)
+        }
+        for path in batch.itemInserts {
+            delegate.controller(self, didChange: new[path], at: nil, for: .insert, newIndexPath: path)
+        }
+        for move in batch.itemMoves {
+            delegate.controller(self, didChange: new[move.to], at: move.from, for: .move, newIndexPath: move.to)
+        }
+        if !batch.itemUpdates.isEmpty {
+            let newPaths = Self.newPaths(of: batch.itemUpdates, in: old, new)
+            for (path, newPath) in zip(batch.itemUpdates, newPaths) {
+                delegate.controller(self, didChange: new[newPath], at: path, for: .update, newIndexPath: nil)
+            }
+        }
+        delegate.controller(self, didChange: batch, snapshot: new)
+        delegate.controllerDidChangeContent(self)
+    }
+
+    /// Where the rows at `paths` of `old` are in `new` (they are, for updates).
+    private static func newPaths(
+        of paths: [ItemPath], in old: ResultsSnapshot<Item, Section>, _ new: ResultsSnapshot<Item, Section>
+    ) -> [ItemPath] {
+        var wanted: [RowKey<Item.ID>: Int] = [:]
+        for (index, path) in paths.enumerated() { wanted[old[path].key(in: old.sections[path.section].id)] = index }
+        var result = paths
+        for (s, section) in new.sections.enumerated() {
+            for (r, row) in section.rows.enumerated() {
+                if let index = wanted[row.key(in: section.id)] { result[index] = ItemPath(section: s, item: r) }
+            }
+        }
+        return result
+    }
+
+    // MARK: - Consumers
+
+    /// The changes as an asynchronous sequence: first a ``ResultsUpdate/reload(_:)`` with the
+    /// current snapshot, then every change. Each access makes a new sequence; it ends when
+    /// the controller is deinitialised or the iterating task is cancelled.
+    public var updates: AsyncStream<ResultsUpdate<Item, Section>> {
+        let (stream, continuation) = AsyncStream<ResultsUpdate<Item, Section>>.makeStream()
+        let key = UUID()
+        deliveryQueue.async { [weak self] in
+            guard let self else {
+                continuation.finish()
+                return
+            }
+            continuations[key] = continuation
+            continuation.yield(.reload(snapshot))
+        }
+        continuation.onTermination = { [weak self] _ in
+            guard let self else { return }
+            deliveryQueue.async { self.continuations[key] = nil }
+        }
+        return stream
+    }
+
+    /// Starts applying changes to `coordinatee` (held weakly): at once a ``Coordinatable/reload(_:)``
+    /// with the current snapshot, then every change, on the delivery queue.
+    public func coordinate<C: Coordinatable>(_ coordinatee: C) where C.Item == Item, C.Section == Section {
+        let box = WeakCoordinatee(
+            object: coordinatee,
+            apply: { [weak coordinatee] batch, snapshot in coordinatee?.apply(batch, snapshot: snapshot) },
+            reload: { [weak coordinatee] snapshot in coordinatee?.reload(snapshot) })
+        nonisolated(unsafe) let unsafeBox = box
+        deliveryQueue.async { [self] in
+            coordinatees.append(unsafeBox)
+            unsafeBox.reload(snapshot)
+        }
+    }
+
+    /// Waits until every change computed so far has been delivered. Must not be called on
+    /// the delivery queue. For tests and command-line tools.
+    public func waitForDeliveries() {
+        deliveryQueue.sync {}
+    }
+
+    // MARK: - Internals for tests
+
+    var engineForTesting: ResultsEngine<Item, Section> { engine }
+
+    private func locked<T>(_ body: () throws -> T) rethrows -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body()
+    }
+}

@@ -1,0 +1,510 @@
+import GRDB
+
+/// The synchronous state machine behind ``ResultsController``: fetches, applies commits
+/// incrementally, and derives snapshots. Not thread-safe; its owner serialises access.
+///
+/// State: every item that matches the request's predicate (a record with its item, its
+/// sort-key values and its section), and the sections in order, each with its item ids in
+/// SQL order. Commits re-read only affected rows by id and place them by binary search with
+/// ``DatabaseValueOrdering``, which orders exactly as SQLite's `ORDER BY`.
+final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
+    struct Record {
+        var item: Item
+        var sort: [DatabaseValue]
+        /// The raw section key: the key value, or the section object's id (NULL when nil).
+        var key: DatabaseValue
+        /// The ordering value of the key (enum keys order by declaration).
+        var keyOrder: DatabaseValue
+        /// The section the item is in; nil when its section is not shown.
+        var section: SectionID?
+    }
+
+    struct RawSection {
+        var id: SectionID
+        var value: SectionValue<Section>
+        var order: [DatabaseValue]
+        var items: [Int64]
+    }
+
+    let plan: ResultsQueryPlan
+    var options: ResultsOptions<Item> {
+        didSet { derived.removeAll() }
+    }
+    /// A commit that affects more than `max(refetchMinimum, refetchRatio × count)` items
+    /// makes the engine refetch everything instead.
+    var refetchMinimum = 64
+    var refetchRatio = 0.25
+    /// Counts, for tests: full fetches and incremental updates.
+    private(set) var fullFetchCount = 0
+    private(set) var incrementalCount = 0
+
+    private(set) var records: [Int64: Record] = [:]
+    private(set) var sections: [RawSection] = []
+    private var sectionIndex: [SectionID: Int] = [:]
+    private var derived: [SectionID: ResultsSection<Item, Section>] = [:]
+    private let sectionDescending: [Bool]
+
+    init(request: ResultsRequest<Item, Section>, schema: SchemaDescriptor, options: ResultsOptions<Item>) throws {
+        plan = try ResultsQueryPlan(request: request, schema: schema)
+        self.options = options
+        switch plan.sectionKind {
+        case .none: sectionDescending = []
+        case .key(_, let descending, _): sectionDescending = [descending]
+        case .entity(_, _, let sort, _, _): sectionDescending = sort.map(\.descending)
+        }
+        if case .none = plan.sectionKind {
+            guard NoSection() is Section else { throw ResultsError.sectionTypeMismatch(String(describing: Section.self)) }
+        }
+    }
+
+    // MARK: - Fetching
+
+    /// Replaces the whole state with a fresh fetch.
+    func fetchAll(_ db: Database) throws {
+        fullFetchCount += 1
+        records = [:]
+        derived = [:]
+        sections = []
+        switch plan.sectionKind {
+        case .none:
+            sections = [RawSection(id: .single, value: .value(NoSection() as! Section), order: [], items: [])]
+        case .key:
+            break
+        case .entity:
+            sections = try fetchSectionObjects(db)
+        }
+        rebuildSectionIndex()
+        let rows = try fetchItems(db, ids: nil)
+        var buckets: [SectionID: [Int64]] = [:]
+        var keyed: [SectionID: (DatabaseValue, DatabaseValue)] = [:]
+        for row in rows {
+            var record = row
+            record.section = sectionID(for: row)
+            if let id = record.section {
+                buckets[id, default: []].append(row.item.id.rawValue)
+                if keyed[id] == nil { keyed[id] = (row.key, row.keyOrder) }
+            }
+            records[row.item.id.rawValue] = record
+        }
+        // Entity and single sections exist already; keyed and orphan sections are created here.
+        for id in buckets.keys {
+            if sectionIndex[id] == nil {
+                let (key, order) = keyed[id]!
+                sections.append(try makeKeySection(id: id, key: key, keyOrder: order))
+            }
+        }
+        sections.sort { sectionPrecedes($0, $1) }
+        rebuildSectionIndex()
+        for (id, items) in buckets { sections[sectionIndex[id]!].items = items }
+    }
+
+    /// The items matching the predicate (and whose id is in `ids`, when given), in SQL order.
+    private func fetchItems(_ db: Database, ids: [Int64]?) throws -> [Record] {
+        if let ids, ids.count > 500 {
+            var result: [Record] = []
+            var start = 0
+            while start < ids.count {
+                result += try fetchItems(db, ids: Array(ids[start..<min(start + 500, ids.count)]))
+                start += 500
+            }
+            return result
+        }
+        var builder = try SQLQueryBuilder(schema: plan.schema, rootEntity: plan.itemEntity)
+        var selection = SQL(sql: "\(builder.rootAlias).*")
+        for (index, key) in plan.sort.enumerated() {
+            selection += ", " + (try builder.orderingExpression(key)) + SQL(sql: " AS \"__strata_s\(index)\"")
+        }
+        switch plan.sectionKind {
+        case .none:
+            break
+        case .key(let path, let descending, _):
+            selection += ", " + (try builder.value(path)) + " AS \"__strata_key\""
+            selection += ", " + (try builder.orderingExpression(SortNode(path: path, descending: descending)))
+                + " AS \"__strata_keyorder\""
+        case .entity(let relationship, _, _, _, _):
+            selection += ", " + (try builder.value(relationship + ["id"])) + " AS \"__strata_key\""
+        }
+        var conditions: [SQL] = []
+        if let predicate = plan.predicate { conditions.append(try builder.condition(predicate)) }
+        if let ids {
+            if ids.isEmpty { return [] }
+            let list = ids.map { SQL(sql: "?", arguments: [$0]) }.joined(separator: ", ")
+            conditions.append(SQL(sql: "\(builder.rootAlias).\"id\" IN (") + list + ")")
+        }
+        let order = try builder.orderingTerms(plan.sort)
+        var sql: SQL = "SELECT \(selection) FROM \(builder.fromClause)"
+        if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
+        sql += " ORDER BY \(order)"
+        let sortCount = plan.sort.count
+        let keyed: Bool
+        switch plan.sectionKind {
+        case .none: keyed = false
+        default: keyed = true
+        }
+        let isKeySection: Bool
+        if case .key = plan.sectionKind { isKeySection = true } else { isKeySection = false }
+        return try Row.fetchAll(db, SQLRequest(literal: sql)).map { row in
+            var sort: [DatabaseValue] = []
+            sort.reserveCapacity(sortCount)
+            for index in 0..<sortCount { sort.append(row["__strata_s\(index)"]) }
+            let key: DatabaseValue = keyed ? row["__strata_key"] : .null
+            let keyOrder: DatabaseValue = isKeySection ? row["__strata_keyorder"] : key
+            return Record(item: try Item(row: row), sort: sort, key: key, keyOrder: keyOrder, section: nil)
+        }
+    }
+
+    /// The ids of items whose `foreignKeyPath` is one of `ids` (whatever the predicate says).
+    private func itemIDs(_ db: Database, where foreignKeyPath: [String], in ids: Set<Int64>) throws -> Set<Int64> {
+        var result = Set<Int64>()
+        let all = Array(ids)
+        var start = 0
+        while start < all.count {
+            let chunk = all[start..<min(start + 500, all.count)]
+            start += 500
+            var builder = try SQLQueryBuilder(schema: plan.schema, rootEntity: plan.itemEntity)
+            let value = try builder.value(foreignKeyPath)
+            let list = chunk.map { SQL(sql: "?", arguments: [$0]) }.joined(separator: ", ")
+            let sql: SQL = "SELECT \(SQL(sql: builder.rootAlias)).\"id\" FROM \(builder.fromClause) WHERE \(value) IN (" + list + ")"
+            result.formUnion(try Int64.fetchAll(db, SQLRequest(literal: sql)))
+        }
+        return result
+    }
+
+    /// The section objects of an entity-sectioned request, in order, without items.
+    private func fetchSectionObjects(_ db: Database) throws -> [RawSection] {
+        guard case .entity(_, let entity, let sort, let predicate, _) = plan.sectionKind else { return [] }
+        guard let type = Section.self as? any FetchableRecord.Type else {
+            throw ResultsError.sectionTypeMismatch(String(describing: Section.self))
+        }
+        var builder = try SQLQueryBuilder(schema: plan.schema, rootEntity: entity)
+        var selection = SQL(sql: "\(builder.rootAlias).*")
+        for (index, key) in sort.enumerated() {
+            selection += ", " + (try builder.orderingExpression(key)) + SQL(sql: " AS \"__strata_s\(index)\"")
+        }
+        let sql = try builder.select(selection, where: predicate, orderBy: sort)
+        return try Row.fetchAll(db, SQLRequest(literal: sql)).map { row in
+            let value = try Self.decode(type, row: row)
+            let id: Int64 = row["id"]
+            var order: [DatabaseValue] = []
+            for index in sort.indices { order.append(row["__strata_s\(index)"]) }
+            return RawSection(id: .object(id), value: .value(value), order: order, items: [])
+        }
+    }
+
+    private static func decode<T: FetchableRecord>(_ type: T.Type, row: Row) throws -> Section {
+        guard let value = try T(row: row) as? Section else {
+            throw ResultsError.sectionTypeMismatch(String(describing: Section.self))
+        }
+        return value
+    }
+
+    private func makeKeySection(id: SectionID, key: DatabaseValue, keyOrder: DatabaseValue) throws -> RawSection {
+        switch id {
+        case .orphans:
+            return RawSection(id: .orphans, value: .orphans, order: [], items: [])
+        case .key(let letter):
+            if case .key(_, _, true) = plan.sectionKind {
+                guard case .string(let string) = letter.storage, let value = string as? Section else {
+                    throw ResultsError.sectionTypeMismatch(String(describing: Section.self))
+                }
+                return RawSection(id: id, value: .value(value), order: [letter], items: [])
+            }
+            return RawSection(id: id, value: .value(try Self.sectionValue(key)), order: [keyOrder], items: [])
+        default:
+            throw ResultsError.sectionTypeMismatch(String(describing: Section.self))
+        }
+    }
+
+    private static func sectionValue(_ key: DatabaseValue) throws -> Section {
+        guard let type = Section.self as? any DatabaseValueConvertible.Type else {
+            throw ResultsError.sectionTypeMismatch(String(describing: Section.self))
+        }
+        func convert<T: DatabaseValueConvertible>(_ type: T.Type) -> Section? {
+            if key.isNull, let none = Optional<T>.none as? Section { return none }
+            return T.fromDatabaseValue(key) as? Section
+        }
+        guard let value = convert(type) else { throw ResultsError.sectionValueUnreadable(key.description) }
+        return value
+    }
+
+    /// The section an item belongs in; nil when it is not shown.
+    private func sectionID(for record: Record) -> SectionID? {
+        switch plan.sectionKind {
+        case .none:
+            return .single
+        case .key(_, _, let firstLetter):
+            guard firstLetter else { return .key(record.key) }
+            guard case .string(let string) = record.key.storage, let first = string.first else {
+                return .key("".databaseValue)
+            }
+            return .key(String(first).uppercased().databaseValue)
+        case .entity(_, _, _, _, let orphans):
+            guard case .int64(let id) = record.key.storage else { return orphans ? .orphans : nil }
+            let section = SectionID.object(id)
+            return sectionIndex[section] == nil ? nil : section
+        }
+    }
+
+    // MARK: - Ordering
+
+    private func itemPrecedes(_ lhs: Record, _ lhsID: Int64, _ rhs: Record, _ rhsID: Int64) -> Bool {
+        DatabaseValueOrdering.compare(lhs.sort, id: lhsID, rhs.sort, id: rhsID, descending: plan.itemDescending) < 0
+    }
+
+    private func sectionPrecedes(_ lhs: RawSection, _ rhs: RawSection) -> Bool {
+        switch (lhs.id, rhs.id) {
+        case (.orphans, _): return false
+        case (_, .orphans): return true
+        case (.object(let a), .object(let b)):
+            return DatabaseValueOrdering.compare(lhs.order, id: a, rhs.order, id: b, descending: sectionDescending) < 0
+        case (.key(let a), .key(let b)):
+            for index in 0..<min(lhs.order.count, rhs.order.count) {
+                let order = DatabaseValueOrdering.compare(lhs.order[index], rhs.order[index])
+                if order != 0 { return sectionDescending.first == true ? order > 0 : order < 0 }
+            }
+            let order = DatabaseValueOrdering.compare(a, b)
+            return sectionDescending.first == true ? order > 0 : order < 0
+        default:
+            return false
+        }
+    }
+
+    /// The position of `id` (with `record`'s sort values) in `items`, or where it belongs.
+    private func insertionIndex(of id: Int64, _ record: Record, in items: [Int64]) -> Int {
+        var low = 0
+        var high = items.count
+        while low < high {
+            let mid = (low + high) / 2
+            let other = items[mid]
+            if itemPrecedes(records[other]!, other, record, id) { low = mid + 1 } else { high = mid }
+        }
+        return low
+    }
+
+    private func sectionInsertionIndex(of section: RawSection) -> Int {
+        var low = 0
+        var high = sections.count
+        while low < high {
+            let mid = (low + high) / 2
+            if sectionPrecedes(sections[mid], section) { low = mid + 1 } else { high = mid }
+        }
+        return low
+    }
+
+    private func rebuildSectionIndex() {
+        sectionIndex = [:]
+        for (index, section) in sections.enumerated() { sectionIndex[section.id] = index }
+    }
+
+    // MARK: - Incremental maintenance
+
+    /// Brings the state up to date with one commit (or several merged). Returns false when
+    /// the commit cannot have changed the results.
+    @discardableResult
+    func apply(_ changes: CommittedChanges, _ db: Database) throws -> Bool {
+        if !plan.refetchTables.isDisjoint(with: changes.tables.keys.filter { !changes[$0].isEmpty }) {
+            try fetchAll(db)
+            return true
+        }
+        var relevant = false
+        // 1. Section objects.
+        if case .entity = plan.sectionKind,
+            !plan.sectionTables.isDisjoint(with: changes.tables.keys.filter { !changes[$0].isEmpty })
+        {
+            relevant = true
+            try refreshSections(db)
+        }
+        // 2. Affected items.
+        let own = changes[plan.itemEntity]
+        var affected = own.inserted.union(own.updated)
+        for dependency in plan.dependencies {
+            let table = changes[dependency.table]
+            if table.isEmpty { continue }
+            var ids = table.inserted.union(table.deleted)
+            if let columns = dependency.columns {
+                if !columns.isDisjoint(with: table.updatedColumns) { ids.formUnion(table.updated) }
+            } else {
+                ids.formUnion(table.updated)
+            }
+            if ids.isEmpty { continue }
+            affected.formUnion(try itemIDs(db, where: dependency.foreignKeyPath, in: ids))
+        }
+        if affected.isEmpty && own.deleted.isEmpty { return relevant }
+        if affected.count + own.deleted.count > max(refetchMinimum, Int(Double(records.count) * refetchRatio)) {
+            try fetchAll(db)
+            return true
+        }
+        incrementalCount += 1
+        // 3. Remove every affected or deleted item, then insert the re-read ones.
+        let fetched = try fetchItems(db, ids: Array(affected))
+        for id in affected.union(own.deleted) { remove(id) }
+        for record in fetched { insert(record) }
+        return true
+    }
+
+    private func remove(_ id: Int64) {
+        guard let record = records[id] else { return }
+        defer { records[id] = nil }
+        guard let sectionID = record.section, let s = sectionIndex[sectionID] else { return }
+        let index = insertionIndex(of: id, record, in: sections[s].items)
+        precondition(index < sections[s].items.count && sections[s].items[index] == id, "item \(id) not where expected")
+        sections[s].items.remove(at: index)
+        derived[sectionID] = nil
+        if sections[s].items.isEmpty, isTransient(sectionID) {
+            sections.remove(at: s)
+            rebuildSectionIndex()
+        }
+    }
+
+    private func insert(_ fetched: Record) {
+        var record = fetched
+        let id = record.item.id.rawValue
+        record.section = sectionID(for: record)
+        records[id] = record
+        guard let sectionID = record.section else { return }
+        if sectionIndex[sectionID] == nil {
+            guard let section = try? makeKeySection(id: sectionID, key: record.key, keyOrder: record.keyOrder) else { return }
+            sections.insert(section, at: sectionInsertionIndex(of: section))
+            rebuildSectionIndex()
+        }
+        let s = sectionIndex[sectionID]!
+        let index = insertionIndex(of: id, record, in: sections[s].items)
+        sections[s].items.insert(id, at: index)
+        derived[sectionID] = nil
+    }
+
+    /// Keyed and orphan sections exist only while they hold items.
+    private func isTransient(_ id: SectionID) -> Bool {
+        switch id {
+        case .key, .orphans: true
+        case .single, .object: false
+        }
+    }
+
+    /// Re-reads the section objects; moves items in and out of sections that appeared or went.
+    private func refreshSections(_ db: Database) throws {
+        let fresh = try fetchSectionObjects(db)
+        var old: [SectionID: RawSection] = [:]
+        for section in sections { old[section.id] = section }
+        let orphans = old[.orphans]
+        var appeared = false
+        var next: [RawSection] = []
+        next.reserveCapacity(fresh.count + 1)
+        for var section in fresh {
+            if let previous = old.removeValue(forKey: section.id) {
+                section.items = previous.items
+                if previous.value != section.value { derived[section.id] = nil }
+            } else {
+                appeared = true
+            }
+            next.append(section)
+        }
+        old[.orphans] = nil
+        if let orphans { next.append(orphans) }
+        sections = next
+        rebuildSectionIndex()
+        // Items of sections that went are no longer shown.
+        for (id, gone) in old {
+            derived[id] = nil
+            for item in gone.items { records[item]?.section = nil }
+        }
+        // Items of sections that appeared come in (kept in `records` while hidden).
+        if appeared {
+            var incoming: [SectionID: [Int64]] = [:]
+            for (id, record) in records where record.section == nil {
+                if case .int64(let key) = record.key.storage, sectionIndex[.object(key)] != nil {
+                    incoming[.object(key), default: []].append(id)
+                }
+            }
+            for (sectionID, ids) in incoming {
+                let s = sectionIndex[sectionID]!
+                for id in ids { records[id]!.section = sectionID }
+                sections[s].items = ids.sorted { itemPrecedes(records[$0]!, $0, records[$1]!, $1) }
+                derived[sectionID] = nil
+            }
+        }
+    }
+
+    // MARK: - Snapshots
+
+    /// The current results, with the post-fetch options applied.
+    func snapshot() -> ResultsSnapshot<Item, Section> {
+        var result: [ResultsSection<Item, Section>] = []
+        result.reserveCapacity(sections.count)
+        for raw in sections {
+            let section: ResultsSection<Item, Section>
+            if let cached = derived[raw.id] {
+                section = cached
+            } else {
+                section = derive(raw)
+                derived[raw.id] = section
+            }
+            if section.rows.isEmpty && isTransient(raw.id) { continue }
+            result.append(section)
+        }
+        return ResultsSnapshot(sections: result)
+    }
+
+    private func derive(_ raw: RawSection) -> ResultsSection<Item, Section> {
+        var shown: [Item] = []
+        var rejected: [Item] = []
+        shown.reserveCapacity(raw.items.count)
+        for id in raw.items {
+            let item = records[id]!.item
+            if let filter = options.filter, !filter(item) { rejected.append(item) } else { shown.append(item) }
+        }
+        if let comparator = options.comparator {
+            // Stable: ties keep the fetch order.
+            shown = shown.enumerated().sorted { a, b in
+                if comparator(a.element, b.element) { return true }
+                if comparator(b.element, a.element) { return false }
+                return a.offset < b.offset
+            }.map(\.element)
+        }
+        var rows = shown.map { ResultsRow.item($0) }
+        if options.groupFilteredItems && !rejected.isEmpty { rows.append(.group(rejected)) }
+        return ResultsSection(id: raw.id, value: raw.value, rows: rows)
+    }
+
+    // MARK: - Invariants
+
+    /// Checks the internal state (debug builds only): sections in order and indexed, items
+    /// in order, every shown record in exactly its section, no hidden record in a section.
+    func _checkInvariants() {
+        #if DEBUG
+        for (index, section) in sections.enumerated() {
+            precondition(sectionIndex[section.id] == index, "section index out of date")
+            if index > 0 { precondition(sectionPrecedes(sections[index - 1], section), "sections out of order") }
+            if isTransient(section.id) { precondition(!section.items.isEmpty, "empty transient section") }
+            for (position, id) in section.items.enumerated() {
+                guard let record = records[id] else { preconditionFailure("item \(id) has no record") }
+                precondition(record.section == section.id, "item \(id) in the wrong section")
+                if position > 0 {
+                    let previous = section.items[position - 1]
+                    precondition(itemPrecedes(records[previous]!, previous, record, id), "items out of order")
+                }
+            }
+        }
+        let shown = sections.reduce(0) { $0 + $1.items.count }
+        precondition(shown == records.values.filter { $0.section != nil }.count, "shown records not in sections")
+        precondition(sectionIndex.count == sections.count, "section index size")
+        #endif
+    }
+}
+
+/// Errors of results controllers.
+public enum ResultsError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The request's `Section` type does not fit its sectioning (for example a key section
+    /// type that is not `DatabaseValueConvertible`).
+    case sectionTypeMismatch(String)
+    /// A section key value that the `Section` type cannot represent.
+    case sectionValueUnreadable(String)
+
+    /// A readable message.
+    public var description: String {
+        switch self {
+        case .sectionTypeMismatch(let type): "the section type \(type) does not fit the request's sectioning"
+        case .sectionValueUnreadable(let value): "the section key value \(value) cannot be read as the section type"
+        }
+    }
+}

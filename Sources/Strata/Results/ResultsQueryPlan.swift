@@ -1,0 +1,188 @@
+import GRDB
+
+/// What a request reads, worked out once: the SQL it runs, and which tables' changes can
+/// affect which items.
+struct ResultsQueryPlan: Sendable {
+    enum SectionKind: Sendable {
+        case none
+        case key(path: [String], descending: Bool, firstLetter: Bool)
+        case entity(relationship: [String], entity: String, sort: [SortNode], predicate: PredicateNode?, orphans: Bool)
+    }
+
+    /// A to-one hop that item values depend on: a change of a row of `table` affects the items
+    /// whose `foreignKeyPath` (from the item) equals that row's id.
+    struct Dependency: Sendable {
+        var table: String
+        var foreignKeyPath: [String]
+        /// Columns of `table` the request reads (nil: any column).
+        var columns: Set<String>?
+    }
+
+    let schema: SchemaDescriptor
+    let itemEntity: String
+    let predicate: PredicateNode?
+    let sort: [SortNode]
+    let sectionKind: SectionKind
+    /// Tables whose changes make the controller refetch everything (to-many predicates,
+    /// relationships stored on the other side).
+    private(set) var refetchTables: Set<String> = []
+    /// Tables whose changes make an entity-sectioned controller re-read its section objects.
+    private(set) var sectionTables: Set<String> = []
+    private(set) var dependencies: [Dependency] = []
+
+    init<Item: StrataEntity, Section>(request: ResultsRequest<Item, Section>, schema: SchemaDescriptor) throws {
+        self.schema = schema
+        itemEntity = Item.entityName
+        predicate = request.predicate?.node
+        sort = request.sortKeys.map(\.node)
+        switch request.sectioning.kind {
+        case .none:
+            sectionKind = .none
+        case .key(let path, let descending, let firstLetter):
+            sectionKind = .key(path: path, descending: descending, firstLetter: firstLetter)
+        case .entity(let relationship, let sort, let predicate, let orphans):
+            let entity = try Self.destination(of: relationship, from: Item.entityName, in: schema)
+            sectionKind = .entity(
+                relationship: relationship, entity: entity.name, sort: sort, predicate: predicate, orphans: orphans)
+        }
+        try analyse()
+    }
+
+    var itemDescending: [Bool] { sort.map(\.descending) }
+
+    // MARK: - Dependencies
+
+    private mutating func analyse() throws {
+        var paths: [[String]] = sort.map(\.path)
+        if let predicate { try collect(predicate, from: itemEntity, into: &paths) }
+        switch sectionKind {
+        case .none: break
+        case .key(let path, _, _): paths.append(path)
+        case .entity(let relationship, let entity, let sectionSort, let sectionPredicate, _):
+            paths.append(relationship + ["id"])
+            sectionTables.insert(entity)
+            var sectionPaths = sectionSort.map(\.path)
+            var reachable = Set<String>()
+            if let sectionPredicate {
+                try collect(sectionPredicate, from: entity, into: &sectionPaths, toManyTables: &reachable)
+            }
+            for path in sectionPaths { try tables(along: path, from: entity, into: &reachable) }
+            sectionTables.formUnion(reachable)
+        }
+        for path in paths { try addDependencies(for: path) }
+    }
+
+    private mutating func collect(_ node: PredicateNode, from entity: String, into paths: inout [[String]]) throws {
+        var toMany = Set<String>()
+        try collect(node, from: entity, into: &paths, toManyTables: &toMany)
+        refetchTables.formUnion(toMany)
+    }
+
+    /// Collects the value paths of `node` outside to-many parts into `paths`, and every table
+    /// a to-many part reads into `toManyTables`.
+    private func collect(
+        _ node: PredicateNode, from entity: String, into paths: inout [[String]], toManyTables: inout Set<String>
+    ) throws {
+        func value(_ value: ValueNode) throws {
+            switch value {
+            case .path(let path): paths.append(path)
+            case .count(let path): try toManyReach(path, from: entity, sub: nil, into: &toManyTables)
+            case .value: break
+            }
+        }
+        switch node {
+        case .constant: break
+        case .and(let nodes), .or(let nodes):
+            for node in nodes { try collect(node, from: entity, into: &paths, toManyTables: &toManyTables) }
+        case .not(let node): try collect(node, from: entity, into: &paths, toManyTables: &toManyTables)
+        case .compare(let lhs, _, let rhs), .match(let lhs, _, let rhs, _):
+            try value(lhs)
+            try value(rhs)
+        case .isIn(let lhs, _), .between(let lhs, _, _): try value(lhs)
+        case .quantified(_, let relationship, let sub):
+            try toManyReach(relationship, from: entity, sub: sub, into: &toManyTables)
+        }
+    }
+
+    /// Every table a to-many part (`relationship` path, then `sub` from its destination) reads.
+    private func toManyReach(_ path: [String], from entity: String, sub: PredicateNode?, into tables: inout Set<String>) throws {
+        try self.tables(along: path + ["id"], from: entity, into: &tables, allowToManyLast: true)
+        let destination = try Self.destination(of: path, from: entity, in: schema, allowToManyLast: true)
+        tables.insert(destination.name)
+        if let last = path.last, let owner = try? Self.destination(of: Array(path.dropLast()), from: entity, in: schema),
+            let relationship = owner.relationship(named: last), case .joinTable(let name, _, _) = relationship.storage
+        {
+            tables.insert(name)
+        }
+        if let sub {
+            var subPaths: [[String]] = []
+            try collect(sub, from: destination.name, into: &subPaths, toManyTables: &tables)
+            for subPath in subPaths { try self.tables(along: subPath, from: destination.name, into: &tables) }
+        }
+    }
+
+    /// The tables of the to-one hops of a value path.
+    private func tables(
+        along path: [String], from entity: String, into tables: inout Set<String>, allowToManyLast: Bool = false
+    ) throws {
+        var current = try Self.entity(named: entity, in: schema)
+        for (index, name) in path.dropLast().enumerated() {
+            guard let relationship = current.relationship(named: name) else {
+                throw QueryError.invalidPath(path, entity: entity)
+            }
+            if relationship.isToMany && !(allowToManyLast && index == path.count - 2) {
+                throw QueryError.invalidPath(path, entity: entity)
+            }
+            current = try Self.entity(named: relationship.destination, in: schema)
+            tables.insert(current.name)
+        }
+    }
+
+    private mutating func addDependencies(for path: [String]) throws {
+        var current = try Self.entity(named: itemEntity, in: schema)
+        let relationships = Array(path.dropLast())
+        for (index, name) in relationships.enumerated() {
+            guard let relationship = current.relationship(named: name), !relationship.isToMany else {
+                throw QueryError.invalidPath(path, entity: itemEntity)
+            }
+            let destination = try Self.entity(named: relationship.destination, in: schema)
+            let readColumn = index + 1 < relationships.count ? nil : path.last
+            switch relationship.storage {
+            case .foreignKey(let column):
+                let foreignKeyPath = Array(relationships[..<index]) + [column]
+                var columns: Set<String>? = nil
+                if let readColumn { columns = [readColumn] }
+                if index + 1 < relationships.count,
+                    let next = destination.relationship(named: relationships[index + 1]),
+                    case .foreignKey(let nextColumn) = next.storage
+                {
+                    columns = [nextColumn]
+                }
+                dependencies.append(Dependency(table: destination.name, foreignKeyPath: foreignKeyPath, columns: columns))
+            case .inverseForeignKey, .joinTable:
+                refetchTables.insert(destination.name)
+            }
+            current = destination
+        }
+    }
+
+    // MARK: - Schema lookups
+
+    static func entity(named name: String, in schema: SchemaDescriptor) throws -> EntityDescriptor {
+        guard let entity = schema.entity(named: name) else { throw QueryError.unknownEntity(name) }
+        return entity
+    }
+
+    static func destination(
+        of relationships: [String], from root: String, in schema: SchemaDescriptor, allowToManyLast: Bool = false
+    ) throws -> EntityDescriptor {
+        var current = try entity(named: root, in: schema)
+        for (index, name) in relationships.enumerated() {
+            guard let relationship = current.relationship(named: name),
+                !relationship.isToMany || (allowToManyLast && index == relationships.count - 1)
+            else { throw QueryError.invalidPath(relationships, entity: root) }
+            current = try Self.entity(named: relationship.destination, in: schema)
+        }
+        return current
+    }
+}
