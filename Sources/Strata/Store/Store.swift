@@ -65,6 +65,7 @@ public final class Store: Sendable {
         self.options = options
         self.writer = writer
         try SchemaMigrator(schema: schema, allowDataLoss: options.allowDataLoss).migrate(writer)
+        SchemaRegistry.register(schema)
         let observer = CommitObserver(columnsByTable: SchemaSQL(schema: schema).columnsByTable)
         self.observer = observer
         writer.add(transactionObserver: observer, extent: .databaseLifetime)

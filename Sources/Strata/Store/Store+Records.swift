@@ -1,0 +1,262 @@
+import GRDB
+
+/// The schemas of the stores opened in this process, so that typed operations on a GRDB
+/// `Database` can find the model an entity belongs to (for paths through relationships).
+enum SchemaRegistry {
+    private static let schemas = LockedValue<[SchemaDescriptor]>([])
+
+    static func register(_ schema: SchemaDescriptor) {
+        schemas.withLock { list in
+            if !list.contains(schema) { list.append(schema) }
+        }
+    }
+
+    /// The registered schema that has exactly this entity; a schema of this entity alone
+    /// otherwise.
+    static func schema(of entity: EntityDescriptor) -> SchemaDescriptor {
+        schemas.withLock { list in
+            list.last { $0.entity(named: entity.name) == entity }
+        } ?? SchemaDescriptor(name: entity.name, entities: [entity])
+    }
+}
+
+// MARK: - Typed reads
+
+extension Database {
+    /// Every object of `type`, by id.
+    public func fetchAll<Entity: StrataEntity>(_ type: Entity.Type) throws -> [Entity] {
+        try Entity.fetchAll(self, sql: "SELECT * FROM \(quoted(Entity.entityName)) ORDER BY \"id\"")
+    }
+
+    /// The object of `type` with `id`, if any.
+    public func fetchOne<Entity: StrataEntity>(_ type: Entity.Type, id: Entity.ID) throws -> Entity? {
+        try Entity.fetchOne(self, sql: "SELECT * FROM \(quoted(Entity.entityName)) WHERE \"id\" = ?", arguments: [id])
+    }
+
+    /// The objects of `type` that match `predicate`, in `sort` order (then by id).
+    public func fetchAll<Entity: StrataEntity>(
+        _ type: Entity.Type, where predicate: EntityPredicate<Entity>? = nil, sortedBy sort: [SortKey<Entity>] = []
+    ) throws -> [Entity] {
+        var builder = try Self.builder(for: Entity.self)
+        let sql = try builder.select(
+            SQL(sql: "\(builder.rootAlias).*"), where: predicate?.node, orderBy: sort.map(\.node))
+        return try Entity.fetchAll(self, SQLRequest<Entity>(literal: sql))
+    }
+
+    /// The items of a request, flat: its predicate and item sort (then id). Sections are
+    /// ignored here; results controllers group items into sections.
+    public func fetchAll<Entity: StrataEntity, Section>(_ request: ResultsRequest<Entity, Section>) throws -> [Entity] {
+        try fetchAll(Entity.self, where: request.predicate, sortedBy: request.sortKeys)
+    }
+
+    /// The number of objects of `type` that match `predicate`.
+    public func fetchCount<Entity: StrataEntity>(
+        _ type: Entity.Type, where predicate: EntityPredicate<Entity>? = nil
+    ) throws -> Int {
+        var builder = try Self.builder(for: Entity.self)
+        let condition = try predicate.map { try builder.condition($0.node) } ?? "1"
+        let sql: SQL = "SELECT COUNT(*) FROM \(builder.fromClause) WHERE \(condition)"
+        return try Int.fetchOne(self, SQLRequest<Int>(literal: sql)) ?? 0
+    }
+
+    /// The number of items of a request.
+    public func fetchCount<Entity: StrataEntity, Section>(_ request: ResultsRequest<Entity, Section>) throws -> Int {
+        try fetchCount(Entity.self, where: request.predicate)
+    }
+
+    /// The destination of a to-one relationship of the object `id` (nil when the
+    /// relationship is nil, or the object does not exist).
+    public func fetchOne<Entity: StrataEntity, Destination: StrataEntity>(
+        _ relationship: ToOne<Entity, Destination>, of id: Entity.ID
+    ) throws -> Destination? {
+        var builder = try Self.builder(for: Entity.self)
+        let destinationID = try builder.value(relationship.path + ["id"])
+        let sql: SQL = """
+            SELECT * FROM \(SQL(sql: quoted(Destination.entityName))) WHERE "id" = \
+            (SELECT \(destinationID) FROM \(builder.fromClause) WHERE \(SQL(sql: builder.rootAlias)).\"id\" = \(id))
+            """
+        return try Destination.fetchOne(self, SQLRequest<Destination>(literal: sql))
+    }
+
+    /// The destinations of a to-many relationship of the object `id`, in `sort` order
+    /// (then by id).
+    public func fetchAll<Entity: StrataEntity, Destination: StrataEntity>(
+        _ relationship: ToMany<Entity, Destination>, of id: Entity.ID, sortedBy sort: [SortKey<Destination>] = []
+    ) throws -> [Destination] {
+        try fetchAll(Store.request(relationship, of: id, sortedBy: sort))
+    }
+
+    static func builder<Entity: StrataEntity>(for type: Entity.Type) throws -> SQLQueryBuilder {
+        let schema = SchemaRegistry.schema(of: Entity.entityDescriptor)
+        return try SQLQueryBuilder(schema: schema, rootEntity: Entity.entityName)
+    }
+}
+
+// MARK: - Typed writes
+
+extension Database {
+    /// Inserts `value` and returns it with its new id.
+    @discardableResult
+    public func insert<Entity: StrataEntity>(_ value: Entity) throws -> Entity {
+        var copy = value
+        try copy.insert(self)
+        return copy
+    }
+
+    /// Writes every column of `value` to its row. Throws ``StoreError/notFound(entity:id:)``
+    /// when there is no such row, ``StoreError/unsaved(entity:)`` for a value never inserted.
+    public func update<Entity: StrataEntity>(_ value: Entity) throws {
+        guard value.id.isSaved else { throw StoreError.unsaved(entity: Entity.entityName) }
+        do {
+            try value.update(self)
+        } catch RecordError.recordNotFound {
+            throw StoreError.notFound(entity: Entity.entityName, id: value.id.rawValue)
+        }
+    }
+
+    /// Deletes the object `id`, applying the delete rules. Returns whether it existed.
+    @discardableResult
+    public func delete<Entity: StrataEntity>(_ type: Entity.Type, id: Entity.ID) throws -> Bool {
+        try execute(sql: "DELETE FROM \(quoted(Entity.entityName)) WHERE \"id\" = ?", arguments: [id])
+        return changesCount > 0
+    }
+
+    /// Deletes `value`'s row, applying the delete rules. Returns whether it existed.
+    @discardableResult
+    public func delete<Entity: StrataEntity>(_ value: Entity) throws -> Bool {
+        try delete(Entity.self, id: value.id)
+    }
+
+    /// Deletes the objects that match `predicate`, applying the delete rules. Returns how
+    /// many objects of `type` were deleted (cascaded deletes not counted).
+    @discardableResult
+    public func delete<Entity: StrataEntity>(_ type: Entity.Type, where predicate: EntityPredicate<Entity>) throws -> Int {
+        var builder = try Self.builder(for: Entity.self)
+        let condition = try builder.condition(predicate.node)
+        let alias = SQL(sql: builder.rootAlias)
+        let sql: SQL = """
+            DELETE FROM \(SQL(sql: quoted(Entity.entityName))) WHERE "id" IN \
+            (SELECT \(alias)."id" FROM \(builder.fromClause) WHERE \(condition))
+            """
+        let (text, arguments) = try sql.build(self)
+        try execute(sql: text, arguments: arguments)
+        return changesCount
+    }
+
+    /// Adds `destination` to the to-many relationship of the object `id`: a join row for a
+    /// many-to-many relationship (nothing if already linked), the destination's foreign
+    /// key for a one-to-many one.
+    public func link<Entity: StrataEntity, Destination: StrataEntity>(
+        _ id: Entity.ID, _ relationship: ToMany<Entity, Destination>, _ destination: Destination.ID
+    ) throws {
+        switch try Self.storage(of: relationship) {
+        case .join(let table, let column, let inverseColumn):
+            try execute(
+                sql: "INSERT OR IGNORE INTO \(quoted(table)) (\(quoted(column)), \(quoted(inverseColumn))) VALUES (?, ?)",
+                arguments: [id, destination])
+        case .foreignKey(let column):
+            try execute(
+                sql: "UPDATE \(quoted(Destination.entityName)) SET \(quoted(column)) = ? WHERE \"id\" = ?",
+                arguments: [id, destination])
+        }
+    }
+
+    /// Removes `destination` from the to-many relationship of the object `id`: deletes the
+    /// join row, or sets the destination's foreign key to NULL if it points at `id`.
+    public func unlink<Entity: StrataEntity, Destination: StrataEntity>(
+        _ id: Entity.ID, _ relationship: ToMany<Entity, Destination>, _ destination: Destination.ID
+    ) throws {
+        switch try Self.storage(of: relationship) {
+        case .join(let table, let column, let inverseColumn):
+            try execute(
+                sql: "DELETE FROM \(quoted(table)) WHERE \(quoted(column)) = ? AND \(quoted(inverseColumn)) = ?",
+                arguments: [id, destination])
+        case .foreignKey(let column):
+            try execute(
+                sql: "UPDATE \(quoted(Destination.entityName)) SET \(quoted(column)) = NULL WHERE \"id\" = ? AND \(quoted(column)) = ?",
+                arguments: [destination, id])
+        }
+    }
+
+    private enum ToManyStorage {
+        case join(String, String, String)
+        case foreignKey(String)
+    }
+
+    private static func storage<Entity: StrataEntity, Destination: StrataEntity>(
+        of relationship: ToMany<Entity, Destination>
+    ) throws -> ToManyStorage {
+        guard relationship.path.count == 1, let descriptor = Entity.entityDescriptor.relationship(named: relationship.path[0])
+        else { throw StoreError.invalidRelationship(entity: Entity.entityName, relationship: relationship.path.joined(separator: ".")) }
+        switch descriptor.storage {
+        case .joinTable(let table, let column, let inverseColumn):
+            return .join(table, column, inverseColumn)
+        case .inverseForeignKey:
+            guard let inverse = Destination.entityDescriptor.relationship(named: descriptor.inverse),
+                  case .foreignKey(let column) = inverse.storage
+            else { throw StoreError.invalidRelationship(entity: Entity.entityName, relationship: descriptor.name) }
+            return .foreignKey(column)
+        case .foreignKey:
+            throw StoreError.invalidRelationship(entity: Entity.entityName, relationship: descriptor.name)
+        }
+    }
+}
+
+// MARK: - Requests for relationships
+
+extension Store {
+    /// A request for the destinations of a to-many relationship of the object `id` — for
+    /// a results controller, or ``Database/fetchAll(_:)-(ResultsRequest<Entity,Section>)``.
+    ///
+    /// ```swift
+    /// let request = Store.request(Notebook.notes, of: notebook.id, sortedBy: [Note.title.ascending])
+    /// ```
+    public static func request<Entity: StrataEntity, Destination: StrataEntity>(
+        _ relationship: ToMany<Entity, Destination>, of id: Entity.ID, sortedBy sort: [SortKey<Destination>] = []
+    ) throws -> ResultsRequest<Destination, NoSection> {
+        guard relationship.path.count == 1,
+              let descriptor = Entity.entityDescriptor.relationship(named: relationship.path[0]),
+              descriptor.isToMany
+        else { throw StoreError.invalidRelationship(entity: Entity.entityName, relationship: relationship.path.joined(separator: ".")) }
+        let predicate: PredicateNode
+        switch descriptor.storage {
+        case .joinTable:
+            predicate = .quantified(
+                .any, relationship: [descriptor.inverse], .compare(.path(["id"]), .equal, .value(id.databaseValue)))
+        default:
+            predicate = .compare(.path([descriptor.inverse, "id"]), .equal, .value(id.databaseValue))
+        }
+        return ResultsRequest(where: EntityPredicate(predicate), sortedBy: sort)
+    }
+}
+
+// MARK: - One-shot conveniences
+
+extension Store {
+    /// Inserts `value` in its own transaction and returns it with its id.
+    @discardableResult
+    public func insert<Entity: StrataEntity>(_ value: Entity) throws -> Entity {
+        try write { db in try db.insert(value) }
+    }
+
+    /// Updates `value` in its own transaction.
+    public func update<Entity: StrataEntity>(_ value: Entity) throws {
+        try write { db in try db.update(value) }
+    }
+
+    /// Deletes `value` in its own transaction, applying the delete rules.
+    @discardableResult
+    public func delete<Entity: StrataEntity>(_ value: Entity) throws -> Bool {
+        try write { db in try db.delete(value) }
+    }
+
+    /// The items of a request, flat (see ``Database/fetchAll(_:)-(ResultsRequest<Entity,Section>)``).
+    public func fetchAll<Entity: StrataEntity, Section>(_ request: ResultsRequest<Entity, Section>) throws -> [Entity] {
+        try read { db in try db.fetchAll(request) }
+    }
+
+    /// The object of `type` with `id`, if any.
+    public func fetchOne<Entity: StrataEntity>(_ type: Entity.Type, id: Entity.ID) throws -> Entity? {
+        try read { db in try db.fetchOne(type, id: id) }
+    }
+}

@@ -1,0 +1,202 @@
+import Foundation
+import GRDB
+import Testing
+@testable import Strata
+
+@Suite("Store delete rules")
+struct DeleteRuleTests {
+    /// Parent 1 with children 1 and 2; parent 2 with child 3.
+    private func seedOneToMany(_ store: Store) throws {
+        try store.write { db in
+            try db.execute(sql: "INSERT INTO Parent (id, name) VALUES (1, 'p1'), (2, 'p2')")
+            try db.execute(sql: "INSERT INTO Child (id, name, parentID) VALUES (1, 'c1', 1), (2, 'c2', 1), (3, 'c3', 2)")
+        }
+    }
+
+    /// Left 1 linked to rights 1 and 2; left 2 linked to right 2.
+    private func seedManyToMany(_ store: Store) throws {
+        try store.write { db in
+            try db.execute(sql: "INSERT INTO Left (id, name) VALUES (1, 'l1'), (2, 'l2')")
+            try db.execute(sql: "INSERT INTO Right (id, name) VALUES (1, 'r1'), (2, 'r2')")
+            try db.execute(sql: "INSERT INTO Left_rights (leftID, rightID) VALUES (1, 1), (1, 2), (2, 2)")
+        }
+    }
+
+    @Test("to-many rule, deleting the source", arguments: DeleteRule.allCases)
+    func toManyRule(_ rule: DeleteRule) throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(schema: RulesModel.schema(children: rule), path: directory.path("rules.sqlite"))
+        try seedOneToMany(store)
+        let recorder = CommitRecorder(store)
+        let deletion = Result { try store.write { db in try db.execute(sql: "DELETE FROM Parent WHERE id = 1") } }
+        let (parents, children, parentIDs) = try store.read { db in
+            (try db.ids("Parent"), try db.ids("Child"), try Int64?.fetchAll(db, sql: "SELECT parentID FROM Child ORDER BY id"))
+        }
+        switch rule {
+        case .nullify:
+            #expect(parents == [2])
+            #expect(children == [1, 2, 3])
+            #expect(parentIDs == [nil, nil, 2])
+            #expect(recorder.commits.count == 1)
+            #expect(recorder.commits.first?["Parent"].deleted == [1])
+            #expect(recorder.commits.first?["Child"].updated == [1, 2])
+            #expect(recorder.commits.first?["Child"].updatedColumns.contains("parentID") == true)
+        case .cascade:
+            #expect(parents == [2])
+            #expect(children == [3])
+            #expect(recorder.commits.first?["Parent"].deleted == [1])
+            #expect(recorder.commits.first?["Child"].deleted == [1, 2])
+        case .deny:
+            #expect(throws: DeleteDeniedError(entity: "Parent", relationship: "children")) { try deletion.get() }
+            #expect(parents == [1, 2])
+            #expect(children == [1, 2, 3])
+            #expect(parentIDs == [1, 1, 2])
+            #expect(recorder.commits.isEmpty)
+        case .noAction:
+            #expect(parents == [2])
+            #expect(children == [1, 2, 3])
+            #expect(parentIDs == [1, 1, 2], "references dangle")
+            #expect(recorder.commits.first?.tables.keys.sorted() == ["Parent"])
+        }
+        if rule != .deny { try deletion.get() }
+    }
+
+    @Test("to-one rule, deleting the source", arguments: DeleteRule.allCases)
+    func toOneRule(_ rule: DeleteRule) throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(schema: RulesModel.schema(parent: rule), path: directory.path("rules.sqlite"))
+        try seedOneToMany(store)
+        let recorder = CommitRecorder(store)
+        let deletion = Result { try store.write { db in try db.execute(sql: "DELETE FROM Child WHERE id = 1") } }
+        let (parents, children, parentIDs) = try store.read { db in
+            (try db.ids("Parent"), try db.ids("Child"), try Int64?.fetchAll(db, sql: "SELECT parentID FROM Child ORDER BY id"))
+        }
+        switch rule {
+        case .nullify, .noAction:
+            #expect(parents == [1, 2])
+            #expect(children == [2, 3])
+            #expect(recorder.commits.first?.tables.keys.sorted() == ["Child"])
+        case .cascade:
+            // Parent 1 goes too; its own rule (nullify) then releases child 2.
+            #expect(parents == [2])
+            #expect(children == [2, 3])
+            #expect(parentIDs == [nil, 2])
+            #expect(recorder.commits.first?["Parent"].deleted == [1])
+            #expect(recorder.commits.first?["Child"].deleted == [1])
+            #expect(recorder.commits.first?["Child"].updated == [2])
+        case .deny:
+            #expect(throws: DeleteDeniedError(entity: "Child", relationship: "parent")) { try deletion.get() }
+            #expect(parents == [1, 2])
+            #expect(children == [1, 2, 3])
+            #expect(recorder.commits.isEmpty)
+        }
+        if rule != .deny { try deletion.get() }
+    }
+
+    @Test("to-one deny allows the delete once the relationship is nil")
+    func toOneDenyWhenNil() throws {
+        let store = try Store.inMemory(schema: RulesModel.schema(parent: .deny))
+        try seedOneToMany(store)
+        try store.write { db in
+            try db.execute(sql: "UPDATE Child SET parentID = NULL WHERE id = 1")
+            try db.execute(sql: "DELETE FROM Child WHERE id = 1")
+        }
+        let children = try store.read { db in try db.ids("Child") }
+        #expect(children == [2, 3])
+    }
+
+    @Test("many-to-many rule, both directions", arguments: DeleteRule.allCases, [false, true])
+    func manyToManyRule(_ rule: DeleteRule, fromRight: Bool) throws {
+        let directory = try TemporaryDirectory()
+        let schema = fromRight ? RulesModel.schema(lefts: rule) : RulesModel.schema(rights: rule)
+        let store = try Store(schema: schema, path: directory.path("rules.sqlite"))
+        try seedManyToMany(store)
+        let recorder = CommitRecorder(store)
+        // Delete left 1 (linked to rights 1, 2), or right 2 (linked to lefts 1, 2).
+        let (source, other, sourceID) = fromRight ? ("Right", "Left", 2) : ("Left", "Right", 1)
+        let deletion = Result { try store.write { db in try db.execute(sql: "DELETE FROM \(source) WHERE id = \(sourceID)") } }
+        let sources = try store.read { db in try db.ids(source) }
+        let others = try store.read { db in try db.ids(other) }
+        let links = try store.read { db in try db.links() }
+        let relationship = fromRight ? "lefts" : "rights"
+        switch rule {
+        case .nullify:
+            #expect(sources == (fromRight ? [1] : [2]))
+            #expect(others == [1, 2])
+            #expect(links == (fromRight ? [[1, 1]] : [[2, 2]]))
+            #expect(recorder.commits.first?["Left_rights"].deleted.count == 2)
+        case .cascade:
+            #expect(sources == (fromRight ? [1] : [2]))
+            #expect(others == [], "both destinations deleted")
+            #expect(links == [])
+            #expect(recorder.commits.first?[other].deleted == [1, 2])
+            #expect(recorder.commits.first?["Left_rights"].deleted.count == 3)
+        case .deny:
+            #expect(throws: DeleteDeniedError(entity: source, relationship: relationship)) { try deletion.get() }
+            #expect(sources == [1, 2])
+            #expect(others == [1, 2])
+            #expect(links == [[1, 1], [1, 2], [2, 2]])
+            #expect(recorder.commits.isEmpty)
+        case .noAction:
+            #expect(sources == (fromRight ? [1] : [2]))
+            #expect(others == [1, 2])
+            #expect(links == [[1, 1], [1, 2], [2, 2]], "join rows dangle")
+        }
+        if rule != .deny { try deletion.get() }
+    }
+
+    @Test("deny inside a cascade rolls back the whole transaction")
+    func denyInsideCascade() throws {
+        // Deleting left 1 cascades to rights 1 and 2; right 2 is still linked to left 2, and
+        // Right.lefts has the deny rule.
+        let store = try Store.inMemory(schema: RulesModel.schema(rights: .cascade, lefts: .deny))
+        try seedOneToMany(store)
+        try seedManyToMany(store)
+        let recorder = CommitRecorder(store)
+        #expect(throws: DeleteDeniedError(entity: "Right", relationship: "lefts")) {
+            try store.write { db in
+                try db.execute(sql: "DELETE FROM Parent WHERE id = 2")  // allowed, but rolled back with the rest
+                try db.execute(sql: "DELETE FROM Left WHERE id = 1")
+            }
+        }
+        let state = try store.read { db in
+            [try db.ids("Parent"), try db.ids("Child"), try db.ids("Left"), try db.ids("Right"),
+             [Int64(try db.count("Left_rights"))]]
+        }
+        #expect(state == [[1, 2], [1, 2, 3], [1, 2], [1, 2], [3]])
+        #expect(recorder.commits.isEmpty)
+
+        // Once right 2 is unlinked from left 2, the cascade goes through.
+        try store.write { db in try db.execute(sql: "DELETE FROM Left_rights WHERE leftID = 2") }
+        try store.write { db in try db.execute(sql: "DELETE FROM Left WHERE id = 1") }
+        let rights = try store.read { db in try db.ids("Right") }
+        #expect(rights == [])
+    }
+
+    @Test("notes fixture: deleting a notebook cascades to notes and their tag links")
+    func notebookCascade() throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(schema: NotesModel.schema, path: directory.path("notes.sqlite"))
+        let (notebook, tag) = try store.write { db in
+            let notebook = try db.insert(Notebook(name: "Work"))
+            let other = try db.insert(Notebook(name: "Home"))
+            let tag = try db.insert(Tag(name: "urgent"))
+            for index in 0..<3 {
+                let note = try db.insert(Note(title: "n\(index)", updatedAt: Date(), notebookID: index < 2 ? notebook.id : other.id))
+                try db.link(note.id, Note.tags, tag.id)
+            }
+            return (notebook, tag)
+        }
+        let recorder = CommitRecorder(store)
+        try store.delete(notebook)
+        let commit = try #require(recorder.commits.first)
+        #expect(commit["Notebook"].deleted == [notebook.id.rawValue])
+        #expect(commit["Note"].deleted == [1, 2])
+        #expect(commit["Note_tags"].deleted.count == 2)
+        #expect(commit["Tag"].isEmpty)
+        let titles = try store.read { db in try db.fetchAll(Note.self).map(\.title) }
+        let tagged = try store.read { db in try db.fetchAll(Tag.notes, of: tag.id).map(\.title) }
+        #expect(titles == ["n2"])
+        #expect(tagged == ["n2"])
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+import GRDB
+import Testing
+@testable import Strata
+
+/// A temporary folder, removed when the value is released.
+final class TemporaryDirectory: @unchecked Sendable {
+    let url: URL
+
+    init() throws {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("strata-store-tests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
+
+    deinit { try? FileManager.default.removeItem(at: url) }
+}
+
+/// Records committed changes, in order.
+final class CommitRecorder: @unchecked Sendable {
+    private let lock = NSLock()
+    private var recorded: [CommittedChanges] = []
+    private(set) var observation: CommitObservation?
+
+    init(_ store: Store) {
+        observation = store.observeCommits { [weak self] changes in
+            guard let self else { return }
+            self.lock.lock()
+            self.recorded.append(changes)
+            self.lock.unlock()
+        }
+    }
+
+    var commits: [CommittedChanges] {
+        lock.lock()
+        defer { lock.unlock() }
+        return recorded
+    }
+
+    func reset() {
+        lock.lock()
+        recorded = []
+        lock.unlock()
+    }
+}
+
+/// A model with one relationship of each kind whose delete rules the tests choose:
+/// `Parent.children` ↔ `Child.parent` (one-to-many) and `Left.rights` ↔ `Right.lefts`
+/// (many-to-many).
+enum RulesModel {
+    static func schema(
+        children: DeleteRule = .nullify, parent: DeleteRule = .nullify,
+        rights: DeleteRule = .nullify, lefts: DeleteRule = .nullify
+    ) -> SchemaDescriptor {
+        SchemaDescriptor(name: "RulesModel", entities: [
+            EntityDescriptor(
+                name: "Parent", attributes: [.init(name: "name", type: .string)],
+                relationships: [
+                    .init(name: "children", destination: "Child", inverse: "parent", isToMany: true,
+                          deleteRule: children, storage: .inverseForeignKey),
+                ]),
+            EntityDescriptor(
+                name: "Child", attributes: [.init(name: "name", type: .string)],
+                relationships: [
+                    .init(name: "parent", destination: "Parent", inverse: "children", isToMany: false,
+                          deleteRule: parent, storage: .foreignKey(column: "parentID")),
+                ]),
+            EntityDescriptor(
+                name: "Left", attributes: [.init(name: "name", type: .string)],
+                relationships: [
+                    .init(name: "rights", destination: "Right", inverse: "lefts", isToMany: true,
+                          deleteRule: rights, storage: .joinTable(name: "Left_rights", column: "leftID", inverseColumn: "rightID")),
+                ]),
+            EntityDescriptor(
+                name: "Right", attributes: [.init(name: "name", type: .string)],
+                relationships: [
+                    .init(name: "lefts", destination: "Left", inverse: "rights", isToMany: true,
+                          deleteRule: lefts, storage: .joinTable(name: "Left_rights", column: "rightID", inverseColumn: "leftID")),
+                ]),
+        ])
+    }
+}
+
+extension Database {
+    func ids(_ table: String) throws -> [Int64] {
+        try Int64.fetchAll(self, sql: "SELECT id FROM \"\(table)\" ORDER BY id")
+    }
+
+    func links() throws -> [[Int64]] {
+        try GRDB.Row.fetchAll(self, sql: "SELECT leftID, rightID FROM Left_rights ORDER BY leftID, rightID").map { row in
+            let left: Int64 = row[0]
+            let right: Int64 = row[1]
+            return [left, right]
+        }
+    }
+
+    func count(_ table: String) throws -> Int {
+        try Int.fetchOne(self, sql: "SELECT COUNT(*) FROM \"\(table)\"") ?? 0
+    }
+}
+
+/// A small deterministic random generator (SplitMix64), so failures replay from a seed.
+struct StoreRandom: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
