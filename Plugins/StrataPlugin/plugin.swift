@@ -1,4 +1,101 @@
+import Foundation
 import PackagePlugin
-@main struct StrataPlugin: BuildToolPlugin {
-    func createBuildCommands(context: PluginContext, target: Target) async throws -> [Command] { [] }
+
+/// Generates Swift code from a target's Strata model at build time.
+///
+/// The model is every `*.yaml`/`*.yml` file of the target's own `Models/` folder when it has
+/// one, else of `Models/` at the package root. The plugin runs `strata generate` with every
+/// model file and the tool itself as inputs and every generated file as an output, so the
+/// build system reruns it only when one of them changes, and the tool rewrites a file only
+/// when its bytes change.
+///
+/// Output names (the same rule as `OutputNaming` in StrataCodegen, which this plugin cannot
+/// import; keep both in step): `<stem>.yaml`/`<stem>.yml` → `<stem>.swift`, plus
+/// `<ModelName>+Schema.swift`; names must be unique, compared case-insensitively.
+@main
+struct StrataPlugin: BuildToolPlugin {
+    /// The model's name: the Swift namespace of the generated schema descriptor.
+    static let modelName = "StrataModel"
+
+    func createBuildCommands(context: PluginContext, target: Target) async throws -> [Command] {
+        guard let target = target as? SourceModuleTarget else { return [] }
+        let modelsFolder = try Self.modelsFolder(
+            target: target.name, targetDirectory: target.directoryURL, packageDirectory: context.package.directoryURL)
+        let files = try Self.modelFiles(in: modelsFolder)
+        let outputNames = try Self.outputNames(for: files, modelName: Self.modelName)
+        let outputDirectory = context.pluginWorkDirectoryURL.appendingPathComponent("GeneratedSources", isDirectory: true)
+        let tool = try context.tool(named: "strata")
+        return [
+            .buildCommand(
+                displayName: "Generating Strata model code for \(target.name) from \(files.count) model file(s)",
+                executable: tool.url,
+                arguments: ["generate", "--output", outputDirectory.path, "--model-name", Self.modelName]
+                    + files.map(\.path),
+                inputFiles: files + [tool.url],
+                outputFiles: outputNames.map { outputDirectory.appendingPathComponent($0) }
+            )
+        ]
+    }
+
+    /// The target's `Models/` if it exists, else the package root's `Models/`.
+    static func modelsFolder(target: String, targetDirectory: URL, packageDirectory: URL) throws -> URL {
+        let own = targetDirectory.appendingPathComponent("Models", isDirectory: true)
+        if isDirectory(own) { return own }
+        let shared = packageDirectory.appendingPathComponent("Models", isDirectory: true)
+        if isDirectory(shared) { return shared }
+        throw PluginError.noModelsFolder(target: target, targetFolder: own.path, packageFolder: shared.path)
+    }
+
+    static func modelFiles(in folder: URL) throws -> [URL] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        let files = names.filter { !$0.hasPrefix(".") && ($0.hasSuffix(".yaml") || $0.hasSuffix(".yml")) }.sorted()
+        if files.isEmpty { throw PluginError.noModelFiles(folder: folder.path) }
+        return files.map { folder.appendingPathComponent($0) }
+    }
+
+    /// `<stem>.swift` per model file, then `<ModelName>+Schema.swift`.
+    static func outputNames(for files: [URL], modelName: String) throws -> [String] {
+        var names: [String] = []
+        var owners: [String: String] = [:]
+        for file in files {
+            var stem = file.lastPathComponent
+            for ext in [".yaml", ".yml"] where stem.hasSuffix(ext) {
+                stem.removeLast(ext.count)
+                break
+            }
+            names.append(stem + ".swift")
+        }
+        names.append(modelName + "+Schema.swift")
+        for (index, name) in names.enumerated() {
+            let owner = index < files.count ? files[index].lastPathComponent : "the model's schema file"
+            if let first = owners[name.lowercased()] {
+                throw PluginError.clashingOutputs(first: first, second: owner, output: name)
+            }
+            owners[name.lowercased()] = owner
+        }
+        return names
+    }
+
+    private static func isDirectory(_ url: URL) -> Bool {
+        var isDirectory: ObjCBool = false
+        return FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) && isDirectory.boolValue
+    }
+}
+
+/// Errors that say what to do.
+enum PluginError: Error, CustomStringConvertible {
+    case noModelsFolder(target: String, targetFolder: String, packageFolder: String)
+    case noModelFiles(folder: String)
+    case clashingOutputs(first: String, second: String, output: String)
+
+    var description: String {
+        switch self {
+        case .noModelsFolder(let target, let targetFolder, let packageFolder):
+            "StrataPlugin: target '\(target)' has no model. Create '\(targetFolder)' or '\(packageFolder)' with your *.yaml model files, or remove StrataPlugin from the target's plugins."
+        case .noModelFiles(let folder):
+            "StrataPlugin: '\(folder)' holds no *.yaml or *.yml model file. Add one (see the Strata README for the model language)."
+        case .clashingOutputs(let first, let second, let output):
+            "StrataPlugin: '\(first)' and '\(second)' would both generate '\(output)'. Rename one of them."
+        }
+    }
 }

@@ -1,0 +1,147 @@
+import Foundation
+import Testing
+
+/// Runs the built `strata` executable and checks exit codes, stderr and the files it writes.
+@Suite struct CLITests {
+    struct Run {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    static func strata(_ arguments: [String], in directory: URL? = nil) throws -> Run {
+        let process = Process()
+        process.executableURL = try CLIExecutable.url()
+        process.arguments = arguments
+        if let directory { process.currentDirectoryURL = directory }
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        let errData = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Run(
+            status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+            stderr: String(decoding: errData, as: UTF8.self))
+    }
+
+    /// One row per bad invocation: the arguments, the exit code, and a line stderr must hold.
+    static let argumentErrors: [(arguments: [String], status: Int32, message: String)] = [
+        (["generate"], 64, "Error: Missing expected argument '--output <output>'"),
+        (["generate", "--output", "out"], 64, "Error: Missing model files: give one or more *.yaml files or directories."),
+        (["generate", "--output", "out", "--model-name", "9Model", "Models"], 64,
+         "Error: '--model-name 9Model' is not a Swift identifier: use letters, digits and '_', not starting with a digit."),
+        (["generate", "--output", "out", "--bogus", "Models"], 64, "Error: Unknown option '--bogus'"),
+        (["frobnicate"], 64, "Error: Unexpected argument 'frobnicate'"),
+        (["validate"], 64, "Error: Missing model files: give one or more *.yaml files or directories."),
+        (["validate", "missing.yaml"], 1, "error: cannot read model file 'missing.yaml'"),
+        (["validate", "Empty"], 1, "error: no model files (*.yaml, *.yml) in Empty"),
+        (["diagram", "--model-name", "a-b", "Models"], 64,
+         "Error: '--model-name a-b' is not a Swift identifier: use letters, digits and '_', not starting with a digit."),
+    ]
+
+    @Test(arguments: argumentErrors.indices)
+    func argumentError(row: Int) throws {
+        let (arguments, status, message) = Self.argumentErrors[row]
+        let directory = try ScratchDirectory.make()
+        try FileManager.default.createDirectory(at: directory.appendingPathComponent("Empty"), withIntermediateDirectories: true)
+        let run = try Self.strata(arguments, in: directory)
+        #expect(run.status == status, "\(arguments): \(run.stderr)")
+        #expect(run.stderr.split(separator: "\n").contains { $0 == message }, "\(arguments): stderr was\n\(run.stderr)")
+    }
+
+    @Test func modelErrorsAreCompilerStyleWithNonZeroExit() throws {
+        let directory = try ScratchDirectory.make()
+        try "entities:\n  Note:\n    attributes: { title: Strnig }\n".write(
+            to: directory.appendingPathComponent("Bad.yaml"), atomically: true, encoding: .utf8)
+        let run = try Self.strata(["validate", "Bad.yaml"], in: directory)
+        #expect(run.status == 1)
+        #expect(run.stderr.hasPrefix("Bad.yaml:3:"), "\(run.stderr)")
+        #expect(run.stderr.contains(": error: "), "\(run.stderr)")
+    }
+
+    @Test func generateWritesOnlyChangedFiles() throws {
+        let directory = try ScratchDirectory.make()
+        let models = directory.appendingPathComponent("Models")
+        try FileManager.default.createDirectory(at: models, withIntermediateDirectories: true)
+        try "entities:\n  Tag:\n    attributes: { name: String }\n".write(
+            to: models.appendingPathComponent("Tags.yaml"), atomically: true, encoding: .utf8)
+        try "entities:\n  Label:\n    attributes: { text: String }\n".write(
+            to: models.appendingPathComponent("Labels.yml"), atomically: true, encoding: .utf8)
+
+        let first = try Self.strata(["generate", "--output", "Out", "--model-name", "Tagging", "Models"], in: directory)
+        #expect(first.status == 0, "\(first.stderr)")
+        let out = directory.appendingPathComponent("Out")
+        let names = try FileManager.default.contentsOfDirectory(atPath: out.path).sorted()
+        #expect(names == ["Labels.swift", "Tagging+Schema.swift", "Tags.swift"])
+
+        // Age the files, run again: nothing may be rewritten.
+        let old = Date(timeIntervalSince1970: 1_000_000)
+        for name in names {
+            try FileManager.default.setAttributes([.modificationDate: old], ofItemAtPath: out.appendingPathComponent(name).path)
+        }
+        let second = try Self.strata(["generate", "--output", "Out", "--model-name", "Tagging", "Models"], in: directory)
+        #expect(second.status == 0, "\(second.stderr)")
+        for name in names {
+            let date = try FileManager.default.attributesOfItem(atPath: out.appendingPathComponent(name).path)[.modificationDate] as? Date
+            #expect(date == old, "\(name) was rewritten")
+        }
+
+        // Change one model file: only its output changes.
+        try "entities:\n  Tag:\n    attributes: { name: String, color: { type: String, optional: true } }\n".write(
+            to: models.appendingPathComponent("Tags.yaml"), atomically: true, encoding: .utf8)
+        let third = try Self.strata(["generate", "--output", "Out", "--model-name", "Tagging", "Models"], in: directory)
+        #expect(third.status == 0, "\(third.stderr)")
+        let changed = try names.filter { name in
+            try FileManager.default.attributesOfItem(atPath: out.appendingPathComponent(name).path)[.modificationDate] as? Date != old
+        }
+        #expect(changed == ["Tagging+Schema.swift", "Tags.swift"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).sorted() == names, "no temporary file left")
+    }
+
+    @Test func diagramAndJSONSchema() throws {
+        let directory = try ScratchDirectory.make()
+        try "entities:\n  Tag:\n    attributes: { name: String }\n".write(
+            to: directory.appendingPathComponent("Tags.yaml"), atomically: true, encoding: .utf8)
+        let diagram = try Self.strata(["diagram", "Tags.yaml"], in: directory)
+        #expect(diagram.status == 0, "\(diagram.stderr)")
+        #expect(diagram.stdout == "erDiagram\n    Tag {\n        Int id PK\n        String name\n    }\n")
+
+        let schema = try Self.strata(["json-schema"])
+        #expect(schema.status == 0)
+        let object = try JSONSerialization.jsonObject(with: Data(schema.stdout.utf8)) as? [String: Any]
+        #expect(object?["$schema"] as? String == "https://json-schema.org/draft/2020-12/schema")
+    }
+}
+
+enum CLIExecutable {
+    /// The `strata` executable next to the test bundle, in the build's products folder.
+    static func url() throws -> URL {
+        var candidates: [URL] = []
+        if let path = ProcessInfo.processInfo.environment["STRATA_EXECUTABLE"] {
+            candidates.append(URL(fileURLWithPath: path))
+        }
+        candidates.append(Bundle.module.bundleURL.deletingLastPathComponent().appendingPathComponent("strata"))
+        if let argument = CommandLine.arguments.first {
+            var url = URL(fileURLWithPath: argument).deletingLastPathComponent()
+            candidates.append(url.appendingPathComponent("strata"))
+            // macOS: .../debug/StrataPackageTests.xctest/Contents/MacOS/StrataPackageTests
+            for _ in 0..<3 { url.deleteLastPathComponent() }
+            candidates.append(url.appendingPathComponent("strata"))
+        }
+        guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
+            throw CocoaError(.fileNoSuchFile, userInfo: [NSLocalizedDescriptionKey: "strata executable not found; run `swift build` first"])
+        }
+        return found
+    }
+}
+
+enum ScratchDirectory {
+    static func make() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("strata-tests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+}

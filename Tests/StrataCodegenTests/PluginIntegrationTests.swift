@@ -1,0 +1,118 @@
+import Foundation
+import Testing
+
+/// Builds a scratch package that uses StrataPlugin, twice: the second build must not run
+/// the generator again. Slow (it builds GRDB), so opt-in: `STRATA_PLUGIN_TEST=1`
+/// (`make test` sets it).
+@Suite(.enabled(if: ProcessInfo.processInfo.environment["STRATA_PLUGIN_TEST"] == "1"), .serialized)
+struct PluginIntegrationTests {
+    static let packageRoot = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    static func swift(_ arguments: [String], in directory: URL) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["swift"] + arguments
+        process.currentDirectoryURL = directory
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    static func makeConsumer() throws -> URL {
+        let directory = try ScratchDirectory.make().appendingPathComponent("Consumer")
+        let sources = directory.appendingPathComponent("Sources/Consumer")
+        let models = directory.appendingPathComponent("Models")
+        try FileManager.default.createDirectory(at: sources, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: models, withIntermediateDirectories: true)
+        let identity = packageRoot.lastPathComponent.lowercased()
+        try """
+            // swift-tools-version:6.1
+            import PackageDescription
+
+            let package = Package(
+                name: "Consumer",
+                platforms: [.macOS(.v13)],
+                dependencies: [.package(path: \(literal(packageRoot.path)))],
+                targets: [
+                    .executableTarget(
+                        name: "Consumer",
+                        dependencies: [.product(name: "Strata", package: \(literal(identity)))],
+                        plugins: [.plugin(name: "StrataPlugin", package: \(literal(identity)))]
+                    )
+                ],
+                swiftLanguageModes: [.v6]
+            )
+
+            """.write(to: directory.appendingPathComponent("Package.swift"), atomically: true, encoding: .utf8)
+        try """
+            entities:
+              Shelf:
+                attributes: { label: String }
+                relationships:
+                  items: { to: Item, many: true, inverse: shelf, deleteRule: cascade }
+
+            """.write(to: models.appendingPathComponent("Shelves.yaml"), atomically: true, encoding: .utf8)
+        try """
+            entities:
+              Item:
+                attributes:
+                  name: String
+                  count: { type: Int, default: 1 }
+                relationships:
+                  shelf: { to: Shelf, inverse: items }
+
+            """.write(to: models.appendingPathComponent("Items.yaml"), atomically: true, encoding: .utf8)
+        try """
+            import Strata
+            let item = Item(name: "Box")
+            print(StrataModel.schema.entities.map(\\.name).joined(separator: ","), item.count, Item.shelf.label.path)
+
+            """.write(to: sources.appendingPathComponent("main.swift"), atomically: true, encoding: .utf8)
+        return directory
+    }
+
+    static func literal(_ text: String) -> String {
+        "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+    }
+
+    static func generatedFiles(in directory: URL) -> [URL: Date] {
+        var result: [URL: Date] = [:]
+        let enumerator = FileManager.default.enumerator(at: directory.appendingPathComponent(".build/plugins"), includingPropertiesForKeys: [.contentModificationDateKey])
+        while let url = enumerator?.nextObject() as? URL {
+            guard url.pathExtension == "swift", url.path.contains("GeneratedSources") else { continue }
+            result[url] = (try? url.resourceValues(forKeys: [.contentModificationDateKey]))?.contentModificationDate
+        }
+        return result
+    }
+
+    @Test func secondBuildDoesNotRegenerate() throws {
+        let consumer = try Self.makeConsumer()
+        defer { try? FileManager.default.removeItem(at: consumer.deletingLastPathComponent()) }
+
+        let first = try Self.swift(["build"], in: consumer)
+        #expect(first.status == 0, "\(first.output)")
+        #expect(first.output.contains("Generating Strata model code for Consumer"), "\(first.output)")
+        let generated = Self.generatedFiles(in: consumer)
+        #expect(Set(generated.keys.map(\.lastPathComponent)) == ["Items.swift", "Shelves.swift", "StrataModel+Schema.swift"])
+
+        let second = try Self.swift(["build"], in: consumer)
+        #expect(second.status == 0, "\(second.output)")
+        #expect(!second.output.contains("Generating Strata model code"), "the generator ran again:\n\(second.output)")
+        #expect(Self.generatedFiles(in: consumer) == generated, "generated files were rewritten")
+
+        let run = try Self.swift(["run", "--skip-build", "Consumer"], in: consumer)
+        #expect(run.status == 0, "\(run.output)")
+        #expect(run.output.contains("Item,Shelf 1 [\"shelf\", \"label\"]"), "\(run.output)")
+
+        // Without a Models folder, the plugin's error says what to do.
+        try FileManager.default.removeItem(at: consumer.appendingPathComponent("Models"))
+        let broken = try Self.swift(["build"], in: consumer)
+        #expect(broken.status != 0)
+        #expect(broken.output.contains("StrataPlugin: target 'Consumer' has no model. Create"), "\(broken.output)")
+    }
+}

@@ -1,0 +1,1 @@
+../../StrataCodegenTests/Resources/EdgeCases/EdgeCases.swift
