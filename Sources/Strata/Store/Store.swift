@@ -116,11 +116,13 @@ extension Store {
     /// Runs `body` in a write transaction: committed when it returns, rolled back when it
     /// throws. A delete refused by a `deny` rule throws ``DeleteDeniedError`` and rolls the
     /// whole transaction back.
+    @discardableResult
     public func write<T>(_ body: (Database) throws -> T) throws -> T {
         try mapErrors { try writer.write(body) }
     }
 
     /// The asynchronous ``write(_:)``.
+    @discardableResult
     public func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await mapErrors { try await writer.write(body) }
     }
