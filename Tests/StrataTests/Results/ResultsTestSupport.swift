@@ -1,0 +1,144 @@
+import Dispatch
+import Foundation
+import GRDB
+import Testing
+
+@testable import Strata
+
+/// Records every delivery of a controller, so a test can assert the whole sequence.
+final class Recorder<Item: StrataEntity, Section: Hashable & Sendable>: Coordinatable, @unchecked Sendable {
+    private let lock = NSLock()
+    private var _updates: [ResultsUpdate<Item, Section>] = []
+
+    var updates: [ResultsUpdate<Item, Section>] {
+        lock.lock()
+        defer { lock.unlock() }
+        return _updates
+    }
+
+    func apply(_ batch: ChangeBatch, snapshot: ResultsSnapshot<Item, Section>) {
+        lock.lock()
+        _updates.append(.batch(batch, snapshot))
+        lock.unlock()
+    }
+
+    func reload(_ snapshot: ResultsSnapshot<Item, Section>) {
+        lock.lock()
+        _updates.append(.reload(snapshot))
+        lock.unlock()
+    }
+}
+
+/// A fixed date, so fetched values compare equal.
+let day = Date(timeIntervalSince1970: 1_700_000_000)
+
+/// Renders a snapshot compactly: `Work[a b {c}] Home[]`, orphans as `∅`, group rows in braces.
+func text<Section>(_ snapshot: ResultsSnapshot<Note, Section>, name: (Section) -> String) -> String {
+    snapshot.sections.map { section in
+        let title = section.value.object.map(name) ?? "∅"
+        let rows = section.rows.map { row -> String in
+            switch row {
+            case .item(let note): note.title
+            case .group(let notes): "{" + notes.map(\.title).joined(separator: " ") + "}"
+            }
+        }
+        return "\(title)[\(rows.joined(separator: " "))]"
+    }.joined(separator: " ")
+}
+
+func text(_ snapshot: ResultsSnapshot<Note, Notebook>) -> String { text(snapshot) { $0.name } }
+func text(_ snapshot: ResultsSnapshot<Note, Priority>) -> String { text(snapshot) { $0.rawValue } }
+func text(_ snapshot: ResultsSnapshot<Note, String>) -> String { text(snapshot) { $0 } }
+func text(_ snapshot: ResultsSnapshot<Note, NoSection>) -> String { text(snapshot) { _ in "" } }
+
+/// `batch | snapshot` for each delivery; reloads as `reload | snapshot`.
+func lines<Section>(
+    _ updates: [ResultsUpdate<Note, Section>], _ render: (ResultsSnapshot<Note, Section>) -> String
+) -> [String] {
+    updates.map { update in
+        switch update {
+        case .reload(let snapshot): "reload | " + render(snapshot)
+        case .batch(let batch, let snapshot): "\(batch) | " + render(snapshot)
+        }
+    }
+}
+
+/// A store with the fixture model and a controller over it, recorded from the start.
+struct Harness<Section: Hashable & Sendable> {
+    let store: Store
+    let controller: ResultsController<Note, Section>
+    let recorder = Recorder<Note, Section>()
+
+    init(
+        store: Store? = nil, _ request: ResultsRequest<Note, Section>, options: ResultsOptions<Note> = ResultsOptions(),
+        setUp: (Database) throws -> Void = { _ in }
+    ) throws {
+        let store = try store ?? Store.inMemory(schema: NotesModel.schema)
+        try store.write(setUp)
+        self.store = store
+        controller = try ResultsController(
+            store: store, request: request, options: options,
+            deliveryQueue: DispatchQueue(label: "strata.tests.delivery"))
+        controller.checksInvariants = true
+        controller.coordinate(recorder)
+        controller.waitForDeliveries()
+    }
+
+    func write(_ body: (Database) throws -> Void) throws {
+        try store.write(body)
+        controller.waitForDeliveries()
+    }
+
+    /// Every delivery since the last call, checked: valid, replayable, equal to a fresh fetch.
+    func check(sourceLocation: SourceLocation = #_sourceLocation) throws {
+        controller.waitForDeliveries()
+        let updates = recorder.updates
+        var previous: ResultsSnapshot<Note, Section>?
+        for update in updates {
+            switch update {
+            case .reload(let snapshot):
+                previous = snapshot
+            case .batch(let batch, let snapshot):
+                guard let old = previous else {
+                    Issue.record("batch before any reload", sourceLocation: sourceLocation)
+                    return
+                }
+                try BatchValidator.validate(batch, from: old, to: snapshot)
+                #expect(try batch.apply(to: old, reading: snapshot) == snapshot, sourceLocation: sourceLocation)
+                previous = snapshot
+            }
+            update.snapshot._checkInvariants()
+        }
+        let fresh = try ResultsController(
+            store: store, request: controller.request, options: controller.options,
+            deliveryQueue: DispatchQueue(label: "strata.tests.fresh"))
+        #expect(controller.snapshot == fresh.snapshot, sourceLocation: sourceLocation)
+        if let previous { #expect(previous == controller.snapshot, sourceLocation: sourceLocation) }
+    }
+}
+
+extension Database {
+    @discardableResult
+    func notebook(_ name: String, position: Int = 0) throws -> Notebook {
+        var notebook = Notebook(name: name, createdAt: day, position: position)
+        try notebook.insert(self)
+        return notebook
+    }
+
+    @discardableResult
+    func note(
+        _ title: String, in notebook: Notebook? = nil, pinned: Bool = false, priority: Priority = .normal
+    ) throws -> Note {
+        var note = Note(title: title, pinned: pinned, priority: priority, updatedAt: day, notebookID: notebook?.id)
+        try note.insert(self)
+        return note
+    }
+
+    func notebook(named name: String) throws -> Notebook {
+        try Notebook.filter(Column("name") == name).fetchOne(self)!
+    }
+
+    func note(titled title: String) throws -> Note {
+        try Note.filter(Column("title") == title).fetchOne(self)!
+    }
+}
