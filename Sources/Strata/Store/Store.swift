@@ -64,7 +64,13 @@ public final class Store: Sendable {
         self.path = path
         self.options = options
         self.writer = writer
-        try SchemaMigrator(schema: schema, allowDataLoss: options.allowDataLoss).migrate(writer)
+        do {
+            try SchemaMigrator(schema: schema, allowDataLoss: options.allowDataLoss).migrate(writer)
+        } catch {
+            // Release the file now, so that a refused migration leaves it as it was.
+            try? Self.close(writer)
+            throw error
+        }
         SchemaRegistry.register(schema)
         let observer = CommitObserver(columnsByTable: SchemaSQL(schema: schema).columnsByTable)
         self.observer = observer
@@ -87,6 +93,17 @@ public final class Store: Sendable {
         }
         #endif
         return base.appendingPathComponent(schema.name).appendingPathComponent("\(schema.name).sqlite")
+    }
+
+    /// Closes the store's connections now (checkpointing the WAL into the file). Using the
+    /// store afterwards throws. Stores also close when released.
+    public func close() throws {
+        try Self.close(writer)
+    }
+
+    private static func close(_ writer: any DatabaseWriter) throws {
+        if let pool = writer as? DatabasePool { try pool.close() }
+        if let queue = writer as? DatabaseQueue { try queue.close() }
     }
 
     static func configuration() -> Configuration {

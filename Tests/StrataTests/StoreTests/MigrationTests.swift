@@ -1,0 +1,219 @@
+import Foundation
+import GRDB
+import Testing
+@testable import Strata
+
+/// Two versions of a small library model.
+enum LibraryModel {
+    static let v1 = SchemaDescriptor(name: "Library", entities: [
+        EntityDescriptor(
+            name: "Author",
+            attributes: [.init(name: "name", type: .string), .init(name: "born", type: .int, isOptional: true)],
+            relationships: [
+                .init(name: "books", destination: "Book", inverse: "author", isToMany: true,
+                      deleteRule: .cascade, storage: .inverseForeignKey),
+            ]),
+        EntityDescriptor(
+            name: "Book",
+            attributes: [
+                .init(name: "title", type: .string),
+                .init(name: "pages", type: .int, defaultValue: .value(0.databaseValue)),
+            ],
+            relationships: [
+                .init(name: "author", destination: "Author", inverse: "books", isToMany: false,
+                      storage: .foreignKey(column: "authorID")),
+            ],
+            indexes: [["title"]]),
+    ])
+
+    /// Every lightweight change at once: renamed entity and attribute, new optional and
+    /// defaulted attributes (one defaulting to `now`), a new entity, a new many-to-many
+    /// relationship, new index and unique constraint, a dropped index.
+    static let v2 = SchemaDescriptor(name: "Library", entities: [
+        EntityDescriptor(
+            name: "Writer",
+            attributes: [
+                .init(name: "fullName", type: .string, renamedFrom: "name"),
+                .init(name: "born", type: .int, isOptional: true),
+                .init(name: "country", type: .string, isOptional: true),
+                .init(name: "addedAt", type: .date, defaultValue: .now),
+            ],
+            relationships: [
+                .init(name: "books", destination: "Book", inverse: "author", isToMany: true,
+                      deleteRule: .cascade, storage: .inverseForeignKey),
+            ],
+            uniques: [["fullName"]],
+            renamedFrom: "Author"),
+        EntityDescriptor(
+            name: "Book",
+            attributes: [
+                .init(name: "title", type: .string),
+                .init(name: "pages", type: .int, defaultValue: .value(0.databaseValue), isIndexed: true),
+                .init(name: "rating", type: .double, defaultValue: .value(2.5.databaseValue)),
+            ],
+            relationships: [
+                .init(name: "author", destination: "Writer", inverse: "books", isToMany: false,
+                      storage: .foreignKey(column: "authorID")),
+                .init(name: "shelves", destination: "Shelf", inverse: "books", isToMany: true,
+                      storage: .joinTable(name: "Book_shelves", column: "bookID", inverseColumn: "shelfID")),
+            ]),
+        EntityDescriptor(
+            name: "Shelf",
+            attributes: [.init(name: "name", type: .string)],
+            relationships: [
+                .init(name: "books", destination: "Book", inverse: "shelves", isToMany: true,
+                      storage: .joinTable(name: "Book_shelves", column: "shelfID", inverseColumn: "bookID")),
+            ]),
+    ])
+
+    static func modified(_ change: (inout SchemaDescriptor) -> Void) -> SchemaDescriptor {
+        var schema = v1
+        change(&schema)
+        return schema
+    }
+}
+
+@Suite("Store migrations")
+struct MigrationTests {
+    private func writeV1(_ path: String) throws {
+        let store = try Store(schema: LibraryModel.v1, path: path)
+        try store.write { db in
+            try db.execute(sql: "INSERT INTO Author (id, name, born) VALUES (1, 'Ada', 1815), (2, 'Alan', NULL)")
+            try db.execute(sql: "INSERT INTO Book (id, title, pages, authorID) VALUES (1, 'Notes', 40, 1), (2, 'Machines', 12, 2), (3, 'Orphan', 1, NULL)")
+        }
+        try store.close()
+    }
+
+    @Test("lightweight changes migrate a v1 file with its data intact")
+    func lightweight() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("library.sqlite")
+        try writeV1(path)
+
+        let store = try Store(schema: LibraryModel.v2, path: path)
+        let writers = try store.read { db in
+            try GRDB.Row.fetchAll(db, sql: "SELECT id, fullName, born, country, addedAt FROM Writer ORDER BY id")
+        }
+        #expect(writers.map { $0["fullName"] as String } == ["Ada", "Alan"])
+        #expect(writers.map { $0["born"] as Int? } == [1815, nil])
+        #expect(writers.map { $0["country"] as String? } == [nil, nil])
+        #expect(writers.allSatisfy { ($0["addedAt"] as String?)?.count == 23 }, "DEFAULT now applied to existing rows")
+        let books = try store.read { db in
+            try GRDB.Row.fetchAll(db, sql: "SELECT title, pages, rating, authorID FROM Book ORDER BY id")
+        }
+        #expect(books.map { $0["title"] as String } == ["Notes", "Machines", "Orphan"])
+        #expect(books.map { $0["pages"] as Int } == [40, 12, 1])
+        #expect(books.map { $0["rating"] as Double } == [2.5, 2.5, 2.5])
+        #expect(books.map { $0["authorID"] as Int? } == [1, 2, nil])
+
+        // Schema objects of v2: join table, indexes, unique constraint, triggers.
+        let objects = try store.read { db in
+            try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE name LIKE 'strata%' OR name = 'Book_shelves' ORDER BY name")
+        }
+        #expect(objects.contains("Book_shelves"))
+        #expect(objects.contains("strata_unique_Writer_fullName"))
+        #expect(objects.contains("strata_index_Book_pages"))
+        #expect(!objects.contains("strata_index_Book_title"), "dropped index")
+        #expect(objects.contains("strata_delete_Writer_books"))
+        #expect(!objects.contains { $0.contains("Author") })
+
+        // The model works: unique constraint, join table, cascade through the renamed entity.
+        #expect(throws: DatabaseError.self) {
+            try store.write { db in try db.execute(sql: "INSERT INTO Writer (fullName) VALUES ('Ada')") }
+        }
+        try store.write { db in
+            try db.execute(sql: "INSERT INTO Shelf (id, name) VALUES (1, 'top')")
+            try db.execute(sql: "INSERT INTO Book_shelves (bookID, shelfID) VALUES (1, 1)")
+            try db.execute(sql: "DELETE FROM Writer WHERE id = 1")
+        }
+        let remaining = try store.read { db in
+            [try db.ids("Book"), [Int64(try db.count("Book_shelves"))]]
+        }
+        #expect(remaining == [[2, 3], [0]])
+
+        // Opening again with the same model changes nothing.
+        let hash = try store.read { db in try String.fetchOne(db, sql: "SELECT value FROM strata_metadata WHERE key = 'hash'") }
+        #expect(hash == CanonicalSchema(LibraryModel.v2).versionHash)
+    }
+
+    static let destructiveCases: [(String, SchemaDescriptor, DestructiveChange)] = [
+        ("removed attribute", LibraryModel.modified { $0.entities[0].attributes.removeLast() },
+         .removedAttribute(entity: "Author", attribute: "born")),
+        ("changed type", LibraryModel.modified { $0.entities[1].attributes[1].type = .string },
+         .changedType(entity: "Book", attribute: "pages")),
+        ("new required attribute", LibraryModel.modified { $0.entities[1].attributes.append(.init(name: "isbn", type: .string)) },
+         .newRequiredAttribute(entity: "Book", attribute: "isbn")),
+        ("optional made required", LibraryModel.modified { $0.entities[0].attributes[1].isOptional = false },
+         .madeRequired(entity: "Author", attribute: "born")),
+        ("removed entity", SchemaDescriptor(name: "Library", entities: [
+            EntityDescriptor(name: "Author", attributes: LibraryModel.v1.entities[0].attributes)]),
+         .removedEntity(entity: "Book")),
+    ]
+
+    @Test("destructive changes are refused, naming entity and attribute, file untouched",
+          arguments: destructiveCases.indices)
+    func destructive(_ index: Int) throws {
+        let (_, schema, expected) = Self.destructiveCases[index]
+        let directory = try TemporaryDirectory()
+        let path = directory.path("library.sqlite")
+        try writeV1(path)
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+
+        do {
+            _ = try Store(schema: schema, path: path)
+            Issue.record("expected a destructive-change error")
+        } catch let MigrationError.destructiveChanges(changes) {
+            #expect(changes.contains(expected), "\(changes)")
+            #expect(expected.entity == changes.first { $0 == expected }?.entity)
+        }
+        let after = try Data(contentsOf: URL(fileURLWithPath: path))
+        #expect(before == after, "file bytes unchanged")
+
+        // Still opens with its own model, data intact.
+        let store = try Store(schema: LibraryModel.v1, path: path)
+        let titles = try store.read { db in try String.fetchAll(db, sql: "SELECT title FROM Book ORDER BY id") }
+        #expect(titles == ["Notes", "Machines", "Orphan"])
+    }
+
+    @Test("allowDataLoss applies destructive changes")
+    func allowDataLoss() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("library.sqlite")
+        try writeV1(path)
+        let schema = LibraryModel.modified {
+            $0.entities[0].attributes.removeLast()  // born
+            $0.entities[1].attributes.append(.init(name: "isbn", type: .string))
+        }
+        let store = try Store(schema: schema, path: path, options: .init(allowDataLoss: true))
+        let columns = try store.read { db in try db.columns(in: "Author").map(\.name) }
+        #expect(columns == ["id", "name"])
+        let isbns = try store.read { db in try String.fetchAll(db, sql: "SELECT isbn FROM Book ORDER BY id") }
+        #expect(isbns == ["", "", ""])
+        let names = try store.read { db in try String.fetchAll(db, sql: "SELECT name FROM Author ORDER BY id") }
+        #expect(names == ["Ada", "Alan"])
+    }
+
+    @Test("a file that is not a Strata store is refused")
+    func foreignFile() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("other.sqlite")
+        let queue = try DatabaseQueue(path: path)
+        try queue.write { db in try db.execute(sql: "CREATE TABLE t (x)") }
+        try queue.close()
+        #expect(throws: MigrationError.notAStrataStore) { _ = try Store(schema: LibraryModel.v1, path: path) }
+    }
+
+    @Test("the default location follows XDG_DATA_HOME")
+    func defaultLocation() throws {
+        let url = Store.defaultURL(for: LibraryModel.v1)
+        #expect(url.lastPathComponent == "Library.sqlite")
+        #expect(url.deletingLastPathComponent().lastPathComponent == "Library")
+        #if os(Linux)
+        if let xdg = ProcessInfo.processInfo.environment["XDG_DATA_HOME"], xdg.hasPrefix("/") {
+            #expect(url.path.hasPrefix(xdg))
+        } else {
+            #expect(url.path.contains("/.local/share/"))
+        }
+        #endif
+    }
+}
