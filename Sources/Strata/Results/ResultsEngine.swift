@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 
 /// The synchronous state machine behind ``ResultsController``: fetches, applies commits
@@ -237,7 +238,9 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
             guard case .string(let string) = record.key.storage, let first = string.first else {
                 return .key("".databaseValue)
             }
-            return .key(String(first).uppercased().databaseValue)
+            // Canonically equivalent letters ("é", "e\u{301}") are one section, keyed by their
+            // precomposed form so that its bytes, which order sections, are unique.
+            return .key(String(first).uppercased().precomposedStringWithCanonicalMapping.databaseValue)
         case .entity(_, _, _, _, let orphans):
             guard case .int64(let id) = record.key.storage else { return orphans ? .orphans : nil }
             let section = SectionID.object(id)

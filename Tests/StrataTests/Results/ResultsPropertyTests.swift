@@ -1,0 +1,180 @@
+import Dispatch
+import Foundation
+import GRDB
+import Testing
+
+@testable import Strata
+
+/// Seeded random sequences of writes and option changes. After every step, for every
+/// controller: the batch passes the validator, replays on the previous snapshot to the new
+/// one, and the new snapshot equals a fresh fetch. A failure prints its seed and step.
+@Suite struct ResultsPropertyTests {
+    /// Checks one controller after one step.
+    final class Checker<Section: Hashable & Sendable>: @unchecked Sendable {
+        let store: Store
+        let controller: ResultsController<Note, Section>
+        let recorder = Recorder<Note, Section>()
+        var seen = 0
+        var shown: ResultsSnapshot<Note, Section>
+
+        init(store: Store, request: ResultsRequest<Note, Section>, forceRefetch: Bool) throws {
+            self.store = store
+            controller = try ResultsController(
+                store: store, request: request, deliveryQueue: DispatchQueue(label: "strata.tests.property"))
+            controller.checksInvariants = true
+            if forceRefetch {
+                controller.engineForTesting.refetchMinimum = 0
+                controller.engineForTesting.refetchRatio = 0
+            } else {
+                controller.engineForTesting.refetchMinimum = .max
+            }
+            controller.coordinate(recorder)
+            controller.waitForDeliveries()
+            shown = controller.snapshot
+            seen = 1
+        }
+
+        func check(_ context: String) throws -> Bool {
+            controller.waitForDeliveries()
+            let updates = recorder.updates
+            for update in updates[seen...] {
+                guard case .batch(let batch, let snapshot) = update else {
+                    Issue.record("unexpected reload \(context)")
+                    return false
+                }
+                do {
+                    try BatchValidator.validate(batch, from: shown, to: snapshot)
+                    let replayed = try batch.apply(to: shown, reading: snapshot)
+                    guard replayed == snapshot else {
+                        Issue.record("replay differs \(context)\nbatch: \(batch)")
+                        return false
+                    }
+                } catch {
+                    Issue.record("\(error) \(context)\nbatch: \(batch)")
+                    return false
+                }
+                shown = snapshot
+            }
+            seen = updates.count
+            let fresh = try ResultsController(
+                store: store, request: controller.request, options: controller.options,
+                deliveryQueue: DispatchQueue(label: "strata.tests.fresh"))
+            guard shown == fresh.snapshot, controller.snapshot == shown else {
+                Issue.record("state differs from a fresh fetch \(context)")
+                return false
+            }
+            return true
+        }
+    }
+
+    static let orphanRequest = ResultsRequest<Note, Notebook>(
+        where: Note.notebook.name != "N3",
+        sortedBy: [Note.notebook.position.descending, Note.priority.ascending, Note.title.ascending],
+        sections: .entity(Note.notebook, sortedBy: [Notebook.name.descending], where: Notebook.position != 2, orphans: true))
+
+    static let firstLetterRequest = ResultsRequest<Note, String>(
+        where: Note.pinned == false || Note.notebook.position > 1,
+        sortedBy: [Note.updatedAt.descending], sections: .firstLetter(of: Note.title))
+
+    @Test(arguments: [(UInt64(1), false), (2, false), (3, false), (4, false), (5, false), (6, true), (7, true)])
+    func randomOperations(seed: UInt64, forceRefetch: Bool) throws {
+        var random = SeededGenerator(seed: seed)
+        let store = try Store.inMemory(schema: NotesModel.schema)
+        let byNotebook = try Checker(store: store, request: Note.Fetches.byNotebook, forceRefetch: forceRefetch)
+        let byPriority = try Checker(store: store, request: Note.Fetches.byPriority, forceRefetch: forceRefetch)
+        let orphans = try Checker(store: store, request: Self.orphanRequest, forceRefetch: forceRefetch)
+        let letters = try Checker(store: store, request: Self.firstLetterRequest, forceRefetch: forceRefetch)
+        let flat = try Checker(store: store, request: Note.Fetches.pinned, forceRefetch: forceRefetch)
+        let titles = ["a", "b", "c", "Ab", "ba", "x", "xy", "é", "e\u{301}", ""]
+        var notebookCounter = 0
+        let filters: [(@Sendable (Note) -> Bool)?] = [nil, { !$0.title.hasPrefix("x") }, { $0.title.count % 2 == 0 }]
+        let comparators: [(@Sendable (Note, Note) -> Bool)?] = [nil, { $0.title.count < $1.title.count }]
+
+        for step in 0..<120 {
+            let operation = Int.random(in: 0..<12, using: &random)
+            if operation == 11 {
+                // Options toggle, the same on every controller.
+                let options = ResultsOptions<Note>(
+                    filter: filters.randomElement(using: &random)!, comparator: comparators.randomElement(using: &random)!,
+                    groupFilteredItems: Bool.random(using: &random))
+                byNotebook.controller.options = options
+                byPriority.controller.options = options
+                orphans.controller.options = options
+                letters.controller.options = options
+                flat.controller.options = options
+            } else {
+                let count = Int.random(in: 1...3, using: &random)
+                var randomCopy = random
+                try store.write { db in
+                    for _ in 0..<count {
+                        try Self.randomWrite(
+                            db, Int.random(in: 0..<11, using: &randomCopy), titles: titles, counter: &notebookCounter,
+                            random: &randomCopy)
+                    }
+                }
+                random = randomCopy
+            }
+            let context = "(seed \(seed), step \(step), operation \(operation))"
+            guard try byNotebook.check(context), try byPriority.check(context), try orphans.check(context),
+                try letters.check(context), try flat.check(context)
+            else { return }
+        }
+        if forceRefetch {
+            #expect(byNotebook.controller.engineForTesting.incrementalCount == 0)
+        } else {
+            #expect(byNotebook.controller.engineForTesting.fullFetchCount == 1)
+        }
+    }
+
+    static func randomWrite(
+        _ db: Database, _ kind: Int, titles: [String], counter: inout Int, random: inout SeededGenerator
+    ) throws {
+        let notebooks = try Notebook.fetchAll(db)
+        let notes = try Note.fetchAll(db)
+        func someNotebook() -> Notebook.ID? {
+            Int.random(in: 0..<5, using: &random) == 0 ? nil : notebooks.randomElement(using: &random)?.id
+        }
+        switch kind {
+        case 0, 1, 2:  // insert a note
+            var note = Note(
+                title: titles.randomElement(using: &random)!, pinned: Bool.random(using: &random),
+                priority: Priority.allCases.randomElement(using: &random)!,
+                updatedAt: day.addingTimeInterval(Double(Int.random(in: 0..<5, using: &random))),
+                notebookID: someNotebook())
+            try note.insert(db)
+        case 3, 4:  // update a note
+            guard var note = notes.randomElement(using: &random) else { return }
+            switch Int.random(in: 0..<4, using: &random) {
+            case 0: note.title = titles.randomElement(using: &random)!
+            case 1: note.pinned.toggle()
+            case 2: note.priority = Priority.allCases.randomElement(using: &random)!
+            default: note.body += "."
+            }
+            try note.update(db)
+        case 5:  // re-parent a note
+            guard var note = notes.randomElement(using: &random) else { return }
+            note.notebookID = someNotebook()
+            try note.update(db)
+        case 6:  // delete a note
+            guard let note = notes.randomElement(using: &random) else { return }
+            try note.delete(db)
+        case 7:  // insert a notebook
+            counter += 1
+            var notebook = Notebook(name: "N\(counter)", createdAt: day, position: Int.random(in: 0..<4, using: &random))
+            try notebook.insert(db)
+        case 8:  // rename a notebook
+            guard var notebook = notebooks.randomElement(using: &random) else { return }
+            counter += 1
+            notebook.name = Int.random(in: 0..<3, using: &random) == 0 ? "N3\(counter)" : "N\(counter)"
+            if Int.random(in: 0..<4, using: &random) == 0, !notebooks.contains(where: { $0.name == "N3" }) { notebook.name = "N3" }
+            try notebook.update(db)
+        case 9:  // move a notebook
+            guard var notebook = notebooks.randomElement(using: &random) else { return }
+            notebook.position = Int.random(in: 0..<4, using: &random)
+            try notebook.update(db)
+        default:  // delete a notebook (its notes cascade)
+            guard let notebook = notebooks.randomElement(using: &random) else { return }
+            try notebook.delete(db)
+        }
+    }
+}
