@@ -14,6 +14,9 @@ public struct SchemaDecoder {
 
     var diagnostics: DiagnosticBag
     var sourceMap = SchemaSourceMap()
+    /// The keys suggested for unknown keys by the last `fields(of:)`: a missing required key
+    /// that was suggested is not reported again.
+    var suggestedKeys: Set<String> = []
 
     /// Decodes the roots of every file of one model into one schema.
     public static func decode(_ roots: [YAMLNode], modelName: String, diagnostics: inout DiagnosticBag) -> Schema {
@@ -177,6 +180,7 @@ public struct SchemaDecoder {
         }
         let fields = fields(of: entries, allowed: Self.attributeKeys, in: "attribute '\(key)'")
         guard let typeField = fields["type"] else {
+            if suggestedKeys.contains("type") { return nil }
             error("attribute '\(key)' needs a 'type'", at: entry.value.location)
             return nil
         }
@@ -235,14 +239,14 @@ public struct SchemaDecoder {
         if let to = fields["to"] {
             destination = string(to, "to") ?? ""
             sourceMap.locations["\(key).to"] = to.value.location
-        } else {
+        } else if !suggestedKeys.contains("to") {
             error("relationship '\(key)' needs 'to', its destination entity", at: entry.value.location)
         }
         var inverse = ""
         if let inverseField = fields["inverse"] {
             inverse = string(inverseField, "inverse") ?? ""
             sourceMap.locations["\(key).inverse"] = inverseField.value.location
-        } else {
+        } else if !suggestedKeys.contains("inverse") {
             error("relationship '\(key)' needs an 'inverse': the relationship of '\(destination)' that points back",
                   at: entry.key.location)
         }
@@ -388,12 +392,14 @@ public struct SchemaDecoder {
         -> [String: YAMLMappingEntry]
     {
         var result: [String: YAMLMappingEntry] = [:]
+        suggestedKeys = []
         for entry in entries {
             guard let key = entry.key.scalar?.value else {
                 error("keys of \(context) must be names, not \(entry.key.kindName)", at: entry.key.location)
                 continue
             }
             guard allowed.contains(key) else {
+                if let suggestion = Suggestions.closest(to: key, in: allowed) { suggestedKeys.insert(suggestion) }
                 error("unknown key '\(key)' in \(context)" + Suggestions.didYouMean(key, in: allowed)
                       + (Suggestions.closest(to: key, in: allowed) == nil
                          ? "; expected one of: " + allowed.joined(separator: ", ") : ""),

@@ -116,7 +116,7 @@ private struct TreeBuilder {
             var event = yaml_event_t()
             while true {
                 guard yaml_parser_parse(parser, &event) == 1 else {
-                    reportParserError(parser.pointee)
+                    reportParserError(parser.pointee, buffer)
                     return
                 }
                 let keepGoing = handle(event)
@@ -127,13 +127,30 @@ private struct TreeBuilder {
         }
     }
 
-    private mutating func reportParserError(_ parser: yaml_parser_t) {
+    private mutating func reportParserError(_ parser: yaml_parser_t, _ buffer: UnsafeBufferPointer<UInt8>) {
         var message = parser.problem.map { String(cString: $0) } ?? "invalid YAML"
         if let context = parser.context {
             message = "\(String(cString: context)): \(message)"
         }
-        let mark = parser.problem_mark
-        diagnostics.append(.error("YAML syntax: \(message)", at: location(mark)))
+        // The reader reports a byte offset instead of a mark.
+        let at = parser.error == YAML_READER_ERROR
+            ? location(ofByte: Int(parser.problem_offset), in: buffer) : location(parser.problem_mark)
+        diagnostics.append(.error("YAML syntax: \(message)", at: at))
+    }
+
+    /// Line and column (in Unicode scalars) of a byte offset of the file.
+    private func location(ofByte offset: Int, in buffer: UnsafeBufferPointer<UInt8>) -> SourceLocation {
+        var line = 1
+        var column = 1
+        for byte in buffer.prefix(max(0, offset)) {
+            if byte == UInt8(ascii: "\n") {
+                line += 1
+                column = 1
+            } else if byte & 0xC0 != 0x80 {
+                column += 1
+            }
+        }
+        return SourceLocation(file: file, line: line, column: column)
     }
 
     /// Handles one event; false stops parsing.

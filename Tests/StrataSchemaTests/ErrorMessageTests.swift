@@ -53,6 +53,12 @@ struct ErrorMessageTests {
         BadModel(
             "unknown alias", "entities:\n  A: *nothing\n",
             "m.yaml:2:6: error: unknown alias '*nothing'"),
+        BadModel(
+            "unknown escape in a double-quoted scalar", "entities:\n  A: { doc: \"a\\qb\" }\n",
+            "m.yaml:2:15: error: YAML syntax: while parsing a quoted scalar: found unknown escape character"),
+        BadModel(
+            "block sequence where a value is expected", "a: b\n c\nd: - x\n",
+            "m.yaml:3:4: error: YAML syntax: block sequence entries are not allowed in this context"),
         BadModel("empty file", "", "m.yaml:1:1: error: the model file is empty; expected a mapping with 'entities'"),
         BadModel(
             "only comments", "# nothing here\n",
@@ -110,6 +116,9 @@ struct ErrorMessageTests {
             "relationship without inverse", pair("b: { to: B }", "a: { to: A, inverse: b }"),
             "m.yaml:5:7: error: relationship 'A.b' needs an 'inverse': the relationship of 'B' that points back"),
         BadModel(
+            "unknown relationship key", pair("b: { to: B, invers: a }", "a: { to: A, inverse: b }"),
+            "m.yaml:5:19: error: unknown key 'invers' in relationship 'A.b'; did you mean 'inverse'?"),
+        BadModel(
             "relationship without destination", pair("b: { inverse: a }", "a: { to: A, inverse: b }"),
             "m.yaml:5:10: error: relationship 'A.b' needs 'to', its destination entity"),
         BadModel(
@@ -145,6 +154,9 @@ struct ErrorMessageTests {
         BadModel(
             "entity name starting with a digit", "entities:\n  1A: {}\n",
             "m.yaml:2:3: error: entity name '1A' is not a valid identifier; use letters, digits and '_', not starting with a digit"),
+        BadModel(
+            "enum case not an identifier", "enums:\n  P: [low, \"very high\"]\n",
+            "m.yaml:2:12: error: enum case name 'very high' is not a valid identifier; use letters, digits and '_', not starting with a digit"),
         BadModel(
             "entity named Strata", "entities:\n  Strata: {}\n",
             "m.yaml:2:3: error: entity name 'Strata' clashes with the Strata runtime module; rename it"),
@@ -313,6 +325,9 @@ struct ErrorMessageTests {
         BadModel(
             "sort ending at a relationship", fetchModel("    fetches: { f: { sort: [b] } }"),
             "m.yaml:7:28: error: sort key: 'b' ends at the relationship 'b'; add one of its attributes, e.g. 'b.title'"),
+        BadModel(
+            "empty sort key", fetchModel("    fetches: { f: { sort: [\"-\"] } }"),
+            "m.yaml:7:28: error: sort key: '' is not a key path; write names separated by '.'"),
         BadModel(
             "sort through a to-one with a typo", fetchModel("    fetches: { f: { sort: [b.titel] } }"),
             "m.yaml:7:28: error: sort key: unknown attribute or relationship 'titel' in 'B'; did you mean 'title'?"),

@@ -113,11 +113,14 @@ struct MalformedInputTests {
         #expect(result.diagnostics.map(\.description) == [expected])
     }
 
-    @Test func nulByteIsASyntaxError() {
+    @Test func controlCharactersAreReportedWhereTheyAre() {
         let bytes = Array("entities:\n  A: {}\n".utf8) + [0x00] + Array("x\n".utf8)
         let result = SchemaPipeline.load(files: [ModelFile(path: "m.yaml", contents: bytes)])
         #expect(result.schema == nil)
-        #expect(result.hasErrors)
+        #expect(result.diagnostics.map(\.description) == [
+            "m.yaml:3:1: error: YAML syntax: control characters are not allowed"
+        ])
+        #expect(diagnostics("a: é\u{01}") == ["m.yaml:1:5: error: YAML syntax: control characters are not allowed"])
     }
 
     @Test func byteOrderMarkIsAccepted() {
