@@ -173,14 +173,16 @@ struct PredicateRenderer {
                 let other = try context.column(otherPath, from: root, at: location)
                 var left = column.code
                 var right = other.code
-                // Both sides of a column comparison must have one value type.
-                if column.isOptional != other.isOptional {
-                    let rootType = context.typeName(root.name)
-                    if column.isOptional {
-                        right = "Strata.TypedColumn<\(rootType), \(other.baseType)?>(\(right).path)"
-                    } else {
-                        left = "Strata.TypedColumn<\(rootType), \(column.baseType)?>(\(left).path)"
-                    }
+                // Both sides of a column comparison must have one value type: view a side whose
+                // type differs (optionality, or another numeric type) as a column of the
+                // left side's type, optional when either side is.
+                let target = column.baseType + (column.isOptional || other.isOptional ? "?" : "")
+                let rootType = context.typeName(root.name)
+                if column.swiftType != target {
+                    left = "Strata.TypedColumn<\(rootType), \(target)>(\(left).path)"
+                }
+                if other.swiftType != target {
+                    right = "Strata.TypedColumn<\(rootType), \(target)>(\(right).path)"
                 }
                 return Rendered(code: "\(left) \(swiftOp) \(right)", kind: .comparison)
             case .count:

@@ -64,6 +64,8 @@ private func render(_ expression: StrataSchema.PredicateExpression, parameters: 
     static let rows: [Row] = [
         Row(.comparison(.keyPath(["count"]), .greater, .literal(.int(2)), []), [], "Item.count > 2"),
         Row(.comparison(.literal(.int(2)), .less, .keyPath(["count"]), []), [], "Item.count > 2"),
+        Row(.comparison(.keyPath(["ratio"]), .less, .keyPath(["count"]), []), [],
+            "Item.ratio < Strata.TypedColumn<Item, Swift.Double>(Item.count.path)"),
         Row(.comparison(.keyPath(["ratio"]), .lessOrEqual, .literal(.int(1)), []), [], "Item.ratio <= 1.0"),
         Row(.comparison(.keyPath(["kind"]), .equal, .literal(.string("default")), []), [], "Item.kind == .`default`"),
         Row(.comparison(.keyPath(["note"]), .equal, .literal(.null), []), [], "Item.note == nil"),

@@ -25,7 +25,7 @@ public struct Section: Strata.StrataEntity {
     public var title: Swift.String
     public var order: Swift.Int
 
-    public init(id: ID = .unsaved, title: Swift.String, order: Swift.Int) {
+    public init(id: ID = .unsaved, title: Swift.String, order: Swift.Int = 0) {
         self.id = id
         self.title = title
         self.order = order
@@ -99,24 +99,24 @@ public struct Item: Strata.StrataEntity {
     public init(
         id: ID = .unsaved,
         name: Swift.String,
-        `default`: Swift.String,
-        `class`: Kind,
-        backslash: Swift.String,
-        interpolation: Swift.String,
-        triple: Swift.String,
-        emoji: Swift.String,
-        multiline: Swift.String,
-        count: Swift.Int,
-        small: Swift.Int16,
+        `default`: Swift.String = "say \"hi\"",
+        `class`: Kind = .`class`,
+        backslash: Swift.String = "C:\\path\\to\\file",
+        interpolation: Swift.String = "\\(notInterpolated)",
+        triple: Swift.String = "\"\"\" and #\"raw\"#",
+        emoji: Swift.String = "👩‍💻 naïve ✓",
+        multiline: Swift.String = "line one\nline two\ttabbed\r",
+        count: Swift.Int = -3,
+        small: Swift.Int16 = 7,
         medium: Swift.Int32? = nil,
-        ratio: Swift.Double,
-        weight: Swift.Float,
-        flag: Swift.Bool,
-        stamp: Foundation.Date,
-        token: Foundation.UUID,
-        fixedToken: Foundation.UUID,
+        ratio: Swift.Double = 0.25,
+        weight: Swift.Float = 1.0,
+        flag: Swift.Bool = true,
+        stamp: Foundation.Date = Foundation.Date(),
+        token: Foundation.UUID = Foundation.UUID(),
+        fixedToken: Foundation.UUID = Foundation.UUID(uuidString: "00000000-0000-0000-0000-000000000001")!,
         blob: Foundation.Data? = nil,
-        amount: Foundation.Decimal,
+        amount: Foundation.Decimal = Foundation.Decimal(string: "12.5")!,
         link: Foundation.URL? = nil,
         level: Level? = nil,
         uniqueCode: Swift.String? = nil,
@@ -289,47 +289,66 @@ extension Item {
         }
 
         public static var nothing: Strata.ResultsRequest<Item, Strata.NoSection> {
-            .init(where: Strata.EntityPredicate<Item>.all)
+            .init(where: !Strata.EntityPredicate<Item>.all)
         }
 
         public static var comparisons: Strata.ResultsRequest<Item, Strata.NoSection> {
-            .init(where: Strata.EntityPredicate<Item>.all, sortedBy: [Item.count.descending, Item.name.ascending])
+            .init(
+                where: Item.count > 1 && Item.count <= 10 && Item.ratio >= 0.5 && Item.ratio < 2.0 && Item.small != 0 && Item.weight > 1.5,
+                sortedBy: [Item.count.descending, Item.name.ascending]
+            )
         }
 
-        public static var strings: Strata.ResultsRequest<Item, Strata.NoSection> {
-            .init(where: Strata.EntityPredicate<Item>.all)
+        public static func strings(prefix: Swift.String) -> Strata.ResultsRequest<Item, Strata.NoSection> {
+            .init(
+                where: Item.name.beginsWith(prefix, .caseInsensitive) || Item.name.endsWith("z", .diacriticInsensitive) || Item.name.like("a*b?", [.caseInsensitive, .diacriticInsensitive]) || Item.`default`.contains("x")
+            )
         }
 
         public static var literals: Strata.ResultsRequest<Item, Strata.NoSection> {
-            .init(where: Strata.EntityPredicate<Item>.all)
+            .init(
+                where: Item.`class` == .`default` && Item.level == nil && Item.link != nil && Item.flag == false && Item.fixedToken == Foundation.UUID(uuidString: "00000000-0000-0000-0000-000000000002")!
+            )
         }
 
-        public static var parameters: Strata.ResultsRequest<Item, Strata.NoSection> {
-            .init(where: Strata.EntityPredicate<Item>.all)
+        public static func parameters(
+            since: Foundation.Date,
+            classes: [Kind],
+            medium: Swift.Int32?,
+            amount: Foundation.Decimal
+        ) -> Strata.ResultsRequest<Item, Strata.NoSection> {
+            .init(where: Item.stamp >= since && Item.`class`.in(classes) && Item.medium == medium && Item.amount > amount)
         }
 
-        public static var lists: Strata.ResultsRequest<Item, Strata.NoSection> {
-            .init(where: Strata.EntityPredicate<Item>.all)
+        public static func lists(low: Swift.Double, high: Swift.Double) -> Strata.ResultsRequest<Item, Strata.NoSection> {
+            .init(where: Item.`class`.in([.`default`, .plain]) && Item.count.between(1, 5) && Item.ratio.between(low, high))
         }
 
         public static var negation: Strata.ResultsRequest<Item, Strata.NoSection> {
-            .init(where: Strata.EntityPredicate<Item>.all)
+            .init(where: !(Item.flag == true || Item.count < 0) && !Item.name.contains("tmp"))
         }
 
-        public static var throughToOne: Strata.ResultsRequest<Item, Strata.NoSection> {
-            .init(where: Strata.EntityPredicate<Item>.all, sortedBy: [Item.section.order.ascending, Item.store.name.descending])
+        public static func throughToOne(title: Swift.String) -> Strata.ResultsRequest<Item, Strata.NoSection> {
+            .init(
+                where: (Item.section.title == title && Item.store.owner.name.beginsWith("A") && Item.store.isNil) || Item.section.order > 2,
+                sortedBy: [Item.section.order.ascending, Item.store.name.descending]
+            )
         }
 
-        public static var quantified: Strata.ResultsRequest<Item, Strata.NoSection> {
-            .init(where: Strata.EntityPredicate<Item>.all)
+        public static func quantified(text: Swift.String) -> Strata.ResultsRequest<Item, Strata.NoSection> {
+            .init(
+                where: Item.predicates.any(Predicate.text.contains(text, .caseInsensitive)) && Item.predicates.all(Predicate.level == .high) && Item.predicates.none(Predicate.text == "")
+            )
         }
 
-        public static var counts: Strata.ResultsRequest<Item, Strata.NoSection> {
-            .init(where: Strata.EntityPredicate<Item>.all)
+        public static func counts(minimum: Swift.Int) -> Strata.ResultsRequest<Item, Strata.NoSection> {
+            .init(where: Item.predicates.count > 2 && Strata.ToMany<Item, Item>(["section", "items"]).count >= minimum)
         }
 
         public static var columns: Strata.ResultsRequest<Item, Strata.NoSection> {
-            .init(where: Strata.EntityPredicate<Item>.all)
+            .init(
+                where: Strata.TypedColumn<Item, Swift.String?>(Item.name.path) == Item.section.title && Item.count < Strata.TypedColumn<Item, Swift.Int>(Item.small.path)
+            )
         }
 
         public static var byKey: Strata.ResultsRequest<Item, Kind> {
@@ -347,15 +366,15 @@ extension Item {
         public static var bySection: Strata.ResultsRequest<Item, Section> {
             .init(
                 sortedBy: [Item.name.ascending],
-                sections: .entity(Item.section, sortedBy: [Section.order.descending, Section.title.ascending], where: Strata.EntityPredicate<Section>.all)
+                sections: .entity(Item.section, sortedBy: [Section.order.descending, Section.title.ascending], where: Section.title != "")
             )
         }
 
-        public static var byStore: Strata.ResultsRequest<Item, Store> {
+        public static func byStore(storePrefix: Swift.String) -> Strata.ResultsRequest<Item, Store> {
             .init(
-                where: Strata.EntityPredicate<Item>.all,
+                where: Item.flag == true,
                 sortedBy: [Item.stamp.descending],
-                sections: .entity(Item.store, where: Strata.EntityPredicate<Store>.all, orphans: true)
+                sections: .entity(Item.store, where: Store.name.beginsWith(storePrefix), orphans: true)
             )
         }
     }
@@ -468,7 +487,7 @@ public struct Predicate: Strata.StrataEntity {
     public var text: Swift.String
     public var level: Level
 
-    public init(id: ID = .unsaved, text: Swift.String, level: Level) {
+    public init(id: ID = .unsaved, text: Swift.String, level: Level = .low) {
         self.id = id
         self.text = text
         self.level = level
@@ -516,7 +535,7 @@ public struct Date: Strata.StrataEntity {
     public var id: ID
     public var value: Swift.String
 
-    public init(id: ID = .unsaved, value: Swift.String) {
+    public init(id: ID = .unsaved, value: Swift.String = "") {
         self.id = id
         self.value = value
     }

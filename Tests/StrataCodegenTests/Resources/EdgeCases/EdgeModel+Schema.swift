@@ -12,7 +12,7 @@ public enum EdgeModel {
                 name: "Section",
                 attributes: [
                     .init(name: "title", type: .string),
-                    .init(name: "order", type: .int),
+                    .init(name: "order", type: .int, defaultValue: .value(0.databaseValue)),
                 ],
                 relationships: [
                     .init(
@@ -29,24 +29,44 @@ public enum EdgeModel {
                 name: "Item",
                 attributes: [
                     .init(name: "name", type: .string),
-                    .init(name: "default", type: .string),
-                    .init(name: "class", type: .enumeration(name: "Kind", cases: ["default", "class", "plain"])),
-                    .init(name: "backslash", type: .string),
-                    .init(name: "interpolation", type: .string),
-                    .init(name: "triple", type: .string),
-                    .init(name: "emoji", type: .string),
-                    .init(name: "multiline", type: .string),
-                    .init(name: "count", type: .int, isIndexed: true),
-                    .init(name: "small", type: .int16),
+                    .init(name: "default", type: .string, defaultValue: .value("say \"hi\"".databaseValue)),
+                    .init(
+                        name: "class",
+                        type: .enumeration(name: "Kind", cases: ["default", "class", "plain"]),
+                        defaultValue: .value("class".databaseValue)
+                    ),
+                    .init(name: "backslash", type: .string, defaultValue: .value("C:\\path\\to\\file".databaseValue)),
+                    .init(
+                        name: "interpolation",
+                        type: .string,
+                        defaultValue: .value("\\(notInterpolated)".databaseValue)
+                    ),
+                    .init(name: "triple", type: .string, defaultValue: .value("\"\"\" and #\"raw\"#".databaseValue)),
+                    .init(name: "emoji", type: .string, defaultValue: .value("👩‍💻 naïve ✓".databaseValue)),
+                    .init(
+                        name: "multiline",
+                        type: .string,
+                        defaultValue: .value("line one\nline two\ttabbed\r".databaseValue)
+                    ),
+                    .init(name: "count", type: .int, defaultValue: .value((-3).databaseValue), isIndexed: true),
+                    .init(name: "small", type: .int16, defaultValue: .value(7.databaseValue)),
                     .init(name: "medium", type: .int32, isOptional: true),
-                    .init(name: "ratio", type: .double),
-                    .init(name: "weight", type: .float),
-                    .init(name: "flag", type: .bool),
-                    .init(name: "stamp", type: .date),
-                    .init(name: "token", type: .uuid),
-                    .init(name: "fixedToken", type: .uuid),
+                    .init(name: "ratio", type: .double, defaultValue: .value(0.25.databaseValue)),
+                    .init(name: "weight", type: .float, defaultValue: .value(1.0.databaseValue)),
+                    .init(name: "flag", type: .bool, defaultValue: .value(true.databaseValue)),
+                    .init(name: "stamp", type: .date, defaultValue: .now),
+                    .init(name: "token", type: .uuid, defaultValue: .uuid),
+                    .init(
+                        name: "fixedToken",
+                        type: .uuid,
+                        defaultValue: .value(Foundation.UUID(uuidString: "00000000-0000-0000-0000-000000000001")!.databaseValue)
+                    ),
                     .init(name: "blob", type: .data, isOptional: true),
-                    .init(name: "amount", type: .decimal),
+                    .init(
+                        name: "amount",
+                        type: .decimal,
+                        defaultValue: .value(Foundation.Decimal(string: "12.5")!.databaseValue)
+                    ),
                     .init(name: "link", type: .url, isOptional: true),
                     .init(name: "level", type: .enumeration(name: "Level", cases: ["low", "high"]), isOptional: true),
                     .init(name: "uniqueCode", type: .string, isOptional: true, isUnique: true),
@@ -123,7 +143,11 @@ public enum EdgeModel {
                 name: "Predicate",
                 attributes: [
                     .init(name: "text", type: .string),
-                    .init(name: "level", type: .enumeration(name: "Level", cases: ["low", "high"])),
+                    .init(
+                        name: "level",
+                        type: .enumeration(name: "Level", cases: ["low", "high"]),
+                        defaultValue: .value("low".databaseValue)
+                    ),
                 ],
                 relationships: [
                     .init(
@@ -138,7 +162,7 @@ public enum EdgeModel {
             Strata.EntityDescriptor(
                 name: "Date",
                 attributes: [
-                    .init(name: "value", type: .string),
+                    .init(name: "value", type: .string, defaultValue: .value("".databaseValue)),
                 ],
                 relationships: [
                     .init(

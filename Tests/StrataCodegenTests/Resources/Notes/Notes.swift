@@ -23,8 +23,8 @@ public struct Notebook: Strata.StrataEntity {
     public init(
         id: ID = .unsaved,
         name: Swift.String,
-        createdAt: Foundation.Date,
-        position: Swift.Int,
+        createdAt: Foundation.Date = Foundation.Date(),
+        position: Swift.Int = 0,
         color: Swift.String? = nil
     ) {
         self.id = id
@@ -91,9 +91,9 @@ public struct Note: Strata.StrataEntity {
     public init(
         id: ID = .unsaved,
         title: Swift.String,
-        body: Swift.String,
-        pinned: Swift.Bool,
-        priority: Priority,
+        body: Swift.String = "",
+        pinned: Swift.Bool = false,
+        priority: Priority = .normal,
         updatedAt: Foundation.Date,
         notebookID: Notebook.ID? = nil
     ) {
@@ -167,11 +167,14 @@ extension Note {
         }
 
         public static var pinned: Strata.ResultsRequest<Note, Strata.NoSection> {
-            .init(where: Strata.EntityPredicate<Note>.all, sortedBy: [Note.updatedAt.descending])
+            .init(where: Note.pinned == true, sortedBy: [Note.updatedAt.descending])
         }
 
-        public static var search: Strata.ResultsRequest<Note, Strata.NoSection> {
-            .init(where: Strata.EntityPredicate<Note>.all, sortedBy: [Note.title.ascending])
+        public static func search(text: Swift.String) -> Strata.ResultsRequest<Note, Strata.NoSection> {
+            .init(
+                where: Note.title.contains(text, .caseInsensitive) || Note.body.contains(text, .caseInsensitive),
+                sortedBy: [Note.title.ascending]
+            )
         }
 
         public static var byNotebook: Strata.ResultsRequest<Note, Notebook> {

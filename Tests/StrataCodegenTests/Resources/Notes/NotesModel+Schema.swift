@@ -12,8 +12,8 @@ public enum NotesModel {
                 name: "Notebook",
                 attributes: [
                     .init(name: "name", type: .string),
-                    .init(name: "createdAt", type: .date),
-                    .init(name: "position", type: .int, isIndexed: true),
+                    .init(name: "createdAt", type: .date, defaultValue: .now),
+                    .init(name: "position", type: .int, defaultValue: .value(0.databaseValue), isIndexed: true),
                     .init(name: "color", type: .string, isOptional: true),
                 ],
                 relationships: [
@@ -32,9 +32,13 @@ public enum NotesModel {
                 name: "Note",
                 attributes: [
                     .init(name: "title", type: .string),
-                    .init(name: "body", type: .string),
-                    .init(name: "pinned", type: .bool),
-                    .init(name: "priority", type: .enumeration(name: "Priority", cases: ["low", "normal", "high"])),
+                    .init(name: "body", type: .string, defaultValue: .value("".databaseValue)),
+                    .init(name: "pinned", type: .bool, defaultValue: .value(false.databaseValue)),
+                    .init(
+                        name: "priority",
+                        type: .enumeration(name: "Priority", cases: ["low", "normal", "high"]),
+                        defaultValue: .value("normal".databaseValue)
+                    ),
                     .init(name: "updatedAt", type: .date),
                 ],
                 relationships: [
