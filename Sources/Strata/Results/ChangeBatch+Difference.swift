@@ -15,6 +15,18 @@ extension ChangeBatch {
     /// assert(replayed == newSnapshot)
     /// ```
     public init<Item, Section>(from old: ResultsSnapshot<Item, Section>, to new: ResultsSnapshot<Item, Section>) {
+        self.init(from: old, to: new, changedSections: nil)
+    }
+
+    /// The batch from `old` to `new` when only the rows of `changedSections` may differ (every
+    /// other section present in both has the same rows): row work is proportional to those
+    /// sections and to deleted sections; section work to the number of sections. Nil means
+    /// that any section may have changed.
+    init<Item, Section>(
+        from old: ResultsSnapshot<Item, Section>, to new: ResultsSnapshot<Item, Section>,
+        changedSections: Set<SectionID>?
+    ) {
+        func mayHaveChanged(_ id: SectionID) -> Bool { changedSections?.contains(id) ?? true }
         // Sections.
         var newSectionIndex: [SectionID: Int] = [:]
         newSectionIndex.reserveCapacity(new.sections.count)
@@ -49,7 +61,7 @@ extension ChangeBatch {
 
         // Rows: where each row of the new snapshot is.
         var newRowPath: [RowKey<Item.ID>: ItemPath] = [:]
-        for (n, section) in new.sections.enumerated() {
+        for (n, section) in new.sections.enumerated() where mayHaveChanged(section.id) {
             for (r, row) in section.rows.enumerated() {
                 newRowPath[row.key(in: section.id)] = ItemPath(section: n, item: r)
             }
@@ -61,6 +73,7 @@ extension ChangeBatch {
         var oldRowKeys = Set<RowKey<Item.ID>>()
         for (o, section) in old.sections.enumerated() {
             guard let mappedSection = oldToNew[o] else { continue }  // the section delete takes its rows
+            guard mayHaveChanged(section.id) else { continue }  // same rows before and after
             var candidates: [(oldRow: Int, newRow: Int)] = []
             for (r, row) in section.rows.enumerated() {
                 let key = row.key(in: section.id)
@@ -97,7 +110,7 @@ extension ChangeBatch {
             for row in old.sections[o].rows { deletedSectionRowKeys.insert(row.key(in: old.sections[o].id)) }
         }
         var itemInserts: [ItemPath] = []
-        for (n, section) in new.sections.enumerated() where !newIsInserted[n] {
+        for (n, section) in new.sections.enumerated() where !newIsInserted[n] && mayHaveChanged(section.id) {
             for (r, row) in section.rows.enumerated() {
                 let key = row.key(in: section.id)
                 if !oldRowKeys.contains(key) || deletedSectionRowKeys.contains(key) {

@@ -250,14 +250,17 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
     /// keep the order of changes).
     private func publish(reload: Bool) {
         let old = computed
-        let new = engine.snapshot()
+        let (new, changedSections) = engine.snapshotAndChangedSections()
         computed = new
         if reload || _deliveryMode == .reloads {
             if !reload && old == new { return }
             deliveryQueue.async { [self] in deliver(.reload(new)) }
             return
         }
-        let batch = ChangeBatch(from: old, to: new)
+        let batch = ChangeBatch(from: old, to: new, changedSections: changedSections)
+        #if DEBUG
+        if checksInvariants { precondition(batch == ChangeBatch(from: old, to: new), "restricted difference differs") }
+        #endif
         if batch.isEmpty { return }
         deliveryQueue.async { [self] in deliver(.batch(batch, new)) }
     }

@@ -431,7 +431,12 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
     // MARK: - Snapshots
 
     /// The current results, with the post-fetch options applied.
-    func snapshot() -> ResultsSnapshot<Item, Section> {
+    func snapshot() -> ResultsSnapshot<Item, Section> { snapshotAndChangedSections().snapshot }
+
+    /// The current results, and the sections whose rows or value may differ from the previous
+    /// call's (those derived again since).
+    func snapshotAndChangedSections() -> (snapshot: ResultsSnapshot<Item, Section>, changed: Set<SectionID>) {
+        var changed = Set<SectionID>()
         var result: [ResultsSection<Item, Section>] = []
         result.reserveCapacity(sections.count)
         for raw in sections {
@@ -441,11 +446,12 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
             } else {
                 section = derive(raw)
                 derived[raw.id] = section
+                changed.insert(raw.id)
             }
             if section.rows.isEmpty && isTransient(raw.id) { continue }
             result.append(section)
         }
-        return ResultsSnapshot(sections: result)
+        return (ResultsSnapshot(sections: result), changed)
     }
 
     private func derive(_ raw: RawSection) -> ResultsSection<Item, Section> {
