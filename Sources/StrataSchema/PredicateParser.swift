@@ -10,9 +10,12 @@
 public struct PredicateParser {
     /// A syntax or type error, `offset` counting Unicode scalars from the start of the text.
     public struct Failure: Error, Hashable, Sendable {
+        /// What is wrong, for a diagnostic.
         public var message: String
+        /// Where, in Unicode scalars from the start of the predicate text.
         public var offset: Int
 
+        /// A failure.
         public init(_ message: String, offset: Int) {
             self.message = message
             self.offset = offset
@@ -21,8 +24,11 @@ public struct PredicateParser {
 
     /// What `check` produces: a tree and parameters when there are no failures.
     public struct Result: Hashable, Sendable {
+        /// The type-checked tree; nil when there are failures.
         public var expression: PredicateExpression?
+        /// The `$name` parameters in order of first appearance, with their inferred types.
         public var parameters: [PredicateParameter]
+        /// Syntax or type errors; the first syntax error stops parsing.
         public var failures: [Failure]
     }
 

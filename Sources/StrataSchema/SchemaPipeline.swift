@@ -2,14 +2,18 @@ import Foundation
 
 /// One model file: its path (as it should appear in diagnostics) and its bytes.
 public struct ModelFile: Hashable, Sendable {
+    /// The path, as diagnostics should print it.
     public var path: String
+    /// The raw bytes; they must be UTF-8.
     public var contents: [UInt8]
 
+    /// A file from its bytes.
     public init(path: String, contents: [UInt8]) {
         self.path = path
         self.contents = contents
     }
 
+    /// A file from text (tests, in-memory models).
     public init(path: String, text: String) {
         self.init(path: path, contents: Array(text.utf8))
     }
@@ -20,13 +24,16 @@ public struct ModelFile: Hashable, Sendable {
 public struct SchemaLoadResult: Hashable, Sendable {
     /// The validated schema; nil when any diagnostic is an error.
     public var schema: Schema?
+    /// Every error, warning and note, sorted by file, line and column; notes follow their error.
     public var diagnostics: [Diagnostic]
 
+    /// A result.
     public init(schema: Schema?, diagnostics: [Diagnostic]) {
         self.schema = schema
         self.diagnostics = diagnostics
     }
 
+    /// True when any diagnostic is an error.
     public var hasErrors: Bool { diagnostics.contains { $0.severity == .error } }
 }
 

@@ -12,6 +12,7 @@ public struct SchemaSourceMap: Hashable, Sendable {
     /// escapes, several lines): their diagnostics point at the scalar's start.
     var inexactPredicates: Set<String> = []
 
+    /// An empty map: diagnostics then point at the declarations.
     public init() {}
 
     func location(_ key: String) -> SourceLocation? { locations[key] }

@@ -25,6 +25,8 @@ public enum SchemaValidator {
         SectionsRule.self,
     ]}
 
+    /// Runs every rule on `schema`, resolving defaults and predicates in place; `sourceMap`
+    /// (from `SchemaDecoder`) lets diagnostics point at the exact node.
     public static func validate(_ schema: inout Schema, sourceMap: SchemaSourceMap, diagnostics: inout DiagnosticBag) {
         DefaultValueRule.resolve(&schema, sourceMap: sourceMap, diagnostics: &diagnostics)
         let context = ValidationContext(schema: schema, sourceMap: sourceMap)

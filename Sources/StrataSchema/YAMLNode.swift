@@ -2,6 +2,7 @@
 ///
 /// Built by `YAMLLoader`; aliases are already resolved to (copies of) their anchored node.
 public struct YAMLNode: Hashable, Sendable {
+    /// What a node holds.
     public enum Content: Hashable, Sendable {
         case scalar(YAMLScalar)
         case sequence([YAMLNode])
@@ -9,28 +10,33 @@ public struct YAMLNode: Hashable, Sendable {
         case mapping([YAMLMappingEntry])
     }
 
+    /// The scalar, sequence or mapping.
     public var content: Content
     /// Where the node starts (for quoted scalars: the opening quote).
     public var location: SourceLocation
     /// Where the node ends (exclusive), as reported by libyaml.
     public var endLocation: SourceLocation
 
+    /// A node; `endLocation` defaults to `location`.
     public init(_ content: Content, location: SourceLocation, endLocation: SourceLocation? = nil) {
         self.content = content
         self.location = location
         self.endLocation = endLocation ?? location
     }
 
+    /// The scalar, when the node is one.
     public var scalar: YAMLScalar? {
         if case .scalar(let s) = content { return s }
         return nil
     }
 
+    /// The items, when the node is a sequence.
     public var sequence: [YAMLNode]? {
         if case .sequence(let s) = content { return s }
         return nil
     }
 
+    /// The entries in file order, when the node is a mapping.
     public var mapping: [YAMLMappingEntry]? {
         if case .mapping(let m) = content { return m }
         return nil
@@ -67,26 +73,34 @@ public struct YAMLNode: Hashable, Sendable {
     }
 }
 
+/// One `key: value` pair of a mapping.
 public struct YAMLMappingEntry: Hashable, Sendable {
+    /// The key; the schema language only uses scalar keys.
     public var key: YAMLNode
     public var value: YAMLNode
 
+    /// A pair.
     public init(key: YAMLNode, value: YAMLNode) {
         self.key = key
         self.value = value
     }
 }
 
+/// A scalar's text as libyaml decoded it, with how it was written.
 public struct YAMLScalar: Hashable, Sendable {
+    /// Plain, quoted, or a block scalar (`|` literal, `>` folded).
     public enum Style: String, Hashable, Sendable {
         case plain, singleQuoted, doubleQuoted, literal, folded
     }
 
+    /// The text, escapes and folding already applied.
     public var value: String
+    /// How the scalar was written.
     public var style: Style
     /// The explicit tag (`!!str` → `tag:yaml.org,2002:str`), if any.
     public var tag: String?
 
+    /// A scalar; plain and untagged unless said otherwise.
     public init(_ value: String, style: Style = .plain, tag: String? = nil) {
         self.value = value
         self.style = style
