@@ -212,6 +212,12 @@ struct PredicateTypeChecker {
             failures.append(Failure("'\(op.rawValue)' can't order \(type.name) values (\(name))", offset: offset))
             return
         }
+        if isOrdering, case .enumeration = type {
+            failures.append(Failure(
+                "'\(op.rawValue)' can't order enum values (\(name)): they would compare by raw value, alphabetically; use IN {…}",
+                offset: offset))
+            return
+        }
         checkOther(other, otherSyntax, against: type, optional: optional && isEquality, name: name)
     }
 
@@ -264,6 +270,12 @@ struct PredicateTypeChecker {
         guard case .value(let type, _, let name) = reference(l, entity: entity, offset: offset) else { return }
         if [AttributeType.bool, .uuid, .data].contains(type) {
             failures.append(Failure("BETWEEN can't order \(type.name) values (\(name))", offset: offset))
+            return
+        }
+        if case .enumeration = type {
+            failures.append(Failure(
+                "BETWEEN can't order enum values (\(name)): they would compare by raw value, alphabetically; use IN {…}",
+                offset: offset))
             return
         }
         for bound in [low, high] {

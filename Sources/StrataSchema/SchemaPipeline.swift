@@ -68,7 +68,11 @@ public enum SchemaPipeline {
         var files: [ModelFile] = []
         var problems: [Diagnostic] = []
         for path in paths {
-            for filePath in expand(path) {
+            let expanded = expand(path)
+            if expanded.isEmpty {
+                problems.append(.error("no model files (*.yaml, *.yml) in '\(path)'", at: nil))
+            }
+            for filePath in expanded {
                 if let data = FileManager.default.contents(atPath: filePath) {
                     files.append(ModelFile(path: filePath, contents: Array(data)))
                 } else {
@@ -95,12 +99,16 @@ public enum SchemaPipeline {
                 groups.append([diagnostic])
             }
         }
-        var bag = DiagnosticBag()
-        // Sort the group leaders with DiagnosticBag's stable order, then expand.
-        for (index, group) in groups.enumerated() {
-            bag.append(Diagnostic(group[0].severity, String(index), at: group[0].location))
+        // The same order as `DiagnosticBag.sorted`, applied to each group's leader.
+        let order = groups.indices.sorted { a, b in
+            switch (groups[a][0].location, groups[b][0].location) {
+            case let (l?, r?) where l != r: return l < r
+            case (nil, _?): return true
+            case (_?, nil): return false
+            default: return a < b
+            }
         }
-        return bag.sorted.flatMap { groups[Int($0.message)!] }
+        return order.flatMap { groups[$0] }
     }
 
     /// A directory's `*.yaml`/`*.yml` files, sorted; any other path as is.

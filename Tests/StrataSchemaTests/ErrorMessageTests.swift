@@ -386,6 +386,17 @@ struct ErrorMessageTests {
         ])
     }
 
+    @Test func duplicateEnumAcrossFiles() {
+        let result = SchemaPipeline.load(files: [
+            ModelFile(path: "a.yaml", text: "enums: { P: [a] }\n"),
+            ModelFile(path: "b.yaml", text: "enums:\n  P: [b]\n"),
+        ])
+        #expect(result.diagnostics.map(\.description) == [
+            "b.yaml:2:3: error: duplicate enum 'P'",
+            "a.yaml:1:10: note: 'P' is first defined here",
+        ])
+    }
+
     @Test func referencesAcrossFiles() throws {
         let result = SchemaPipeline.load(files: [
             ModelFile(path: "a.yaml", text: "enums: { P: [low, high] }\nentities:\n  Note:\n    attributes: { p: { type: P, default: low } }\n    relationships: { tags: { to: Tag, many: true, inverse: notes } }\n"),

@@ -134,6 +134,15 @@ struct GoodModelTests {
         #expect(result.diagnostics.map(\.description) == ["error: cannot read model file 'does-not-exist.yaml'"])
     }
 
+    @Test func directoryWithoutModelsIsADiagnostic() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("strata-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let result = SchemaPipeline.load(paths: [directory.path])
+        #expect(result.schema == nil)
+        #expect(result.diagnostics.map(\.description) == ["error: no model files (*.yaml, *.yml) in '\(directory.path)'"])
+    }
+
     @Test func anchorsAndAliasesResolveToTheAnchoredNode() throws {
         let yaml = """
             entities:

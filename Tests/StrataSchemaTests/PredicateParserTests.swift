@@ -193,6 +193,8 @@ struct PredicateParserTests {
         BadPredicate("priority == 'hihg'", "'hihg' is not a case of enum 'Priority'; did you mean 'high'?", column: 13),
         BadPredicate("priority CONTAINS 'h'", "CONTAINS needs a String, but 'priority' is Priority", column: 10),
         BadPredicate("pinned < true", "'<' can't order Bool values ('pinned')", column: 8),
+        BadPredicate("priority >= 'normal'", "'>=' can't order enum values ('priority'): they would compare by raw value, alphabetically; use IN {…}", column: 10),
+        BadPredicate("priority BETWEEN {'low', 'high'}", "BETWEEN can't order enum values ('priority'): they would compare by raw value, alphabetically; use IN {…}", column: 10),
         BadPredicate("key > $k", "'>' can't order UUID values ('key')", column: 5),
         BadPredicate("title == nil", "'title' is not optional and is never nil", column: 10),
         BadPredicate("rating > nil", "nil can only be compared with == or !=", column: 10),
