@@ -384,6 +384,21 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
         deliveryQueue.sync {}
     }
 
+    // MARK: - Invariants
+
+    /// Checks the controller's internal state (debug builds only; does nothing in release):
+    /// sections ordered and indexed, items ordered inside their sections with the in-memory
+    /// SQLite ordering, every shown item in exactly one section, and the last computed
+    /// snapshot well formed. Traps on violation. For tests.
+    public func _checkInvariants() {
+        #if DEBUG
+        locked {
+            engine._checkInvariants()
+            computed._checkInvariants()
+        }
+        #endif
+    }
+
     // MARK: - Internals for tests
 
     var engineForTesting: ResultsEngine<Item, Section> { engine }

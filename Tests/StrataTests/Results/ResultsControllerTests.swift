@@ -332,3 +332,52 @@ import Testing
             ])
     }
 }
+
+@Suite struct ResultsControllerScaleTests {
+    @Test func optionalKeySectionsIncludeNil() throws {
+        let request = ResultsRequest<Note, Notebook.ID?>(sortedBy: [Note.title.ascending], sections: .key(Note.notebookID))
+        let h = try Harness(request) { db in
+            let work = try db.notebook("Work")
+            try db.note("a", in: work)
+            try db.note("b")
+        }
+        #expect(h.controller.snapshot.sections.map(\.value) == [.value(nil), .value(Notebook.ID(1))])
+        try h.write { db in
+            var b = try db.note(titled: "b")
+            b.notebookID = Notebook.ID(1)
+            try b.update(db)
+        }
+        #expect(h.controller.snapshot.sections.map(\.value) == [.value(Notebook.ID(1))])
+        try h.check()
+    }
+
+    /// A commit that changes one row of a large result is applied incrementally: no refetch,
+    /// and one batch with one operation.
+    @Test func oneChangeInALargeResultIsIncremental() throws {
+        let h = try Harness(Note.Fetches.byNotebook) { db in
+            var notebooks: [Notebook] = []
+            for index in 0..<20 { notebooks.append(try db.notebook("N\(index)", position: index)) }
+            for index in 0..<5000 {
+                try db.note("note \(index)", in: notebooks[index % 20], pinned: index % 7 == 0)
+            }
+        }
+        h.controller.checksInvariants = false
+        let clock = ContinuousClock()
+        let elapsed = try clock.measure {
+            try h.write { db in
+                var note = try db.note(titled: "note 42")
+                note.notebookID = try db.notebook(named: "N3").id
+                note.title = "moved"
+                try note.update(db)
+            }
+        }
+        let engine = h.controller.engineForTesting
+        #expect(engine.fullFetchCount == 1)
+        #expect(engine.incrementalCount == 1)
+        let last = try #require(h.recorder.updates.last?.batch)
+        #expect(last.itemMoves.count == 1 && last.movedAndUpdatedItems.count == 1 && last.itemInserts.isEmpty)
+        #expect(elapsed < .seconds(2))
+        h.controller._checkInvariants()
+        try h.check()
+    }
+}
