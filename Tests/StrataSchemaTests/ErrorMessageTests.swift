@@ -350,6 +350,10 @@ struct ErrorMessageTests {
             "section and sort directions disagree", fetchModel("    fetches: { f: { sections: { key: rank }, sort: [-rank] } }"),
             "m.yaml:7:53: warning: sections follow 'rank' ascending, so sorting by it descending has no effect; set 'descending' on the sections instead"),
         BadModel(
+            "orphans on a required relationship",
+            "entities:\n  A:\n    relationships: { b: { to: B, inverse: as, required: true } }\n    fetches: { f: { sections: { entity: b, orphans: true } } }\n  B:\n    relationships: { as: { to: A, many: true, inverse: b, deleteRule: cascade } }\n",
+            "m.yaml:4:41: warning: 'orphans: true' has no effect: 'A.b' is required, so no item is without a section"),
+        BadModel(
             "predicate error column", fetchModel("    fetches: { f: { where: \"rank == 'x'\" } }"),
             "m.yaml:7:37: error: cannot compare 'rank' (Int) with \"x\""),
         BadModel(

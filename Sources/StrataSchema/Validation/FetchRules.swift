@@ -41,9 +41,14 @@ struct SectionsRule: SchemaRule {
                                 at: first.location)
                         }
                     }
-                case .entity(let name, let sort, _, _, let location):
+                case .entity(let name, let sort, _, let orphans, let location):
                     guard let destination = sectionDestination(name, of: entity, at: location, context, &diagnostics)
                     else { continue }
+                    if orphans, entity.relationship(named: name)?.isRequired == true {
+                        diagnostics.warning(
+                            "'orphans: true' has no effect: '\(entity.name).\(name)' is required, so no item is without a section",
+                            at: location)
+                    }
                     SortKeyRule.check(sort, from: destination, context, &diagnostics)
                 case nil:
                     break
