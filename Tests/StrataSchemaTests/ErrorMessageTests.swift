@@ -390,6 +390,16 @@ struct ErrorMessageTests {
         ])
     }
 
+    @Test func brokenFileDoesNotMakeReferencesIntoItLookUnknown() {
+        let result = SchemaPipeline.load(files: [
+            ModelFile(path: "a.yaml", text: "entities:\n  Tag: { relationships: { notes: { to: Note, many: true, inverse: tags } } }\n"),
+            ModelFile(path: "b.yaml", text: "entities:\n  Note: [\n"),
+        ])
+        #expect(result.diagnostics.map(\.description) == [
+            "b.yaml:3:1: error: YAML syntax: while parsing a flow node: did not find expected node content"
+        ])
+    }
+
     @Test func duplicateEnumAcrossFiles() {
         let result = SchemaPipeline.load(files: [
             ModelFile(path: "a.yaml", text: "enums: { P: [a] }\n"),
