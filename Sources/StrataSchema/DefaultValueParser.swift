@@ -31,11 +31,11 @@ enum DefaultValueParser {
 
     /// The default value, or the message explaining why the scalar isn't one.
     static func parse(_ scalar: YAMLScalar, type: AttributeType, schema: Schema, attribute: String)
-        -> Result<DefaultValue, DefaultValueError>
+        -> Result<DefaultValue, SchemaProblem>
     {
         let text = scalar.value
         let isPlain = scalar.style == .plain
-        func fail(_ message: String) -> Result<DefaultValue, DefaultValueError> { .failure(DefaultValueError(message)) }
+        func fail(_ message: String) -> Result<DefaultValue, SchemaProblem> { .failure(SchemaProblem(message)) }
         let mismatch = "default '\(text)' of '\(attribute)' is not a valid \(type.name)"
         if scalar.isNull {
             return fail("the default of '\(attribute)' is null; remove 'default' (an optional attribute is nil unless set)")
@@ -120,7 +120,9 @@ enum DefaultValueParser {
     }
 }
 
-struct DefaultValueError: Error {
+/// Why a value or key path is not valid: the message of a diagnostic whose location the
+/// caller knows.
+struct SchemaProblem: Error {
     var message: String
     init(_ message: String) { self.message = message }
 }

@@ -110,8 +110,7 @@ public struct PredicateParser {
             _ = advance()
             let node = try parseOr()
             guard current.kind == .symbol(")") else {
-                throw Failure("expected ')' to close the '(' at column offset \(token.offset + 1), found \(current.describe)",
-                              offset: current.offset)
+                throw Failure("expected ')' to close the '(', found \(current.describe)", offset: current.offset)
             }
             _ = advance()
             return node
@@ -267,55 +266,6 @@ public struct PredicateParser {
             throw Failure("the predicate ends too early; expected a key path, value or $parameter", offset: token.offset)
         default:
             throw Failure("expected a key path, value or $parameter, found \(token.describe)", offset: token.offset)
-        }
-    }
-}
-
-// MARK: - Syntax tree
-
-/// The untyped tree, with offsets for diagnostics.
-indirect enum PredicateSyntax: Hashable, Sendable {
-    case and(PredicateSyntax, PredicateSyntax)
-    case or(PredicateSyntax, PredicateSyntax)
-    case not(PredicateSyntax)
-    case constant(Bool, offset: Int)
-    case comparison(PredicateOperandSyntax, ComparisonOperator, PredicateOperandSyntax, StringComparisonOptions, offset: Int)
-    case inList(PredicateOperandSyntax, [PredicateOperandSyntax], offset: Int)
-    case inParameter(PredicateOperandSyntax, String, offset: Int)
-    case between(PredicateOperandSyntax, PredicateOperandSyntax, PredicateOperandSyntax, offset: Int)
-    case quantified(Quantifier, offset: Int, PredicateSyntax)
-}
-
-struct PredicateOperandSyntax: Hashable, Sendable {
-    var kind: PredicateOperand
-    var offset: Int
-    /// For key paths: the offset of each segment.
-    var segmentOffsets: [Int]
-
-    init(_ kind: PredicateOperand, offset: Int, segmentOffsets: [Int] = []) {
-        self.kind = kind
-        self.offset = offset
-        self.segmentOffsets = segmentOffsets
-    }
-
-    var describe: String {
-        switch kind {
-        case .keyPath(let path): "'\(path.joined(separator: "."))'"
-        case .count(let path): "'\(path.joined(separator: ".")).@count'"
-        case .parameter(let name): "'$\(name)'"
-        case .literal(let literal): literal.describe
-        }
-    }
-}
-
-extension PredicateLiteral {
-    var describe: String {
-        switch self {
-        case .string(let value): "\"\(value)\""
-        case .int(let value): "\(value)"
-        case .double(let value): "\(value)"
-        case .bool(let value): "\(value)"
-        case .null: "nil"
         }
     }
 }

@@ -41,12 +41,10 @@ public enum YAMLLoader {
         var iterator = file.contents.makeIterator()
         var decoder = UTF8()
         var offset = 0
-        var bytesOfScalar = 0
         while true {
             switch decoder.decode(&iterator) {
             case .scalarValue(let scalar):
-                bytesOfScalar = String(scalar).utf8.count
-                offset += bytesOfScalar
+                offset += UTF8.width(scalar)
                 if scalar == "\n" {
                     line += 1
                     column = 1

@@ -173,7 +173,7 @@ struct PredicateParserTests {
         BadPredicate("", "the predicate is empty", column: 1),
         BadPredicate("title ==", "the predicate ends too early; expected a key path, value or $parameter", column: 9),
         BadPredicate("title 'x'", "expected a comparison operator after 'title', found \"x\"", column: 7),
-        BadPredicate("(pinned == true", "expected ')' to close the '(' at column offset 1, found the end of the predicate", column: 16),
+        BadPredicate("(pinned == true", "expected ')' to close the '(', found the end of the predicate", column: 16),
         BadPredicate("title == 'x", "unterminated string", column: 10),
         BadPredicate("title == 'x' pinned", "expected AND, OR or the end of the predicate, found 'pinned'", column: 14),
         BadPredicate("title == \"\\q\"", "unknown escape '\\q' in string", column: 11),

@@ -1,0 +1,42 @@
+/// Resolves `notebook.name`-style key paths for `sort:` and section keys: through to-one
+/// relationships, ending at an attribute.
+enum KeyPathResolver {
+    static func resolve(_ path: [String], from entity: Entity, in context: ValidationContext)
+        -> Result<Attribute, SchemaProblem>
+    {
+        var current = entity
+        let spelled = path.joined(separator: ".")
+        guard !path.isEmpty, !path.contains(where: \.isEmpty) else {
+            return .failure(SchemaProblem("'\(spelled)' is not a key path; write names separated by '.'"))
+        }
+        for (index, segment) in path.enumerated() {
+            let isLast = index == path.count - 1
+            if let attribute = current.attribute(named: segment) {
+                if isLast { return .success(attribute) }
+                return .failure(SchemaProblem(
+                    "'\(segment)' in '\(spelled)' is an attribute of '\(current.name)' and has no member '\(path[index + 1])'"))
+            }
+            guard let relationship = current.relationship(named: segment) else {
+                let members = current.attributes.map(\.name) + current.relationships.map(\.name)
+                return .failure(SchemaProblem(
+                    "unknown attribute or relationship '\(segment)' in '\(current.name)'"
+                        + Suggestions.didYouMean(segment, in: members)))
+            }
+            if relationship.isToMany {
+                return .failure(SchemaProblem(
+                    "'\(segment)' in '\(spelled)' is a to-many relationship; key paths may only go through to-one relationships"))
+            }
+            if isLast {
+                let example = context.entity(relationship.destination)?.attributes.first.map { "'\(spelled).\($0.name)'" }
+                return .failure(SchemaProblem(
+                    "'\(spelled)' ends at the relationship '\(segment)'; add one of its attributes"
+                        + (example.map { ", e.g. \($0)" } ?? "")))
+            }
+            guard let destination = context.entity(relationship.destination) else {
+                return .failure(SchemaProblem("unknown entity '\(relationship.destination)'"))
+            }
+            current = destination
+        }
+        return .failure(SchemaProblem("'\(spelled)' is not a key path"))
+    }
+}
