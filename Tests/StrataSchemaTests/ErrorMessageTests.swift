@@ -209,6 +209,18 @@ struct ErrorMessageTests {
             "unknown destination", pair("b: { to: Bb, inverse: a }", "a: { to: A, inverse: b }"),
             "m.yaml:5:16: error: unknown entity 'Bb' in relationship 'A.b'; did you mean 'B'?"),
         BadModel(
+            "enum as destination", "enums: { P: [a] }\n" + pair("b: { to: P, inverse: a }", "a: { to: A, inverse: b }"),
+            "m.yaml:6:16: error: 'P' is an enum; declare 'b' under 'attributes'"),
+        BadModel(
+            "cycle of three required to-ones, reported once",
+            """
+            entities:
+              A: { relationships: { b: { to: B, inverse: a, required: true, deleteRule: cascade }, c: { to: C, inverse: a, many: true, deleteRule: cascade } } }
+              B: { relationships: { c: { to: C, inverse: b, required: true, deleteRule: cascade }, a: { to: A, inverse: b, many: true, deleteRule: cascade } } }
+              C: { relationships: { a: { to: A, inverse: c, required: true, deleteRule: cascade }, b: { to: B, inverse: c, many: true, deleteRule: cascade } } }
+            """,
+            "m.yaml:2:25: error: required to-one relationships form a cycle (A.b → B.c → C.a → A); no object of it could be inserted first. Make one of them optional"),
+        BadModel(
             "inverse missing on destination", pair("b: { to: B, inverse: x }", "a: { to: A, inverse: b }"),
             "m.yaml:5:28: error: 'B' has no relationship 'x', the inverse of 'A.b'",
             "m.yaml:10:28: error: 'A.b' is the inverse of 'B.a', but names 'x' as its own inverse; inverses must name each other"),
@@ -310,6 +322,12 @@ struct ErrorMessageTests {
         BadModel(
             "unique over an unknown name", fetchModel("    unique: [[nmae]]"),
             "m.yaml:7:15: error: unknown attribute or relationship 'nmae' in 'unique' of 'A'; did you mean 'name'?"),
+        BadModel(
+            "name listed twice in one unique constraint", fetchModel("    unique: [[name, rank, name]]"),
+            "m.yaml:7:27: error: 'name' is listed twice in the same 'unique' element"),
+        BadModel(
+            "entity sections over an unknown relationship", fetchModel("    fetches: { f: { sections: { entity: bb } } }"),
+            "m.yaml:7:41: error: unknown relationship 'bb' in 'A' for entity sections; did you mean 'b'?"),
         BadModel(
             "index over a to-many", fetchModel("    indexes: [[cs]]"),
             "m.yaml:7:16: error: 'cs' in 'indexes' of 'A' is a to-many relationship; only attributes and to-one relationships have columns"),
