@@ -34,6 +34,7 @@ public enum SchemaValidator {
             rule.check(context, &diagnostics)
         }
         PredicateRule.resolve(&schema, sourceMap: sourceMap, diagnostics: &diagnostics)
+        FetchParametersRule.check(ValidationContext(schema: schema, sourceMap: sourceMap), &diagnostics)
     }
 
     /// Validates a schema built in code (no source map: diagnostics point at declarations).

@@ -372,6 +372,10 @@ struct ErrorMessageTests {
             "entities:\n  A:\n    relationships: { b: { to: B, inverse: as, required: true } }\n    fetches: { f: { sections: { entity: b, orphans: true } } }\n  B:\n    relationships: { as: { to: A, many: true, inverse: b, deleteRule: cascade } }\n",
             "m.yaml:4:41: warning: 'orphans: true' has no effect: 'A.b' is required, so no item is without a section"),
         BadModel(
+            "one parameter, two types in a fetch",
+            fetchModel("    fetches: { f: { where: \"rank > $x\", sections: { entity: b, where: \"title == $x\" } } }"),
+            "m.yaml:7:81: error: parameter '$x' is String in the sections' 'where' but Int in the fetch's 'where'"),
+        BadModel(
             "predicate error column", fetchModel("    fetches: { f: { where: \"rank == 'x'\" } }"),
             "m.yaml:7:37: error: cannot compare 'rank' (Int) with \"x\""),
         BadModel(

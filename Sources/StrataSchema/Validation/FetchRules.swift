@@ -129,3 +129,51 @@ enum PredicateRule {
         return checked
     }
 }
+
+/// A fetch's `where` and its sections' `where` become one Swift function: a `$name` used in
+/// both must have one type.
+struct FetchParametersRule: SchemaRule {
+    static func check(_ context: ValidationContext, _ diagnostics: inout DiagnosticBag) {
+        for entity in context.schema.entities {
+            for fetch in entity.fetches {
+                guard let main = fetch.predicate,
+                    case .entity(_, _, let sectionsPredicate?, _, _) = fetch.sections
+                else { continue }
+                let exact = !context.sourceMap.inexactPredicates.contains(
+                    "\(entity.name).fetch.\(fetch.name).sections.where")
+                for parameter in sectionsPredicate.parameters {
+                    guard let first = main.parameters.first(where: { $0.name == parameter.name }),
+                        first.type != parameter.type || first.isList != parameter.isList
+                    else { continue }
+                    var location = sectionsPredicate.location
+                    if exact, let offset = offset(of: parameter.name, in: sectionsPredicate.text) {
+                        location.column += offset
+                    }
+                    diagnostics.error(
+                        "parameter '$\(parameter.name)' is \(spelled(parameter)) in the sections' 'where' but \(spelled(first)) in the fetch's 'where'",
+                        at: location)
+                }
+            }
+        }
+    }
+
+    static func spelled(_ parameter: PredicateParameter) -> String {
+        parameter.isList ? "[\(parameter.type.name)]" : parameter.type.name
+    }
+
+    /// The offset, in Unicode scalars, of the first `$name` in `text`.
+    static func offset(of name: String, in text: String) -> Int? {
+        let scalars = Array(text.unicodeScalars)
+        let needle = Array(("$" + name).unicodeScalars)
+        guard scalars.count >= needle.count else { return nil }
+        for start in 0...(scalars.count - needle.count) where Array(scalars[start..<start + needle.count]) == needle {
+            let end = start + needle.count
+            if end == scalars.count || !(scalars[end] == "_" || scalars[end].properties.isAlphabetic
+                || ("0"..."9").contains(scalars[end]))
+            {
+                return start
+            }
+        }
+        return nil
+    }
+}
