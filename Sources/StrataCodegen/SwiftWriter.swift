@@ -72,10 +72,66 @@ public struct SwiftWriter: Sendable {
         line(head + "(")
         indent { w in
             for (index, argument) in arguments.enumerated() {
-                w.line(argument + (index == arguments.count - 1 ? "" : ","))
+                let text = argument + (index == arguments.count - 1 ? "" : ",")
+                let pieces = Self.wrapAtLogicalOperators(text, width: w.lineWidth - w.indentation.count)
+                w.line(pieces[0])
+                w.indent { w in pieces.dropFirst().forEach { w.line($0) } }
             }
         }
         line(")" + tail)
+    }
+
+    /// Splits a too-long expression before its top-level `&&` and `||` operators (outside
+    /// parentheses, brackets and string literals), filling each line up to `width`.
+    static func wrapAtLogicalOperators(_ text: String, width: Int) -> [String] {
+        guard text.count > width else { return [text] }
+        var segments: [String] = []
+        var current = ""
+        var depth = 0
+        var inString = false
+        var escaped = false
+        let characters = Array(text)
+        var index = 0
+        while index < characters.count {
+            let character = characters[index]
+            if inString {
+                if escaped {
+                    escaped = false
+                } else if character == "\\" {
+                    escaped = true
+                } else if character == "\"" {
+                    inString = false
+                }
+            } else if character == "\"" {
+                inString = true
+            } else if "([{".contains(character) {
+                depth += 1
+            } else if ")]}".contains(character) {
+                depth -= 1
+            } else if depth == 0, character == " ", index + 3 < characters.count,
+                characters[index + 3] == " ",
+                String(characters[index + 1...index + 2]) == "&&" || String(characters[index + 1...index + 2]) == "||"
+            {
+                segments.append(current)
+                current = ""
+                index += 1
+                continue
+            }
+            current.append(character)
+            index += 1
+        }
+        segments.append(current)
+        guard segments.count > 1 else { return [text] }
+        var lines: [String] = [segments[0]]
+        for segment in segments.dropFirst() {
+            let available = lines.count == 1 ? width : width - 4
+            if lines[lines.count - 1].count + 1 + segment.count <= available {
+                lines[lines.count - 1] += " " + segment
+            } else {
+                lines.append(segment)
+            }
+        }
+        return lines
     }
 
     /// The text written so far, ending with one newline.

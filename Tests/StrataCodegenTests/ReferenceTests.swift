@@ -91,3 +91,45 @@ enum LineDiff {
         return output.joined(separator: "\n")
     }
 }
+
+@Suite struct MultiFileTests {
+    @Test func eachModelFileGetsItsOwnOutput() throws {
+        let files = [
+            ModelFile(path: "Models/Notes.yaml", text: """
+                enums:
+                  Priority: [low, high]
+                entities:
+                  Note:
+                    attributes: { title: String, priority: { type: Priority, default: low } }
+                    relationships:
+                      tags: { to: Tag, many: true, inverse: notes }
+                """),
+            ModelFile(path: "Models/Tags.yml", text: """
+                entities:
+                  Tag:
+                    attributes: { name: String }
+                    relationships:
+                      notes: { to: Note, many: true, inverse: tags }
+                """),
+        ]
+        let result = SchemaPipeline.load(files: files, modelName: "Split")
+        let schema = try #require(result.schema, "\(result.diagnostics)")
+        let generated = try Generator.generate(schema, modelFiles: files.map(\.path))
+        #expect(generated.map(\.name) == ["Notes.swift", "Tags.swift", "Split+Schema.swift"])
+        #expect(generated[0].contents.contains("public enum Priority: "))
+        #expect(generated[0].contents.contains("public struct Note: Strata.StrataEntity"))
+        #expect(!generated[0].contents.contains("public struct Tag: "))
+        #expect(generated[1].contents.contains("public struct Tag: Strata.StrataEntity"))
+        #expect(generated[2].contents.contains("public enum Split {"))
+        #expect(!generated[2].contents.contains("public struct"))
+    }
+
+    @Test func clashingOutputNamesAreErrors() throws {
+        let files = [
+            ModelFile(path: "A/Notes.yaml", text: "entities:\n  Note:\n    attributes: { title: String }\n"),
+            ModelFile(path: "B/notes.yml", text: "entities:\n  Tag:\n    attributes: { name: String }\n"),
+        ]
+        let schema = try #require(SchemaPipeline.load(files: files).schema)
+        #expect(throws: SchemaError.self) { try Generator.generate(schema, modelFiles: files.map(\.path)) }
+    }
+}

@@ -294,20 +294,23 @@ extension Item {
 
         public static var comparisons: Strata.ResultsRequest<Item, Strata.NoSection> {
             .init(
-                where: Item.count > 1 && Item.count <= 10 && Item.ratio >= 0.5 && Item.ratio < 2.0 && Item.small != 0 && Item.weight > 1.5,
+                where: Item.count > 1 && Item.count <= 10 && Item.ratio >= 0.5 && Item.ratio < 2.0 && Item.small != 0
+                    && Item.weight > 1.5,
                 sortedBy: [Item.count.descending, Item.name.ascending]
             )
         }
 
         public static func strings(prefix: Swift.String) -> Strata.ResultsRequest<Item, Strata.NoSection> {
             .init(
-                where: Item.name.beginsWith(prefix, .caseInsensitive) || Item.name.endsWith("z", .diacriticInsensitive) || Item.name.like("a*b?", [.caseInsensitive, .diacriticInsensitive]) || Item.`default`.contains("x")
+                where: Item.name.beginsWith(prefix, .caseInsensitive) || Item.name.endsWith("z", .diacriticInsensitive)
+                    || Item.name.like("a*b?", [.caseInsensitive, .diacriticInsensitive]) || Item.`default`.contains("x")
             )
         }
 
         public static var literals: Strata.ResultsRequest<Item, Strata.NoSection> {
             .init(
-                where: Item.`class` == .`default` && Item.level == nil && Item.link != nil && Item.flag == false && Item.fixedToken == Foundation.UUID(uuidString: "00000000-0000-0000-0000-000000000002")!
+                where: Item.`class` == .`default` && Item.level == nil && Item.link != nil && Item.flag == false
+                    && Item.fixedToken == Foundation.UUID(uuidString: "00000000-0000-0000-0000-000000000002")!
             )
         }
 
@@ -330,14 +333,16 @@ extension Item {
 
         public static func throughToOne(title: Swift.String) -> Strata.ResultsRequest<Item, Strata.NoSection> {
             .init(
-                where: (Item.section.title == title && Item.store.owner.name.beginsWith("A") && Item.store.isNil) || Item.section.order > 2,
+                where: (Item.section.title == title && Item.store.owner.name.beginsWith("A") && Item.store.isNil)
+                    || Item.section.order > 2,
                 sortedBy: [Item.section.order.ascending, Item.store.name.descending]
             )
         }
 
         public static func quantified(text: Swift.String) -> Strata.ResultsRequest<Item, Strata.NoSection> {
             .init(
-                where: Item.predicates.any(Predicate.text.contains(text, .caseInsensitive)) && Item.predicates.all(Predicate.level == .high) && Item.predicates.none(Predicate.text == "")
+                where: Item.predicates.any(Predicate.text.contains(text, .caseInsensitive))
+                    && Item.predicates.all(Predicate.level == .high) && Item.predicates.none(Predicate.text == "")
             )
         }
 
@@ -347,7 +352,8 @@ extension Item {
 
         public static var columns: Strata.ResultsRequest<Item, Strata.NoSection> {
             .init(
-                where: Strata.TypedColumn<Item, Swift.String?>(Item.name.path) == Item.section.title && Item.count < Strata.TypedColumn<Item, Swift.Int>(Item.small.path)
+                where: Strata.TypedColumn<Item, Swift.String?>(Item.name.path) == Item.section.title
+                    && Item.count < Strata.TypedColumn<Item, Swift.Int>(Item.small.path)
             )
         }
 
