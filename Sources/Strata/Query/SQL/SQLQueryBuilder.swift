@@ -96,7 +96,7 @@ public struct SQLQueryBuilder: Sendable {
     /// possibly through to-one relationships); NULL when a relationship on the way is nil.
     public mutating func value(_ path: [String]) throws -> SQL {
         guard let last = path.last else { throw QueryError.invalidPath(path, entity: rootEntity.name) }
-        let (alias, entity) = try joinedAlias(for: Array(path.dropLast()))
+        let (alias, entity) = try joinedAlias(for: Array(path.dropLast()), fullPath: path)
         guard Self.isColumn(last, of: entity) else {
             throw QueryError.invalidPath(path, entity: rootEntity.name)
         }
@@ -150,14 +150,14 @@ public struct SQLQueryBuilder: Sendable {
     }
 
     /// The alias of the table reached through to-one `relationships` from the root.
-    private mutating func joinedAlias(for relationships: [String]) throws -> (String, EntityDescriptor) {
+    private mutating func joinedAlias(for relationships: [String], fullPath: [String]) throws -> (String, EntityDescriptor) {
         var alias = rootAlias
         var entity = rootEntity
         for index in relationships.indices {
             let name = relationships[index]
             guard let relationship = entity.relationship(named: name), !relationship.isToMany,
                   let destination = schema.entity(named: relationship.destination)
-            else { throw QueryError.invalidPath(relationships, entity: rootEntity.name) }
+            else { throw QueryError.invalidPath(fullPath, entity: rootEntity.name) }
             let key = relationships[...index].joined(separator: ".")
             if let join = joins.first(where: { $0.pathKey == key }) {
                 alias = join.alias
@@ -174,7 +174,7 @@ public struct SQLQueryBuilder: Sendable {
                 let column = try inverseForeignKeyColumn(of: relationship, in: entity)
                 on = "\(newAlias).\"id\" = (SELECT \"id\" FROM \(table) WHERE \(quoted(column)) = \(alias).\"id\" ORDER BY \"id\" LIMIT 1)"
             case .joinTable:
-                throw QueryError.invalidPath(relationships, entity: rootEntity.name)
+                throw QueryError.invalidPath(fullPath, entity: rootEntity.name)
             }
             joins.append(Join(
                 pathKey: key, alias: newAlias, entity: destination,
@@ -268,7 +268,7 @@ public struct SQLQueryBuilder: Sendable {
     /// condition that links its rows to this builder's row.
     private mutating func toManySubquery(_ path: [String]) throws -> (SQL, SQLQueryBuilder) {
         guard let last = path.last else { throw QueryError.invalidPath(path, entity: rootEntity.name) }
-        let (alias, entity) = try joinedAlias(for: Array(path.dropLast()))
+        let (alias, entity) = try joinedAlias(for: Array(path.dropLast()), fullPath: path)
         guard let relationship = entity.relationship(named: last), relationship.isToMany,
               let destination = schema.entity(named: relationship.destination)
         else { throw QueryError.invalidPath(path, entity: rootEntity.name) }
