@@ -66,194 +66,197 @@ public enum YAMLLoader {
 
 // MARK: - Tree building from events
 
-private struct TreeBuilder {
-    let file: String
-    var diagnostics: [Diagnostic] = []
-    var root: YAMLNode?
+extension YAMLLoader {
+    /// Drives libyaml's event parser and assembles the tree without recursion.
+    fileprivate struct TreeBuilder {
+        let file: String
+        var diagnostics: [Diagnostic] = []
+        var root: YAMLNode?
 
-    /// A collection being built: its start, anchor, and children so far.
-    private struct Frame {
-        var isMapping: Bool
-        var location: SourceLocation
-        var anchor: String?
-        var items: [YAMLNode] = []
-        /// For mappings: the keys seen so far, for the duplicate check.
-        var keys: [String: SourceLocation] = [:]
-        var nodeCount = 1
-    }
-
-    private var stack: [Frame] = []
-    private var anchors: [String: (node: YAMLNode, count: Int)] = [:]
-    private var nodeCount = 0
-    private var documentCount = 0
-
-    init(file: String) { self.file = file }
-
-    private func location(_ mark: yaml_mark_t) -> SourceLocation {
-        SourceLocation(file: file, line: Int(mark.line) + 1, column: Int(mark.column) + 1)
-    }
-
-    private static func string(_ pointer: UnsafeMutablePointer<yaml_char_t>?) -> String? {
-        guard let pointer else { return nil }
-        return String(cString: UnsafeRawPointer(pointer).assumingMemoryBound(to: CChar.self))
-    }
-
-    mutating func run(_ buffer: UnsafeBufferPointer<UInt8>) {
-        let parser = UnsafeMutablePointer<yaml_parser_t>.allocate(capacity: 1)
-        defer { parser.deallocate() }
-        guard yaml_parser_initialize(parser) == 1 else {
-            diagnostics.append(.error("libyaml could not be initialised", at: nil))
-            return
+        /// A collection being built: its start, anchor, and children so far.
+        private struct Frame {
+            var isMapping: Bool
+            var location: SourceLocation
+            var anchor: String?
+            var items: [YAMLNode] = []
+            /// For mappings: the keys seen so far, for the duplicate check.
+            var keys: [String: SourceLocation] = [:]
+            var nodeCount = 1
         }
-        defer { yaml_parser_delete(parser) }
-        yaml_parser_set_encoding(parser, YAML_UTF8_ENCODING)
-        // libyaml reads from the pointer; an empty buffer still needs a valid address.
-        var empty: UInt8 = 0
-        withUnsafePointer(to: &empty) { emptyPointer in
-            yaml_parser_set_input_string(parser, buffer.baseAddress ?? emptyPointer, buffer.count)
-            var event = yaml_event_t()
-            while true {
-                guard yaml_parser_parse(parser, &event) == 1 else {
-                    reportParserError(parser.pointee, buffer)
-                    return
+
+        private var stack: [Frame] = []
+        private var anchors: [String: (node: YAMLNode, count: Int)] = [:]
+        private var nodeCount = 0
+        private var documentCount = 0
+
+        init(file: String) { self.file = file }
+
+        private func location(_ mark: yaml_mark_t) -> SourceLocation {
+            SourceLocation(file: file, line: Int(mark.line) + 1, column: Int(mark.column) + 1)
+        }
+
+        private static func string(_ pointer: UnsafeMutablePointer<yaml_char_t>?) -> String? {
+            guard let pointer else { return nil }
+            return String(cString: UnsafeRawPointer(pointer).assumingMemoryBound(to: CChar.self))
+        }
+
+        mutating func run(_ buffer: UnsafeBufferPointer<UInt8>) {
+            let parser = UnsafeMutablePointer<yaml_parser_t>.allocate(capacity: 1)
+            defer { parser.deallocate() }
+            guard yaml_parser_initialize(parser) == 1 else {
+                diagnostics.append(.error("libyaml could not be initialised", at: nil))
+                return
+            }
+            defer { yaml_parser_delete(parser) }
+            yaml_parser_set_encoding(parser, YAML_UTF8_ENCODING)
+            // libyaml reads from the pointer; an empty buffer still needs a valid address.
+            var empty: UInt8 = 0
+            withUnsafePointer(to: &empty) { emptyPointer in
+                yaml_parser_set_input_string(parser, buffer.baseAddress ?? emptyPointer, buffer.count)
+                var event = yaml_event_t()
+                while true {
+                    guard yaml_parser_parse(parser, &event) == 1 else {
+                        reportParserError(parser.pointee, buffer)
+                        return
+                    }
+                    let keepGoing = handle(event)
+                    let isEnd = event.type == YAML_STREAM_END_EVENT
+                    yaml_event_delete(&event)
+                    if !keepGoing || isEnd { return }
                 }
-                let keepGoing = handle(event)
-                let isEnd = event.type == YAML_STREAM_END_EVENT
-                yaml_event_delete(&event)
-                if !keepGoing || isEnd { return }
             }
         }
-    }
 
-    private mutating func reportParserError(_ parser: yaml_parser_t, _ buffer: UnsafeBufferPointer<UInt8>) {
-        var message = parser.problem.map { String(cString: $0) } ?? "invalid YAML"
-        if let context = parser.context {
-            message = "\(String(cString: context)): \(message)"
+        private mutating func reportParserError(_ parser: yaml_parser_t, _ buffer: UnsafeBufferPointer<UInt8>) {
+            var message = parser.problem.map { String(cString: $0) } ?? "invalid YAML"
+            if let context = parser.context {
+                message = "\(String(cString: context)): \(message)"
+            }
+            // The reader reports a byte offset instead of a mark.
+            let at = parser.error == YAML_READER_ERROR
+                ? location(ofByte: Int(parser.problem_offset), in: buffer) : location(parser.problem_mark)
+            diagnostics.append(.error("YAML syntax: \(message)", at: at))
         }
-        // The reader reports a byte offset instead of a mark.
-        let at = parser.error == YAML_READER_ERROR
-            ? location(ofByte: Int(parser.problem_offset), in: buffer) : location(parser.problem_mark)
-        diagnostics.append(.error("YAML syntax: \(message)", at: at))
-    }
 
-    /// Line and column (in Unicode scalars) of a byte offset of the file.
-    private func location(ofByte offset: Int, in buffer: UnsafeBufferPointer<UInt8>) -> SourceLocation {
-        var line = 1
-        var column = 1
-        for byte in buffer.prefix(max(0, offset)) {
-            if byte == UInt8(ascii: "\n") {
-                line += 1
-                column = 1
-            } else if byte & 0xC0 != 0x80 {
-                column += 1
-            }
-        }
-        return SourceLocation(file: file, line: line, column: column)
-    }
-
-    /// Handles one event; false stops parsing.
-    private mutating func handle(_ event: yaml_event_t) -> Bool {
-        let start = location(event.start_mark)
-        let end = location(event.end_mark)
-        switch event.type {
-        case YAML_DOCUMENT_START_EVENT:
-            documentCount += 1
-            if documentCount > 1 {
-                diagnostics.append(.error(
-                    "a model file holds one YAML document; move the second document into its own file", at: start))
-                return false
-            }
-        case YAML_SCALAR_EVENT:
-            let data = event.data.scalar
-            let value: String
-            if let pointer = data.value {
-                value = String(decoding: UnsafeBufferPointer(start: pointer, count: Int(data.length)), as: UTF8.self)
-            } else {
-                value = ""
-            }
-            let style: YAMLScalar.Style =
-                switch data.style {
-                case YAML_SINGLE_QUOTED_SCALAR_STYLE: .singleQuoted
-                case YAML_DOUBLE_QUOTED_SCALAR_STYLE: .doubleQuoted
-                case YAML_LITERAL_SCALAR_STYLE: .literal
-                case YAML_FOLDED_SCALAR_STYLE: .folded
-                default: .plain
+        /// Line and column (in Unicode scalars) of a byte offset of the file.
+        private func location(ofByte offset: Int, in buffer: UnsafeBufferPointer<UInt8>) -> SourceLocation {
+            var line = 1
+            var column = 1
+            for byte in buffer.prefix(max(0, offset)) {
+                if byte == UInt8(ascii: "\n") {
+                    line += 1
+                    column = 1
+                } else if byte & 0xC0 != 0x80 {
+                    column += 1
                 }
-            let node = YAMLNode(
-                .scalar(YAMLScalar(value, style: style, tag: Self.string(data.tag))), location: start, endLocation: end)
-            return add(node, budget: 1, subtreeCount: 1, anchor: Self.string(data.anchor))
-        case YAML_ALIAS_EVENT:
-            let name = Self.string(event.data.alias.anchor) ?? ""
-            guard let anchored = anchors[name] else {
-                diagnostics.append(.error("unknown alias '*\(name)'", at: start))
-                return false
             }
-            var node = anchored.node
-            node.location = start
-            node.endLocation = end
-            return add(node, budget: anchored.count, subtreeCount: anchored.count, anchor: nil)
-        case YAML_SEQUENCE_START_EVENT, YAML_MAPPING_START_EVENT:
-            if stack.count >= YAMLLoader.maximumDepth {
-                diagnostics.append(.error(
-                    "nesting deeper than \(YAMLLoader.maximumDepth) levels is not supported", at: start))
-                return false
-            }
-            let isMapping = event.type == YAML_MAPPING_START_EVENT
-            let anchor = isMapping
-                ? Self.string(event.data.mapping_start.anchor) : Self.string(event.data.sequence_start.anchor)
-            stack.append(Frame(isMapping: isMapping, location: start, anchor: anchor))
-        case YAML_SEQUENCE_END_EVENT, YAML_MAPPING_END_EVENT:
-            guard let frame = stack.popLast() else { return false }
-            let content: YAMLNode.Content
-            if frame.isMapping {
-                var entries: [YAMLMappingEntry] = []
-                entries.reserveCapacity(frame.items.count / 2)
-                var index = 0
-                while index + 1 < frame.items.count {
-                    entries.append(YAMLMappingEntry(key: frame.items[index], value: frame.items[index + 1]))
-                    index += 2
-                }
-                content = .mapping(entries)
-            } else {
-                content = .sequence(frame.items)
-            }
-            let node = YAMLNode(content, location: frame.location, endLocation: end)
-            return add(node, budget: 1, subtreeCount: frame.nodeCount, anchor: frame.anchor)
-        default:
-            break
+            return SourceLocation(file: file, line: line, column: column)
         }
-        return true
-    }
 
-    /// Appends a finished node to its parent (or makes it the root); false stops parsing.
-    private mutating func add(_ node: YAMLNode, budget: Int, subtreeCount: Int, anchor: String?) -> Bool {
-        nodeCount += budget
-        if nodeCount > YAMLLoader.maximumNodeCount {
-            diagnostics.append(.error(
-                "the document expands to more than \(YAMLLoader.maximumNodeCount) nodes (aliases counted in full)",
-                at: node.location))
-            return false
-        }
-        if let anchor {
-            anchors[anchor] = (node, subtreeCount)
-        }
-        guard !stack.isEmpty else {
-            root = node
+        /// Handles one event; false stops parsing.
+        private mutating func handle(_ event: yaml_event_t) -> Bool {
+            let start = location(event.start_mark)
+            let end = location(event.end_mark)
+            switch event.type {
+            case YAML_DOCUMENT_START_EVENT:
+                documentCount += 1
+                if documentCount > 1 {
+                    diagnostics.append(.error(
+                        "a model file holds one YAML document; move the second document into its own file", at: start))
+                    return false
+                }
+            case YAML_SCALAR_EVENT:
+                let data = event.data.scalar
+                let value: String
+                if let pointer = data.value {
+                    value = String(decoding: UnsafeBufferPointer(start: pointer, count: Int(data.length)), as: UTF8.self)
+                } else {
+                    value = ""
+                }
+                let style: YAMLScalar.Style =
+                    switch data.style {
+                    case YAML_SINGLE_QUOTED_SCALAR_STYLE: .singleQuoted
+                    case YAML_DOUBLE_QUOTED_SCALAR_STYLE: .doubleQuoted
+                    case YAML_LITERAL_SCALAR_STYLE: .literal
+                    case YAML_FOLDED_SCALAR_STYLE: .folded
+                    default: .plain
+                    }
+                let node = YAMLNode(
+                    .scalar(YAMLScalar(value, style: style, tag: Self.string(data.tag))), location: start, endLocation: end)
+                return add(node, budget: 1, subtreeCount: 1, anchor: Self.string(data.anchor))
+            case YAML_ALIAS_EVENT:
+                let name = Self.string(event.data.alias.anchor) ?? ""
+                guard let anchored = anchors[name] else {
+                    diagnostics.append(.error("unknown alias '*\(name)'", at: start))
+                    return false
+                }
+                var node = anchored.node
+                node.location = start
+                node.endLocation = end
+                return add(node, budget: anchored.count, subtreeCount: anchored.count, anchor: nil)
+            case YAML_SEQUENCE_START_EVENT, YAML_MAPPING_START_EVENT:
+                if stack.count >= YAMLLoader.maximumDepth {
+                    diagnostics.append(.error(
+                        "nesting deeper than \(YAMLLoader.maximumDepth) levels is not supported", at: start))
+                    return false
+                }
+                let isMapping = event.type == YAML_MAPPING_START_EVENT
+                let anchor = isMapping
+                    ? Self.string(event.data.mapping_start.anchor) : Self.string(event.data.sequence_start.anchor)
+                stack.append(Frame(isMapping: isMapping, location: start, anchor: anchor))
+            case YAML_SEQUENCE_END_EVENT, YAML_MAPPING_END_EVENT:
+                guard let frame = stack.popLast() else { return false }
+                let content: YAMLNode.Content
+                if frame.isMapping {
+                    var entries: [YAMLMappingEntry] = []
+                    entries.reserveCapacity(frame.items.count / 2)
+                    var index = 0
+                    while index + 1 < frame.items.count {
+                        entries.append(YAMLMappingEntry(key: frame.items[index], value: frame.items[index + 1]))
+                        index += 2
+                    }
+                    content = .mapping(entries)
+                } else {
+                    content = .sequence(frame.items)
+                }
+                let node = YAMLNode(content, location: frame.location, endLocation: end)
+                return add(node, budget: 1, subtreeCount: frame.nodeCount, anchor: frame.anchor)
+            default:
+                break
+            }
             return true
         }
-        let top = stack.count - 1
-        if stack[top].isMapping && stack[top].items.count % 2 == 0 {
-            if let key = node.scalar?.value {
-                if let first = stack[top].keys[key] {
-                    diagnostics.append(.error("duplicate key '\(key)'", at: node.location))
-                    diagnostics.append(Diagnostic(.note, "'\(key)' is first defined here", at: first))
-                } else {
-                    stack[top].keys[key] = node.location
+
+        /// Appends a finished node to its parent (or makes it the root); false stops parsing.
+        private mutating func add(_ node: YAMLNode, budget: Int, subtreeCount: Int, anchor: String?) -> Bool {
+            nodeCount += budget
+            if nodeCount > YAMLLoader.maximumNodeCount {
+                diagnostics.append(.error(
+                    "the document expands to more than \(YAMLLoader.maximumNodeCount) nodes (aliases counted in full)",
+                    at: node.location))
+                return false
+            }
+            if let anchor {
+                anchors[anchor] = (node, subtreeCount)
+            }
+            guard !stack.isEmpty else {
+                root = node
+                return true
+            }
+            let top = stack.count - 1
+            if stack[top].isMapping && stack[top].items.count % 2 == 0 {
+                if let key = node.scalar?.value {
+                    if let first = stack[top].keys[key] {
+                        diagnostics.append(.error("duplicate key '\(key)'", at: node.location))
+                        diagnostics.append(Diagnostic(.note, "'\(key)' is first defined here", at: first))
+                    } else {
+                        stack[top].keys[key] = node.location
+                    }
                 }
             }
+            stack[top].items.append(node)
+            stack[top].nodeCount += subtreeCount
+            return true
         }
-        stack[top].items.append(node)
-        stack[top].nodeCount += subtreeCount
-        return true
     }
 }
