@@ -68,7 +68,7 @@ import Testing
     }
 
     static let orphanRequest = ResultsRequest<Note, Notebook>(
-        where: Note.notebook.name != "N3",
+        where: Note.notebook.name != "Hidden",
         sortedBy: [Note.notebook.position.descending, Note.priority.ascending, Note.title.ascending],
         sections: .entity(Note.notebook, sortedBy: [Notebook.name.descending], where: Notebook.position != 2, orphans: true))
 
@@ -76,7 +76,14 @@ import Testing
         where: Note.pinned == false || Note.notebook.position > 1,
         sortedBy: [Note.updatedAt.descending], sections: .firstLetter(of: Note.title))
 
-    @Test(arguments: [(UInt64(1), false), (2, false), (3, false), (4, false), (5, false), (6, true), (7, true)])
+    static let taggedRequest = ResultsRequest<Note, Priority>(
+        where: Note.tags.any(Tag.name == "t1") || Note.tags.count > 1,
+        sortedBy: [Note.title.descending], sections: .key(Note.priority, descending: true))
+
+    @Test(arguments: [
+        (UInt64(1), false), (2, false), (3, false), (4, false), (5, false), (6, false), (7, false), (8, false),
+        (9, true), (10, true), (11, true),
+    ])
     func randomOperations(seed: UInt64, forceRefetch: Bool) throws {
         var random = SeededGenerator(seed: seed)
         let store = try Store.inMemory(schema: NotesModel.schema)
@@ -85,6 +92,7 @@ import Testing
         let orphans = try Checker(store: store, request: Self.orphanRequest, forceRefetch: forceRefetch)
         let letters = try Checker(store: store, request: Self.firstLetterRequest, forceRefetch: forceRefetch)
         let flat = try Checker(store: store, request: Note.Fetches.pinned, forceRefetch: forceRefetch)
+        let tagged = try Checker(store: store, request: Self.taggedRequest, forceRefetch: forceRefetch)
         let titles = ["a", "b", "c", "Ab", "ba", "x", "xy", "é", "e\u{301}", ""]
         var notebookCounter = 0
         let filters: [(@Sendable (Note) -> Bool)?] = [nil, { !$0.title.hasPrefix("x") }, { $0.title.count % 2 == 0 }]
@@ -102,13 +110,14 @@ import Testing
                 orphans.controller.options = options
                 letters.controller.options = options
                 flat.controller.options = options
+                tagged.controller.options = options
             } else {
                 let count = Int.random(in: 1...3, using: &random)
                 var randomCopy = random
                 try store.write { db in
                     for _ in 0..<count {
                         try Self.randomWrite(
-                            db, Int.random(in: 0..<11, using: &randomCopy), titles: titles, counter: &notebookCounter,
+                            db, Int.random(in: 0..<15, using: &randomCopy), titles: titles, counter: &notebookCounter,
                             random: &randomCopy)
                     }
                 }
@@ -116,8 +125,15 @@ import Testing
             }
             let context = "(seed \(seed), step \(step), operation \(operation))"
             guard try byNotebook.check(context), try byPriority.check(context), try orphans.check(context),
-                try letters.check(context), try flat.check(context)
+                try letters.check(context), try flat.check(context), try tagged.check(context)
             else { return }
+        }
+        // Every controller saw a good number of batches (the sequences exercise them all).
+        for (name, seen) in [
+            ("byNotebook", byNotebook.seen), ("byPriority", byPriority.seen), ("orphans", orphans.seen),
+            ("letters", letters.seen), ("flat", flat.seen), ("tagged", tagged.seen),
+        ] {
+            #expect(seen > 10, "seed \(seed): \(name) only had \(seen) deliveries")
         }
         if forceRefetch {
             #expect(byNotebook.controller.engineForTesting.incrementalCount == 0)
@@ -165,16 +181,29 @@ import Testing
         case 8:  // rename a notebook
             guard var notebook = notebooks.randomElement(using: &random) else { return }
             counter += 1
-            notebook.name = Int.random(in: 0..<3, using: &random) == 0 ? "N3\(counter)" : "N\(counter)"
-            if Int.random(in: 0..<4, using: &random) == 0, !notebooks.contains(where: { $0.name == "N3" }) { notebook.name = "N3" }
+            notebook.name = Int.random(in: 0..<3, using: &random) == 0 ? "A\(counter)" : "M\(counter)"
+            if Int.random(in: 0..<4, using: &random) == 0, !notebooks.contains(where: { $0.name == "Hidden" }) { notebook.name = "Hidden" }
             try notebook.update(db)
         case 9:  // move a notebook
             guard var notebook = notebooks.randomElement(using: &random) else { return }
             notebook.position = Int.random(in: 0..<4, using: &random)
             try notebook.update(db)
-        default:  // delete a notebook (its notes cascade)
+        case 10:  // delete a notebook (its notes cascade)
             guard let notebook = notebooks.randomElement(using: &random) else { return }
             try notebook.delete(db)
+        case 11, 13, 14:  // tag a note
+            guard let note = notes.randomElement(using: &random) else { return }
+            let name = ["t1", "t2", "t3"].randomElement(using: &random)!
+            var tag = try Tag.filter(Column("name") == name).fetchOne(db) ?? Tag(name: name)
+            if !tag.id.isSaved { try tag.insert(db) }
+            try db.execute(
+                sql: "INSERT OR IGNORE INTO Note_tags (noteID, tagID) VALUES (?, ?)", arguments: [note.id, tag.id])
+        default:  // untag a note, or delete a tag
+            if Bool.random(using: &random) {
+                try db.execute(sql: "DELETE FROM Note_tags WHERE rowid IN (SELECT rowid FROM Note_tags ORDER BY rowid LIMIT 1)")
+            } else if let tag = try Tag.fetchAll(db).randomElement(using: &random) {
+                try tag.delete(db)
+            }
         }
     }
 }
