@@ -86,13 +86,66 @@ final class CommitObserver: TransactionObserver, @unchecked Sendable {
     func databaseWillCommit() throws {}
 
     func databaseDidCommit(_ db: Database) {
-        let tables = pending.filter { !$0.value.isEmpty }
+        var tables = pending.filter { !$0.value.isEmpty }
         pending = [:]
         statementColumns = [:]
         guard !tables.isEmpty else { return }
+        readJoinLog(db, into: &tables)
         let changes = CommittedChanges(tables: tables)
         let current = handlers.withLock { $0.sorted { $0.key < $1.key }.map(\.value) }
         for handler in current { handler(changes, db) }
+    }
+
+    // MARK: - Join-table log
+
+    /// The highest log entry already delivered (the log's ids are AUTOINCREMENT: never reused).
+    private(set) var lastJoinLogID: Int64 = 0
+    private var joinLogInstalled = false
+
+    /// Installs, on the writer connection, TEMP triggers that log the values of inserted
+    /// and deleted join-table rows (the update hook only reports their rowids).
+    func installJoinLog(_ db: Database, joinTables: [SchemaSQL.JoinTable]) throws {
+        try db.execute(sql: """
+            CREATE TEMP TABLE IF NOT EXISTS strata_join_log \
+            (id INTEGER PRIMARY KEY AUTOINCREMENT, tableName TEXT NOT NULL, rowID INTEGER NOT NULL, \
+            a INTEGER, b INTEGER)
+            """)
+        for join in joinTables {
+            let table = quoted(join.name), name = SchemaSQL.literal(join.name.databaseValue)
+            let a = quoted(join.column), b = quoted(join.inverseColumn)
+            for (event, row) in [("INSERT", "NEW"), ("DELETE", "OLD")] {
+                try db.execute(sql: """
+                    CREATE TEMP TRIGGER IF NOT EXISTS \(quoted("strata_log_\(event.lowercased())_\(join.name)")) \
+                    AFTER \(event) ON main.\(table) BEGIN \
+                    INSERT INTO strata_join_log (tableName, rowID, a, b) VALUES (\(name), \(row).rowid, \(row).\(a), \(row).\(b)); END
+                    """)
+            }
+        }
+        joinLogInstalled = true
+    }
+
+    /// Removes delivered log entries; called at the start of the store's write transactions.
+    func trimJoinLog(_ db: Database) throws {
+        guard joinLogInstalled, lastJoinLogID > 0 else { return }
+        try db.execute(sql: "DELETE FROM strata_join_log WHERE id <= ?", arguments: [lastJoinLogID])
+    }
+
+    private func readJoinLog(_ db: Database, into tables: inout [String: CommittedChanges.TableChanges]) {
+        guard joinLogInstalled,
+              let rows = try? GRDB.Row.fetchAll(
+                db, sql: "SELECT id, tableName, rowID, a, b FROM strata_join_log WHERE id > ? ORDER BY id",
+                arguments: [lastJoinLogID])
+        else { return }
+        for row in rows {
+            lastJoinLogID = row["id"]
+            let table: String = row["tableName"], rowID: Int64 = row["rowID"]
+            guard var changes = tables[table], let columns = columnsByTable[table], columns.count == 2,
+                  changes.inserted.contains(rowID) || changes.deleted.contains(rowID),
+                  let a = row["a"] as Int64?, let b = row["b"] as Int64?
+            else { continue }
+            changes.joinRows[rowID] = [columns[0]: a, columns[1]: b]
+            tables[table] = changes
+        }
     }
 
     func databaseDidRollback(_ db: Database) {

@@ -8,6 +8,9 @@ import GRDB
 /// row inserted then deleted does not appear; a row updated then deleted is only deleted;
 /// a rowid deleted then inserted again is updated (with every column).
 ///
+/// For join tables, ``TableChanges/joinRows`` tells which objects each inserted or deleted
+/// row linked, so a deleted link can be traced back to both of its objects.
+///
 /// `updatedColumns` is the union, over the transaction, of the columns that the `UPDATE`
 /// statements run on the table (directly or by triggers) could set: a superset of the
 /// columns that changed for each updated row. Use it to skip work when no column a request
@@ -19,6 +22,10 @@ public struct CommittedChanges: Hashable, Sendable {
         public var deleted: Set<Int64> = []
         /// A superset of the columns written by the transaction's updates of this table.
         public var updatedColumns: Set<String> = []
+        /// For a many-to-many join table: the values (column name → id) of each inserted
+        /// and deleted row, by rowid — which objects were linked or unlinked. Empty for
+        /// entity tables.
+        public var joinRows: [Int64: [String: Int64]] = [:]
 
         public init() {}
 

@@ -74,6 +74,9 @@ public final class Store: Sendable {
         SchemaRegistry.register(schema)
         let observer = CommitObserver(columnsByTable: SchemaSQL(schema: schema).columnsByTable)
         self.observer = observer
+        try writer.writeWithoutTransaction { db in
+            try observer.installJoinLog(db, joinTables: SchemaSQL(schema: schema).joinTables)
+        }
         writer.add(transactionObserver: observer, extent: .databaseLifetime)
     }
 
@@ -135,13 +138,23 @@ extension Store {
     /// whole transaction back.
     @discardableResult
     public func write<T>(_ body: (Database) throws -> T) throws -> T {
-        try mapErrors { try writer.write(body) }
+        try mapErrors {
+            try writer.write { db in
+                try observer.trimJoinLog(db)
+                return try body(db)
+            }
+        }
     }
 
     /// The asynchronous ``write(_:)``.
     @discardableResult
     public func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await mapErrors { try await writer.write(body) }
+        try await mapErrors { [observer] in
+            try await writer.write { db in
+                try observer.trimJoinLog(db)
+                return try body(db)
+            }
+        }
     }
 
     private func mapErrors<T>(_ body: () throws -> T) throws -> T {

@@ -89,6 +89,38 @@ struct CommitEventTests {
         #expect(recorder.commits[0]["Note_tags"].inserted.count == 1)
         #expect(recorder.commits[1]["Tag"].deleted == [tag.id.rawValue])
         #expect(recorder.commits[1]["Note_tags"].deleted == recorder.commits[0]["Note_tags"].inserted)
+        // Which objects each link joined, for inserted and deleted links.
+        let link = ["noteID": note.id.rawValue, "tagID": tag.id.rawValue]
+        #expect(Array(recorder.commits[0]["Note_tags"].joinRows.values) == [link])
+        #expect(Array(recorder.commits[1]["Note_tags"].joinRows.values) == [link])
+        #expect(recorder.commits[1]["Note_tags"].joinRows.keys.sorted() == recorder.commits[1]["Note_tags"].deleted.sorted())
+    }
+
+    @Test("join rows of raw and rolled back writes, through GRDB directly")
+    func joinRowsThroughGRDB() throws {
+        let store = try Store.inMemory(schema: NotesModel.schema)
+        try store.write { db in
+            try db.execute(sql: "INSERT INTO Note (id, title, updatedAt) VALUES (1, 'a', '2000-01-01'), (2, 'b', '2000-01-01')")
+            try db.execute(sql: "INSERT INTO Tag (id, name) VALUES (1, 't')")
+        }
+        let recorder = CommitRecorder(store)
+        struct Failure: Error {}
+        _ = try? store.writer.write { db in
+            try db.execute(sql: "INSERT INTO Note_tags (noteID, tagID) VALUES (1, 1)")
+            throw Failure()
+        }
+        try store.writer.write { db in
+            try db.execute(sql: "INSERT INTO Note_tags (noteID, tagID) VALUES (2, 1)")
+        }
+        try store.write { db in
+            try db.execute(sql: "INSERT INTO Note_tags (noteID, tagID) VALUES (1, 1)")
+            try db.execute(sql: "DELETE FROM Note WHERE id = 2")
+        }
+        #expect(recorder.commits.count == 2)
+        #expect(Array(recorder.commits[0]["Note_tags"].joinRows.values) == [["noteID": 2, "tagID": 1]])
+        let second = recorder.commits[1]["Note_tags"]
+        #expect(Set(second.joinRows.values) == [["noteID": 1, "tagID": 1], ["noteID": 2, "tagID": 1]])
+        #expect(second.inserted.count == 1 && second.deleted.count == 1)
     }
 
     @Test("the reading handler sees exactly the committed state")
