@@ -75,6 +75,16 @@ import Testing
             .compare(.count(["predicates"]), .greater, .value(2.databaseValue)),
             .compare(.count(["section", "items"]), .greaterOrEqual, .value(3.databaseValue)),
         ]))
+        #expect(Item.Fetches.optionalLists(names: ["a"], levels: [.high], max: 3, default: "d").predicate?.node == .and([
+            .and([
+                .and([
+                    .isIn(.path(["store", "name"]), ["a".databaseValue]),
+                    .isIn(.path(["level"]), ["high".databaseValue]),
+                ]),
+                .between(.path(["section", "order"]), 1.databaseValue, 3.databaseValue),
+            ]),
+            .compare(.path(["name"]), .notEqual, .value("d".databaseValue)),
+        ]))
         #expect(Item.Fetches.byKey.sectioning.kind == .key(path: ["class"], descending: false, firstLetter: false))
         #expect(Item.Fetches.byLetter.sectioning.kind == .key(path: ["name"], descending: false, firstLetter: true))
         #expect(Item.Fetches.byOptionalKey.sectioning.kind == .key(path: ["store", "name"], descending: true, firstLetter: false))
@@ -115,6 +125,7 @@ import Testing
             _ = try db.fetchAll(Item.Fetches.literals)
             _ = try db.fetchAll(Item.Fetches.parameters(since: Foundation.Date(), classes: [.plain], medium: nil, amount: 1))
             _ = try db.fetchAll(Item.Fetches.lists(low: 0, high: 1))
+            _ = try db.fetchAll(Item.Fetches.optionalLists(names: ["a"], levels: [.high], max: 3, default: "d"))
             _ = try db.fetchAll(Item.Fetches.negation)
             _ = try db.fetchAll(Item.Fetches.throughToOne(title: "t"))
             _ = try db.fetchAll(Item.Fetches.quantified(text: "t"))

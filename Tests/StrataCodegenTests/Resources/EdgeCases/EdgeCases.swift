@@ -327,6 +327,19 @@ extension Item {
             .init(where: Item.`class`.in([.`default`, .plain]) && Item.count.between(1, 5) && Item.ratio.between(low, high))
         }
 
+        /// IN and BETWEEN on optional columns; a parameter named like a keyword.
+        public static func optionalLists(
+            names: [Swift.String],
+            levels: [Level],
+            max: Swift.Int,
+            `default`: Swift.String
+        ) -> Strata.ResultsRequest<Item, Strata.NoSection> {
+            .init(
+                where: Item.store.name.in(names.map(Swift.Optional.some)) && Item.level.in(levels.map(Swift.Optional.some))
+                    && Item.section.order.between(1, max) && Item.name != `default`
+            )
+        }
+
         public static var negation: Strata.ResultsRequest<Item, Strata.NoSection> {
             .init(where: !(Item.flag == true || Item.count < 0) && !Item.name.contains("tmp"))
         }
