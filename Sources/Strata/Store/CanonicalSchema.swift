@@ -156,10 +156,14 @@ struct CanonicalSchema: Codable, Hashable {
         try? JSONDecoder().decode(CanonicalSchema.self, from: Data(json.utf8))
     }
 
-    /// FNV-1a over the canonical JSON, as 16 hex digits.
+    /// The version of the SQL layout (tables, indexes, triggers) the store derives from a
+    /// model. Part of the version hash, so that a new layout migrates existing files.
+    static let layoutVersion = 1
+
+    /// FNV-1a over the layout version and the canonical JSON, as 16 hex digits.
     var versionHash: String {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in json.utf8 {
+        for byte in "layout \(Self.layoutVersion)\n\(json)".utf8 {
             hash ^= UInt64(byte)
             hash = hash &* 0x0000_0100_0000_01b3
         }

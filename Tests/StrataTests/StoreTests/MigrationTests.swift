@@ -41,6 +41,8 @@ enum LibraryModel {
             relationships: [
                 .init(name: "books", destination: "Book", inverse: "author", isToMany: true,
                       deleteRule: .cascade, storage: .inverseForeignKey),
+                .init(name: "favorite", destination: "Book", inverse: "fans", isToMany: false,
+                      storage: .foreignKey(column: "favoriteID")),
             ],
             uniques: [["fullName"]],
             renamedFrom: "Author"),
@@ -56,6 +58,8 @@ enum LibraryModel {
                       storage: .foreignKey(column: "authorID")),
                 .init(name: "shelves", destination: "Shelf", inverse: "books", isToMany: true,
                       storage: .joinTable(name: "Book_shelves", column: "bookID", inverseColumn: "shelfID")),
+                .init(name: "fans", destination: "Writer", inverse: "favorite", isToMany: true,
+                      storage: .inverseForeignKey),
             ]),
         EntityDescriptor(
             name: "Shelf",
@@ -92,8 +96,9 @@ struct MigrationTests {
 
         let store = try Store(schema: LibraryModel.v2, path: path)
         let writers = try store.read { db in
-            try GRDB.Row.fetchAll(db, sql: "SELECT id, fullName, born, country, addedAt FROM Writer ORDER BY id")
+            try GRDB.Row.fetchAll(db, sql: "SELECT id, fullName, born, country, addedAt, favoriteID FROM Writer ORDER BY id")
         }
+        #expect(writers.map { $0["favoriteID"] as Int64? } == [nil, nil], "new to-one relationship")
         #expect(writers.map { $0["fullName"] as String } == ["Ada", "Alan"])
         #expect(writers.map { $0["born"] as Int? } == [1815, nil])
         #expect(writers.map { $0["country"] as String? } == [nil, nil])
@@ -124,12 +129,16 @@ struct MigrationTests {
         try store.write { db in
             try db.execute(sql: "INSERT INTO Shelf (id, name) VALUES (1, 'top')")
             try db.execute(sql: "INSERT INTO Book_shelves (bookID, shelfID) VALUES (1, 1)")
+            try db.execute(sql: "UPDATE Writer SET favoriteID = 2 WHERE id = 2")
             try db.execute(sql: "DELETE FROM Writer WHERE id = 1")
         }
         let remaining = try store.read { db in
             [try db.ids("Book"), [Int64(try db.count("Book_shelves"))]]
         }
         #expect(remaining == [[2, 3], [0]])
+        #expect(throws: DatabaseError.self, "the new foreign key is enforced") {
+            try store.write { db in try db.execute(sql: "UPDATE Writer SET favoriteID = 99 WHERE id = 2") }
+        }
 
         // Opening again with the same model changes nothing.
         let hash = try store.read { db in try String.fetchOne(db, sql: "SELECT value FROM strata_metadata WHERE key = 'hash'") }
