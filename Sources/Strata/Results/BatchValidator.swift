@@ -199,11 +199,17 @@ public enum BatchValidator {
 
 /// An operation of a ``ChangeBatch``, as named in ``BatchValidationError``.
 public enum BatchOperation: String, Hashable, Sendable {
+    /// A section or row delete (old index space).
     case delete
+    /// A section or row insert (new index space).
     case insert
+    /// A section or row update (old index space).
     case update
+    /// The source of a move (old index space).
     case moveFrom = "move from"
+    /// The target of a move (new index space).
     case moveTo = "move to"
+    /// An entry of ``ChangeBatch/movedAndUpdatedSections`` or ``ChangeBatch/movedAndUpdatedItems``.
     case movedAndUpdated = "moved and updated"
 }
 

@@ -326,16 +326,24 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
         delegate.controllerDidChangeContent(self)
     }
 
-    /// Where the rows at `paths` of `old` are in `new` (they are, for updates).
+    /// Where the rows at `paths` of `old` are in `new` (updated rows stay in their section, so
+    /// only those sections are searched).
     private static func newPaths(
         of paths: [ItemPath], in old: ResultsSnapshot<Item, Section>, _ new: ResultsSnapshot<Item, Section>
     ) -> [ItemPath] {
-        var wanted: [RowKey<Item.ID>: Int] = [:]
-        for (index, path) in paths.enumerated() { wanted[old[path].key(in: old.sections[path.section].id)] = index }
+        var newSectionIndex: [SectionID: Int] = [:]
+        for (index, section) in new.sections.enumerated() { newSectionIndex[section.id] = index }
+        var wanted: [Int: [RowKey<Item.ID>: Int]] = [:]
+        for (index, path) in paths.enumerated() {
+            let id = old.sections[path.section].id
+            guard let s = newSectionIndex[id] else { continue }
+            wanted[s, default: [:]][old[path].key(in: id)] = index
+        }
         var result = paths
-        for (s, section) in new.sections.enumerated() {
+        for (s, keys) in wanted {
+            let section = new.sections[s]
             for (r, row) in section.rows.enumerated() {
-                if let index = wanted[row.key(in: section.id)] { result[index] = ItemPath(section: s, item: r) }
+                if let index = keys[row.key(in: section.id)] { result[index] = ItemPath(section: s, item: r) }
             }
         }
         return result

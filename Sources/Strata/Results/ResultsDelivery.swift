@@ -24,9 +24,13 @@ public enum ResultsUpdate<Item: StrataEntity, Section: Hashable & Sendable>: Sen
 /// The kind of a change reported to a ``ResultsControllerDelegate``, as in
 /// `NSFetchedResultsChangeType`.
 public enum ResultsChangeType: String, Hashable, Sendable {
+    /// Inserted; reported at the new index.
     case insert
+    /// Deleted; reported at the old index.
     case delete
+    /// Moved; reported at the old and the new index.
     case move
+    /// The value changed in place; reported at the old index.
     case update
 }
 

@@ -9,6 +9,10 @@
 /// options.groupFilteredItems = true
 /// controller.options = options   // emits one change batch
 /// ```
+///
+/// The closures run while the controller processes a commit (on the store's writer, right
+/// after the commit) and when options change: keep them fast, pure and deterministic — the
+/// same item must always get the same answer, or batches cannot describe the change.
 public struct ResultsOptions<Item: Sendable>: Sendable {
     /// Keeps an item when it returns true. Items it rejects are hidden, or shown inside the
     /// section's group row when ``groupFilteredItems`` is true. Nil keeps every item.
