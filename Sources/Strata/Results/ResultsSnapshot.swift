@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 
 /// The state of sectioned results at one moment: sections in order, each with its rows.
@@ -164,7 +165,8 @@ extension ResultsRow {
 
 /// The position of a row: a section index and a row index inside that section.
 ///
-/// On Apple platforms, `IndexPath(item: path.item, section: path.section)` converts it.
+/// `IndexPath(path)` and `ItemPath(indexPath)` convert to and from Foundation's two-index
+/// `IndexPath`, as UIKit and AppKit use it.
 public struct ItemPath: Hashable, Comparable, Sendable, CustomStringConvertible {
     /// The section index.
     public var section: Int
@@ -184,6 +186,23 @@ public struct ItemPath: Hashable, Comparable, Sendable, CustomStringConvertible 
 
     /// `[section, item]`.
     public var description: String { "[\(section), \(item)]" }
+
+    /// The path of a two-index `IndexPath` (section, then item or row).
+    public init(_ indexPath: IndexPath) {
+        precondition(indexPath.count == 2, "an item path has two indexes")
+        self.init(section: indexPath[0], item: indexPath[1])
+    }
+}
+
+extension IndexPath {
+    /// The two-index path (section, item) of `path`, as table and collection views use it.
+    ///
+    /// ```swift
+    /// tableView.deleteRows(at: batch.itemDeletes.map(IndexPath.init), with: .automatic)
+    /// ```
+    public init(_ path: ItemPath) {
+        self.init(indexes: [path.section, path.item])
+    }
 }
 
 // MARK: - Invariants

@@ -1,3 +1,4 @@
+import Foundation
 import Strata
 import Testing
 
@@ -289,4 +290,11 @@ struct SeededGenerator: RandomNumberGenerator {
             itemMoves: [Move(from: ItemPath(section: 0, item: 0), to: ItemPath(section: 0, item: 1))])
         try BatchValidator.validate(batch, oldCounts: [2, 1], newCounts: [2, 1])
     }
+}
+
+@Test func itemPathsConvertToIndexPaths() {
+    let path = ItemPath(section: 2, item: 5)
+    let indexPath = IndexPath(path)
+    #expect(Array(indexPath) == [2, 5])
+    #expect(ItemPath(indexPath) == path)
 }
