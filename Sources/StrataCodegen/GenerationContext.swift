@@ -11,7 +11,11 @@ struct GenerationContext {
     }
 
     /// Names the runtime or the generated code already uses.
-    static let reservedTypeNames: Set<String> = ["Strata", "GRDB", "Foundation", "Swift", "Root", "Destination"]
+    /// Module names the generated code qualifies with, the generic parameters of `ToOne`
+    /// extensions, and the nested names of every entity (`Note.ID`, `Note.Fetches`).
+    static let reservedTypeNames: Set<String> = [
+        "Strata", "GRDB", "Foundation", "Swift", "Root", "Destination", "ID", "Fetches",
+    ]
     static let reservedMemberNames: Set<String> = [
         "id", "ID", "path", "isNil", "_column", "_toOne", "databaseTableName", "entityDescriptor", "entityName",
         "Fetches", "self", "Self", "Type", "Protocol", "init",
@@ -84,12 +88,16 @@ struct GenerationContext {
 
     func writeEnum(_ enumType: EnumType, _ w: inout SwiftWriter) {
         w.line("/// String-backed enum `\(enumType.name)`.")
-        w.block(
-            "public enum \(SwiftNames.identifier(enumType.name)): Swift.String, Swift.Sendable, Swift.Hashable, Swift.Codable, Swift.CaseIterable, GRDB.DatabaseValueConvertible"
-        ) { w in
+        w.line("public enum \(SwiftNames.identifier(enumType.name)):")
+        w.indent { w in
+            w.line("Swift.String, Swift.Sendable, Swift.Hashable, Swift.Codable, Swift.CaseIterable, GRDB.DatabaseValueConvertible")
+        }
+        w.line("{")
+        w.indent { w in
             for enumCase in enumType.cases {
                 w.line("case \(SwiftNames.identifier(enumCase))")
             }
         }
+        w.line("}")
     }
 }

@@ -203,6 +203,24 @@ private func render(_ expression: StrataSchema.PredicateExpression, parameters: 
         }
     }
 
+    @Test func reservedTypeNamesAreErrors() {
+        let schema = Schema(entities: [
+            Entity(name: "Fetches", location: here), Entity(name: "ID", location: here), Entity(name: "Root", location: here),
+        ])
+        do {
+            _ = try Generator.generate(schema)
+            Issue.record("expected errors")
+        } catch let error as SchemaError {
+            #expect(error.diagnostics.map(\.message) == [
+                "'Fetches' cannot name an entity: generated code uses it; rename the entity",
+                "'ID' cannot name an entity: generated code uses it; rename the entity",
+                "'Root' cannot name an entity: generated code uses it; rename the entity",
+            ])
+        } catch {
+            Issue.record("unexpected \(error)")
+        }
+    }
+
     @Test func mermaidDiagram() {
         let text = MermaidRenderer.render(sampleSchema())
         #expect(text.contains("    Box ||--o{ Item : \"items (nullify) / box (nullify)\"\n") || text.contains("    Box |o--o{ Item : \"items (nullify) / box (nullify)\"\n"), "\(text)")

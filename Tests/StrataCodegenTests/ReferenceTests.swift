@@ -116,7 +116,7 @@ enum LineDiff {
         let schema = try #require(result.schema, "\(result.diagnostics)")
         let generated = try Generator.generate(schema, modelFiles: files.map(\.path))
         #expect(generated.map(\.name) == ["Notes.swift", "Tags.swift", "Split+Schema.swift"])
-        #expect(generated[0].contents.contains("public enum Priority: "))
+        #expect(generated[0].contents.contains("public enum Priority:\n"))
         #expect(generated[0].contents.contains("public struct Note: Strata.StrataEntity"))
         #expect(!generated[0].contents.contains("public struct Tag: "))
         #expect(generated[1].contents.contains("public struct Tag: Strata.StrataEntity"))

@@ -4,14 +4,18 @@ import GRDB
 import Strata
 
 /// String-backed enum `Kind`.
-public enum Kind: Swift.String, Swift.Sendable, Swift.Hashable, Swift.Codable, Swift.CaseIterable, GRDB.DatabaseValueConvertible {
+public enum Kind:
+    Swift.String, Swift.Sendable, Swift.Hashable, Swift.Codable, Swift.CaseIterable, GRDB.DatabaseValueConvertible
+{
     case `default`
     case `class`
     case plain
 }
 
 /// String-backed enum `Level`.
-public enum Level: Swift.String, Swift.Sendable, Swift.Hashable, Swift.Codable, Swift.CaseIterable, GRDB.DatabaseValueConvertible {
+public enum Level:
+    Swift.String, Swift.Sendable, Swift.Hashable, Swift.Codable, Swift.CaseIterable, GRDB.DatabaseValueConvertible
+{
     case low
     case high
 }

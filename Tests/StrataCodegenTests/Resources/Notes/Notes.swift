@@ -4,7 +4,9 @@ import GRDB
 import Strata
 
 /// String-backed enum `Priority`.
-public enum Priority: Swift.String, Swift.Sendable, Swift.Hashable, Swift.Codable, Swift.CaseIterable, GRDB.DatabaseValueConvertible {
+public enum Priority:
+    Swift.String, Swift.Sendable, Swift.Hashable, Swift.Codable, Swift.CaseIterable, GRDB.DatabaseValueConvertible
+{
     case low
     case normal
     case high
