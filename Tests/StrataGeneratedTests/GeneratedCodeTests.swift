@@ -30,6 +30,23 @@ import Testing
         #expect(!item.id.isSaved)
     }
 
+    @Test func selfRelationshipsAndNumericDefaults() throws {
+        let node = Node()
+        #expect(node.home.absoluteString == "https://example.com/path?q=1&r=%20")
+        #expect(node.offset == -1.5 && node.ratio == -2 && node.budget == 3)
+        #expect(node.parentID == nil && node.twinID == nil)
+        let store = try Strata.Store.inMemory(schema: EdgeModel.schema)
+        let roots = try store.write { db -> [Node] in
+            let root = try db.insert(Node())
+            let child = try db.insert(Node(parentID: root.id))
+            let twin = try db.insert(Node(parentID: root.id, twinID: child.id))
+            _ = twin
+            return try db.fetchAll(Node.Fetches.roots)
+        }
+        #expect(roots.count == 1)
+        #expect(roots.first?.parentID == nil)
+    }
+
     @Test func shadowingNamesAreUsable() {
         let date = Date(value: "today")
         let stamp: Foundation.Date = Item(name: "n", sectionID: .init(1)).stamp
@@ -42,7 +59,7 @@ import Testing
 
     @Test func descriptorStorageAgreesOnBothSides() throws {
         let schema = EdgeModel.schema
-        #expect(schema.entities.map(\.name) == ["Section", "Item", "Store", "Snapshot", "Predicate", "Date", "Passport"])
+        #expect(schema.entities.map(\.name) == ["Section", "Item", "Store", "Snapshot", "Predicate", "Date", "Passport", "Node"])
         let date = try #require(schema.entity(named: "Date"))
         #expect(date.relationship(named: "after")?.storage == .joinTable(name: "Date_after", column: "beforeID", inverseColumn: "afterID"))
         #expect(date.relationship(named: "before")?.storage == .joinTable(name: "Date_after", column: "afterID", inverseColumn: "beforeID"))

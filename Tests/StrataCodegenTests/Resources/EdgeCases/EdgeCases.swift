@@ -645,3 +645,104 @@ extension Strata.ToOne where Destination == Passport {
     public var holderID: Strata.TypedColumn<Root, Date.ID?> { _column("holderID") }
     public var holder: Strata.ToOne<Root, Date> { _toOne("holder") }
 }
+
+/// A tree (self one-to-many) and a self one-to-one that is its own inverse.
+public struct Node: Strata.StrataEntity {
+    public typealias ID = Strata.EntityID<Node>
+
+    public var id: ID
+    public var home: Foundation.URL
+    public var offset: Swift.Float
+    public var budget: Foundation.Decimal
+    public var ratio: Swift.Double
+    public var parentID: Node.ID?
+    public var twinID: Node.ID?
+
+    public init(
+        id: ID = .unsaved,
+        home: Foundation.URL = Foundation.URL(string: "https://example.com/path?q=1&r=%20")!,
+        offset: Swift.Float = -1.5,
+        budget: Foundation.Decimal = Foundation.Decimal(3),
+        ratio: Swift.Double = -2.0,
+        parentID: Node.ID? = nil,
+        twinID: Node.ID? = nil
+    ) {
+        self.id = id
+        self.home = home
+        self.offset = offset
+        self.budget = budget
+        self.ratio = ratio
+        self.parentID = parentID
+        self.twinID = twinID
+    }
+}
+
+extension Node {
+    public static let databaseTableName: Swift.String = "Node"
+    public static let entityDescriptor: Strata.EntityDescriptor = EdgeModel.schema.entity(named: "Node")!
+
+    public init(row: GRDB.Row) throws {
+        self.id = row["id"]
+        self.home = row["home"]
+        self.offset = row["offset"]
+        self.budget = row["budget"]
+        self.ratio = row["ratio"]
+        self.parentID = row["parentID"]
+        self.twinID = row["twinID"]
+    }
+
+    public func encode(to container: inout GRDB.PersistenceContainer) throws {
+        if self.id.isSaved { container["id"] = self.id }
+        container["home"] = self.home
+        container["offset"] = self.offset
+        container["budget"] = self.budget
+        container["ratio"] = self.ratio
+        container["parentID"] = self.parentID
+        container["twinID"] = self.twinID
+    }
+
+    public mutating func didInsert(_ inserted: GRDB.InsertionSuccess) {
+        self.id = ID(rawValue: inserted.rowID)
+    }
+}
+
+extension Node {
+    public static var id: Strata.TypedColumn<Node, ID> { .init("id") }
+    public static var home: Strata.TypedColumn<Node, Foundation.URL> { .init("home") }
+    public static var offset: Strata.TypedColumn<Node, Swift.Float> { .init("offset") }
+    public static var budget: Strata.TypedColumn<Node, Foundation.Decimal> { .init("budget") }
+    public static var ratio: Strata.TypedColumn<Node, Swift.Double> { .init("ratio") }
+    public static var parentID: Strata.TypedColumn<Node, Node.ID?> { .init("parentID") }
+    public static var twinID: Strata.TypedColumn<Node, Node.ID?> { .init("twinID") }
+    public static var parent: Strata.ToOne<Node, Node> { .init("parent") }
+    public static var children: Strata.ToMany<Node, Node> { .init("children") }
+    public static var twin: Strata.ToOne<Node, Node> { .init("twin") }
+}
+
+extension Strata.ToOne where Destination == Node {
+    public var id: Strata.TypedColumn<Root, Node.ID?> { _column("id") }
+    public var home: Strata.TypedColumn<Root, Foundation.URL?> { _column("home") }
+    public var offset: Strata.TypedColumn<Root, Swift.Float?> { _column("offset") }
+    public var budget: Strata.TypedColumn<Root, Foundation.Decimal?> { _column("budget") }
+    public var ratio: Strata.TypedColumn<Root, Swift.Double?> { _column("ratio") }
+    public var parentID: Strata.TypedColumn<Root, Node.ID?> { _column("parentID") }
+    public var twinID: Strata.TypedColumn<Root, Node.ID?> { _column("twinID") }
+    public var parent: Strata.ToOne<Root, Node> { _toOne("parent") }
+    public var twin: Strata.ToOne<Root, Node> { _toOne("twin") }
+}
+
+extension Node {
+    /// The fetches of the model's `fetches:` entries.
+    public enum Fetches {
+        public static var roots: Strata.ResultsRequest<Node, Strata.NoSection> {
+            .init(
+                where: Node.parent.isNil && Node.children.count > 0 && Node.children.any(!Node.twin.isNil),
+                sortedBy: [Node.parent.home.ascending, Node.offset.descending]
+            )
+        }
+
+        public static var byParent: Strata.ResultsRequest<Node, Foundation.URL?> {
+            .init(sections: .key(Node.parent.home))
+        }
+    }
+}

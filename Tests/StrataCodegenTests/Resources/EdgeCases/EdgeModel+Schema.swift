@@ -206,6 +206,43 @@ public enum EdgeModel {
                     ),
                 ]
             ),
+            Strata.EntityDescriptor(
+                name: "Node",
+                attributes: [
+                    .init(
+                        name: "home",
+                        type: .url,
+                        defaultValue: .value(Foundation.URL(string: "https://example.com/path?q=1&r=%20")!.databaseValue)
+                    ),
+                    .init(name: "offset", type: .float, defaultValue: .value((-1.5).databaseValue)),
+                    .init(name: "budget", type: .decimal, defaultValue: .value(Foundation.Decimal(3).databaseValue)),
+                    .init(name: "ratio", type: .double, defaultValue: .value((-2.0).databaseValue)),
+                ],
+                relationships: [
+                    .init(
+                        name: "parent",
+                        destination: "Node",
+                        inverse: "children",
+                        isToMany: false,
+                        storage: .foreignKey(column: "parentID")
+                    ),
+                    .init(
+                        name: "children",
+                        destination: "Node",
+                        inverse: "parent",
+                        isToMany: true,
+                        deleteRule: .cascade,
+                        storage: .inverseForeignKey
+                    ),
+                    .init(
+                        name: "twin",
+                        destination: "Node",
+                        inverse: "twin",
+                        isToMany: false,
+                        storage: .foreignKey(column: "twinID")
+                    ),
+                ]
+            ),
         ]
     )
 }
