@@ -27,7 +27,7 @@ public enum MermaidRenderer {
                     }
                     for relationship in entity.relationships {
                         if let column = layout.foreignKeyColumn(of: relationship, in: entity) {
-                            w.line("Int \(column) FK \"\(relationship.destination).\(relationship.name)\"")
+                            w.line("Int \(column) FK \"\(relationship.name) to \(relationship.destination)\"")
                         }
                     }
                 }

@@ -226,7 +226,7 @@ private func render(_ expression: StrataSchema.PredicateExpression, parameters: 
         #expect(text.contains("    Box ||--o{ Item : \"items (nullify) / box (nullify)\"\n") || text.contains("    Box |o--o{ Item : \"items (nullify) / box (nullify)\"\n"), "\(text)")
         #expect(text.contains("    Item }o--o{ Tag : \"tags (nullify) / items (nullify)\"\n"), "\(text)")
         #expect(text.contains("        Kind kind\n"))
-        #expect(text.contains("        Int boxID FK \"Box.box\"\n"))
+        #expect(text.contains("        Int boxID FK \"box to Box\"\n"))
     }
 
     @Test func jsonSchemaIsDeterministicJSON() throws {

@@ -133,3 +133,10 @@ enum LineDiff {
         #expect(throws: SchemaError.self) { try Generator.generate(schema, modelFiles: files.map(\.path)) }
     }
 }
+
+@Suite struct LineDiffTests {
+    @Test func showsRemovedAndInsertedLinesWithNumbers() {
+        let diff = LineDiff.render(expected: "a\nb\nc\n", actual: "a\nB\nc\nd\n")
+        #expect(diff == "2: - b\n2: + B\n4: + d")
+    }
+}
