@@ -80,7 +80,8 @@ struct SchemaMigrator {
                 try db.execute(sql: "DROP \(type == "index" ? "INDEX" : "TRIGGER") IF EXISTS \(quoted(name))")
             }
         }
-        // Indexes first (unique indexes may fail on existing duplicates), in a stable order.
+        // In a stable order. A unique index over existing duplicates fails, and so does the
+        // whole migration.
         for (name, statement) in wanted.sorted(by: { $0.key < $1.key }) where !present.contains(name) {
             try db.execute(sql: statement)
         }
@@ -237,6 +238,10 @@ struct MigrationPlan {
                 case .foreignKey(let column):
                     if let oldRelationship, case .foreignKey(let oldColumn) = oldRelationship.storage {
                         sources[column] = ColumnSource(sourceColumn: oldColumn, expression: quoted(oldColumn))
+                        if relationship.isRequired && !oldRelationship.isRequired {
+                            // Objects without a destination would violate NOT NULL.
+                            destructiveChanges.append(.madeRequired(entity: entity.name, attribute: relationship.name))
+                        }
                     } else if relationship.isRequired {
                         destructiveChanges.append(.newRequiredRelationship(entity: entity.name, relationship: relationship.name))
                         sources[column] = ColumnSource(sourceColumn: nil, expression: "0")
@@ -244,6 +249,10 @@ struct MigrationPlan {
                         sources[column] = ColumnSource(sourceColumn: nil, expression: nil)
                     }
                 case .joinTable(let name, _, _):
+                    if let oldRelationship, case .foreignKey = oldRelationship.storage {
+                        // A to-one became a to-many: its foreign key column (and links) go.
+                        destructiveChanges.append(.removedRelationship(entity: entity.name, relationship: oldRelationship.name))
+                    }
                     guard let oldRelationship, case .joinTable(let oldName, let oldColumn, _) = oldRelationship.storage,
                           let table = oldJoinTables.first(where: { $0.name == oldName }),
                           joinMappings[name] == nil

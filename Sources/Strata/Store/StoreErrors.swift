@@ -41,7 +41,7 @@ public enum DestructiveChange: Hashable, Sendable, CustomStringConvertible {
     case removedEntity(entity: String)
     case removedAttribute(entity: String, attribute: String)
     case changedType(entity: String, attribute: String)
-    /// An optional attribute became required.
+    /// An optional attribute (or to-one relationship) became required.
     case madeRequired(entity: String, attribute: String)
     case newRequiredAttribute(entity: String, attribute: String)
     /// A relationship (its foreign key or join table) was removed.

@@ -11,6 +11,10 @@ import GRDB
 ///   precomposed `"é"` and a decomposed `"e\u{301}"` are different values, as in SQLite;
 /// - blobs compare with `memcmp`, then by length.
 ///
+/// Values are compared as stored, without SQLite's column-affinity conversions: typed
+/// predicates compare a column with values of its own type, where SQLite converts nothing.
+/// (`Decimal` attributes are stored as TEXT by GRDB, so they order as text in both.)
+///
 /// Results controllers select sort-key values with ``SQLQueryBuilder`` and order them in
 /// memory with this comparator; the two orders are equal.
 public enum DatabaseValueOrdering {
