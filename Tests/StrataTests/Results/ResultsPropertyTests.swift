@@ -74,7 +74,12 @@ import Testing
 
     static let firstLetterRequest = ResultsRequest<Note, String>(
         where: Note.pinned == false || Note.notebook.position > 1,
-        sortedBy: [Note.updatedAt.descending], sections: .firstLetter(of: Note.title))
+        sortedBy: [Note.updatedAt.descending], sections: .firstLetter(of: Note.title, descending: true))
+
+    /// Keyed by a value read through a to-one relationship (nil for notes without notebook).
+    static let notebookNameRequest = ResultsRequest<Note, String?>(
+        where: Note.priority != .low, sortedBy: [Note.pinned.descending, Note.title.ascending],
+        sections: .key(Note.notebook.name, descending: true))
 
     static let taggedRequest = ResultsRequest<Note, Priority>(
         where: Note.tags.any(Tag.name == "t1") || Note.tags.count > 1,
@@ -93,6 +98,7 @@ import Testing
         let letters = try Checker(store: store, request: Self.firstLetterRequest, forceRefetch: forceRefetch)
         let flat = try Checker(store: store, request: Note.Fetches.pinned, forceRefetch: forceRefetch)
         let tagged = try Checker(store: store, request: Self.taggedRequest, forceRefetch: forceRefetch)
+        let byNotebookName = try Checker(store: store, request: Self.notebookNameRequest, forceRefetch: forceRefetch)
         let titles = ["a", "b", "c", "Ab", "ba", "x", "xy", "é", "e\u{301}", ""]
         var notebookCounter = 0
         let filters: [(@Sendable (Note) -> Bool)?] = [nil, { !$0.title.hasPrefix("x") }, { $0.title.count % 2 == 0 }]
@@ -111,6 +117,7 @@ import Testing
                 letters.controller.options = options
                 flat.controller.options = options
                 tagged.controller.options = options
+                byNotebookName.controller.options = options
             } else {
                 let count = Int.random(in: 1...3, using: &random)
                 var randomCopy = random
@@ -125,13 +132,15 @@ import Testing
             }
             let context = "(seed \(seed), step \(step), operation \(operation))"
             guard try byNotebook.check(context), try byPriority.check(context), try orphans.check(context),
-                try letters.check(context), try flat.check(context), try tagged.check(context)
+                try letters.check(context), try flat.check(context), try tagged.check(context),
+                try byNotebookName.check(context)
             else { return }
         }
         // Every controller saw a good number of batches (the sequences exercise them all).
         for (name, seen) in [
             ("byNotebook", byNotebook.seen), ("byPriority", byPriority.seen), ("orphans", orphans.seen),
             ("letters", letters.seen), ("flat", flat.seen), ("tagged", tagged.seen),
+            ("byNotebookName", byNotebookName.seen),
         ] {
             #expect(seen > 10, "seed \(seed): \(name) only had \(seen) deliveries")
         }
