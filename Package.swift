@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "StrataCodegen", targets: ["StrataCodegen"]),
         .executable(name: "strata", targets: ["strata"]),
         .plugin(name: "StrataPlugin", targets: ["StrataPlugin"]),
+        .plugin(name: "StrataGenerate", targets: ["StrataGenerate"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
@@ -35,6 +36,15 @@ let package = Package(
             ]
         ),
         .plugin(name: "StrataPlugin", capability: .buildTool(), dependencies: ["strata"]),
+        // `swift package strata-generate`: writes generated code into the package, to check it in.
+        .plugin(
+            name: "StrataGenerate",
+            capability: .command(
+                intent: .custom(verb: "strata-generate", description: "Generate Swift code from the Strata model into the package"),
+                permissions: [.writeToPackageDirectory(reason: "Writes the generated model code into the target's folder")]
+            ),
+            dependencies: ["strata"]
+        ),
         // The runtime: store, predicates, fetch requests, live sectioned results.
         .target(name: "Strata", dependencies: [.product(name: "GRDB", package: "GRDB.swift")]),
         // The README's main job, on the package's own Models/.
