@@ -1,0 +1,22 @@
+/// A predicate or sort that does not fit the schema.
+public enum QueryError: Error, Hashable, Sendable, CustomStringConvertible {
+    case unknownEntity(String)
+    /// A path that does not name an attribute through to-one relationships (or a to-many
+    /// relationship, for counts and quantifiers).
+    case invalidPath([String], entity: String)
+    case invalidRelationship(entity: String, relationship: String)
+
+    public var description: String {
+        switch self {
+        case .unknownEntity(let name): "unknown entity '\(name)'"
+        case .invalidPath(let path, let entity): "invalid key path '\(path.joined(separator: "."))' on entity '\(entity)'"
+        case .invalidRelationship(let entity, let relationship):
+            "relationship '\(relationship)' of entity '\(entity)' has no usable inverse"
+        }
+    }
+}
+
+/// `"name"`, with embedded quotes doubled.
+func quoted(_ identifier: String) -> String {
+    "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+}
