@@ -171,8 +171,19 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
         return result
     }
 
-    /// The section objects of an entity-sectioned request, in order, without items.
-    private func fetchSectionObjects(_ db: Database) throws -> [RawSection] {
+    /// The section objects of an entity-sectioned request (those of `ids` when given), in
+    /// order, without items.
+    private func fetchSectionObjects(_ db: Database, ids: Set<Int64>? = nil) throws -> [RawSection] {
+        if let ids, ids.count > 500 {
+            let all = Array(ids)
+            var result: [RawSection] = []
+            var start = 0
+            while start < all.count {
+                result += try fetchSectionObjects(db, ids: Set(all[start..<min(start + 500, all.count)]))
+                start += 500
+            }
+            return result
+        }
         guard case .entity(_, let entity, let sort, let predicate, _) = plan.sectionKind else { return [] }
         guard let type = Section.self as? any FetchableRecord.Type else {
             throw ResultsError.sectionTypeMismatch(String(describing: Section.self))
@@ -182,7 +193,13 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
         for (index, key) in sort.enumerated() {
             selection += ", " + (try builder.orderingExpression(key)) + SQL(sql: " AS \"__strata_s\(index)\"")
         }
-        let sql = try builder.select(selection, where: predicate, orderBy: sort)
+        var condition = predicate
+        if let ids {
+            if ids.isEmpty { return [] }
+            let idCondition = PredicateNode.isIn(.path(["id"]), ids.sorted().map(\.databaseValue))
+            condition = predicate.map { .and([$0, idCondition]) } ?? idCondition
+        }
+        let sql = try builder.select(selection, where: condition, orderBy: sort)
         return try Row.fetchAll(db, SQLRequest(literal: sql)).map { row in
             let value = try Self.decode(type, row: row)
             let id: Int64 = row["id"]
@@ -315,7 +332,11 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
             !plan.sectionTables.isDisjoint(with: changes.tables.keys.filter { !changes[$0].isEmpty })
         {
             relevant = true
-            try refreshSections(db)
+            if plan.sectionsDependOnOwnRowOnly, case .entity(_, let entity, _, _, _) = plan.sectionKind {
+                try updateSections(db, ids: changes[entity].all)
+            } else {
+                try refreshSections(db)
+            }
         }
         // 2. Affected items.
         let own = changes[plan.itemEntity]
@@ -384,6 +405,52 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
         }
     }
 
+    /// Re-reads the section objects of `ids` only, and places them by binary search; moves
+    /// items in and out of sections that appeared or went.
+    private func updateSections(_ db: Database, ids: Set<Int64>) throws {
+        var fresh: [SectionID: RawSection] = [:]
+        for section in try fetchSectionObjects(db, ids: ids) { fresh[section.id] = section }
+        var appeared = false
+        for id in ids.sorted() {
+            let sectionID = SectionID.object(id)
+            var items: [Int64] = []
+            let existed = sectionIndex[sectionID] != nil
+            if let index = sectionIndex[sectionID] {
+                let old = sections.remove(at: index)
+                rebuildSectionIndex()
+                items = old.items
+                derived[sectionID] = nil
+                if fresh[sectionID] == nil {
+                    for item in old.items { records[item]?.section = nil }
+                    continue
+                }
+                // Its value may equal the old one: the derived section is rebuilt either way.
+            }
+            guard var section = fresh[sectionID] else { continue }
+            if !existed { appeared = true }
+            section.items = items
+            sections.insert(section, at: sectionInsertionIndex(of: section))
+            rebuildSectionIndex()
+        }
+        if appeared { adoptHiddenItems() }
+    }
+
+    /// Moves hidden items whose section object is now shown into their section.
+    private func adoptHiddenItems() {
+        var incoming: [SectionID: [Int64]] = [:]
+        for (id, record) in records where record.section == nil {
+            if case .int64(let key) = record.key.storage, sectionIndex[.object(key)] != nil {
+                incoming[.object(key), default: []].append(id)
+            }
+        }
+        for (sectionID, ids) in incoming {
+            let s = sectionIndex[sectionID]!
+            for id in ids { records[id]!.section = sectionID }
+            sections[s].items = (sections[s].items + ids).sorted { itemPrecedes(records[$0]!, $0, records[$1]!, $1) }
+            derived[sectionID] = nil
+        }
+    }
+
     /// Re-reads the section objects; moves items in and out of sections that appeared or went.
     private func refreshSections(_ db: Database) throws {
         let fresh = try fetchSectionObjects(db)
@@ -412,20 +479,7 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
             for item in gone.items { records[item]?.section = nil }
         }
         // Items of sections that appeared come in (kept in `records` while hidden).
-        if appeared {
-            var incoming: [SectionID: [Int64]] = [:]
-            for (id, record) in records where record.section == nil {
-                if case .int64(let key) = record.key.storage, sectionIndex[.object(key)] != nil {
-                    incoming[.object(key), default: []].append(id)
-                }
-            }
-            for (sectionID, ids) in incoming {
-                let s = sectionIndex[sectionID]!
-                for id in ids { records[id]!.section = sectionID }
-                sections[s].items = ids.sorted { itemPrecedes(records[$0]!, $0, records[$1]!, $1) }
-                derived[sectionID] = nil
-            }
-        }
+        if appeared { adoptHiddenItems() }
     }
 
     // MARK: - Snapshots

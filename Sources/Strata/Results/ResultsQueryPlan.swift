@@ -29,6 +29,9 @@ struct ResultsQueryPlan: Sendable {
     /// Tables whose changes make an entity-sectioned controller re-read its section objects.
     private(set) var sectionTables: Set<String> = []
     private(set) var dependencies: [Dependency] = []
+    /// True when an entity-sectioned request's section predicate and sort read only the
+    /// section object's own columns.
+    private(set) var sectionsDependOnOwnRowOnly = false
 
     init<Item: StrataEntity, Section>(request: ResultsRequest<Item, Section>, schema: SchemaDescriptor) throws {
         self.schema = schema
@@ -68,6 +71,9 @@ struct ResultsQueryPlan: Sendable {
             }
             for path in sectionPaths { try tables(along: path, from: entity, into: &reachable) }
             sectionTables.formUnion(reachable)
+            // Without to-many parts and relationship hops, a section object's membership and
+            // order depend on its own row only: changed sections can be re-read by id.
+            sectionsDependOnOwnRowOnly = reachable.isEmpty && sectionPaths.allSatisfy { $0.count == 1 }
         }
         for path in paths { try addDependencies(for: path) }
     }

@@ -81,6 +81,11 @@ import Testing
         where: Note.priority != .low, sortedBy: [Note.pinned.descending, Note.title.ascending],
         sections: .key(Note.notebook.name, descending: true))
 
+    /// Sections whose predicate reads other rows (a to-many count): re-read whole.
+    static let busyNotebooksRequest = ResultsRequest<Note, Notebook>(
+        sortedBy: [Note.title.ascending],
+        sections: .entity(Note.notebook, sortedBy: [Notebook.name.ascending], where: Notebook.notes.count > 1))
+
     static let taggedRequest = ResultsRequest<Note, Priority>(
         where: Note.tags.any(Tag.name == "t1") || Note.tags.count > 1,
         sortedBy: [Note.title.descending], sections: .key(Note.priority, descending: true))
@@ -99,6 +104,7 @@ import Testing
         let flat = try Checker(store: store, request: Note.Fetches.pinned, forceRefetch: forceRefetch)
         let tagged = try Checker(store: store, request: Self.taggedRequest, forceRefetch: forceRefetch)
         let byNotebookName = try Checker(store: store, request: Self.notebookNameRequest, forceRefetch: forceRefetch)
+        let busyNotebooks = try Checker(store: store, request: Self.busyNotebooksRequest, forceRefetch: forceRefetch)
         let titles = ["a", "b", "c", "Ab", "ba", "x", "xy", "é", "e\u{301}", ""]
         var notebookCounter = 0
         let filters: [(@Sendable (Note) -> Bool)?] = [nil, { !$0.title.hasPrefix("x") }, { $0.title.count % 2 == 0 }]
@@ -118,6 +124,7 @@ import Testing
                 flat.controller.options = options
                 tagged.controller.options = options
                 byNotebookName.controller.options = options
+                busyNotebooks.controller.options = options
             } else {
                 let count = Int.random(in: 1...3, using: &random)
                 var randomCopy = random
@@ -133,14 +140,14 @@ import Testing
             let context = "(seed \(seed), step \(step), operation \(operation))"
             guard try byNotebook.check(context), try byPriority.check(context), try orphans.check(context),
                 try letters.check(context), try flat.check(context), try tagged.check(context),
-                try byNotebookName.check(context)
+                try byNotebookName.check(context), try busyNotebooks.check(context)
             else { return }
         }
         // Every controller saw a good number of batches (the sequences exercise them all).
         for (name, seen) in [
             ("byNotebook", byNotebook.seen), ("byPriority", byPriority.seen), ("orphans", orphans.seen),
             ("letters", letters.seen), ("flat", flat.seen), ("tagged", tagged.seen),
-            ("byNotebookName", byNotebookName.seen),
+            ("byNotebookName", byNotebookName.seen), ("busyNotebooks", busyNotebooks.seen),
         ] {
             #expect(seen > 10, "seed \(seed): \(name) only had \(seen) deliveries")
         }
