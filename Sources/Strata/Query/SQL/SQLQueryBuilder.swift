@@ -44,14 +44,16 @@ public struct SQLQueryBuilder: Sendable {
     }
 
     /// Shared between a builder and the builders of its subqueries, so aliases never clash.
-    private final class AliasCounter: @unchecked Sendable {
-        // Only used while one builder renders, on one thread.
-        var next = 0
+    private final class AliasCounter: Sendable {
+        private let next = LockedValue(0)
         let prefix: String
         init(prefix: String) { self.prefix = prefix }
         func make() -> String {
-            next += 1
-            return "\(prefix)\(next)"
+            let number = next.withLock { value -> Int in
+                value += 1
+                return value
+            }
+            return "\(prefix)\(number)"
         }
     }
 
