@@ -1,0 +1,16 @@
+/// Errors of results controllers.
+public enum ResultsError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The request's `Section` type does not fit its sectioning (for example a key section
+    /// type that is not `DatabaseValueConvertible`).
+    case sectionTypeMismatch(String)
+    /// A section key value that the `Section` type cannot represent.
+    case sectionValueUnreadable(String)
+
+    /// A readable message.
+    public var description: String {
+        switch self {
+        case .sectionTypeMismatch(let type): "the section type \(type) does not fit the request's sectioning"
+        case .sectionValueUnreadable(let value): "the section key value \(value) cannot be read as the section type"
+        }
+    }
+}
