@@ -22,4 +22,19 @@ enum FileOutput {
             }
         }
     }
+
+    /// Removes the `*.swift` files of `directory` that an earlier run generated for the same
+    /// model (they start with `header`) and that are not in `keep`: the output of a model
+    /// file that was renamed or removed would otherwise declare its types twice.
+    static func removeStale(in directory: URL, keep: Set<String>, header: String) throws {
+        let manager = FileManager.default
+        for name in try manager.contentsOfDirectory(atPath: directory.path)
+        where name.hasSuffix(".swift") && !keep.contains(name) {
+            let url = directory.appendingPathComponent(name)
+            guard let handle = try? FileHandle(forReadingFrom: url) else { continue }
+            let start = (try? handle.read(upToCount: header.utf8.count)) ?? Data()
+            try? handle.close()
+            if start == Data(header.utf8) { try manager.removeItem(at: url) }
+        }
+    }
 }

@@ -76,7 +76,10 @@ struct Generate: ParsableCommand {
             throw ExitCode.failure
         }
         do {
-            try FileOutput.write(generated, to: URL(fileURLWithPath: output, isDirectory: true))
+            let directory = URL(fileURLWithPath: output, isDirectory: true)
+            try FileOutput.write(generated, to: directory)
+            try FileOutput.removeStale(
+                in: directory, keep: Set(generated.map(\.name)), header: Generator.header(modelName: schema.name))
         } catch {
             printDiagnostics([.error("cannot write to '\(output)': \(error.localizedDescription)", at: nil)])
             throw ExitCode.failure

@@ -99,6 +99,14 @@ import Testing
         }
         #expect(changed == ["Tagging+Schema.swift", "Tags.swift"])
         #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).sorted() == names, "no temporary file left")
+
+        // Rename a model file: its old output goes, other Swift files stay.
+        try FileManager.default.moveItem(at: models.appendingPathComponent("Labels.yml"), to: models.appendingPathComponent("Markers.yaml"))
+        try "// mine\n".write(to: out.appendingPathComponent("Mine.swift"), atomically: true, encoding: .utf8)
+        let fourth = try Self.strata(["generate", "--output", "Out", "--model-name", "Tagging", "Models"], in: directory)
+        #expect(fourth.status == 0, "\(fourth.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).sorted()
+            == ["Markers.swift", "Mine.swift", "Tagging+Schema.swift", "Tags.swift"])
     }
 
     @Test func diagramAndJSONSchema() throws {
