@@ -55,6 +55,33 @@ where Item.ID: Sendable {
     public var rowCounts: [Int] { sections.map(\.rows.count) }
 }
 
+// MARK: - Description
+
+extension ResultsSnapshot: CustomStringConvertible {
+    /// One line per section: its value, then its rows as item ids, the group row in braces.
+    ///
+    /// ```
+    /// Notebook(name: "Work", …): [3, 1, {4, 7}]
+    /// orphans: []
+    /// ```
+    public var description: String {
+        sections.map { section in
+            let title: String
+            switch section.value {
+            case .value(let value): title = "\(value)"
+            case .orphans: title = "orphans"
+            }
+            let rows = section.rows.map { row -> String in
+                switch row {
+                case .item(let item): "\(item.id)"
+                case .group(let items): "{" + items.map { "\($0.id)" }.joined(separator: ", ") + "}"
+                }
+            }
+            return "\(title): [\(rows.joined(separator: ", "))]"
+        }.joined(separator: "\n")
+    }
+}
+
 // MARK: - Sections
 
 /// One section of a ``ResultsSnapshot``: its identity, its value and its rows.

@@ -298,3 +298,8 @@ struct SeededGenerator: RandomNumberGenerator {
     #expect(Array(indexPath) == [2, 5])
     #expect(ItemPath(indexPath) == path)
 }
+
+@Test func snapshotDescriptionListsSectionsAndRowIDs() {
+    let s = snap([("A", r(1, 2)), ("B", [])], groups: ["A": r(3)])
+    #expect(s.description == "A: [1, 2, {3}]\nB: []")
+}
