@@ -88,10 +88,14 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
             records[row.item.id.rawValue] = record
         }
         // Entity and single sections exist already; keyed and orphan sections are created here.
-        for id in buckets.keys {
-            if sectionIndex[id] == nil {
-                let (key, order) = keyed[id]!
-                sections.append(try makeKeySection(id: id, key: key, keyOrder: order))
+        for id in Array(buckets.keys) where sectionIndex[id] == nil {
+            let (key, order) = keyed[id]!
+            if let section = try? makeKeySection(id: id, key: key, keyOrder: order) {
+                sections.append(section)
+            } else {
+                // A key the section type cannot represent (an unknown enum raw value written
+                // by raw SQL): its items are left out, as incremental updates leave them out.
+                for item in buckets.removeValue(forKey: id) ?? [] { records[item]?.section = nil }
             }
         }
         sections.sort { sectionPrecedes($0, $1) }
@@ -387,7 +391,10 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
         records[id] = record
         guard let sectionID = record.section else { return }
         if sectionIndex[sectionID] == nil {
-            guard let section = try? makeKeySection(id: sectionID, key: record.key, keyOrder: record.keyOrder) else { return }
+            guard let section = try? makeKeySection(id: sectionID, key: record.key, keyOrder: record.keyOrder) else {
+                records[id]?.section = nil  // a key the section type cannot represent: left out
+                return
+            }
             sections.insert(section, at: sectionInsertionIndex(of: section))
             rebuildSectionIndex()
         }
