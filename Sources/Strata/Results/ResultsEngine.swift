@@ -42,6 +42,9 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
     private(set) var records: [Int64: Record] = [:]
     private(set) var sections: [RawSection] = []
     private var sectionIndex: [SectionID: Int] = [:]
+    /// Entity sections: the hidden records (section not shown) by their section object id, so a
+    /// section that appears adopts its items without a scan.
+    private var hidden: [Int64: Set<Int64>] = [:]
     private var derived: [SectionID: ResultsSection<Item, Section>] = [:]
     private let sectionDescending: [Bool]
 
@@ -101,6 +104,28 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
         sections.sort { sectionPrecedes($0, $1) }
         rebuildSectionIndex()
         for (id, items) in buckets { sections[sectionIndex[id]!].items = items }
+        hidden = [:]
+        for (id, record) in records where record.section == nil { addHidden(id, record) }
+    }
+
+    private func addHidden(_ id: Int64, _ record: Record) {
+        if case .int64(let key) = record.key.storage { hidden[key, default: []].insert(id) }
+    }
+
+    private func removeHidden(_ id: Int64, _ record: Record) {
+        if case .int64(let key) = record.key.storage {
+            hidden[key]?.remove(id)
+            if hidden[key]?.isEmpty == true { hidden[key] = nil }
+        }
+    }
+
+    /// Takes the items of a section that went out of the shown sections.
+    private func hide(_ items: [Int64]) {
+        for item in items {
+            guard let record = records[item] else { continue }
+            records[item]?.section = nil
+            addHidden(item, record)
+        }
     }
 
     /// The items matching the predicate (and whose id is in `ids`, when given), in SQL order.
@@ -373,7 +398,10 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
     private func remove(_ id: Int64) {
         guard let record = records[id] else { return }
         defer { records[id] = nil }
-        guard let sectionID = record.section, let s = sectionIndex[sectionID] else { return }
+        guard let sectionID = record.section, let s = sectionIndex[sectionID] else {
+            removeHidden(id, record)
+            return
+        }
         let index = insertionIndex(of: id, record, in: sections[s].items)
         precondition(index < sections[s].items.count && sections[s].items[index] == id, "item \(id) not where expected")
         sections[s].items.remove(at: index)
@@ -389,10 +417,13 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
         let id = record.item.id.rawValue
         record.section = sectionID(for: record)
         records[id] = record
-        guard let sectionID = record.section else { return }
+        guard let sectionID = record.section else {
+            addHidden(id, record)
+            return
+        }
         if sectionIndex[sectionID] == nil {
             guard let section = try? makeKeySection(id: sectionID, key: record.key, keyOrder: record.keyOrder) else {
-                records[id]?.section = nil  // a key the section type cannot represent: left out
+                hide([id])  // a key the section type cannot represent: left out
                 return
             }
             sections.insert(section, at: sectionInsertionIndex(of: section))
@@ -417,7 +448,7 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
     private func updateSections(_ db: Database, ids: Set<Int64>) throws {
         var fresh: [SectionID: RawSection] = [:]
         for section in try fetchSectionObjects(db, ids: ids) { fresh[section.id] = section }
-        var appeared = false
+        var appeared: [Int64] = []
         for id in ids.sorted() {
             let sectionID = SectionID.object(id)
             var items: [Int64] = []
@@ -428,30 +459,26 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
                 items = old.items
                 derived[sectionID] = nil
                 if fresh[sectionID] == nil {
-                    for item in old.items { records[item]?.section = nil }
+                    hide(old.items)
                     continue
                 }
                 // Its value may equal the old one: the derived section is rebuilt either way.
             }
             guard var section = fresh[sectionID] else { continue }
-            if !existed { appeared = true }
+            if !existed { appeared.append(id) }
             section.items = items
             sections.insert(section, at: sectionInsertionIndex(of: section))
             rebuildSectionIndex()
         }
-        if appeared { adoptHiddenItems() }
+        adoptHiddenItems(of: appeared)
     }
 
-    /// Moves hidden items whose section object is now shown into their section.
-    private func adoptHiddenItems() {
-        var incoming: [SectionID: [Int64]] = [:]
-        for (id, record) in records where record.section == nil {
-            if case .int64(let key) = record.key.storage, sectionIndex[.object(key)] != nil {
-                incoming[.object(key), default: []].append(id)
-            }
-        }
-        for (sectionID, ids) in incoming {
-            let s = sectionIndex[sectionID]!
+    /// Moves the hidden items of sections that appeared into them.
+    private func adoptHiddenItems(of appeared: [Int64]) {
+        for key in appeared {
+            guard let ids = hidden.removeValue(forKey: key) else { continue }
+            let sectionID = SectionID.object(key)
+            guard let s = sectionIndex[sectionID] else { continue }
             for id in ids { records[id]!.section = sectionID }
             sections[s].items = (sections[s].items + ids).sorted { itemPrecedes(records[$0]!, $0, records[$1]!, $1) }
             derived[sectionID] = nil
@@ -464,15 +491,15 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
         var old: [SectionID: RawSection] = [:]
         for section in sections { old[section.id] = section }
         let orphans = old[.orphans]
-        var appeared = false
+        var appeared: [Int64] = []
         var next: [RawSection] = []
         next.reserveCapacity(fresh.count + 1)
         for var section in fresh {
             if let previous = old.removeValue(forKey: section.id) {
                 section.items = previous.items
                 if previous.value != section.value { derived[section.id] = nil }
-            } else {
-                appeared = true
+            } else if case .object(let key) = section.id {
+                appeared.append(key)
             }
             next.append(section)
         }
@@ -483,10 +510,10 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
         // Items of sections that went are no longer shown.
         for (id, gone) in old {
             derived[id] = nil
-            for item in gone.items { records[item]?.section = nil }
+            hide(gone.items)
         }
         // Items of sections that appeared come in (kept in `records` while hidden).
-        if appeared { adoptHiddenItems() }
+        adoptHiddenItems(of: appeared)
     }
 
     // MARK: - Snapshots
@@ -558,6 +585,11 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
         let shown = sections.reduce(0) { $0 + $1.items.count }
         precondition(shown == records.values.filter { $0.section != nil }.count, "shown records not in sections")
         precondition(sectionIndex.count == sections.count, "section index size")
+        var expectedHidden: [Int64: Set<Int64>] = [:]
+        for (id, record) in records where record.section == nil {
+            if case .int64(let key) = record.key.storage { expectedHidden[key, default: []].insert(id) }
+        }
+        precondition(hidden == expectedHidden, "hidden index out of date")
         #endif
     }
 }
