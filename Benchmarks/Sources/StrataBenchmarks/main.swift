@@ -1,0 +1,249 @@
+// Strata's benchmarks: the incremental results controller beside a refetch-everything
+// baseline, and the controller's initial fetch beside a plain GRDB fetch, in one run.
+//
+//     swift run -c release StrataBenchmarks            # 10k, 100k and 1M notes
+//     swift run -c release StrataBenchmarks --quick    # without 1M
+//     swift run -c release StrataBenchmarks --sizes 10000,100000
+import Dispatch
+import Foundation
+import GRDB
+import Strata
+
+// MARK: - Configuration
+
+struct Plan {
+    var sizes = [10_000, 100_000, 1_000_000]
+    /// The size whose controller's peak resident size is reported.
+    var memorySize = 100_000
+
+    init(arguments: [String]) {
+        var iterator = arguments.makeIterator()
+        while let argument = iterator.next() {
+            switch argument {
+            case "--quick":
+                sizes.removeAll { $0 >= 1_000_000 }
+            case "--sizes":
+                guard let list = iterator.next() else { usage() }
+                let parsed = list.split(separator: ",").compactMap { Int($0) }
+                guard !parsed.isEmpty, parsed.allSatisfy({ $0 > 0 }) else { usage() }
+                sizes = parsed
+            case "-h", "--help":
+                usage(exitCode: 0)
+            default:
+                usage()
+            }
+        }
+    }
+
+    /// Measured repetitions (after warm-up) of the incremental controller, per change kind.
+    func incrementalRepetitions(_ size: Int) -> (warmUp: Int, repetitions: Int) { (5, 51) }
+    /// Measured repetitions of the refetch baseline: fewer where each takes seconds.
+    func baselineRepetitions(_ size: Int) -> (warmUp: Int, repetitions: Int) {
+        size >= 1_000_000 ? (1, 5) : size >= 100_000 ? (2, 15) : (2, 21)
+    }
+    /// Measured repetitions of the initial fetch.
+    func fetchRepetitions(_ size: Int) -> (warmUp: Int, repetitions: Int) {
+        size >= 1_000_000 ? (1, 3) : (2, 9)
+    }
+}
+
+func usage(exitCode: Int32 = 2) -> Never {
+    let text = "usage: StrataBenchmarks [--quick] [--sizes N,N,...]\n"
+    FileHandle.standardError.write(Data(text.utf8))
+    exit(exitCode)
+}
+
+func log(_ text: String) {
+    FileHandle.standardError.write(Data((text + "\n").utf8))
+}
+
+// MARK: - Results
+
+struct ChangeFigures {
+    var size: Int
+    var change: Change
+    var ours: Samples
+    var baseline: Samples
+}
+
+struct FetchFigures {
+    var size: Int
+    var ours: Samples
+    var plain: Samples
+}
+
+struct MemoryFigures {
+    var size: Int
+    var residentBefore: Int?
+    var peakAfterInit: Int?
+    var residentAfterInit: Int?
+    var peakWasReset: Bool
+}
+
+// MARK: - One size
+
+func benchmark(size: Int, plan: Plan) throws -> (changes: [ChangeFigures], fetch: FetchFigures, memory: MemoryFigures?) {
+    log("== \(formatCount(size)) notes in \(NotesDatabase.notebookCount) notebooks")
+    var database: NotesDatabase?
+    let setup = try timed { database = try NotesDatabase(noteCount: size) }
+    guard let database else { fatalError("no database") }
+    defer { database.remove() }
+    log("   populated in \(formatMilliseconds(Double(setup) / 1e6))")
+    let store = database.store
+    let deliveries = DispatchQueue(label: "strata.benchmarks.deliveries")
+    let probe = LatencyProbe(store: store)  // first commit handler: marks the commit time
+
+    // The live controller, and the memory it takes.
+    let peakWasReset = ProcessMemory.resetPeak()
+    let residentBefore = ProcessMemory.resident
+    let controller = try ResultsController(store: store, request: Note.Fetches.byNotebook, deliveryQueue: deliveries)
+    let memory = MemoryFigures(
+        size: size, residentBefore: residentBefore, peakAfterInit: ProcessMemory.peakResident,
+        residentAfterInit: ProcessMemory.resident, peakWasReset: peakWasReset)
+    let forwarder = BatchForwarder(probe: probe)
+    controller.coordinate(forwarder)
+    controller.waitForDeliveries()
+    let initial = controller.snapshot
+    guard initial.numberOfSections == NotesDatabase.notebookCount, initial.rowCounts.reduce(0, +) == size else {
+        throw BenchmarkError.resultsDiffer("initial snapshot has \(initial.rowCounts.reduce(0, +)) rows")
+    }
+
+    // 1. The incremental controller.
+    let driver = ChangeDriver(database: database, probe: probe)
+    let (warmUp, repetitions) = plan.incrementalRepetitions(size)
+    let ours = try driver.run(warmUp: warmUp, repetitions: repetitions)
+    log("   incremental: \(Change.allCases.map { "\($0) \(formatMilliseconds(ours[$0]!.medianMilliseconds))" }.joined(separator: ", "))")
+
+    // 2. The baseline, with the controller paused (so that only one of them works per commit).
+    controller.pause()
+    let baseline = try RefetchBaseline(store: store, deliveryQueue: deliveries) { batch in probe.batchDidArrive(batch) }
+    let (baseWarmUp, baseRepetitions) = plan.baselineRepetitions(size)
+    let base = try driver.run(warmUp: baseWarmUp, repetitions: baseRepetitions)
+    baseline.cancel()
+    deliveries.sync {}
+    log("   baseline:    \(Change.allCases.map { "\($0) \(formatMilliseconds(base[$0]!.medianMilliseconds))" }.joined(separator: ", "))")
+
+    // Both must compute the same results.
+    try controller.resume()
+    controller.waitForDeliveries()
+    guard controller.snapshot == baseline.snapshot else {
+        throw BenchmarkError.resultsDiffer("snapshots differ after \(formatCount(size)) rounds")
+    }
+    controller.pause()
+
+    // 3. Initial fetch: a new controller vs a plain GRDB fetch of the same rows, same order.
+    let (fetchWarmUp, fetchRepetitions) = plan.fetchRepetitions(size)
+    var oursFetch = Samples(), plainFetch = Samples()
+    for round in 0..<(fetchWarmUp + fetchRepetitions) {
+        let start = now()
+        let fresh = try ResultsController(store: store, request: Note.Fetches.byNotebook, deliveryQueue: deliveries)
+        let oursTime = now() - start
+        withExtendedLifetime(fresh) {}
+        let plainStart = now()
+        let notes = try store.read { db in
+            try Note.order(Column("pinned").desc, Column("title"), Column("id")).fetchAll(db)
+        }
+        let plainTime = now() - plainStart
+        guard notes.count == size else { throw BenchmarkError.resultsDiffer("plain fetch found \(notes.count)") }
+        if round >= fetchWarmUp {
+            oursFetch.nanoseconds.append(oursTime)
+            plainFetch.nanoseconds.append(plainTime)
+        }
+    }
+    log("   initial fetch: controller \(formatMilliseconds(oursFetch.medianMilliseconds)), GRDB \(formatMilliseconds(plainFetch.medianMilliseconds))")
+    withExtendedLifetime(forwarder) {}
+    withExtendedLifetime(controller) {}
+
+    let changes = Change.allCases.map { ChangeFigures(size: size, change: $0, ours: ours[$0]!, baseline: base[$0]!) }
+    return (changes, FetchFigures(size: size, ours: oursFetch, plain: plainFetch), size == plan.memorySize ? memory : nil)
+}
+
+// MARK: - Report
+
+func machineDescription() -> String {
+    var model = "unknown CPU"
+    if let info = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8),
+        let line = info.split(separator: "\n").first(where: { $0.hasPrefix("model name") }),
+        let name = line.split(separator: ":", maxSplits: 1).last
+    {
+        model = name.trimmingCharacters(in: .whitespaces)
+    }
+    let memory = Double(ProcessInfo.processInfo.physicalMemory) / 1_073_741_824
+    return "\(ProcessInfo.processInfo.activeProcessorCount) cores (\(model)), \(String(format: "%.0f", memory)) GiB"
+}
+
+func report(changes: [ChangeFigures], fetches: [FetchFigures], memory: MemoryFigures?, plan: Plan) {
+    let date = ISO8601DateFormatter.string(from: Date(), timeZone: TimeZone(identifier: "UTC")!, formatOptions: [.withFullDate])
+    print("Strata benchmarks, \(date), \(machineDescription())")
+    print("Note.Fetches.byNotebook: \(NotesDatabase.notebookCount) notebook sections; release build; medians (p90) of the measured runs, after warm-up.")
+    print("")
+    print("One-row change, commit → batch delivered")
+    print("")
+    print("| notes | change | Strata incremental | runs | refetch + diff baseline | runs | baseline ÷ Strata |")
+    print("| ---: | --- | ---: | ---: | ---: | ---: | ---: |")
+    for figure in changes {
+        let ours = figure.ours, base = figure.baseline
+        print(
+            "| \(formatCount(figure.size)) | \(figure.change.rawValue) "
+                + "| \(formatMilliseconds(ours.medianMilliseconds)) (\(formatMilliseconds(ours.percentile(0.9)))) | \(ours.count) "
+                + "| \(formatMilliseconds(base.medianMilliseconds)) (\(formatMilliseconds(base.percentile(0.9)))) | \(base.count) "
+                + "| \(formatRatio(base.medianMilliseconds / ours.medianMilliseconds)) |")
+    }
+    print("")
+    print("Initial fetch into \(NotesDatabase.notebookCount) sections vs plain GRDB `Note.order(pinned.desc, title, id).fetchAll(db)`")
+    print("")
+    print("| notes | Strata ResultsController init | plain GRDB fetchAll | runs | Strata ÷ GRDB |")
+    print("| ---: | ---: | ---: | ---: | ---: |")
+    for figure in fetches {
+        print(
+            "| \(formatCount(figure.size)) | \(formatMilliseconds(figure.ours.medianMilliseconds)) "
+                + "| \(formatMilliseconds(figure.plain.medianMilliseconds)) | \(figure.ours.count) "
+                + "| \(formatRatio(figure.ours.medianMilliseconds / figure.plain.medianMilliseconds)) |")
+    }
+    if let memory {
+        print("")
+        print(
+            "Peak RSS (VmHWM) with the \(formatCount(memory.size))-note controller: \(ProcessMemory.format(memory.peakAfterInit)) "
+                + "(RSS before its init \(ProcessMemory.format(memory.residentBefore)), after \(ProcessMemory.format(memory.residentAfterInit))"
+                + (memory.peakWasReset ? "; peak reset just before the init" : "; peak not resettable: includes the setup") + ")")
+    }
+    print("")
+    print("Aims")
+    for figure in changes where figure.size == 100_000 {
+        let ratio = figure.baseline.medianMilliseconds / figure.ours.medianMilliseconds
+        let met = ratio >= 100 && figure.ours.medianMilliseconds < 2
+        print("- 100k \(figure.change.rawValue): ≥100× and < 2 ms: \(met ? "met" : "MISSED") (\(formatRatio(ratio)), \(formatMilliseconds(figure.ours.medianMilliseconds)))")
+    }
+    for figure in fetches where figure.size == 100_000 {
+        let ratio = figure.ours.medianMilliseconds / figure.plain.medianMilliseconds
+        print("- 100k initial fetch within 1.2× of GRDB: \(ratio <= 1.2 ? "met" : "MISSED") (\(formatRatio(ratio)))")
+    }
+}
+
+// MARK: - Main
+
+let plan = Plan(arguments: Array(CommandLine.arguments.dropFirst()))
+#if DEBUG
+log("warning: a debug build; run `swift run -c release StrataBenchmarks` for meaningful figures")
+#endif
+var changes: [ChangeFigures] = []
+var fetches: [FetchFigures] = []
+var memory: MemoryFigures?
+let started = now()
+do {
+    // The memory size first, so that its figures are not inflated by earlier sizes.
+    let order = plan.sizes.filter { $0 == plan.memorySize } + plan.sizes.filter { $0 != plan.memorySize }
+    for size in order {
+        let figures = try benchmark(size: size, plan: plan)
+        changes += figures.changes
+        fetches.append(figures.fetch)
+        if let figure = figures.memory { memory = figure }
+    }
+} catch {
+    log("error: \(error)")
+    exit(1)
+}
+changes.sort { ($0.size, Change.allCases.firstIndex(of: $0.change)!) < ($1.size, Change.allCases.firstIndex(of: $1.change)!) }
+fetches.sort { $0.size < $1.size }
+report(changes: changes, fetches: fetches, memory: memory, plan: plan)
+log("total \(String(format: "%.0f", Double(now() - started) / 1e9)) s")
