@@ -48,7 +48,9 @@ let package = Package(
         // The runtime: store, predicates, fetch requests, live sectioned results.
         .target(name: "Strata", dependencies: [.product(name: "GRDB", package: "GRDB.swift")]),
         // The README's main job, on the package's own Models/.
-        .executableTarget(name: "StrataDemo", dependencies: ["Strata"], plugins: ["StrataPlugin"]),
+        .executableTarget(name: "StrataDemo", dependencies: ["StrataDemoKit"]),
+        // The demo's scenario, interactive shell and renderer, generated model included.
+        .target(name: "StrataDemoKit", dependencies: ["Strata"], plugins: ["StrataPlugin"]),
 
         .testTarget(
             name: "StrataSchemaTests",
@@ -66,6 +68,7 @@ let package = Package(
             dependencies: ["Strata", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .testTarget(name: "StrataTests", dependencies: ["Strata"]),
+        .testTarget(name: "StrataDemoTests", dependencies: ["StrataDemoKit"]),
     ],
     swiftLanguageModes: [.v6]
 )
