@@ -1,0 +1,93 @@
+import Foundation
+import StrataDemoKit
+import Testing
+
+@Suite("Demo: interactive mode and command line")
+struct InteractiveModeTests {
+    static let script = [
+        "add Ideas Paint the fence",
+        "add Garden Plant tulips",
+        "move #2 Home",
+        "rename Home House",
+        "delete urgent",
+        "filter on",
+        "filter off",
+        "pause",
+        "add House Water the plants",
+        "resume",
+        "delete Work",
+        "bogus",
+        "move nobody House",
+        "list",
+    ]
+
+    @Test("A piped script: every command echoed, with its batch and list; ends at the end of input")
+    func script() throws {
+        let (transcript, status, errors) = runDemo(["--in-memory", "--interactive"], input: Self.script)
+        #expect(status == 0, "\(errors)")
+        if let difference = try compareWithReference(transcript, named: "interactive.txt") {
+            Issue.record(Comment(rawValue: difference))
+        }
+        for command in Self.script { #expect(transcript.contains("strata> " + command + "\n")) }
+        #expect(transcript.contains("batch  i+[[2, 0]]\n       +  row [2, 0] #6 Paint the fence"))
+        #expect(transcript.contains("batch  s+[3]\n       +  section 3 Garden"))
+        #expect(transcript.contains("batch  s~[1]\n       ~  section 1 Home → House"))
+        #expect(transcript.contains("refused: cannot delete Tag"))
+        #expect(transcript.contains("batch  none: paused: changes are not tracked until resume"))
+        #expect(transcript.contains("reload a new snapshot"))
+        #expect(transcript.contains("       -  section 0 Work, with its note\n"))
+        #expect(transcript.contains("unknown command 'bogus'"))
+        #expect(transcript.contains("error: there is no note \"nobody\""))
+        #expect(!transcript.contains("MISMATCH") && !transcript.contains("INVALID"))
+    }
+
+    @Test("quit stops before the end of input")
+    func quit() {
+        let (transcript, status, _) = runDemo(["--in-memory", "-i"], input: ["quit", "add Work Never"])
+        #expect(status == 0)
+        #expect(!transcript.contains("Never"))
+    }
+
+    @Test("Arguments", arguments: [
+        (["--in-memory"], DemoOptions(store: .inMemory)),
+        (["--store", "x.sqlite", "--interactive"], DemoOptions(store: .path("x.sqlite"), interactive: true)),
+        (["--store=y.sqlite"], DemoOptions(store: .path("y.sqlite"))),
+        ([], DemoOptions()),
+    ])
+    func arguments(_ arguments: [String], _ expected: DemoOptions) throws {
+        #expect(try DemoOptions(parsing: arguments) == expected)
+    }
+
+    @Test("Bad arguments: a message and status 2")
+    func badArguments() {
+        for arguments in [["--bogus"], ["--store"], ["--store", "--in-memory"]] {
+            let (_, status, errors) = runDemo(arguments)
+            #expect(status == 2)
+            #expect(errors.hasPrefix("error: "), "\(arguments)")
+        }
+    }
+
+    @Test("--help lists the options and the commands")
+    func help() {
+        let (transcript, status, _) = runDemo(["--help"])
+        #expect(status == 0)
+        for word in ["--store", "--in-memory", "--interactive", "NO_COLOR", "rename <notebook>", "filter on|off"] {
+            #expect(transcript.contains(word), "\(word)")
+        }
+    }
+
+    @Test("Colour only when asked: NO_COLOR and pipes give plain text")
+    func colour() {
+        #expect(!TextStyle.forStandardOutput(environment: ["NO_COLOR": "1"]).isEnabled)
+        var lines: [String] = []
+        _ = StrataDemoApp.run(
+            arguments: ["--in-memory"], environment: [:], input: .lines([]), output: DemoOutput { lines.append($0) },
+            style: TextStyle(isEnabled: true))
+        #expect(lines.joined().contains("\u{1B}[32m+"))
+        lines = []
+        _ = StrataDemoApp.run(
+            arguments: ["--in-memory", "--no-color"], environment: [:], input: .lines([]),
+            output: DemoOutput { lines.append($0) }, style: TextStyle(isEnabled: true))
+        #expect(!lines.joined().contains("\u{1B}["))
+    }
+}
