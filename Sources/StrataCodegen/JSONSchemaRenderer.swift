@@ -17,19 +17,23 @@ public enum JSONSchemaRenderer {
 
     static func document() -> [String: Any] {
         let typeNames = AttributeType.builtins.keys.sorted()
+        // A list of key paths, or a single one (`sort: title`); `-` descending, `+` ascending.
+        let keyPath = "^[-+]?[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)*$"
         let keyPathList: [String: Any] = [
-            "type": "array", "items": ["type": "string", "pattern": "^-?[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)*$"],
+            "type": ["array", "string"], "pattern": keyPath, "items": ["type": "string", "pattern": keyPath],
         ]
-        let nameList: [String: Any] = ["type": "array", "items": ["type": "array", "items": ["type": "string"], "minItems": 1]]
+        // The decoder reads an empty value (`Tag:`, `attributes:`) as an empty mapping or list.
+        let objectOrNull = ["object", "null"]
+        let nameList: [String: Any] = ["type": ["array", "null"], "items": ["type": "array", "items": ["type": "string"], "minItems": 1]]
         let attribute: [String: Any] = [
             "oneOf": [
-                ["type": "string", "description": "Short form: the type only; required, no default."],
+                ["type": "string", "pattern": identifier, "description": "Short form: the type only; required, no default."],
                 [
                     "type": "object", "additionalProperties": false, "required": ["type"],
                     "properties": [
-                        "type": ["type": "string", "description": "A built-in type (\(typeNames.joined(separator: ", "))) or an enum of the model."],
+                        "type": ["type": "string", "pattern": identifier, "description": "A built-in type (\(typeNames.joined(separator: ", "))) or an enum of the model."],
                         "optional": ["type": "boolean"],
-                        "default": ["description": "A literal of the type; `now` for Date, `uuid` for UUID."],
+                        "default": ["type": ["boolean", "number", "string"], "description": "A literal of the type; `now` for Date, `uuid` for UUID."],
                         "indexed": ["type": "boolean"], "unique": ["type": "boolean"],
                         "doc": ["type": "string"], "renamedFrom": ["type": "string"],
                     ] as [String: Any],
@@ -66,20 +70,20 @@ public enum JSONSchemaRenderer {
             ],
         ]
         let fetch: [String: Any] = [
-            "type": "object", "additionalProperties": false,
+            "type": objectOrNull, "additionalProperties": false,
             "properties": [
                 "where": ["$ref": "#/$defs/predicate"], "sort": ["$ref": "#/$defs/sort"],
                 "sections": ["$ref": "#/$defs/sections"], "doc": ["type": "string"],
             ] as [String: Any],
         ]
         let entity: [String: Any] = [
-            "type": "object", "additionalProperties": false,
+            "type": objectOrNull, "additionalProperties": false,
             "properties": [
                 "doc": ["type": "string"], "renamedFrom": ["type": "string"],
-                "attributes": ["type": "object", "propertyNames": ["pattern": identifier], "additionalProperties": ["$ref": "#/$defs/attribute"]],
-                "relationships": ["type": "object", "propertyNames": ["pattern": identifier], "additionalProperties": ["$ref": "#/$defs/relationship"]],
+                "attributes": ["type": objectOrNull, "propertyNames": ["pattern": identifier], "additionalProperties": ["$ref": "#/$defs/attribute"]],
+                "relationships": ["type": objectOrNull, "propertyNames": ["pattern": identifier], "additionalProperties": ["$ref": "#/$defs/relationship"]],
                 "unique": nameList, "indexes": nameList,
-                "fetches": ["type": "object", "propertyNames": ["pattern": identifier], "additionalProperties": ["$ref": "#/$defs/fetch"]],
+                "fetches": ["type": objectOrNull, "propertyNames": ["pattern": identifier], "additionalProperties": ["$ref": "#/$defs/fetch"]],
             ] as [String: Any],
         ]
         return [
@@ -90,10 +94,10 @@ public enum JSONSchemaRenderer {
             "properties": [
                 "version": ["const": 1],
                 "enums": [
-                    "type": "object", "propertyNames": ["pattern": identifier],
+                    "type": objectOrNull, "propertyNames": ["pattern": identifier],
                     "additionalProperties": ["type": "array", "items": ["type": "string", "pattern": identifier], "minItems": 1, "uniqueItems": true],
                 ] as [String: Any],
-                "entities": ["type": "object", "propertyNames": ["pattern": identifier], "additionalProperties": ["$ref": "#/$defs/entity"]],
+                "entities": ["type": objectOrNull, "propertyNames": ["pattern": identifier], "additionalProperties": ["$ref": "#/$defs/entity"]],
             ] as [String: Any],
             "$defs": [
                 "entity": entity, "attribute": attribute, "relationship": relationship, "fetch": fetch,
