@@ -68,7 +68,7 @@ let package = Package(
             dependencies: ["Strata", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .testTarget(name: "StrataTests", dependencies: ["Strata"]),
-        .testTarget(name: "StrataDemoTests", dependencies: ["StrataDemoKit"]),
+        .testTarget(name: "StrataDemoTests", dependencies: ["StrataDemoKit"], exclude: ["Reference"]),
     ],
     swiftLanguageModes: [.v6]
 )
