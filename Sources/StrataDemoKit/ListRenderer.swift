@@ -104,11 +104,12 @@ struct ListRenderer {
 
 /// `text` broken at spaces into lines of at most `width` columns, continuation lines indented.
 func wrapped(_ text: String, width: Int = 80, indent: String = "  ") -> [String] {
+    let lead = String(text.prefix { $0 == " " })
     var lines: [String] = []
-    var current = ""
-    for word in text.split(separator: " ", omittingEmptySubsequences: false) {
-        let candidate = current.isEmpty ? String(word) : current + " " + word
-        if candidate.count > width, !current.isEmpty {
+    var current = lead
+    for word in text.dropFirst(lead.count).split(separator: " ", omittingEmptySubsequences: false) {
+        let candidate = current == lead ? current + word : current + " " + word
+        if candidate.count > width, current != lead {
             lines.append(current)
             current = indent + word
         } else {
