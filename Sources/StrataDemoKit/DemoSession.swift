@@ -59,7 +59,8 @@ public final class DemoSession {
         case .path(let path):
             Self.removeStore(at: path, output: output)
             store = try Store(schema: schema, path: path)
-            output.line("Store: new SQLite file (WAL) at " + path)
+            output.line("Store: new SQLite file (WAL) at:")
+            output.line("  " + path)
         }
         try Self.seed(store)
         controller = try ResultsController(
@@ -79,13 +80,13 @@ public final class DemoSession {
         output.line("  " + [style.marker(">") + " moved", style.marker(">~") + " moved and updated"].joined(separator: "  "))
     }
 
-    /// Deletes a previous store file (and its WAL files), saying so.
+    /// Deletes a previous store file (and its WAL files), saying so; the path follows.
     private static func removeStore(at path: String, output: DemoOutput) {
         let files = [path, path + "-wal", path + "-shm"]
         let existing = files.filter { FileManager.default.fileExists(atPath: $0) }
         guard !existing.isEmpty else { return }
         for file in existing { try? FileManager.default.removeItem(atPath: file) }
-        output.line("Store: deleted the previous demo store at " + abbreviated(path))
+        output.line("Store: deleted the previous demo store, to start fresh")
     }
 
     private static func abbreviated(_ path: String) -> String {
@@ -145,7 +146,7 @@ public final class DemoSession {
             let lines = wrapped("refused: " + error.description)
             output.line(style.red("refused") + lines[0].dropFirst("refused".count))
             for line in lines.dropFirst() { output.line(line) }
-            output.line("  (deleteRule: deny; the transaction was rolled back, nothing changed)")
+            output.line("  (DeleteDeniedError \(error.entity).\(error.relationship): the transaction was rolled back)")
         } catch {
             record.error = "\(error)"
             let lines = wrapped("error: \(error)")
@@ -185,8 +186,8 @@ public final class DemoSession {
             case .reload(let snapshot):
                 record.reloads += 1
                 let difference = ChangeBatch(from: old, to: snapshot)
-                output.line(style.bold("reload") + " a new snapshot, no batch; its difference from the list shown")
-                output.line("       before: " + difference.description)
+                output.line(style.bold("reload") + " a fresh snapshot replaces the list, without a batch;")
+                output.line("       ChangeBatch(from: shown, to: reloaded) = " + difference.description)
                 mirror = snapshot
                 marks = ListMarks(difference, old: old, new: snapshot)
             }

@@ -41,7 +41,7 @@ public enum ScriptedScenario {
 
         session.step(
             "Re-order notebooks: a section move",
-            explain: ["Ideas (still empty) gets position -1 and moves to the top."]
+            explain: ["Ideas (still empty) gets position -1 and moves to the top. Its Notebook value changed too (position), so the move is also an update: >~."]
         ) {
             var ideas = try session.notebook(named: "Ideas")!
             ideas.position = -1
@@ -91,7 +91,7 @@ public enum ScriptedScenario {
 
         session.step(
             "Resume: one refetch, delivered as a reload",
-            explain: ["controller.resume() refetches and delivers the new snapshot at once."]
+            explain: ["controller.resume() refetches and delivers the new snapshot at once. The \"(no notebook)\" section has no notes left, so it is gone."]
         ) {
             try session.controller.resume()
         }

@@ -87,16 +87,16 @@ struct ScriptedScenarioTests {
 
         let first = runDemo(["--store", path])
         #expect(first.status == 0, "\(first.errors)")
-        #expect(first.transcript.contains("Store: new SQLite file (WAL) at \(path)"))
+        #expect(first.transcript.contains("Store: new SQLite file (WAL) at:\n  \(path)\n"))
         #expect(!first.transcript.contains("deleted the previous demo store"))
         #expect(FileManager.default.fileExists(atPath: path))
 
         let second = runDemo(["--store", path])
         #expect(second.status == 0)
-        #expect(second.transcript.contains("Store: deleted the previous demo store at \(path)"))
+        #expect(second.transcript.contains("Store: deleted the previous demo store, to start fresh\n"))
         // Apart from the store lines, a file store shows exactly what an in-memory one does.
         func body(_ transcript: String) -> [Substring] {
-            transcript.split(separator: "\n").filter { !$0.hasPrefix("Store:") }
+            transcript.split(separator: "\n").filter { !$0.hasPrefix("Store:") && $0 != "  \(path)" }
         }
         #expect(body(second.transcript) == body(runDemo(["--in-memory"]).transcript))
     }
