@@ -34,7 +34,7 @@ struct InteractiveModeTests {
         #expect(transcript.contains("batch  s~[1]\n       ~  section 1 Home → House"))
         #expect(transcript.contains("refused: cannot delete Tag"))
         #expect(transcript.contains("batch  none: paused: changes are not tracked until resume"))
-        #expect(transcript.contains("reload a new snapshot"))
+        #expect(transcript.contains("reload a fresh snapshot replaces the list"))
         #expect(transcript.contains("       -  section 0 Work, with its note\n"))
         #expect(transcript.contains("unknown command 'bogus'"))
         #expect(transcript.contains("error: there is no note \"nobody\""))
