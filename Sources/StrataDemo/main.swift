@@ -3,7 +3,7 @@
 import Foundation
 import StrataDemoKit
 
-let status = StrataDemoApp.run(
+let status = await StrataDemoApp.run(
     arguments: Array(CommandLine.arguments.dropFirst()),
     environment: ProcessInfo.processInfo.environment,
     input: .standardInput(),

@@ -28,6 +28,11 @@ public final class DemoSession {
     let store: Store
     let controller: ResultsController<Note, Notebook>
     private let recorder = ResultsRecorder()
+    /// What `controller.updates` (the AsyncStream) delivered, collected by `streamTask`.
+    private let streamed = StreamedUpdates()
+    private var streamTask: Task<Void, Never>?
+    /// Every update the coordinator received, the first reload included.
+    private var coordinated: [ResultsUpdate<Note, Notebook>] = []
     private let output: DemoOutput
     private let renderer: ListRenderer
     private var style: TextStyle { renderer.style }
@@ -68,16 +73,24 @@ public final class DemoSession {
             deliveryQueue: DispatchQueue(label: "StrataDemo.deliveries"))
         controller.delegate = recorder
         controller.coordinate(recorder)
+        let updates = controller.updates
+        streamTask = Task { [streamed] in
+            for await update in updates { streamed.append(update) }
+        }
         controller.waitForDeliveries()
-        for delivery in recorder.drain().deliveries { mirror = delivery.update.snapshot }
+        for delivery in recorder.drain().deliveries {
+            mirror = delivery.update.snapshot
+            coordinated.append(delivery.update)
+        }
         output.line("Results: ResultsController(Note.Fetches.byNotebook): a section per notebook")
         output.line("  (position, name; empty ones too), notes by -pinned, title; no notebook last.")
         output.line("Each step: the batch (ChangeBatch), the delegate's callbacks, then the list")
-        output.line("  rebuilt by applying the batch to the previous list (checked against the")
-        output.line("  controller's snapshot). Marks: " + [
-            style.marker("+") + " inserted", style.marker("-") + " deleted", style.marker("~") + " updated",
+        output.line("  as a Coordinatable keeps it: the batch applied to the previous list with")
+        output.line("  ChangeBatch.apply, checked against controller.snapshot. Marks: " + style.marker("+") + " inserted")
+        output.line("  " + [
+            style.marker("-") + " deleted", style.marker("~") + " updated", style.marker(">") + " moved",
+            style.marker(">~") + " moved and updated",
         ].joined(separator: "  "))
-        output.line("  " + [style.marker(">") + " moved", style.marker(">~") + " moved and updated"].joined(separator: "  "))
     }
 
     /// Deletes a previous store file (and its WAL files), saying so; the path follows.
@@ -163,6 +176,7 @@ public final class DemoSession {
             output.line(style.dim("batch") + "  none: " + whyNothing)
         }
         for delivery in deliveries {
+            coordinated.append(delivery.update)
             let old = mirror
             switch delivery.update {
             case .batch(let batch, let snapshot):
@@ -203,6 +217,27 @@ public final class DemoSession {
         output.line()
         records.append(record)
         return record
+    }
+
+    /// Checks that `controller.updates` delivered what the coordinator got, in order, and
+    /// says so. Waits (up to a few seconds) for the stream's consumer task to catch up.
+    func checkAsyncStream() async -> Bool {
+        let expected = coordinated
+        let deadline = ContinuousClock.now + .seconds(5)
+        while streamed.count < expected.count && ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(1))
+        }
+        streamTask?.cancel()
+        let received = streamed.all
+        let same = received.count == expected.count
+            && zip(received, expected).allSatisfy { $0.snapshot == $1.snapshot && $0.batch == $1.batch }
+        if same {
+            output.line("controller.updates, an AsyncStream, delivered the same \(expected.count) updates (a")
+            output.line("  reload, then every batch and reload above), in the same order.")
+        } else {
+            output.line(style.red("MISMATCH") + ": controller.updates delivered \(received.count) updates, expected \(expected.count)")
+        }
+        return same
     }
 
     private func header(_ title: String) -> String {
@@ -292,5 +327,29 @@ public final class DemoSession {
         controller.options = on
             ? ResultsOptions(filter: { $0.priority != .low }, groupFilteredItems: true)
             : ResultsOptions()
+    }
+}
+
+/// The updates an `AsyncStream` consumer task collected.
+private final class StreamedUpdates: @unchecked Sendable {
+    private let lock = NSLock()
+    private var updates: [ResultsUpdate<Note, Notebook>] = []
+
+    func append(_ update: ResultsUpdate<Note, Notebook>) {
+        lock.lock()
+        updates.append(update)
+        lock.unlock()
+    }
+
+    var count: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return updates.count
+    }
+
+    var all: [ResultsUpdate<Note, Notebook>] {
+        lock.lock()
+        defer { lock.unlock() }
+        return updates
     }
 }

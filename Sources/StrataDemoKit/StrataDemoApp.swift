@@ -7,7 +7,7 @@ public enum StrataDemoApp {
     public static func run(
         arguments: [String], environment: [String: String], input: LineSource, output: DemoOutput,
         style: TextStyle? = nil, errorOutput: (String) -> Void = { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }
-    ) -> Int32 {
+    ) async -> Int32 {
         let options: DemoOptions
         do {
             options = try DemoOptions(parsing: arguments)
@@ -30,6 +30,7 @@ public enum StrataDemoApp {
                 InteractiveShell.run(on: session, input: input, output: output)
             } else {
                 try ScriptedScenario.run(on: session)
+                guard await session.checkAsyncStream() else { return 1 }
                 output.line("Done: every batch applied cleanly and matched the controller's snapshot.")
             }
             return session.records.allSatisfy(\.consistent) ? 0 : 1

@@ -2,11 +2,11 @@ import Foundation
 import StrataDemoKit
 
 /// Runs the demo in-process and returns what it printed, and its exit status.
-func runDemo(_ arguments: [String], input: [String] = []) -> (transcript: String, status: Int32, errors: String) {
+func runDemo(_ arguments: [String], input: [String] = []) async -> (transcript: String, status: Int32, errors: String) {
     var lines: [String] = []
     var errors: [String] = []
     let output = DemoOutput { lines.append($0) }
-    let status = StrataDemoApp.run(
+    let status = await StrataDemoApp.run(
         arguments: arguments, environment: [:], input: .lines(input), output: output, style: .plain,
         errorOutput: { errors.append($0) })
     return (lines.map { $0 + "\n" }.joined(), status, errors.joined(separator: "\n"))

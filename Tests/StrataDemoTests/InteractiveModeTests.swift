@@ -22,8 +22,8 @@ struct InteractiveModeTests {
     ]
 
     @Test("A piped script: every command echoed, with its batch and list; ends at the end of input")
-    func script() throws {
-        let (transcript, status, errors) = runDemo(["--in-memory", "--interactive"], input: Self.script)
+    func script() async throws {
+        let (transcript, status, errors) = await runDemo(["--in-memory", "--interactive"], input: Self.script)
         #expect(status == 0, "\(errors)")
         if let difference = try compareWithReference(transcript, named: "interactive.txt") {
             Issue.record(Comment(rawValue: difference))
@@ -42,8 +42,8 @@ struct InteractiveModeTests {
     }
 
     @Test("quit stops before the end of input")
-    func quit() {
-        let (transcript, status, _) = runDemo(["--in-memory", "-i"], input: ["quit", "add Work Never"])
+    func quit() async {
+        let (transcript, status, _) = await runDemo(["--in-memory", "-i"], input: ["quit", "add Work Never"])
         #expect(status == 0)
         #expect(!transcript.contains("Never"))
     }
@@ -59,17 +59,17 @@ struct InteractiveModeTests {
     }
 
     @Test("Bad arguments: a message and status 2")
-    func badArguments() {
+    func badArguments() async {
         for arguments in [["--bogus"], ["--store"], ["--store", "--in-memory"]] {
-            let (_, status, errors) = runDemo(arguments)
+            let (_, status, errors) = await runDemo(arguments)
             #expect(status == 2)
             #expect(errors.hasPrefix("error: "), "\(arguments)")
         }
     }
 
     @Test("--help lists the options and the commands")
-    func help() {
-        let (transcript, status, _) = runDemo(["--help"])
+    func help() async {
+        let (transcript, status, _) = await runDemo(["--help"])
         #expect(status == 0)
         for word in ["--store", "--in-memory", "--interactive", "NO_COLOR", "rename <notebook>", "filter on|off"] {
             #expect(transcript.contains(word), "\(word)")
@@ -77,15 +77,15 @@ struct InteractiveModeTests {
     }
 
     @Test("Colour only when asked: NO_COLOR and pipes give plain text")
-    func colour() {
+    func colour() async {
         #expect(!TextStyle.forStandardOutput(environment: ["NO_COLOR": "1"]).isEnabled)
         var lines: [String] = []
-        _ = StrataDemoApp.run(
+        _ = await StrataDemoApp.run(
             arguments: ["--in-memory"], environment: [:], input: .lines([]), output: DemoOutput { lines.append($0) },
             style: TextStyle(isEnabled: true))
         #expect(lines.joined().contains("\u{1B}[32m+"))
         lines = []
-        _ = StrataDemoApp.run(
+        _ = await StrataDemoApp.run(
             arguments: ["--in-memory", "--no-color"], environment: [:], input: .lines([]),
             output: DemoOutput { lines.append($0) }, style: TextStyle(isEnabled: true))
         #expect(!lines.joined().contains("\u{1B}["))

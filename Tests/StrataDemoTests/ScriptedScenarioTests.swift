@@ -6,8 +6,8 @@ import Testing
 @Suite("Demo: scripted scenario")
 struct ScriptedScenarioTests {
     @Test("The whole transcript equals the checked-in reference")
-    func transcript() throws {
-        let (transcript, status, errors) = runDemo(["--in-memory"])
+    func transcript() async throws {
+        let (transcript, status, errors) = await runDemo(["--in-memory"])
         #expect(status == 0, "\(errors)")
         if let difference = try compareWithReference(transcript, named: "scripted.txt") {
             Issue.record(Comment(rawValue: difference))
@@ -15,9 +15,10 @@ struct ScriptedScenarioTests {
     }
 
     @Test("Plain output within 80 columns, deterministic")
-    func layout() {
-        let first = runDemo(["--in-memory"]).transcript
-        #expect(first == runDemo(["--in-memory"]).transcript)
+    func layout() async {
+        let first = await runDemo(["--in-memory"]).transcript
+        let second = await runDemo(["--in-memory"]).transcript
+        #expect(first == second)
         #expect(!first.contains("\u{1B}["))
         for line in first.split(separator: "\n") {
             #expect(line.count <= 80, "too wide: \(line)")
@@ -41,7 +42,7 @@ struct ScriptedScenarioTests {
     }
 
     @Test("Each step reports the kind of change it is about")
-    func facts() throws {
+    func facts() async throws {
         let records = try records()
 
         let insert = try step(records, "Insert")
@@ -79,25 +80,26 @@ struct ScriptedScenarioTests {
     }
 
     @Test("A file store: fresh at every run, the previous file deleted first")
-    func fileStore() throws {
+    func fileStore() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("strata-demo-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let path = folder.appendingPathComponent("demo.sqlite").path
 
-        let first = runDemo(["--store", path])
+        let first = await runDemo(["--store", path])
         #expect(first.status == 0, "\(first.errors)")
         #expect(first.transcript.contains("Store: new SQLite file (WAL) at:\n  \(path)\n"))
         #expect(!first.transcript.contains("deleted the previous demo store"))
         #expect(FileManager.default.fileExists(atPath: path))
 
-        let second = runDemo(["--store", path])
+        let second = await runDemo(["--store", path])
         #expect(second.status == 0)
         #expect(second.transcript.contains("Store: deleted the previous demo store, to start fresh\n"))
         // Apart from the store lines, a file store shows exactly what an in-memory one does.
         func body(_ transcript: String) -> [Substring] {
             transcript.split(separator: "\n").filter { !$0.hasPrefix("Store:") && $0 != "  \(path)" }
         }
-        #expect(body(second.transcript) == body(runDemo(["--in-memory"]).transcript))
+        let inMemory = await runDemo(["--in-memory"]).transcript
+        #expect(body(second.transcript) == body(inMemory))
     }
 }
