@@ -12,12 +12,16 @@ public struct DemoOptions: Hashable, Sendable {
         case inMemory
     }
 
+    /// Where the store lives (`--store`, `--in-memory`).
     public var store: StoreLocation = .defaultLocation
+    /// Read commands from standard input instead of running the script (`--interactive`).
     public var interactive = false
+    /// Print the usage and stop (`--help`).
     public var help = false
     /// Forces colour off (`NO_COLOR` and a non-terminal output do too).
     public var noColor = false
 
+    /// Options given in code.
     public init(store: StoreLocation = .defaultLocation, interactive: Bool = false) {
         self.store = store
         self.interactive = interactive
@@ -74,7 +78,10 @@ public struct DemoOptions: Hashable, Sendable {
 
 /// A command-line mistake, with a message for standard error.
 public struct DemoUsageError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What is wrong.
     public var message: String
+    /// An error with `message`.
     public init(_ message: String) { self.message = message }
+    /// The message and a one-line usage.
     public var description: String { "error: \(message)\nUsage: StrataDemo [--store <path> | --in-memory] [--interactive] [--help]" }
 }

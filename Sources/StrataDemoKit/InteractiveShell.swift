@@ -2,6 +2,7 @@ import Strata
 
 /// The `--interactive` mode: one command per line, each printed like a scripted step.
 public enum InteractiveShell {
+    /// The `help` text.
     public static let help = """
         Commands (names are case-insensitive; a note is #id, id or its title):
           add <notebook> <title>     add a note (and the notebook if it is new)
@@ -12,7 +13,7 @@ public enum InteractiveShell {
           filter on|off              hide low-priority notes as group rows, or not
           pause | resume             stop tracking; refetch and reload
           list                       print the controller's snapshot
-          help | quit
+          help | quit                (lines starting with # are comments)
         """
 
     /// Reads and runs commands until `quit` or the end of input.

@@ -39,6 +39,7 @@ struct InteractiveModeTests {
         #expect(transcript.contains("unknown command 'bogus'"))
         #expect(transcript.contains("error: there is no note \"nobody\""))
         #expect(!transcript.contains("MISMATCH") && !transcript.contains("INVALID"))
+        for line in transcript.split(separator: "\n") { #expect(line.count <= 80, "too wide: \(line)") }
     }
 
     @Test("quit stops before the end of input")
