@@ -51,7 +51,9 @@ final class CommitObserver: TransactionObserver, @unchecked Sendable {
     func databaseDidChange(with event: DatabaseEvent) {
         guard isTracked(event.tableName) else { return }
         let id = event.rowID
-        var changes = pending[event.tableName] ?? CommittedChanges.TableChanges()
+        // Taken out of `pending` while mutated, so that its sets stay uniquely referenced:
+        // copying them on every row made a transaction of k row changes O(k²).
+        var changes = pending.removeValue(forKey: event.tableName) ?? CommittedChanges.TableChanges()
         switch event.kind {
         case .insert:
             if changes.deleted.remove(id) != nil {
