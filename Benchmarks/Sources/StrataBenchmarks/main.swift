@@ -15,6 +15,7 @@ struct Plan {
     var sizes = [10_000, 100_000, 1_000_000]
     /// The size whose controller's peak resident size is reported.
     var memorySize = 100_000
+    var incrementalOnly = false
 
     init(arguments: [String]) {
         var iterator = arguments.makeIterator()
@@ -27,6 +28,9 @@ struct Plan {
                 let parsed = list.split(separator: ",").compactMap { Int($0) }
                 guard !parsed.isEmpty, parsed.allSatisfy({ $0 > 0 }) else { usage() }
                 sizes = parsed
+            case "--incremental-only":
+                // For profiling: many rounds of the incremental controller, nothing else.
+                incrementalOnly = true
             case "-h", "--help":
                 usage(exitCode: 0)
             default:
@@ -36,7 +40,7 @@ struct Plan {
     }
 
     /// Measured repetitions (after warm-up) of the incremental controller, per change kind.
-    func incrementalRepetitions(_ size: Int) -> (warmUp: Int, repetitions: Int) { (5, 51) }
+    func incrementalRepetitions(_ size: Int) -> (warmUp: Int, repetitions: Int) { incrementalOnly ? (5, 1000) : (5, 51) }
     /// Measured repetitions of the refetch baseline: fewer where each takes seconds.
     func baselineRepetitions(_ size: Int) -> (warmUp: Int, repetitions: Int) {
         size >= 1_000_000 ? (1, 5) : size >= 100_000 ? (2, 15) : (2, 21)
@@ -48,7 +52,7 @@ struct Plan {
 }
 
 func usage(exitCode: Int32 = 2) -> Never {
-    let text = "usage: StrataBenchmarks [--quick] [--sizes N,N,...]\n"
+    let text = "usage: StrataBenchmarks [--quick] [--sizes N,N,...] [--incremental-only]\n"
     FileHandle.standardError.write(Data(text.utf8))
     exit(exitCode)
 }
@@ -113,6 +117,7 @@ func benchmark(size: Int, plan: Plan) throws -> (changes: [ChangeFigures], fetch
     let (warmUp, repetitions) = plan.incrementalRepetitions(size)
     let ours = try driver.run(warmUp: warmUp, repetitions: repetitions)
     log("   incremental: \(Change.allCases.map { "\($0) \(formatMilliseconds(ours[$0]!.medianMilliseconds))" }.joined(separator: ", "))")
+    if plan.incrementalOnly { exit(0) }
 
     // 2. The baseline, with the controller paused (so that only one of them works per commit).
     controller.pause()
