@@ -40,6 +40,26 @@ import Testing
         }
     }
 
+    /// `strata diagram` of each reference model → `Resources/<name>.mmd`.
+    @Test(arguments: cases.map(\.name))
+    func diagramMatchesReference(name: String) throws {
+        let modelName = Self.cases.first { $0.name == name }!.modelName
+        let input = TestResources.directory.appendingPathComponent(name + ".yaml")
+        let file = ModelFile(path: name + ".yaml", contents: Array(try Data(contentsOf: input)))
+        let schema = try #require(SchemaPipeline.load(files: [file], modelName: modelName).schema)
+        let diagram = MermaidRenderer.render(schema)
+        let expectedURL = TestResources.directory.appendingPathComponent(name + ".mmd")
+        if ProcessInfo.processInfo.environment["STRATA_RECORD"] == "1" {
+            try Data(diagram.utf8).write(to: expectedURL)
+            return
+        }
+        let expected = (try? String(contentsOf: expectedURL, encoding: .utf8)) ?? ""
+        #expect(
+            diagram == expected,
+            "\(name).mmd differs from the reference (STRATA_RECORD=1 re-records):\n\(LineDiff.render(expected: expected, actual: diagram))"
+        )
+    }
+
     @Test func generationIsDeterministic() throws {
         let input = TestResources.directory.appendingPathComponent("EdgeCases.yaml")
         let file = ModelFile(path: "EdgeCases.yaml", contents: Array(try Data(contentsOf: input)))
