@@ -10,40 +10,15 @@ struct GenerationContext {
         self.layout = StorageLayout(schema: schema)
     }
 
-    /// Names the runtime or the generated code already uses.
-    /// Module names the generated code qualifies with, the generic parameters of `ToOne`
-    /// extensions, and the nested names of every entity (`Note.ID`, `Note.Fetches`).
-    static let reservedTypeNames: Set<String> = [
-        "Strata", "GRDB", "Foundation", "Swift", "Root", "Destination", "ID", "Fetches",
-    ]
-    static let reservedMemberNames: Set<String> = [
-        "id", "ID", "path", "isNil", "_column", "_toOne", "databaseTableName", "entityDescriptor", "entityName",
-        "Fetches", "self", "Self", "Type", "Protocol", "init",
-    ]
-
-    /// Refuses names the generated code could not declare.
+    /// Refuses storage names that clash (names themselves are checked by StrataSchema's
+    /// validator, which every schema passes before it gets here).
     func check() throws {
         var bag = DiagnosticBag()
         var tables: [String: String] = [:]
         for entity in schema.entities { tables[entity.name] = "entity '\(entity.name)'" }
-        if schema.entity(named: schema.name) != nil || schema.enumType(named: schema.name) != nil {
-            bag.error("the model name '\(schema.name)' is also the name of an entity or enum; choose another model name (--model-name)", at: nil)
-        }
-        for enumType in schema.enums where Self.reservedTypeNames.contains(enumType.name) {
-            bag.error("'\(enumType.name)' cannot name an enum: generated code uses it; rename the enum", at: enumType.location)
-        }
         for entity in schema.entities {
-            if Self.reservedTypeNames.contains(entity.name) {
-                bag.error("'\(entity.name)' cannot name an entity: generated code uses it; rename the entity", at: entity.location)
-            }
             var columns = Set(entity.attributes.map(\.name))
-            for attribute in entity.attributes where Self.reservedMemberNames.contains(attribute.name) {
-                bag.error("'\(attribute.name)' cannot name an attribute: generated code uses it; rename the attribute", at: attribute.location)
-            }
             for relationship in entity.relationships {
-                if Self.reservedMemberNames.contains(relationship.name) {
-                    bag.error("'\(relationship.name)' cannot name a relationship: generated code uses it; rename the relationship", at: relationship.location)
-                }
                 switch layout.storage(of: relationship, in: entity) {
                 case .foreignKey(let column):
                     if !columns.insert(column).inserted {

@@ -186,35 +186,15 @@ private func render(_ expression: StrataSchema.PredicateExpression, parameters: 
             == .joinTable(name: "A_next", column: "nextID", inverseColumn: "previousID"))
     }
 
-    @Test func reservedAndClashingNamesAreErrors() {
+    @Test func clashingStorageNamesAreErrors() {
         var schema = sampleSchema()
         schema.entities[0].attributes.append(Attribute(name: "boxID", type: .int, location: here))
-        schema.entities[1].attributes.append(Attribute(name: "path", type: .string, location: here))
         do {
             _ = try Generator.generate(schema)
             Issue.record("expected errors")
         } catch let error as SchemaError {
             #expect(error.diagnostics.map(\.message) == [
                 "the foreign key column 'boxID' of relationship 'box' clashes with another column of 'Item'; rename the attribute or the relationship",
-                "'path' cannot name an attribute: generated code uses it; rename the attribute",
-            ])
-        } catch {
-            Issue.record("unexpected \(error)")
-        }
-    }
-
-    @Test func reservedTypeNamesAreErrors() {
-        let schema = Schema(entities: [
-            Entity(name: "Fetches", location: here), Entity(name: "ID", location: here), Entity(name: "Root", location: here),
-        ])
-        do {
-            _ = try Generator.generate(schema)
-            Issue.record("expected errors")
-        } catch let error as SchemaError {
-            #expect(error.diagnostics.map(\.message) == [
-                "'Fetches' cannot name an entity: generated code uses it; rename the entity",
-                "'ID' cannot name an entity: generated code uses it; rename the entity",
-                "'Root' cannot name an entity: generated code uses it; rename the entity",
             ])
         } catch {
             Issue.record("unexpected \(error)")

@@ -161,6 +161,12 @@ struct ErrorMessageTests {
             "entity named Strata", "entities:\n  Strata: {}\n",
             "m.yaml:2:3: error: entity name 'Strata' clashes with the Strata runtime module; rename it"),
         BadModel(
+            "entity named like a generated type", "entities:\n  Root: {}\n",
+            "m.yaml:2:3: error: entity name 'Root' clashes with a name the generated code uses; rename it"),
+        BadModel(
+            "enum named like a module", "enums:\n  Foundation: [a]\n",
+            "m.yaml:2:3: error: enum name 'Foundation' clashes with a name the generated code uses; rename it"),
+        BadModel(
             "entity named like the model", "entities:\n  StrataModel: {}\n",
             "m.yaml:2:3: error: entity name 'StrataModel' clashes with the model's namespace; rename it"),
         BadModel(
@@ -177,6 +183,9 @@ struct ErrorMessageTests {
         BadModel(
             "attribute named id", "entities:\n  A:\n    attributes: { id: Int }\n",
             "m.yaml:3:19: error: attribute name 'id' clashes with the generated member 'A.id'; rename it"),
+        BadModel(
+            "attribute named like a ToOne member", "entities:\n  A:\n    attributes: { path: String }\n",
+            "m.yaml:3:19: error: attribute name 'path' clashes with the generated member 'A.path'; rename it"),
         BadModel(
             "attribute and relationship with one name",
             pair("name: { to: B, inverse: a }", "a: { to: A, inverse: name }"),

@@ -197,8 +197,8 @@ struct GoodModelTests {
             enums: { Kind: [default, class, self] }
             entities:
               Protocol:
-                attributes: { class: String, default: { type: Kind, default: class }, self: Int }
-                fetches: { where: { where: "class == 'x'", sort: [self] } }
+                attributes: { class: String, default: { type: Kind, default: class }, func: Int }
+                fetches: { where: { where: "class == 'x'", sort: [func] } }
             """
         let result = load(yaml)
         #expect(result.diagnostics == [])

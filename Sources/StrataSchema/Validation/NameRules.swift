@@ -33,14 +33,24 @@ struct IdentifierRule: SchemaRule {
 }
 
 /// Entities and enums may be named like Swift or standard library types (the generator
-/// qualifies those), but not `Strata` (the runtime module) or the model's own namespace.
+/// qualifies those), but not `Strata` (the runtime module), the model's own namespace, or
+/// the names generated code declares or qualifies with.
 struct ReservedTypeNameRule: SchemaRule {
+    /// Module names the generated code qualifies with, the generic parameters of `ToOne`
+    /// extensions, and the nested names of every entity (`Note.ID`, `Note.Fetches`).
+    static let generatedTypeNames: Set<String> = [
+        "GRDB", "Foundation", "Swift", "Root", "Destination", "ID", "Fetches",
+    ]
+
     static func check(_ context: ValidationContext, _ diagnostics: inout DiagnosticBag) {
         let types = context.schema.entities.map { ("entity", $0.name, $0.location) }
             + context.schema.enums.map { ("enum", $0.name, $0.location) }
         for (kind, name, location) in types {
             if name == "Strata" {
                 diagnostics.error("\(kind) name 'Strata' clashes with the Strata runtime module; rename it", at: location)
+            } else if generatedTypeNames.contains(name) {
+                diagnostics.error(
+                    "\(kind) name '\(name)' clashes with a name the generated code uses; rename it", at: location)
             } else if name == context.schema.name {
                 diagnostics.error("\(kind) name '\(name)' clashes with the model's namespace; rename it", at: location)
             }
@@ -87,8 +97,10 @@ struct DuplicateEnumCaseRule: SchemaRule {
 
 /// Attribute and relationship names share one namespace with the members Strata generates.
 struct MemberNameRule: SchemaRule {
+    /// Members of every entity, and of the `ToOne` paths that carry a destination's columns.
     static let generatedMembers: Set<String> = [
-        "id", "entityDescriptor", "databaseTableName", "Fetches", "ID", "init", "encode", "didInsert",
+        "id", "entityDescriptor", "entityName", "databaseTableName", "Fetches", "ID", "init", "encode", "didInsert",
+        "path", "isNil", "_column", "_toOne", "self", "Self", "Type", "Protocol",
     ]
 
     static func check(_ context: ValidationContext, _ diagnostics: inout DiagnosticBag) {
