@@ -205,6 +205,24 @@ struct GoodModelTests {
         #expect(result.schema?.entities.first?.fetches.first?.name == "where")
     }
 
+    @Test func sortKeysMayEndAtTheRowID() throws {
+        let yaml = """
+            entities:
+              Notebook:
+                attributes: { name: String }
+                relationships: { notes: { to: Note, many: true, inverse: notebook } }
+              Note:
+                attributes: { title: String }
+                relationships: { notebook: { to: Notebook, inverse: notes } }
+                fetches: { newest: { sort: [notebook.id, -id] } }
+            """
+        let result = load(yaml)
+        #expect(result.diagnostics == [])
+        let fetch = try #require(result.schema?.entity(named: "Note")?.fetches.first)
+        #expect(fetch.sort.map(\.path) == [["notebook", "id"], ["id"]])
+        #expect(fetch.sort.map(\.descending) == [false, true])
+    }
+
     @Test func warningsKeepTheSchema() throws {
         let yaml = "entities:\n  A:\n    attributes: { a: { type: Int, unique: true, indexed: true } }\n"
         let result = load(yaml)

@@ -1,5 +1,5 @@
 /// Resolves `notebook.name`-style key paths for `sort:` and section keys: through to-one
-/// relationships, ending at an attribute.
+/// relationships, ending at an attribute or at `id` (the row id every entity has).
 enum KeyPathResolver {
     static func resolve(_ path: [String], from entity: Entity, in context: ValidationContext)
         -> Result<Attribute, SchemaProblem>
@@ -11,6 +11,9 @@ enum KeyPathResolver {
         }
         for (index, segment) in path.enumerated() {
             let isLast = index == path.count - 1
+            if isLast, segment == "id" {
+                return .success(Attribute(name: "id", type: .int, location: current.location))
+            }
             if let attribute = current.attribute(named: segment) {
                 if isLast { return .success(attribute) }
                 return .failure(SchemaProblem(
