@@ -173,14 +173,20 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
         }
         let isKeySection: Bool
         if case .key = plan.sectionKind { isKeySection = true } else { isKeySection = false }
-        return try Row.fetchAll(db, SQLRequest(literal: sql)).map { row in
+        // A cursor, not `Row.fetchAll`: its rows find columns by name through the statement's
+        // cached index, where copied rows compare lowercased names column by column.
+        let sortColumns = (0..<sortCount).map { "__strata_s\($0)" }
+        var records: [Record] = []
+        let rows = try Row.fetchCursor(db, SQLRequest(literal: sql))
+        while let row = try rows.next() {
             var sort: [DatabaseValue] = []
             sort.reserveCapacity(sortCount)
-            for index in 0..<sortCount { sort.append(row["__strata_s\(index)"]) }
+            for column in sortColumns { sort.append(row[column]) }
             let key: DatabaseValue = keyed ? row["__strata_key"] : .null
             let keyOrder: DatabaseValue = isKeySection ? row["__strata_keyorder"] : key
-            return Record(item: try Item(row: row), sort: sort, key: key, keyOrder: keyOrder, section: nil)
+            records.append(Record(item: try Item(row: row), sort: sort, key: key, keyOrder: keyOrder, section: nil))
         }
+        return records
     }
 
     /// The ids of items whose `foreignKeyPath` is one of `ids` (whatever the predicate says).
