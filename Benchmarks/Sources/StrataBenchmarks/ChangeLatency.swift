@@ -111,8 +111,10 @@ struct ChangeDriver {
         switch change {
         case .update:
             // The note moves; or, when it swaps places with a neighbour, the neighbour may be
-            // the one reported as moved and the note as updated in place.
-            expected = batch.itemMoves.count == 1 && batch.itemUpdates.count + batch.movedAndUpdatedItems.count <= 1
+            // the one reported as moved and the note as updated in place; or, rarely, its new
+            // random title falls in the same place and it is only updated.
+            let updates = batch.itemUpdates.count + batch.movedAndUpdatedItems.count
+            expected = batch.itemMoves.count <= 1 && updates <= 1 && batch.itemMoves.count + updates >= 1
                 && batch.itemInserts.isEmpty && batch.itemDeletes.isEmpty
         case .insert:
             expected = batch.itemInserts.count == 1 && batch.itemMoves.isEmpty && batch.itemDeletes.isEmpty
