@@ -8,6 +8,14 @@ import GRDB
 /// row inserted then deleted does not appear; a row updated then deleted is only deleted;
 /// a rowid deleted then inserted again is updated (with every column).
 ///
+/// Rows deleted by `REPLACE` conflict resolution (`INSERT OR REPLACE`, `UPDATE OR REPLACE`
+/// on a unique attribute), which SQLite's update hook does not report, are reported deleted
+/// too, with two approximations: a row that the transaction both inserted and replaced
+/// is reported deleted although it never committed, and a row replaced on its id alone is
+/// reported inserted (it has the same rowid). Both are harmless to code that re-reads the
+/// rows it is told about. Join rows replaced that way are not reported (the link they
+/// held is written again by the same statement).
+///
 /// For join tables, ``TableChanges/joinRows`` tells which objects each inserted or deleted
 /// row linked, so a deleted link can be traced back to both of its objects.
 ///

@@ -37,6 +37,7 @@ public final class Store: Sendable {
     public let writer: any DatabaseWriter
 
     let observer: CommitObserver
+    let replacedRows: ReplacedRowLog
 
     /// Opens (creating if needed) the store at the platform's default location:
     /// `$XDG_DATA_HOME` (or `~/.local/share`) on Linux, Application Support on Apple
@@ -74,9 +75,14 @@ public final class Store: Sendable {
         SchemaRegistry.register(schema)
         let observer = CommitObserver(columnsByTable: SchemaSQL(schema: schema).columnsByTable)
         self.observer = observer
+        let replacedRows = ReplacedRowLog(schema: schema)
+        self.replacedRows = replacedRows
         try writer.writeWithoutTransaction { db in
             try observer.installJoinLog(db, joinTables: SchemaSQL(schema: schema).joinTables)
+            try replacedRows.install(db)
         }
+        // The first handler: every later one reports the rows REPLACE deleted.
+        _ = observer.add { changes, db in replacedRows.read(changes, db) }
         writer.add(transactionObserver: observer, extent: .databaseLifetime)
     }
 
@@ -141,6 +147,7 @@ extension Store {
         try mapErrors {
             try writer.write { db in
                 try observer.trimJoinLog(db)
+                try replacedRows.trim(db)
                 return try body(db)
             }
         }
@@ -149,9 +156,10 @@ extension Store {
     /// The asynchronous ``write(_:)``.
     @discardableResult
     public func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await mapErrors { [observer] in
+        try await mapErrors { [observer, replacedRows] in
             try await writer.write { db in
                 try observer.trimJoinLog(db)
+                try replacedRows.trim(db)
                 return try body(db)
             }
         }
@@ -196,7 +204,7 @@ extension Store {
     public func observeCommits(
         reading handler: @escaping @Sendable (CommittedChanges, Database) -> Void
     ) -> CommitObservation {
-        let key = observer.add(handler)
+        let key = observer.add { [replacedRows] changes, db in handler(replacedRows.merged(changes), db) }
         return CommitObservation { [observer] in observer.remove(key) }
     }
 
