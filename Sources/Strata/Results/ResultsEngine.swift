@@ -181,7 +181,7 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
         while let row = try rows.next() {
             var sort: [DatabaseValue] = []
             sort.reserveCapacity(sortCount)
-            for column in sortColumns { sort.append(row[column]) }
+            for column in sortColumns { sort.append(DatabaseValueOrdering.sortValue(in: row, column: column)) }
             let key: DatabaseValue = keyed ? row["__strata_key"] : .null
             let keyOrder: DatabaseValue = isKeySection ? row["__strata_keyorder"] : key
             records.append(Record(item: try Item(row: row), sort: sort, key: key, keyOrder: keyOrder, section: nil))
@@ -239,7 +239,7 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
             let value = try Self.decode(type, row: row)
             let id: Int64 = row["id"]
             var order: [DatabaseValue] = []
-            for index in sort.indices { order.append(row["__strata_s\(index)"]) }
+            for index in sort.indices { order.append(DatabaseValueOrdering.sortValue(in: row, column: "__strata_s\(index)")) }
             return RawSection(id: .object(id), value: .value(value), order: order, items: [])
         }
     }

@@ -63,4 +63,49 @@ import Testing
         #expect(commit["Notebook"].inserted == [work.id.rawValue + 1])
         #expect(commit["Notebook"].updated.isEmpty)
     }
+
+    /// `DELETE FROM Note` without `WHERE`: SQLite's truncate optimisation would skip the
+    /// update hook; every note must still go.
+    @Test func deleteWithoutWhereRemovesEveryItem() throws {
+        let h = try Harness(Note.Fetches.all) { db in
+            for title in ["a", "b", "c"] { try db.note(title) }
+        }
+        try h.write { db in try db.execute(sql: "DELETE FROM Note") }
+        #expect(lines(h.recorder.updates, text) == ["reload | [a b c]", "i-[[0, 0], [0, 1], [0, 2]] | []"])
+        try h.check()
+    }
+
+    /// A savepoint rolled back with raw SQL inside a committed transaction reports nothing
+    /// of what it did.
+    @Test func rawSavepointRolledBackInsideACommit() throws {
+        let h = try Harness(Note.Fetches.all) { db in try db.note("a") }
+        try h.write { db in
+            try db.note("b")
+            try db.execute(sql: "SAVEPOINT s")
+            try db.note("dropped")
+            try db.execute(sql: "UPDATE Note SET title = 'z' WHERE title = 'a'")
+            try db.execute(sql: "ROLLBACK TO SAVEPOINT s")
+            try db.execute(sql: "RELEASE SAVEPOINT s")
+        }
+        #expect(lines(h.recorder.updates, text) == ["reload | [a]", "i+[[0, 1]] | [a b]"])
+        try h.check()
+    }
+
+    /// Text with NUL characters (written by raw SQL) orders by all its bytes in SQLite: the
+    /// controller must order it the same.
+    @Test func textWithNULOrdersAsInSQLite() throws {
+        let h = try Harness(Note.Fetches.all) { db in try db.note("m") }
+        try h.write { db in
+            try db.execute(sql: """
+                INSERT INTO Note (title, updatedAt) VALUES ('a' || char(0) || 'c', '2020-01-01 00:00:00.000'),                 ('a' || char(0) || 'b', '2020-01-01 00:00:00.000')
+                """)
+        }
+        try h.write { db in
+            try db.execute(sql: "INSERT INTO Note (title, updatedAt) VALUES ('a' || char(0) || 'a', '2020-01-01 00:00:00.000')")
+        }
+        // GRDB reads all three titles as "a"; SQLite orders them by every byte.
+        let ids = { (snapshot: ResultsSnapshot<Note, NoSection>) in snapshot.sections[0].rows.compactMap(\.item?.id.rawValue) }
+        #expect(h.recorder.updates.map { ids($0.snapshot) } == [[1], [3, 2, 1], [4, 3, 2, 1]])
+        try h.check()
+    }
 }

@@ -17,6 +17,11 @@ import GRDB
 ///
 /// Results controllers select sort-key values with ``SQLQueryBuilder`` and order them in
 /// memory with this comparator; the two orders are equal.
+///
+/// One caveat: GRDB reads text up to its first NUL character and replaces invalid UTF-8,
+/// where SQLite compares all the bytes. Results controllers read text sort keys with NUL
+/// characters in full (see `sortValue(in:column:)`); text that is not valid UTF-8 (only raw
+/// SQL can write it, with `CAST(blob AS TEXT)`) may order differently in memory.
 public enum DatabaseValueOrdering {
     /// -1, 0 or 1, like `memcmp`.
     public static func compare(_ lhs: DatabaseValue, _ rhs: DatabaseValue) -> Int {
@@ -50,6 +55,18 @@ public enum DatabaseValueOrdering {
             if order != 0 { return index < descending.count && descending[index] ? -order : order }
         }
         return lhsID < rhsID ? -1 : (lhsID == rhsID ? 0 : 1)
+    }
+
+    /// The value of `column` in `row` for ordering: text with NUL characters is read in
+    /// full (GRDB's `DatabaseValue` stops at the first NUL), so that it orders as in SQLite.
+    static func sortValue(in row: Row, column: String) -> DatabaseValue {
+        let value: DatabaseValue = row[column]
+        guard case .string(let string) = value.storage else { return value }
+        let full = try? row.withUnsafeData(named: column) { data -> String? in
+            guard let data, data.count != string.utf8.count else { return nil }
+            return String(decoding: data, as: UTF8.self)
+        }
+        return full.flatMap { $0 }.map(\.databaseValue) ?? value
     }
 
     static func compareDoubles(_ a: Double, _ b: Double) -> Int {
