@@ -33,6 +33,9 @@ func checkRoundTrip(_ old: Snap, _ new: Snap, sourceLocation: SourceLocation = #
         let replayed = try batch.apply(to: old, reading: new)
         #expect(replayed == new, "replay differs\nold: \(old.debugText)\nnew: \(new.debugText)\nbatch: \(batch)",
             sourceLocation: sourceLocation)
+        #expect(uikitReplay(batch, from: old, to: new) == new,
+            "UIKit's replay differs\nold: \(old.debugText)\nnew: \(new.debugText)\nbatch: \(batch)",
+            sourceLocation: sourceLocation)
     } catch {
         Issue.record("\(error)\nold: \(old.debugText)\nnew: \(new.debugText)\nbatch: \(batch)", sourceLocation: sourceLocation)
         throw error
@@ -191,7 +194,7 @@ struct SeededGenerator: RandomNumberGenerator {
                 do {
                     try BatchValidator.validate(batch, from: old, to: new)
                     let replayed = try batch.apply(to: old, reading: new)
-                    if replayed != new {
+                    if replayed != new || uikitReplay(batch, from: old, to: new) != new {
                         Issue.record("replay differs\nold: \(old.debugText)\nnew: \(new.debugText)\nbatch: \(batch)")
                         return
                     }
@@ -302,4 +305,22 @@ struct SeededGenerator: RandomNumberGenerator {
 @Test func snapshotDescriptionListsSectionsAndRowIDs() {
     let s = snap([("A", r(1, 2)), ("B", [])], groups: ["A": r(3)])
     #expect(s.description == "A: [1, 2, {3}]\nB: []")
+}
+
+@Test func uikitReplayFollowsTheBatchNotTheTarget() {
+    let old = snap([("A", r(1, 2, 3))]), new = snap([("A", r(3, 1, 2))])
+    let p = ItemPath.init(section:item:)
+    #expect(uikitReplay(ChangeBatch(itemMoves: [Move(from: p(0, 2), to: p(0, 0))]), from: old, to: new) == new)
+    // Valid batches that describe another change do not replay to `new`.
+    #expect(uikitReplay(ChangeBatch(itemMoves: [Move(from: p(0, 0), to: p(0, 2))]), from: old, to: new) != new)
+    #expect(uikitReplay(ChangeBatch(), from: snap([("A", [Row(id: 1)])]), to: snap([("A", [Row(id: 1, version: 1)])])) != nil)
+    #expect(
+        uikitReplay(ChangeBatch(), from: snap([("A", [Row(id: 1)])]), to: snap([("A", [Row(id: 1, version: 1)])]))
+            != snap([("A", [Row(id: 1, version: 1)])]))
+    // Sections: a move and an update of the moved section's value.
+    let oldSections = snap([("A", r(1)), ("B", r(2))]), newSections = snap([("B", r(2)), ("A'", r(1))])
+    #expect(
+        uikitReplay(ChangeBatch(sectionMoves: [Move(from: 0, to: 1)], movedAndUpdatedSections: [1]), from: oldSections, to: newSections)
+            == newSections)
+    #expect(uikitReplay(ChangeBatch(sectionMoves: [Move(from: 0, to: 1)]), from: oldSections, to: newSections) != newSections)
 }

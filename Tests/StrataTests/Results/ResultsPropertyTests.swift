@@ -45,7 +45,7 @@ import Testing
                 do {
                     try BatchValidator.validate(batch, from: shown, to: snapshot)
                     let replayed = try batch.apply(to: shown, reading: snapshot)
-                    guard replayed == snapshot else {
+                    guard replayed == snapshot, uikitReplay(batch, from: shown, to: snapshot) == snapshot else {
                         Issue.record("replay differs \(context)\nbatch: \(batch)")
                         return false
                     }

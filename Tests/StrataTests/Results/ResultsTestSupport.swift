@@ -105,6 +105,7 @@ struct Harness<Section: Hashable & Sendable> {
                 }
                 try BatchValidator.validate(batch, from: old, to: snapshot)
                 #expect(try batch.apply(to: old, reading: snapshot) == snapshot, sourceLocation: sourceLocation)
+                #expect(uikitReplay(batch, from: old, to: snapshot) == snapshot, sourceLocation: sourceLocation)
                 previous = snapshot
             }
             update.snapshot._checkInvariants()
