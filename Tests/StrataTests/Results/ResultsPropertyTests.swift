@@ -17,8 +17,12 @@ import Testing
         var seen = 0
         var shown: ResultsSnapshot<Note, Section>
 
-        init(store: Store, request: ResultsRequest<Note, Section>, forceRefetch: Bool) throws {
+        /// Independent of the engine: whether a note is shown at all, and in which section.
+        let rule: Rule<Section>
+
+        init(store: Store, request: ResultsRequest<Note, Section>, forceRefetch: Bool, rule: Rule<Section>) throws {
             self.store = store
+            self.rule = rule
             controller = try ResultsController(
                 store: store, request: request, deliveryQueue: DispatchQueue(label: "strata.tests.property"))
             controller.checksInvariants = true
@@ -63,9 +67,103 @@ import Testing
                 Issue.record("state differs from a fresh fetch \(context)")
                 return false
             }
+            return try checkAgainstSQL(context)
+        }
+
+        /// The snapshot against an oracle that shares nothing with the engine but the SQL
+        /// builder: the request's rows in SQLite's `ORDER BY` order, grouped by the rule,
+        /// with the options applied by hand.
+        func checkAgainstSQL(_ context: String) throws -> Bool {
+            let (ordered, world) = try store.read { db in
+                (try db.fetchAll(controller.request), try World(db))
+            }
+            let position = Dictionary(uniqueKeysWithValues: ordered.enumerated().map { ($1.id, $0) })
+            let options = controller.options
+            var seen = Set<Note.ID>()
+            for section in shown.sections {
+                let members = section.rows.flatMap { row -> [Note] in
+                    switch row {
+                    case .item(let note): [note]
+                    case .group(let notes): notes
+                    }
+                }
+                for note in members {
+                    guard position[note.id] != nil, seen.insert(note.id).inserted,
+                          rule.section(note, world) == section.value
+                    else {
+                        Issue.record("note \(note.id) does not belong in \(section.value) \(context)")
+                        return false
+                    }
+                }
+                let inOrder = members.sorted { position[$0.id]! < position[$1.id]! }.map { ordered[position[$0.id]!] }
+                var accepted = inOrder.filter { options.filter?($0) ?? true }
+                let rejected = inOrder.filter { !(options.filter?($0) ?? true) }
+                if let comparator = options.comparator {
+                    // Insertion sort: stable, and nothing like the engine's.
+                    var sorted: [Note] = []
+                    for note in accepted {
+                        let index = sorted.lastIndex { !comparator(note, $0) }.map { $0 + 1 } ?? 0
+                        sorted.insert(note, at: index)
+                    }
+                    accepted = sorted
+                }
+                var rows = accepted.map { ResultsRow.item($0) }
+                if options.groupFilteredItems && !rejected.isEmpty { rows.append(.group(rejected)) }
+                guard section.rows == rows else {
+                    Issue.record("section \(section.value) differs from SQL order with the options \(context)")
+                    return false
+                }
+            }
+            let visible = { (note: Note) in options.groupFilteredItems || (options.filter?(note) ?? true) }
+            let missing = ordered.filter { rule.isShown($0, world) && visible($0) && !seen.contains($0.id) }
+            guard missing.isEmpty else {
+                Issue.record("notes \(missing.map(\.id)) missing \(context)")
+                return false
+            }
             return true
         }
     }
+
+    /// What the oracle reads besides the request's rows.
+    struct World {
+        var notebooks: [Notebook.ID: Notebook] = [:]
+        var noteCounts: [Notebook.ID: Int] = [:]
+
+        init(_ db: Database) throws {
+            for notebook in try Notebook.fetchAll(db) { notebooks[notebook.id] = notebook }
+            for note in try Note.fetchAll(db) {
+                if let id = note.notebookID { noteCounts[id, default: 0] += 1 }
+            }
+        }
+    }
+
+    /// A request's grouping, restated for the oracle.
+    struct Rule<Section: Hashable & Sendable>: Sendable {
+        /// The section a shown note belongs in.
+        var section: @Sendable (Note, World) -> SectionValue<Section>
+        /// Whether a note of the request is shown when no post-filter hides it (its section is shown).
+        var isShown: @Sendable (Note, World) -> Bool
+    }
+
+    static let byNotebookRule = Rule<Notebook>(
+        section: { note, world in note.notebookID.flatMap { world.notebooks[$0] }.map { .value($0) } ?? .orphans },
+        isShown: { note, _ in note.notebookID != nil })
+    static let byPriorityRule = Rule<Priority>(section: { note, _ in .value(note.priority) }, isShown: { _, _ in true })
+    static let orphanRule = Rule<Notebook>(
+        section: byNotebookRule.section,
+        isShown: { note, world in note.notebookID.flatMap { world.notebooks[$0] }.map { $0.position != 2 } ?? true })
+    static let firstLetterRule = Rule<String>(
+        section: { note, _ in
+            .value(note.title.first.map { String($0).uppercased().precomposedStringWithCanonicalMapping } ?? "")
+        },
+        isShown: { _, _ in true })
+    static let flatRule = Rule<NoSection>(section: { _, _ in .value(NoSection()) }, isShown: { _, _ in true })
+    static let notebookNameRule = Rule<String?>(
+        section: { note, world in .value(note.notebookID.flatMap { world.notebooks[$0]?.name }) },
+        isShown: { _, _ in true })
+    static let busyNotebooksRule = Rule<Notebook>(
+        section: byNotebookRule.section,
+        isShown: { note, world in note.notebookID.map { world.noteCounts[$0, default: 0] > 1 } ?? false })
 
     static let orphanRequest = ResultsRequest<Note, Notebook>(
         where: Note.notebook.name != "Hidden",
@@ -97,14 +195,19 @@ import Testing
     func randomOperations(seed: UInt64, forceRefetch: Bool) throws {
         var random = SeededGenerator(seed: seed)
         let store = try Store.inMemory(schema: NotesModel.schema)
-        let byNotebook = try Checker(store: store, request: Note.Fetches.byNotebook, forceRefetch: forceRefetch)
-        let byPriority = try Checker(store: store, request: Note.Fetches.byPriority, forceRefetch: forceRefetch)
-        let orphans = try Checker(store: store, request: Self.orphanRequest, forceRefetch: forceRefetch)
-        let letters = try Checker(store: store, request: Self.firstLetterRequest, forceRefetch: forceRefetch)
-        let flat = try Checker(store: store, request: Note.Fetches.pinned, forceRefetch: forceRefetch)
-        let tagged = try Checker(store: store, request: Self.taggedRequest, forceRefetch: forceRefetch)
-        let byNotebookName = try Checker(store: store, request: Self.notebookNameRequest, forceRefetch: forceRefetch)
-        let busyNotebooks = try Checker(store: store, request: Self.busyNotebooksRequest, forceRefetch: forceRefetch)
+        let byNotebook = try Checker(
+            store: store, request: Note.Fetches.byNotebook, forceRefetch: forceRefetch, rule: Self.byNotebookRule)
+        let byPriority = try Checker(
+            store: store, request: Note.Fetches.byPriority, forceRefetch: forceRefetch, rule: Self.byPriorityRule)
+        let orphans = try Checker(store: store, request: Self.orphanRequest, forceRefetch: forceRefetch, rule: Self.orphanRule)
+        let letters = try Checker(
+            store: store, request: Self.firstLetterRequest, forceRefetch: forceRefetch, rule: Self.firstLetterRule)
+        let flat = try Checker(store: store, request: Note.Fetches.pinned, forceRefetch: forceRefetch, rule: Self.flatRule)
+        let tagged = try Checker(store: store, request: Self.taggedRequest, forceRefetch: forceRefetch, rule: Self.byPriorityRule)
+        let byNotebookName = try Checker(
+            store: store, request: Self.notebookNameRequest, forceRefetch: forceRefetch, rule: Self.notebookNameRule)
+        let busyNotebooks = try Checker(
+            store: store, request: Self.busyNotebooksRequest, forceRefetch: forceRefetch, rule: Self.busyNotebooksRule)
         let titles = ["a", "b", "c", "Ab", "ba", "x", "xy", "é", "e\u{301}", ""]
         var notebookCounter = 0
         let filters: [(@Sendable (Note) -> Bool)?] = [nil, { !$0.title.hasPrefix("x") }, { $0.title.count % 2 == 0 }]
