@@ -9,12 +9,11 @@ import GRDB
 /// a rowid deleted then inserted again is updated (with every column).
 ///
 /// Rows deleted by `REPLACE` conflict resolution (`INSERT OR REPLACE`, `UPDATE OR REPLACE`
-/// on a unique attribute), which SQLite's update hook does not report, are reported deleted
-/// too, with two approximations: a row that the transaction both inserted and replaced
-/// is reported deleted although it never committed, and a row replaced on its id alone is
-/// reported inserted (it has the same rowid). Both are harmless to code that re-reads the
-/// rows it is told about. Join rows replaced that way are not reported (the link they
-/// held is written again by the same statement).
+/// on a unique attribute), which SQLite's update hook does not report, are reported too,
+/// with one approximation: a replaced row whose rowid is written again in the same
+/// transaction (a conflict on the id itself) is reported inserted, not updated — harmless
+/// to code that re-reads the rows it is told about. Join rows replaced that way are not
+/// reported (the statement writes the same link again).
 ///
 /// For join tables, ``TableChanges/joinRows`` tells which objects each inserted or deleted
 /// row linked, so a deleted link can be traced back to both of its objects.

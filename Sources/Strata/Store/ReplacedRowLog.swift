@@ -12,7 +12,8 @@ import GRDB
 /// the id alone writes the same rowid again, which the hook reports as that row's insert).
 ///
 /// The store merges the log into every commit it reports: a logged row that the commit does
-/// not report, or reports updated while it no longer exists, is deleted.
+/// not report, or reports updated while it no longer exists, is deleted; one it reports
+/// inserted while it no longer exists was never committed, and is not reported.
 final class ReplacedRowLog: @unchecked Sendable {
     static let table = "strata_delete_log"
 
@@ -22,7 +23,15 @@ final class ReplacedRowLog: @unchecked Sendable {
     private var lastID: Int64 = 0
     /// Rowids deleted by the commit being delivered, by table; set by the store's first
     /// commit handler, read by the others, all on the writer.
-    private let current = LockedValue<[String: Set<Int64>]>([:])
+    private let current = LockedValue(Gone())
+
+    /// What the log adds to a commit, by table.
+    struct Gone {
+        /// Rows that existed before the transaction.
+        var deleted: [String: Set<Int64>] = [:]
+        /// Rows the transaction inserted, then replaced.
+        var neverCommitted: [String: Set<Int64>] = [:]
+    }
 
     init(schema: SchemaDescriptor) {
         tables = Set(schema.entities.filter { !$0.uniques.isEmpty }.map(\.name))
@@ -52,44 +61,53 @@ final class ReplacedRowLog: @unchecked Sendable {
 
     /// Reads the deletions of the commit being delivered (the store's first commit handler).
     func read(_ changes: CommittedChanges, _ db: Database) {
-        // A REPLACE always writes (inserts or updates) a row of the table it deletes from.
-        guard tables.contains(where: { !changes[$0].inserted.isEmpty || !changes[$0].updated.isEmpty }),
-              let rows = try? Row.fetchAll(
+        // Read whatever the commit reports: the row a REPLACE wrote may be gone by the
+        // commit (deleted later in the transaction), leaving its table unreported.
+        guard !tables.isEmpty, let rows = try? Row.fetchAll(
                 db, sql: "SELECT id, tableName, rowID FROM \(Self.table) WHERE id > ? ORDER BY id",
                 arguments: [lastID])
         else {
-            current.withLock { $0 = [:] }
+            current.withLock { $0 = Gone() }
             return
         }
-        var deleted: [String: Set<Int64>] = [:]
+        var gone = Gone()
         for row in rows {
             lastID = row["id"]
             let table: String = row["tableName"], rowID: Int64 = row["rowID"]
             let reported = changes[table]
-            // Reported deletes need nothing; a rowid inserted again is reported inserted.
-            if reported.deleted.contains(rowID) || reported.inserted.contains(rowID) { continue }
-            if reported.updated.contains(rowID) {
-                // Updated, then replaced (deleted), or deleted and its rowid written again.
+            if reported.deleted.contains(rowID) { continue }  // reported by the hook
+            if reported.inserted.contains(rowID) || reported.updated.contains(rowID) {
+                // Written by the transaction, then replaced (deleted) — or deleted, then its
+                // rowid written again: it exists then.
                 let exists = (try? Bool.fetchOne(
                     db, sql: "SELECT EXISTS (SELECT 1 FROM main.\(quoted(table)) WHERE rowid = ?)",
                     arguments: [rowID])) ?? true
                 if exists { continue }
+                if reported.inserted.contains(rowID) {
+                    gone.neverCommitted[table, default: []].insert(rowID)  // net: nothing
+                    continue
+                }
             }
-            deleted[table, default: []].insert(rowID)
+            gone.deleted[table, default: []].insert(rowID)
         }
-        current.withLock { $0 = deleted }
+        current.withLock { $0 = gone }
     }
 
     /// `changes` with the deletions read for this commit.
     func merged(_ changes: CommittedChanges) -> CommittedChanges {
-        let deleted = current.withLock { $0 }
-        guard !deleted.isEmpty else { return changes }
+        let gone = current.withLock { $0 }
+        guard !gone.deleted.isEmpty || !gone.neverCommitted.isEmpty else { return changes }
         var result = changes
-        for (table, ids) in deleted {
+        for (table, ids) in gone.deleted {
             var tableChanges = result[table]
             tableChanges.updated.subtract(ids)
             tableChanges.deleted.formUnion(ids)
             result.tables[table] = tableChanges
+        }
+        for (table, ids) in gone.neverCommitted {
+            var tableChanges = result[table]
+            tableChanges.inserted.subtract(ids)
+            result.tables[table] = tableChanges.isEmpty ? nil : tableChanges
         }
         return result
     }

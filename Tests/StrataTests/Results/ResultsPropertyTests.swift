@@ -64,7 +64,8 @@ import Testing
                 store: store, request: controller.request, options: controller.options,
                 deliveryQueue: DispatchQueue(label: "strata.tests.fresh"))
             guard shown == fresh.snapshot, controller.snapshot == shown else {
-                Issue.record("state differs from a fresh fetch \(context)")
+                Issue.record(
+                    "state differs from a fresh fetch \(context), sections of \(Section.self)\nshown:\n\(shown)\nfresh:\n\(fresh.snapshot)")
                 return false
             }
             return try checkAgainstSQL(context)
@@ -307,9 +308,15 @@ import Testing
             guard var notebook = notebooks.randomElement(using: &random) else { return }
             notebook.position = Int.random(in: 0..<4, using: &random)
             try notebook.update(db)
-        case 10:  // delete a notebook (its notes cascade)
+        case 10:  // delete a notebook (its notes cascade), or replace it by raw SQL (the same)
             guard let notebook = notebooks.randomElement(using: &random) else { return }
-            try notebook.delete(db)
+            if Int.random(in: 0..<3, using: &random) == 0 {
+                try db.execute(
+                    sql: "INSERT OR REPLACE INTO Notebook (name, createdAt, position) VALUES (?, ?, ?)",
+                    arguments: [notebook.name, day, Int.random(in: 0..<4, using: &random)])
+            } else {
+                try notebook.delete(db)
+            }
         case 11, 13, 14:  // tag a note
             guard let note = notes.randomElement(using: &random) else { return }
             let name = ["t1", "t2", "t3"].randomElement(using: &random)!

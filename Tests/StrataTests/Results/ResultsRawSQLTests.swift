@@ -64,6 +64,43 @@ import Testing
         #expect(commit["Notebook"].updated.isEmpty)
     }
 
+    /// A notebook inserted and replaced in one transaction: nothing of it is reported.
+    @Test func rowInsertedAndReplacedInOneTransactionIsNotReported() throws {
+        let store = try Store.inMemory(schema: NotesModel.schema)
+        let commits = LockedValue<[CommittedChanges]>([])
+        let observation = store.observeCommits { changes in commits.withLock { $0.append(changes) } }
+        defer { observation.cancel() }
+        let h = try Harness(store: store, Note.Fetches.byNotebook)
+        try h.write { db in
+            let first = try db.notebook("Work")
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO Notebook (name, createdAt, position) VALUES ('Work', ?, 2)",
+                arguments: [day])
+            #expect(try Notebook.fetchAll(db).map(\.id) == [Notebook.ID(rawValue: first.id.rawValue + 1)])
+        }
+        #expect(commits.withLock { $0 }.map { $0["Notebook"].inserted } == [[2]])
+        #expect(commits.withLock { $0 }.map { $0["Notebook"].deleted } == [[]])
+        #expect(lines(h.recorder.updates, text) == ["reload | ", "s+[0] | Work[]"])
+        try h.check()
+    }
+
+    /// A notebook replaced, then the replacing row deleted, in one transaction: the notebook
+    /// table's net changes come from the log alone.
+    @Test func replacedRowWhoseReplacementIsDeletedToo() throws {
+        let h = try Harness(Note.Fetches.byNotebook) { db in
+            let work = try db.notebook("Work")
+            try db.note("a", in: work)
+        }
+        try h.write { db in
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO Notebook (name, createdAt, position) VALUES ('Work', ?, 2)",
+                arguments: [day])
+            try db.execute(sql: "DELETE FROM Notebook WHERE name = 'Work'")
+        }
+        #expect(lines(h.recorder.updates, text) == ["reload | Work[a]", "s-[0] | "])
+        try h.check()
+    }
+
     /// `DELETE FROM Note` without `WHERE`: SQLite's truncate optimisation would skip the
     /// update hook; every note must still go.
     @Test func deleteWithoutWhereRemovesEveryItem() throws {
