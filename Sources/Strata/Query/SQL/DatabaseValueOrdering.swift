@@ -35,10 +35,13 @@ public enum DatabaseValueOrdering {
         case let (.double(a), .int64(b)): return -compareInt(b, double: a)
         case (.int64, _), (.double, _): return -1
         case (_, .int64), (_, .double): return 1
-        case let (.string(a), .string(b)): return compareBytes(Array(a.utf8), Array(b.utf8))
+        case let (.string(a), .string(b)): return compareUTF8(a, b)
         case (.string, .blob): return -1
         case (.blob, .string): return 1
-        case let (.blob(a), .blob(b)): return compareBytes(Array(a), Array(b))
+        case let (.blob(a), .blob(b)):
+            return a.withUnsafeBytes { x in
+                b.withUnsafeBytes { y in compareBytes(x.bindMemory(to: UInt8.self), y.bindMemory(to: UInt8.self)) }
+            }
         }
     }
 
@@ -88,10 +91,18 @@ public enum DatabaseValueOrdering {
         return 0
     }
 
-    static func compareBytes(_ a: [UInt8], _ b: [UInt8]) -> Int {
+    /// Compares the UTF-8 bytes of two strings without copying them (native strings are
+    /// UTF-8: this runs on every comparison of a binary search).
+    static func compareUTF8(_ a: String, _ b: String) -> Int {
+        var a = a, b = b
+        return a.withUTF8 { x in b.withUTF8 { y in compareBytes(x, y) } }
+    }
+
+    static func compareBytes(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Int {
         let n = min(a.count, b.count)
-        for index in 0..<n where a[index] != b[index] {
-            return a[index] < b[index] ? -1 : 1
+        if n > 0, let x = a.baseAddress, let y = b.baseAddress {
+            let order = memcmp(x, y, n)
+            if order != 0 { return order < 0 ? -1 : 1 }
         }
         return a.count < b.count ? -1 : (a.count == b.count ? 0 : 1)
     }
