@@ -9,21 +9,26 @@ import GRDB
 /// let predicate = Note.title.contains("x", .caseInsensitive) && Note.notebook.name == "Work"
 /// ```
 public struct EntityPredicate<Root>: Hashable, Sendable {
+    /// The untyped tree that renders to SQL and evaluates in memory.
     public let node: PredicateNode
 
+    /// A predicate from its untyped tree (generated code and `fetches:` use it).
     public init(_ node: PredicateNode) { self.node = node }
 
     /// The predicate that every object satisfies.
     public static var all: EntityPredicate { EntityPredicate(.constant(true)) }
 
+    /// Both predicates hold.
     public static func && (lhs: EntityPredicate, rhs: EntityPredicate) -> EntityPredicate {
         EntityPredicate(.and([lhs.node, rhs.node]))
     }
 
+    /// At least one predicate holds.
     public static func || (lhs: EntityPredicate, rhs: EntityPredicate) -> EntityPredicate {
         EntityPredicate(.or([lhs.node, rhs.node]))
     }
 
+    /// The predicate does not hold.
     public static prefix func ! (operand: EntityPredicate) -> EntityPredicate {
         EntityPredicate(.not(operand.node))
     }
@@ -36,11 +41,17 @@ extension TypedColumn where Value: DatabaseValueConvertible {
         EntityPredicate(.compare(node, op, .value(value.databaseValue)))
     }
 
+    /// The column equals `rhs` (SQL `IS`: nil equals nil).
     public static func == (lhs: TypedColumn, rhs: Value) -> EntityPredicate<Root> { lhs.compare(.equal, rhs) }
+    /// The column differs from `rhs` (SQL `IS NOT`).
     public static func != (lhs: TypedColumn, rhs: Value) -> EntityPredicate<Root> { lhs.compare(.notEqual, rhs) }
+    /// The column is less than `rhs` (false when either is nil).
     public static func < (lhs: TypedColumn, rhs: Value) -> EntityPredicate<Root> { lhs.compare(.less, rhs) }
+    /// The column is at most `rhs` (false when either is nil).
     public static func <= (lhs: TypedColumn, rhs: Value) -> EntityPredicate<Root> { lhs.compare(.lessOrEqual, rhs) }
+    /// The column is greater than `rhs` (false when either is nil).
     public static func > (lhs: TypedColumn, rhs: Value) -> EntityPredicate<Root> { lhs.compare(.greater, rhs) }
+    /// The column is at least `rhs` (false when either is nil).
     public static func >= (lhs: TypedColumn, rhs: Value) -> EntityPredicate<Root> {
         lhs.compare(.greaterOrEqual, rhs)
     }
@@ -63,15 +74,21 @@ extension TypedColumn {
         EntityPredicate(.compare(node, op, other.node))
     }
 
+    /// The two columns are equal (SQL `IS`: nil equals nil).
     public static func == (lhs: TypedColumn, rhs: TypedColumn) -> EntityPredicate<Root> { lhs.compare(.equal, rhs) }
+    /// The two columns differ (SQL `IS NOT`).
     public static func != (lhs: TypedColumn, rhs: TypedColumn) -> EntityPredicate<Root> {
         lhs.compare(.notEqual, rhs)
     }
+    /// The left column is less than the right one (false when either is nil).
     public static func < (lhs: TypedColumn, rhs: TypedColumn) -> EntityPredicate<Root> { lhs.compare(.less, rhs) }
+    /// The left column is at most the right one (false when either is nil).
     public static func <= (lhs: TypedColumn, rhs: TypedColumn) -> EntityPredicate<Root> {
         lhs.compare(.lessOrEqual, rhs)
     }
+    /// The left column is greater than the right one (false when either is nil).
     public static func > (lhs: TypedColumn, rhs: TypedColumn) -> EntityPredicate<Root> { lhs.compare(.greater, rhs) }
+    /// The left column is at least the right one (false when either is nil).
     public static func >= (lhs: TypedColumn, rhs: TypedColumn) -> EntityPredicate<Root> {
         lhs.compare(.greaterOrEqual, rhs)
     }
@@ -84,11 +101,17 @@ extension CountExpression {
         EntityPredicate(.compare(node, op, .value(value.databaseValue)))
     }
 
+    /// The relationship has exactly `rhs` objects.
     public static func == (lhs: CountExpression, rhs: Int) -> EntityPredicate<Root> { lhs.compare(.equal, rhs) }
+    /// The relationship does not have exactly `rhs` objects.
     public static func != (lhs: CountExpression, rhs: Int) -> EntityPredicate<Root> { lhs.compare(.notEqual, rhs) }
+    /// The relationship has fewer than `rhs` objects.
     public static func < (lhs: CountExpression, rhs: Int) -> EntityPredicate<Root> { lhs.compare(.less, rhs) }
+    /// The relationship has at most `rhs` objects.
     public static func <= (lhs: CountExpression, rhs: Int) -> EntityPredicate<Root> { lhs.compare(.lessOrEqual, rhs) }
+    /// The relationship has more than `rhs` objects.
     public static func > (lhs: CountExpression, rhs: Int) -> EntityPredicate<Root> { lhs.compare(.greater, rhs) }
+    /// The relationship has at least `rhs` objects.
     public static func >= (lhs: CountExpression, rhs: Int) -> EntityPredicate<Root> {
         lhs.compare(.greaterOrEqual, rhs)
     }

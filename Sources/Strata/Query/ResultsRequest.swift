@@ -1,6 +1,8 @@
 /// The section type of a request without sections: one unnamed section holds every item.
 public struct NoSection: Hashable, Sendable, CustomStringConvertible {
+    /// The only value.
     public init() {}
+    /// The empty string: the single section has no name.
     public var description: String { "" }
 }
 
@@ -14,11 +16,15 @@ public struct NoSection: Hashable, Sendable, CustomStringConvertible {
 /// let request = Note.Fetches.all.filter(Note.pinned == true)
 /// ```
 public struct ResultsRequest<Item: StrataEntity, Section: Hashable & Sendable>: Sendable {
+    /// The items to fetch; nil fetches every object of `Item`.
     public var predicate: EntityPredicate<Item>?
     /// The item order inside a section; the primary key always breaks ties.
     public var sortKeys: [SortKey<Item>]
+    /// How items are grouped into sections, and the sections ordered.
     public var sectioning: Sectioning<Item, Section>
 
+    /// A request for the items matching `predicate`, sorted by `sortKeys` (then id), in the
+    /// sections `sectioning` describes.
     public init(
         where predicate: EntityPredicate<Item>? = nil, sortedBy sortKeys: [SortKey<Item>] = [],
         sections sectioning: Sectioning<Item, Section>
@@ -52,6 +58,7 @@ extension ResultsRequest where Section == NoSection {
 
 /// How a request groups its items into sections.
 public struct Sectioning<Item, Section>: Hashable, Sendable {
+    /// The untyped description of a ``Sectioning``.
     public enum Kind: Hashable, Sendable {
         /// One section, ``NoSection``.
         case none
@@ -64,12 +71,15 @@ public struct Sectioning<Item, Section>: Hashable, Sendable {
         case entity(relationship: [String], sort: [SortNode], predicate: PredicateNode?, orphans: Bool)
     }
 
+    /// The untyped description.
     public let kind: Kind
 
+    /// A sectioning from its untyped description (used by generated code and the factories).
     public init(_ kind: Kind) { self.kind = kind }
 }
 
 extension Sectioning where Section == NoSection {
+    /// No sections: one unnamed section holds every item.
     public static var none: Sectioning { Sectioning(.none) }
 }
 

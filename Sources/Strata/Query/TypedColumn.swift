@@ -12,9 +12,12 @@ import GRDB
 ///     .sorted(by: Note.updatedAt.descending)
 /// ```
 public struct TypedColumn<Root, Value>: Hashable, Sendable {
+    /// The names from `Root`, through to-one relationships, to the attribute.
     public let path: [String]
 
+    /// A column at the end of `path` (generated code declares them).
     public init(_ path: [String]) { self.path = path }
+    /// The column `name` of `Root` itself.
     public init(_ name: String) { self.path = [name] }
 
     var node: ValueNode { .path(path) }
@@ -28,9 +31,12 @@ public struct TypedColumn<Root, Value>: Hashable, Sendable {
 /// A to-one relationship from `Root` to `Destination`, as a path. Generated code adds the
 /// destination's columns to it, so `Note.notebook.name` is a `TypedColumn<Note, String>`.
 public struct ToOne<Root, Destination>: Hashable, Sendable {
+    /// The names of the relationships from `Root`, the last one being this one.
     public let path: [String]
 
+    /// The relationship at the end of `path` (generated code declares them).
     public init(_ path: [String]) { self.path = path }
+    /// The relationship `name` of `Root` itself.
     public init(_ name: String) { self.path = [name] }
 
     /// The column `name` of the destination, reached through this relationship.
@@ -52,9 +58,12 @@ public struct ToOne<Root, Destination>: Hashable, Sendable {
 /// Note.tags.count > 2
 /// ```
 public struct ToMany<Root, Destination>: Hashable, Sendable {
+    /// The names of the relationships from `Root`, the last one being this one.
     public let path: [String]
 
+    /// The relationship at the end of `path` (generated code declares them).
     public init(_ path: [String]) { self.path = path }
+    /// The relationship `name` of `Root` itself.
     public init(_ name: String) { self.path = [name] }
 
     /// The number of destination objects.
@@ -78,6 +87,7 @@ public struct ToMany<Root, Destination>: Hashable, Sendable {
 
 /// `relationship.@count`, compared with integers.
 public struct CountExpression<Root>: Hashable, Sendable {
+    /// The path of the to-many relationship whose objects are counted.
     public let path: [String]
     var node: ValueNode { .count(path) }
 }
@@ -85,6 +95,8 @@ public struct CountExpression<Root>: Hashable, Sendable {
 /// A sort key of entity `Root`: a column and a direction. Every order Strata uses ends with
 /// the primary key, so it is total and stable.
 public struct SortKey<Root>: Hashable, Sendable {
+    /// The untyped sort key.
     public let node: SortNode
+    /// A sort key from its untyped form.
     public init(_ node: SortNode) { self.node = node }
 }

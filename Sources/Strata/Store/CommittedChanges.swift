@@ -23,9 +23,13 @@ import GRDB
 /// columns that changed for each updated row. Use it to skip work when no column a request
 /// reads was touched.
 public struct CommittedChanges: Hashable, Sendable {
+    /// The net changes of one table.
     public struct TableChanges: Hashable, Sendable {
+        /// Rowids of rows the transaction inserted.
         public var inserted: Set<Int64> = []
+        /// Rowids of rows that existed before and were updated (or deleted and inserted again).
         public var updated: Set<Int64> = []
+        /// Rowids of rows that existed before and were deleted.
         public var deleted: Set<Int64> = []
         /// A superset of the columns written by the transaction's updates of this table.
         public var updatedColumns: Set<String> = []
@@ -34,8 +38,10 @@ public struct CommittedChanges: Hashable, Sendable {
         /// entity tables.
         public var joinRows: [Int64: [String: Int64]] = [:]
 
+        /// No changes.
         public init() {}
 
+        /// True when no row of the table changed.
         public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
 
         /// Every rowid of the table that the transaction touched.
@@ -45,6 +51,7 @@ public struct CommittedChanges: Hashable, Sendable {
     /// Table name → its changes; tables without changes are absent.
     public var tables: [String: TableChanges]
 
+    /// Changes by table name.
     public init(tables: [String: TableChanges] = [:]) { self.tables = tables }
 
     /// The changes of `table` (empty when it did not change).
@@ -53,6 +60,7 @@ public struct CommittedChanges: Hashable, Sendable {
     /// The changes of an entity's table.
     public func changes<Entity: StrataEntity>(of type: Entity.Type) -> TableChanges { self[Entity.entityName] }
 
+    /// True when no row of any table changed.
     public var isEmpty: Bool { tables.values.allSatisfy(\.isEmpty) }
 }
 

@@ -22,6 +22,7 @@ public final class Store: Sendable {
         /// cannot be kept are replaced by the default, NULL, or a zero value.
         public var allowDataLoss: Bool
 
+        /// Options; by default, destructive migrations are refused.
         public init(allowDataLoss: Bool = false) {
             self.allowDataLoss = allowDataLoss
         }
@@ -31,6 +32,7 @@ public final class Store: Sendable {
     public let schema: SchemaDescriptor
     /// The file's path; nil for an in-memory store.
     public let path: String?
+    /// The options the store was opened with.
     public let options: Options
     /// The underlying GRDB writer, for GRDB's own APIs. Writes through it get the delete
     /// rules and are reported to commit observers like any other.

@@ -11,9 +11,12 @@ import GRDB
 /// }
 /// ```
 public struct DeleteDeniedError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The entity of the object whose delete was refused.
     public var entity: String
+    /// The relationship with the deny rule that still had objects.
     public var relationship: String
 
+    /// An error for a delete of an `entity` refused by its `relationship`.
     public init(entity: String, relationship: String) {
         self.entity = entity
         self.relationship = relationship
@@ -31,6 +34,7 @@ public struct DeleteDeniedError: Error, Hashable, Sendable, CustomStringConverti
         self.relationship = String(name[name.index(after: dot)...])
     }
 
+    /// A readable message that names what is at fault.
     public var description: String {
         "cannot delete \(entity): its relationship '\(relationship)' is not empty and has the deny rule"
     }
@@ -38,17 +42,22 @@ public struct DeleteDeniedError: Error, Hashable, Sendable, CustomStringConverti
 
 /// A change of model that the store cannot apply without losing data.
 public enum DestructiveChange: Hashable, Sendable, CustomStringConvertible {
+    /// An entity is no longer in the model: its table and rows would go.
     case removedEntity(entity: String)
+    /// An attribute is no longer in the model: its column and values would go.
     case removedAttribute(entity: String, attribute: String)
+    /// An attribute has another type: values that do not convert would be replaced.
     case changedType(entity: String, attribute: String)
     /// An optional attribute (or to-one relationship) became required.
     case madeRequired(entity: String, attribute: String)
+    /// A new attribute is required and has no default: existing rows have no value for it.
     case newRequiredAttribute(entity: String, attribute: String)
     /// A relationship (its foreign key or join table) was removed.
     case removedRelationship(entity: String, relationship: String)
     /// A new required to-one relationship: existing objects have no destination.
     case newRequiredRelationship(entity: String, relationship: String)
 
+    /// The entity the change is about.
     public var entity: String {
         switch self {
         case .removedEntity(let entity), .removedAttribute(let entity, _), .changedType(let entity, _),
@@ -69,6 +78,7 @@ public enum DestructiveChange: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// A readable message that names what is at fault.
     public var description: String {
         switch self {
         case .removedEntity(let e): "entity \(e) was removed"
@@ -94,6 +104,7 @@ public enum MigrationError: Error, Hashable, Sendable, CustomStringConvertible {
     /// After migrating, some rows reference missing rows; nothing was changed.
     case foreignKeyViolations(table: String)
 
+    /// A readable message that names what is at fault.
     public var description: String {
         switch self {
         case .destructiveChanges(let changes):
@@ -117,6 +128,7 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The relationship does not exist or has the wrong kind for the call.
     case invalidRelationship(entity: String, relationship: String)
 
+    /// A readable message that names what is at fault.
     public var description: String {
         switch self {
         case .notFound(let entity, let id): "no \(entity) with id \(id)"

@@ -3,6 +3,7 @@ import GRDB
 /// Every row of a store's tables, in memory, navigable by relationship: a
 /// ``PredicateSubject`` source for in-memory evaluation (tests, small stores).
 public struct ObjectGraph: Sendable {
+    /// The model the rows belong to.
     public let schema: SchemaDescriptor
     /// Table → rowid → column → value.
     public private(set) var rows: [String: [Int64: [String: DatabaseValue]]]

@@ -21,6 +21,8 @@ public protocol PredicateSubject {
 /// let matches = try PredicateEvaluator.evaluate(predicate.node, on: graph.subject("Note", id: 1)!)
 /// ```
 public enum PredicateEvaluator {
+    /// Whether `subject` satisfies `node`, with the answer SQLite gives for the same predicate.
+    /// Throws ``QueryError`` for a path the schema does not have.
     public static func evaluate(_ node: PredicateNode, on subject: any PredicateSubject) throws -> Bool {
         switch node {
         case .constant(let value):

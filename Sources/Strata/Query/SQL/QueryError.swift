@@ -1,11 +1,14 @@
 /// A predicate or sort that does not fit the schema.
 public enum QueryError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// No entity of the schema has this name.
     case unknownEntity(String)
     /// A path that does not name an attribute through to-one relationships (or a to-many
     /// relationship, for counts and quantifiers).
     case invalidPath([String], entity: String)
+    /// A relationship without the inverse its storage needs.
     case invalidRelationship(entity: String, relationship: String)
 
+    /// The message, naming the path or entity.
     public var description: String {
         switch self {
         case .unknownEntity(let name): "unknown entity '\(name)'"

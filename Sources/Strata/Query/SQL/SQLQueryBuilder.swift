@@ -28,7 +28,9 @@ import GRDB
 /// Render the conditions and orderings first, then ``fromClause``: it holds the joins the
 /// others asked for.
 public struct SQLQueryBuilder: Sendable {
+    /// The model that paths are resolved in.
     public let schema: SchemaDescriptor
+    /// The entity that paths start from.
     public let rootEntity: EntityDescriptor
     /// The alias of the root table (`t0` at top level).
     public let rootAlias: String
@@ -57,6 +59,8 @@ public struct SQLQueryBuilder: Sendable {
         }
     }
 
+    /// A builder for queries on the entity `name`; table aliases start with `aliasPrefix`. Throws
+    /// ``QueryError/unknownEntity(_:)``.
     public init(schema: SchemaDescriptor, rootEntity name: String, aliasPrefix: String = "t") throws {
         guard let entity = schema.entity(named: name) else { throw QueryError.unknownEntity(name) }
         self.schema = schema
