@@ -17,7 +17,7 @@ import GRDB
 final class ReplacedRowLog: @unchecked Sendable {
     static let table = "strata_delete_log"
 
-    /// Entity tables with a unique constraint besides the id.
+    /// Entity tables with a unique constraint besides the id (`uniques`, or a unique attribute).
     let tables: Set<String>
     /// The highest log entry already read (ids are AUTOINCREMENT: never reused). Writer only.
     private var lastID: Int64 = 0
@@ -34,7 +34,8 @@ final class ReplacedRowLog: @unchecked Sendable {
     }
 
     init(schema: SchemaDescriptor) {
-        tables = Set(schema.entities.filter { !$0.uniques.isEmpty }.map(\.name))
+        tables = Set(
+            schema.entities.filter { !$0.uniques.isEmpty || $0.attributes.contains(where: \.isUnique) }.map(\.name))
     }
 
     /// Creates the log table and its triggers on the writer connection.

@@ -64,6 +64,23 @@ import Testing
         #expect(commit["Notebook"].updated.isEmpty)
     }
 
+    /// A unique attribute (not an entity-level `uniques` entry) is a conflict target too.
+    @Test func replaceOnAUniqueAttributeIsReported() throws {
+        let schema = SchemaDescriptor(
+            name: "Codes", entities: [EntityDescriptor(name: "Item", attributes: [.init(name: "code", type: .string, isUnique: true)])])
+        let store = try Store.inMemory(schema: schema)
+        try store.write { db in try db.execute(sql: "INSERT INTO Item (code) VALUES ('a'), ('b')") }
+        let commits = LockedValue<[CommittedChanges]>([])
+        let observation = store.observeCommits { changes in commits.withLock { $0.append(changes) } }
+        defer { observation.cancel() }
+        try store.write { db in try db.execute(sql: "REPLACE INTO Item (code) VALUES ('a')") }
+        try store.write { db in try db.execute(sql: "UPDATE OR REPLACE Item SET code = 'b' WHERE code = 'a'") }
+        let changes = commits.withLock { $0 }.map { $0["Item"] }
+        #expect(changes.map(\.inserted) == [[3], []])
+        #expect(changes.map(\.deleted) == [[1], [2]])
+        #expect(changes.map(\.updated) == [[], [3]])
+    }
+
     /// A notebook inserted and replaced in one transaction: nothing of it is reported.
     @Test func rowInsertedAndReplacedInOneTransactionIsNotReported() throws {
         let store = try Store.inMemory(schema: NotesModel.schema)
