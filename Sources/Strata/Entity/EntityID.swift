@@ -8,9 +8,12 @@ import GRDB
 public struct EntityID<Entity>: Hashable, Comparable, Sendable, Codable, RawRepresentable,
     CustomStringConvertible, DatabaseValueConvertible
 {
+    /// The rowid.
     public var rawValue: Int64
 
+    /// The identifier of the row with this rowid.
     public init(rawValue: Int64) { self.rawValue = rawValue }
+    /// The identifier of the row with this rowid.
     public init(_ rawValue: Int64) { self.rawValue = rawValue }
 
     /// The identifier of a value that has not been inserted yet (rowid 0, which SQLite never assigns).
@@ -19,21 +22,27 @@ public struct EntityID<Entity>: Hashable, Comparable, Sendable, Codable, RawRepr
     /// True unless this is ``unsaved``.
     public var isSaved: Bool { rawValue != 0 }
 
+    /// Ordered by rowid, as SQLite orders ids.
     public static func < (lhs: EntityID, rhs: EntityID) -> Bool { lhs.rawValue < rhs.rawValue }
 
+    /// The rowid, in decimal.
     public var description: String { "\(rawValue)" }
 
+    /// Decodes the rowid as a single integer.
     public init(from decoder: any Decoder) throws {
         rawValue = try decoder.singleValueContainer().decode(Int64.self)
     }
 
+    /// Encodes the rowid as a single integer.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(rawValue)
     }
 
+    /// The rowid, as an SQLite integer.
     public var databaseValue: DatabaseValue { rawValue.databaseValue }
 
+    /// The identifier stored in `dbValue`; nil when it is not an integer.
     public static func fromDatabaseValue(_ dbValue: DatabaseValue) -> EntityID? {
         Int64.fromDatabaseValue(dbValue).map(EntityID.init(rawValue:))
     }

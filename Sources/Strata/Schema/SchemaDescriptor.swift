@@ -5,27 +5,35 @@ import GRDB
 public struct SchemaDescriptor: Hashable, Sendable {
     /// The model's name; also the default store file name.
     public var name: String
+    /// The entities, each stored in its own table.
     public var entities: [EntityDescriptor]
 
+    /// A model named `name` with `entities`.
     public init(name: String, entities: [EntityDescriptor]) {
         self.name = name
         self.entities = entities
     }
 
+    /// The entity called `name`, if any.
     public func entity(named name: String) -> EntityDescriptor? { entities.first { $0.name == name } }
 }
 
 /// One entity: one table named after it, with an `id INTEGER PRIMARY KEY` column.
 public struct EntityDescriptor: Hashable, Sendable {
+    /// The entity name, which is also its table name.
     public var name: String
+    /// The attributes, one column each, in declaration order.
     public var attributes: [AttributeDescriptor]
+    /// The relationships, with where each is stored.
     public var relationships: [RelationshipDescriptor]
     /// Unique constraints, each over column names.
     public var uniques: [[String]]
     /// Indexes, each over column names.
     public var indexes: [[String]]
+    /// The entity's previous name, so that a migration renames its table instead of replacing it.
     public var renamedFrom: String?
 
+    /// An entity; see the properties for each part.
     public init(
         name: String, attributes: [AttributeDescriptor], relationships: [RelationshipDescriptor] = [],
         uniques: [[String]] = [], indexes: [[String]] = [], renamedFrom: String? = nil
@@ -38,7 +46,9 @@ public struct EntityDescriptor: Hashable, Sendable {
         self.renamedFrom = renamedFrom
     }
 
+    /// The attribute called `name`, if any.
     public func attribute(named name: String) -> AttributeDescriptor? { attributes.first { $0.name == name } }
+    /// The relationship called `name`, if any.
     public func relationship(named name: String) -> RelationshipDescriptor? {
         relationships.first { $0.name == name }
     }
@@ -46,6 +56,8 @@ public struct EntityDescriptor: Hashable, Sendable {
 
 /// The type of an attribute, which decides its SQLite storage and its ordering.
 public enum ValueType: Hashable, Sendable {
+    /// Scalar types (`String`, `Int`, `Int32`, `Int16`, `Double`, `Float`, `Bool`, `Date`, `UUID`,
+    /// `Data`, `Decimal`, `URL`), stored as GRDB stores them.
     case string, int, int32, int16, double, float, bool, date, uuid, data, decimal, url
     /// A `String`-backed enum; its cases in declaration order.
     case enumeration(name: String, cases: [String])
@@ -63,14 +75,23 @@ public enum DefaultValueDescriptor: Hashable, Sendable {
 
 /// One attribute: one column named after it.
 public struct AttributeDescriptor: Hashable, Sendable {
+    /// The attribute name, which is also its column name.
     public var name: String
+    /// The value type, which decides the column's storage.
     public var type: ValueType
+    /// True when the column accepts NULL.
     public var isOptional: Bool
+    /// The column default, if any.
     public var defaultValue: DefaultValueDescriptor?
+    /// True when the column has its own index.
     public var isIndexed: Bool
+    /// True when no two rows may hold the same value (a unique index).
     public var isUnique: Bool
+    /// The attribute's previous name, so that a migration renames its column instead of replacing
+    /// it.
     public var renamedFrom: String?
 
+    /// An attribute; see the properties for each part.
     public init(
         name: String, type: ValueType, isOptional: Bool = false, defaultValue: DefaultValueDescriptor? = nil,
         isIndexed: Bool = false, isUnique: Bool = false, renamedFrom: String? = nil
@@ -109,17 +130,26 @@ public enum RelationshipStorage: Hashable, Sendable {
     case joinTable(name: String, column: String, inverseColumn: String)
 }
 
+/// One relationship of an entity, and where it is stored.
 public struct RelationshipDescriptor: Hashable, Sendable {
+    /// The relationship name.
     public var name: String
+    /// The name of the destination entity.
     public var destination: String
+    /// The name of the inverse relationship on the destination.
     public var inverse: String
+    /// True for a to-many relationship.
     public var isToMany: Bool
     /// A to-one that must not be nil.
     public var isRequired: Bool
+    /// What happens to the destination objects when an object of this entity is deleted.
     public var deleteRule: DeleteRule
+    /// The foreign key or join table that stores the relationship.
     public var storage: RelationshipStorage
+    /// The relationship's previous name, so that a migration keeps its storage.
     public var renamedFrom: String?
 
+    /// A relationship; see the properties for each part.
     public init(
         name: String, destination: String, inverse: String, isToMany: Bool, isRequired: Bool = false,
         deleteRule: DeleteRule = .nullify, storage: RelationshipStorage, renamedFrom: String? = nil
