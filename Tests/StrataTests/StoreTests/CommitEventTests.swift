@@ -64,7 +64,7 @@ struct CommitEventTests {
         #expect(recorder.commits.isEmpty)
         try store.write { db in
             try db.insert(Tag(name: "kept"))
-            try? db.inSavepoint {
+            try db.inSavepoint {
                 try db.insert(Tag(name: "dropped"))
                 return .rollback
             }
@@ -105,9 +105,11 @@ struct CommitEventTests {
         }
         let recorder = CommitRecorder(store)
         struct Failure: Error {}
-        _ = try? store.writer.write { db in
-            try db.execute(sql: "INSERT INTO Note_tags (noteID, tagID) VALUES (1, 1)")
-            throw Failure()
+        #expect(throws: Failure.self) {
+            try store.writer.write { db in
+                try db.execute(sql: "INSERT INTO Note_tags (noteID, tagID) VALUES (1, 1)")
+                throw Failure()
+            }
         }
         try store.writer.write { db in
             try db.execute(sql: "INSERT INTO Note_tags (noteID, tagID) VALUES (2, 1)")
@@ -129,7 +131,13 @@ struct CommitEventTests {
         let store = try Store(schema: NotesModel.schema, path: directory.path("x.sqlite"))
         let counts = LockedValue<[Int]>([])
         let observation = store.observeCommits(reading: { _, db in
-            let count = (try? Int.fetchOne(db, sql: "SELECT COUNT(*) FROM Note")) ?? -1
+            let count: Int
+            do {
+                count = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM Note") ?? -1
+            } catch {
+                Issue.record(error)
+                count = -1
+            }
             counts.withLock { $0.append(count) }
         })
         for index in 0..<5 { try store.insert(Note(title: "n\(index)", updatedAt: Date())) }
