@@ -21,6 +21,8 @@ final class ReplacedRowLog: @unchecked Sendable {
     let tables: Set<String>
     /// The highest log entry already read (ids are AUTOINCREMENT: never reused). Writer only.
     private var lastID: Int64 = 0
+    /// The highest log entry removed. Writer only.
+    private var trimmedID: Int64 = 0
     /// Rowids deleted by the commit being delivered, by table; set by the store's first
     /// commit handler, read by the others, all on the writer.
     private let current = LockedValue(Gone())
@@ -56,17 +58,19 @@ final class ReplacedRowLog: @unchecked Sendable {
 
     /// Removes entries already read; called at the start of the store's write transactions.
     func trim(_ db: Database) throws {
-        guard !tables.isEmpty, lastID > 0 else { return }
+        guard lastID > trimmedID else { return }
         try db.execute(sql: "DELETE FROM \(Self.table) WHERE id <= ?", arguments: [lastID])
+        trimmedID = lastID
     }
 
     /// Reads the deletions of the commit being delivered (the store's first commit handler).
     func read(_ changes: CommittedChanges, _ db: Database) {
         // Read whatever the commit reports: the row a REPLACE wrote may be gone by the
         // commit (deleted later in the transaction), leaving its table unreported.
-        guard !tables.isEmpty, let rows = try? Row.fetchAll(
-                db, sql: "SELECT id, tableName, rowID FROM \(Self.table) WHERE id > ? ORDER BY id",
-                arguments: [lastID])
+        guard !tables.isEmpty,
+              let statement = try? db.cachedStatement(
+                sql: "SELECT id, tableName, rowID FROM \(Self.table) WHERE id > ? ORDER BY id"),
+              let rows = try? Row.fetchAll(statement, arguments: [lastID])
         else {
             current.withLock { $0 = Gone() }
             return
