@@ -13,7 +13,9 @@ import GRDB
 /// with one approximation: a replaced row whose rowid is written again in the same
 /// transaction (a conflict on the id itself) is reported inserted, not updated — harmless
 /// to code that re-reads the rows it is told about. Join rows replaced that way are not
-/// reported (the statement writes the same link again).
+/// reported (the statement writes the same link again). Known gap: a transaction whose
+/// only net effect is such a deletion (the replacing row deleted again, nothing cascaded)
+/// is not delivered at all.
 ///
 /// For join tables, ``TableChanges/joinRows`` tells which objects each inserted or deleted
 /// row linked, so a deleted link can be traced back to both of its objects.

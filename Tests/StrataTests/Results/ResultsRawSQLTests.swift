@@ -118,6 +118,22 @@ import Testing
         try h.check()
     }
 
+    /// A notebook without notes replaced, then the replacing row deleted: the update hook
+    /// reports nothing at all (insert and delete of the same new row), so the store's
+    /// observer (CommitObserver) delivers no commit and the log is never read.
+    @Test func replacedRowWithNothingElseReported() throws {
+        let h = try Harness(Note.Fetches.byNotebook) { db in try db.notebook("Work") }
+        try h.write { db in
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO Notebook (name, createdAt, position) VALUES ('Work', ?, 2)",
+                arguments: [day])
+            try db.execute(sql: "DELETE FROM Notebook WHERE name = 'Work'")
+        }
+        withKnownIssue("CommitObserver delivers nothing when the update hook reported no net change") {
+            #expect(lines(h.recorder.updates, text) == ["reload | Work[]", "s-[0] | "])
+        }
+    }
+
     /// `DELETE FROM Note` without `WHERE`: SQLite's truncate optimisation would skip the
     /// update hook; every note must still go.
     @Test func deleteWithoutWhereRemovesEveryItem() throws {
