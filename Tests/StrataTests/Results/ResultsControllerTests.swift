@@ -218,6 +218,10 @@ import Testing
         h.controller.deliveryMode = .reloads
         try h.write { db in try db.note("b") }
         #expect(lines(h.recorder.updates, text) == ["reload | [a]", "reload | [a b]"])
+        // A commit that changes nothing shown delivers nothing.
+        try h.write { db in try db.notebook("Work") }
+        #expect(h.recorder.updates.count == 2)
+        try h.check()
     }
 
     @Test func orphansSectionAndSectionPredicate() throws {
@@ -374,8 +378,13 @@ import Testing
         let engine = h.controller.engineForTesting
         #expect(engine.fullFetchCount == 1)
         #expect(engine.incrementalCount == 1)
-        let last = try #require(h.recorder.updates.last?.batch)
-        #expect(last.itemMoves.count == 1 && last.movedAndUpdatedItems.count == 1 && last.itemInserts.isEmpty)
+        // Exactly one move, from the note's old path to its new one, listed as updated: nothing else.
+        let updates = h.recorder.updates
+        #expect(updates.count == 2)
+        let old = updates[0].snapshot, new = try #require(updates.last).snapshot
+        let id = try #require(old.items.first { $0.title == "note 42" }?.id)
+        let from = try #require(old.path(of: id)), to = try #require(new.path(of: id))
+        #expect(updates.last?.batch == ChangeBatch(itemMoves: [Move(from: from, to: to)], movedAndUpdatedItems: [to]))
         #expect(elapsed < .seconds(2))
         h.controller._checkInvariants()
         try h.check()
