@@ -274,6 +274,20 @@ struct SeededGenerator: RandomNumberGenerator {
              .invalidNumberOfItems(section: 0, oldSection: 0, old: 2, new: 2, inserted: 1, deleted: 0, movedIn: 0, movedOut: 0)),
             (ChangeBatch(itemMoves: [Move(from: p(0, 0), to: p(1, 0))]), [2, 1, 0],
              .invalidNumberOfItems(section: 0, oldSection: 0, old: 2, new: 2, inserted: 0, deleted: 0, movedIn: 0, movedOut: 1)),
+            // Moves out of a deleted section and into an inserted one; updates in a deleted one.
+            (ChangeBatch(sectionDeletes: [0], itemMoves: [Move(from: p(0, 0), to: p(0, 1))]), [2, 0],
+             .itemInDeletedSection(.moveFrom, path: p(0, 0))),
+            (ChangeBatch(sectionInserts: [0], itemMoves: [Move(from: p(0, 0), to: p(0, 0))]), [1, 1, 1, 0],
+             .itemInInsertedSection(.moveTo, path: p(0, 0))),
+            (ChangeBatch(sectionDeletes: [0], itemUpdates: [p(0, 1)]), [1, 0], .itemInDeletedSection(.update, path: p(0, 1))),
+            // A section both updated and moved, or deleted and updated.
+            (ChangeBatch(sectionMoves: [Move(from: 0, to: 1)], sectionUpdates: [0]), [1, 2, 0],
+             .conflictingSectionOperations(.update, .moveFrom, section: 0)),
+            (ChangeBatch(sectionDeletes: [2], sectionUpdates: [2]), [2, 1],
+             .conflictingSectionOperations(.delete, .update, section: 2)),
+            // Move targets out of range of the new section.
+            (ChangeBatch(itemMoves: [Move(from: p(0, 0), to: p(1, 2))]), [1, 2, 0],
+             .itemOutOfRange(.moveTo, path: p(1, 2), count: 2)),
         ]
         for (batch, newCounts, expected) in table {
             #expect(throws: expected, "\(batch)") { try BatchValidator.validate(batch, oldCounts: counts, newCounts: newCounts) }
