@@ -27,37 +27,10 @@ extension ChangeBatch {
         changedSections: Set<SectionID>?
     ) {
         func mayHaveChanged(_ id: SectionID) -> Bool { changedSections?.contains(id) ?? true }
-        // Sections.
-        var newSectionIndex: [SectionID: Int] = [:]
-        newSectionIndex.reserveCapacity(new.sections.count)
-        for (n, section) in new.sections.enumerated() { newSectionIndex[section.id] = n }
-        var oldToNew = [Int?](repeating: nil, count: old.sections.count)
-        var newIsInserted = [Bool](repeating: true, count: new.sections.count)
-        var sectionDeletes: [Int] = []
-        var kept: [(old: Int, new: Int)] = []
-        for (o, section) in old.sections.enumerated() {
-            if let n = newSectionIndex[section.id] {
-                oldToNew[o] = n
-                newIsInserted[n] = false
-                kept.append((o, n))
-            } else {
-                sectionDeletes.append(o)
-            }
-        }
-        let sectionInserts = newIsInserted.indices.filter { newIsInserted[$0] }
-        let staying = longestIncreasingSubsequence(kept.map(\.new))
-        var sectionMoves: [Move<Int>] = []
-        var sectionUpdates: [Int] = []
-        var movedAndUpdatedSections: [Int] = []
-        for (k, pair) in kept.enumerated() {
-            let changed = old.sections[pair.old].value != new.sections[pair.new].value
-            if staying.contains(k) {
-                if changed { sectionUpdates.append(pair.old) }
-            } else {
-                sectionMoves.append(Move(from: pair.old, to: pair.new))
-                if changed { movedAndUpdatedSections.append(pair.new) }
-            }
-        }
+        let sections = SectionMatching(from: old, to: new)
+        let oldToNew = sections.oldToNew
+        let newIsInserted = sections.newIsInserted
+        let sectionDeletes = sections.deletes
 
         // Rows: where each row of the new snapshot is.
         var newRowPath: [RowKey<Item.ID>: ItemPath] = [:]
@@ -119,8 +92,8 @@ extension ChangeBatch {
             }
         }
         self.init(
-            sectionDeletes: sectionDeletes, sectionInserts: sectionInserts, sectionMoves: sectionMoves,
-            sectionUpdates: sectionUpdates, movedAndUpdatedSections: movedAndUpdatedSections,
+            sectionDeletes: sectionDeletes, sectionInserts: sections.inserts, sectionMoves: sections.moves,
+            sectionUpdates: sections.updates, movedAndUpdatedSections: sections.movedAndUpdated,
             itemDeletes: itemDeletes, itemInserts: itemInserts, itemMoves: itemMoves,
             itemUpdates: itemUpdates, movedAndUpdatedItems: movedAndUpdatedItems
         )
@@ -150,4 +123,169 @@ func longestIncreasingSubsequence(_ values: [Int]) -> Set<Int> {
         i = previous[i]
     }
     return result
+}
+
+// MARK: - Sections
+
+/// Sections matched by identity between two snapshots, and the section half of their batch.
+/// O(s log s) for s sections.
+struct SectionMatching {
+    /// For each new section, its index.
+    var newIndex: [SectionID: Int] = [:]
+    /// For each old section, its new index; nil when it is deleted.
+    var oldToNew: [Int?]
+    /// For each new section, whether it is inserted.
+    var newIsInserted: [Bool]
+    var deletes: [Int] = []
+    var inserts: [Int] = []
+    var moves: [Move<Int>] = []
+    var updates: [Int] = []
+    var movedAndUpdated: [Int] = []
+
+    init<Item, Section>(from old: ResultsSnapshot<Item, Section>, to new: ResultsSnapshot<Item, Section>) {
+        newIndex.reserveCapacity(new.sections.count)
+        for (n, section) in new.sections.enumerated() { newIndex[section.id] = n }
+        oldToNew = [Int?](repeating: nil, count: old.sections.count)
+        newIsInserted = [Bool](repeating: true, count: new.sections.count)
+        var kept: [(old: Int, new: Int)] = []
+        for (o, section) in old.sections.enumerated() {
+            if let n = newIndex[section.id] {
+                oldToNew[o] = n
+                newIsInserted[n] = false
+                kept.append((o, n))
+            } else {
+                deletes.append(o)
+            }
+        }
+        inserts = newIsInserted.indices.filter { newIsInserted[$0] }
+        let staying = longestIncreasingSubsequence(kept.map(\.new))
+        for (k, pair) in kept.enumerated() {
+            let changed = old.sections[pair.old].value != new.sections[pair.new].value
+            if staying.contains(k) {
+                if changed { updates.append(pair.old) }
+            } else {
+                moves.append(Move(from: pair.old, to: pair.new))
+                if changed { movedAndUpdated.append(pair.new) }
+            }
+        }
+    }
+}
+
+// MARK: - Computing a batch from the engine's journal
+
+/// Where a row was in the old snapshot and where it is in the new one, as the results
+/// engine saw it while applying a commit (see ``ResultsEngine``). Either side is nil when the
+/// row was not shown there.
+struct RowChange {
+    struct Place {
+        var section: SectionID
+        var index: Int
+    }
+
+    var old: Place?
+    var new: Place?
+}
+
+extension ChangeBatch {
+    /// The batch from `old` to `new` when every row that is not in `rowChanges` is in the
+    /// same section in both, in the same order relative to the other such rows, with the same
+    /// value, and the snapshots hold only item rows (no group rows). Row work is
+    /// O(m log m) for m changed rows, whatever the size of the snapshots; section work is
+    /// proportional to the number of sections.
+    ///
+    /// Unchanged rows never move: a changed row that stays in its section is a move when the
+    /// number of unchanged rows before it differs between the two snapshots. Among changed
+    /// rows that fall between the same two unchanged rows, a longest increasing subsequence
+    /// picks those that need not move. The result obeys the same rules as
+    /// ``init(from:to:)``'s, and may differ from it only in which of several equally small
+    /// sets of rows is reported as moved.
+    init<Item, Section>(
+        from old: ResultsSnapshot<Item, Section>, to new: ResultsSnapshot<Item, Section>,
+        rowChanges: some Collection<RowChange>
+    ) {
+        let sections = SectionMatching(from: old, to: new)
+        var oldIndex: [SectionID: Int] = [:]
+        oldIndex.reserveCapacity(old.sections.count)
+        for (o, section) in old.sections.enumerated() { oldIndex[section.id] = o }
+
+        // Per section, the sorted indexes of changed rows, to count the unchanged rows before
+        // a changed one.
+        var oldChanged: [SectionID: [Int]] = [:]
+        var newChanged: [SectionID: [Int]] = [:]
+        for change in rowChanges {
+            if let place = change.old { oldChanged[place.section, default: []].append(place.index) }
+            if let place = change.new { newChanged[place.section, default: []].append(place.index) }
+        }
+        for key in oldChanged.keys { oldChanged[key]!.sort() }
+        for key in newChanged.keys { newChanged[key]!.sort() }
+        func unchangedBefore(_ place: RowChange.Place, _ changed: [SectionID: [Int]]) -> Int {
+            let indexes = changed[place.section]!
+            var low = 0, high = indexes.count
+            while low < high {
+                let mid = (low + high) / 2
+                if indexes[mid] < place.index { low = mid + 1 } else { high = mid }
+            }
+            return place.index - low
+        }
+
+        var itemDeletes: [ItemPath] = []
+        var itemInserts: [ItemPath] = []
+        var itemMoves: [Move<ItemPath>] = []
+        var itemUpdates: [ItemPath] = []
+        var movedAndUpdatedItems: [ItemPath] = []
+        // Rows that stay in their section between the same unchanged rows: by new section and
+        // number of unchanged rows before, their old and new paths.
+        var gaps: [ItemPath: [(old: ItemPath, new: ItemPath)]] = [:]
+        for change in rowChanges {
+            // Old paths only in sections that stay (a deleted section takes its rows), new paths
+            // only in sections that are not inserted (an inserted section brings its rows).
+            let oldPath = change.old.flatMap { place in
+                oldIndex[place.section].flatMap { o in
+                    sections.oldToNew[o] == nil ? nil : ItemPath(section: o, item: place.index)
+                }
+            }
+            let newPath = change.new.flatMap { place in
+                sections.newIndex[place.section].flatMap { n in
+                    sections.newIsInserted[n] ? nil : ItemPath(section: n, item: place.index)
+                }
+            }
+            switch (oldPath, newPath) {
+            case (nil, nil):
+                continue
+            case (let oldPath?, nil):
+                itemDeletes.append(oldPath)
+            case (nil, let newPath?):
+                itemInserts.append(newPath)
+            case (let oldPath?, let newPath?):
+                if change.old!.section == change.new!.section {
+                    let before = unchangedBefore(change.old!, oldChanged)
+                    if before == unchangedBefore(change.new!, newChanged) {
+                        gaps[ItemPath(section: newPath.section, item: before), default: []].append((oldPath, newPath))
+                        continue
+                    }
+                }
+                itemMoves.append(Move(from: oldPath, to: newPath))
+                if old[oldPath] != new[newPath] { movedAndUpdatedItems.append(newPath) }
+            }
+        }
+        for var rows in gaps.values {
+            rows.sort { $0.old < $1.old }
+            let staying = rows.count == 1 ? [0] : longestIncreasingSubsequence(rows.map(\.new.item))
+            for (k, row) in rows.enumerated() {
+                let changed = old[row.old] != new[row.new]
+                if staying.contains(k) {
+                    if changed { itemUpdates.append(row.old) }
+                } else {
+                    itemMoves.append(Move(from: row.old, to: row.new))
+                    if changed { movedAndUpdatedItems.append(row.new) }
+                }
+            }
+        }
+        self.init(
+            sectionDeletes: sections.deletes, sectionInserts: sections.inserts, sectionMoves: sections.moves,
+            sectionUpdates: sections.updates, movedAndUpdatedSections: sections.movedAndUpdated,
+            itemDeletes: itemDeletes, itemInserts: itemInserts, itemMoves: itemMoves,
+            itemUpdates: itemUpdates, movedAndUpdatedItems: movedAndUpdatedItems
+        )
+    }
 }

@@ -250,16 +250,30 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
     /// keep the order of changes).
     private func publish(reload: Bool) {
         let old = computed
-        let (new, changedSections) = engine.snapshotAndChangedSections()
+        let (new, changes) = engine.snapshotAndChanges()
         computed = new
         if reload || _deliveryMode == .reloads {
             if !reload && old == new { return }
             deliveryQueue.async { [self] in deliver(.reload(new)) }
             return
         }
-        let batch = ChangeBatch(from: old, to: new, changedSections: changedSections)
+        let batch: ChangeBatch
+        switch changes {
+        case .rows(let rows): batch = ChangeBatch(from: old, to: new, rowChanges: rows)
+        case .sections(let sections): batch = ChangeBatch(from: old, to: new, changedSections: sections)
+        }
         #if DEBUG
-        if checksInvariants { precondition(batch == ChangeBatch(from: old, to: new), "restricted difference differs") }
+        if checksInvariants {
+            do {
+                let replayed = try batch.apply(to: old, reading: new)
+                precondition(replayed == new, "the batch does not replay")
+            } catch {
+                preconditionFailure("invalid batch \(batch): \(error)")
+            }
+            if case .sections = changes {
+                precondition(batch == ChangeBatch(from: old, to: new), "restricted difference differs")
+            }
+        }
         #endif
         if batch.isEmpty { return }
         deliveryQueue.async { [self] in deliver(.batch(batch, new)) }

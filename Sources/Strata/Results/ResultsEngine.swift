@@ -29,7 +29,10 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
 
     let plan: ResultsQueryPlan
     var options: ResultsOptions<Item> {
-        didSet { derived.removeAll() }
+        didSet {
+            derived.removeAll()
+            journal = nil
+        }
     }
     /// A commit that affects more than `max(refetchMinimum, refetchRatio × count)` items
     /// makes the engine refetch everything instead.
@@ -45,7 +48,16 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
     /// Entity sections: the hidden records (section not shown) by their section object id, so a
     /// section that appears adopts its items without a scan.
     private var hidden: [Int64: Set<Int64>] = [:]
-    private var derived: [SectionID: ResultsSection<Item, Section>] = [:]
+    /// The rows of each section as last derived (post-fetch options applied). While the
+    /// journal is kept, they are the section's items in order and are patched in place.
+    private var derived: [SectionID: [ResultsRow<Item>]] = [:]
+    /// The rows changed since the last snapshot, with their old and new places, while those
+    /// are known exactly; nil after a refetch or an options change, and while a post-fetch
+    /// filter or comparator makes rows differ from items.
+    private var journal: [Int64: RowChange]? = [:]
+    /// Above this many changed rows in one commit, changed sections are derived again rather
+    /// than patched row by row.
+    static var patchLimit: Int { 64 }
     private let sectionDescending: [Bool]
 
     init(request: ResultsRequest<Item, Section>, schema: SchemaDescriptor, options: ResultsOptions<Item>) throws {
@@ -68,6 +80,7 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
         fullFetchCount += 1
         records = [:]
         derived = [:]
+        journal = nil
         sections = []
         switch plan.sectionKind {
         case .none:
@@ -357,6 +370,8 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
     /// the commit cannot have changed the results.
     @discardableResult
     func apply(_ changes: CommittedChanges, _ db: Database) throws -> Bool {
+        // The journal describes one step from the last snapshot, with rows equal to items.
+        if journal?.isEmpty != true || options.filter != nil || options.comparator != nil { journal = nil }
         if !plan.refetchTables.isDisjoint(with: changes.tables.keys.filter { !changes[$0].isEmpty }) {
             try fetchAll(db)
             return true
@@ -394,14 +409,36 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
             return true
         }
         incrementalCount += 1
-        // 3. Remove every affected or deleted item, then insert the re-read ones.
+        // 3. Remove every affected or deleted item, then insert the re-read ones; journal
+        // their places before and after.
         let fetched = try fetchItems(db, ids: Array(affected))
-        for id in affected.union(own.deleted) { remove(id) }
-        for record in fetched { insert(record) }
+        let gone = affected.union(own.deleted)
+        let patch = journal != nil && gone.count <= Self.patchLimit
+        if journal != nil {
+            for id in gone {
+                if let place = place(of: id) { journal![id] = RowChange(old: place) }
+            }
+        }
+        for id in gone { remove(id, patch: patch) }
+        for record in fetched { insert(record, patch: patch) }
+        if journal != nil {
+            for record in fetched {
+                let id = record.item.id.rawValue
+                if let place = place(of: id) { journal![id, default: RowChange()].new = place }
+            }
+        }
         return true
     }
 
-    private func remove(_ id: Int64) {
+    /// Where the item `id` is shown: its section and its index there.
+    private func place(of id: Int64) -> RowChange.Place? {
+        guard let record = records[id], let sectionID = record.section, let s = sectionIndex[sectionID] else {
+            return nil
+        }
+        return RowChange.Place(section: sectionID, index: insertionIndex(of: id, record, in: sections[s].items))
+    }
+
+    private func remove(_ id: Int64, patch: Bool) {
         guard let record = records[id] else { return }
         defer { records[id] = nil }
         guard let sectionID = record.section, let s = sectionIndex[sectionID] else {
@@ -411,14 +448,15 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
         let index = insertionIndex(of: id, record, in: sections[s].items)
         precondition(index < sections[s].items.count && sections[s].items[index] == id, "item \(id) not where expected")
         sections[s].items.remove(at: index)
-        derived[sectionID] = nil
+        if patch, derived[sectionID] != nil { derived[sectionID]!.remove(at: index) } else { derived[sectionID] = nil }
         if sections[s].items.isEmpty, isTransient(sectionID) {
             sections.remove(at: s)
+            derived[sectionID] = nil
             rebuildSectionIndex()
         }
     }
 
-    private func insert(_ fetched: Record) {
+    private func insert(_ fetched: Record, patch: Bool) {
         var record = fetched
         let id = record.item.id.rawValue
         record.section = sectionID(for: record)
@@ -438,7 +476,11 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
         let s = sectionIndex[sectionID]!
         let index = insertionIndex(of: id, record, in: sections[s].items)
         sections[s].items.insert(id, at: index)
-        derived[sectionID] = nil
+        if patch, derived[sectionID] != nil {
+            derived[sectionID]!.insert(.item(record.item), at: index)
+        } else {
+            derived[sectionID] = nil
+        }
     }
 
     /// Keyed and orphan sections exist only while they hold items.
@@ -463,12 +505,12 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
                 let old = sections.remove(at: index)
                 rebuildSectionIndex()
                 items = old.items
-                derived[sectionID] = nil
                 if fresh[sectionID] == nil {
+                    derived[sectionID] = nil
                     hide(old.items)
                     continue
                 }
-                // Its value may equal the old one: the derived section is rebuilt either way.
+                // Its rows stay; its value, read afresh, goes into the next snapshot.
             }
             guard var section = fresh[sectionID] else { continue }
             if !existed { appeared.append(id) }
@@ -503,7 +545,6 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
         for var section in fresh {
             if let previous = old.removeValue(forKey: section.id) {
                 section.items = previous.items
-                if previous.value != section.value { derived[section.id] = nil }
             } else if case .object(let key) = section.id {
                 appeared.append(key)
             }
@@ -525,30 +566,39 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
     // MARK: - Snapshots
 
     /// The current results, with the post-fetch options applied.
-    func snapshot() -> ResultsSnapshot<Item, Section> { snapshotAndChangedSections().snapshot }
+    func snapshot() -> ResultsSnapshot<Item, Section> { snapshotAndChanges().snapshot }
 
-    /// The current results, and the sections whose rows or value may differ from the previous
-    /// call's (those derived again since).
-    func snapshotAndChangedSections() -> (snapshot: ResultsSnapshot<Item, Section>, changed: Set<SectionID>) {
+    /// What changed between two snapshots, as far as the engine knows.
+    enum Changes {
+        /// Every changed row, with its places (see ``ChangeBatch/init(from:to:rowChanges:)``).
+        case rows([RowChange])
+        /// The sections whose rows may differ (derived again); any section's value may differ.
+        case sections(Set<SectionID>)
+    }
+
+    /// The current results, and what changed since the previous call.
+    func snapshotAndChanges() -> (snapshot: ResultsSnapshot<Item, Section>, changes: Changes) {
         var changed = Set<SectionID>()
         var result: [ResultsSection<Item, Section>] = []
         result.reserveCapacity(sections.count)
         for raw in sections {
-            let section: ResultsSection<Item, Section>
+            let rows: [ResultsRow<Item>]
             if let cached = derived[raw.id] {
-                section = cached
+                rows = cached
             } else {
-                section = derive(raw)
-                derived[raw.id] = section
+                rows = derive(raw)
+                derived[raw.id] = rows
                 changed.insert(raw.id)
             }
-            if section.rows.isEmpty && isTransient(raw.id) { continue }
-            result.append(section)
+            if rows.isEmpty && isTransient(raw.id) { continue }
+            result.append(ResultsSection(id: raw.id, value: raw.value, rows: rows))
         }
-        return (ResultsSnapshot(sections: result), changed)
+        let changes: Changes = journal.map { .rows(Array($0.values)) } ?? .sections(changed)
+        journal = [:]
+        return (ResultsSnapshot(sections: result), changes)
     }
 
-    private func derive(_ raw: RawSection) -> ResultsSection<Item, Section> {
+    private func derive(_ raw: RawSection) -> [ResultsRow<Item>] {
         var shown: [Item] = []
         var rejected: [Item] = []
         shown.reserveCapacity(raw.items.count)
@@ -566,7 +616,7 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
         }
         var rows = shown.map { ResultsRow.item($0) }
         if options.groupFilteredItems && !rejected.isEmpty { rows.append(.group(rejected)) }
-        return ResultsSection(id: raw.id, value: raw.value, rows: rows)
+        return rows
     }
 
     // MARK: - Invariants
@@ -596,6 +646,12 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
             if case .int64(let key) = record.key.storage { expectedHidden[key, default: []].insert(id) }
         }
         precondition(hidden == expectedHidden, "hidden index out of date")
+        if options.filter == nil && options.comparator == nil {
+            for section in sections {
+                guard let rows = derived[section.id] else { continue }
+                precondition(rows.map { $0.item?.id.rawValue } == section.items, "derived rows out of date")
+            }
+        }
         #endif
     }
 }
