@@ -41,6 +41,8 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
     /// Counts, for tests: full fetches and incremental updates.
     private(set) var fullFetchCount = 0
     private(set) var incrementalCount = 0
+    /// Counts, for tests: snapshots whose changes came from the journal.
+    private(set) var journaledCount = 0
 
     private(set) var records: [Int64: Record] = [:]
     private(set) var sections: [RawSection] = []
@@ -594,6 +596,7 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
             result.append(ResultsSection(id: raw.id, value: raw.value, rows: rows))
         }
         let changes: Changes = journal.map { .rows(Array($0.values)) } ?? .sections(changed)
+        if journal?.isEmpty == false { journaledCount += 1 }
         journal = [:]
         return (ResultsSnapshot(sections: result), changes)
     }

@@ -262,6 +262,41 @@ import Testing
         }
     }
 
+    /// Without post-fetch options, batches come from the engine's journal of changed rows;
+    /// commits of up to 12 writes exercise several changed rows in one section.
+    @Test(arguments: [UInt64(21), 22, 23, 24, 25, 26])
+    func randomCommitsFromTheJournal(seed: UInt64) throws {
+        var random = SeededGenerator(seed: seed)
+        let store = try Store.inMemory(schema: NotesModel.schema)
+        let checkers = (
+            try Checker(store: store, request: Note.Fetches.byNotebook, forceRefetch: false, rule: Self.byNotebookRule),
+            try Checker(store: store, request: Note.Fetches.byPriority, forceRefetch: false, rule: Self.byPriorityRule),
+            try Checker(store: store, request: Self.orphanRequest, forceRefetch: false, rule: Self.orphanRule),
+            try Checker(store: store, request: Self.firstLetterRequest, forceRefetch: false, rule: Self.firstLetterRule),
+            try Checker(store: store, request: Self.notebookNameRequest, forceRefetch: false, rule: Self.notebookNameRule)
+        )
+        let titles = ["a", "b", "c", "Ab", "ba", "x", "xy", "é", "e\u{301}", ""]
+        var notebookCounter = 0
+        for step in 0..<80 {
+            let count = Int.random(in: 1...12, using: &random)
+            var randomCopy = random
+            try store.write { db in
+                for _ in 0..<count {
+                    try Self.randomWrite(
+                        db, Int.random(in: 0..<11, using: &randomCopy), titles: titles, counter: &notebookCounter,
+                        random: &randomCopy)
+                }
+            }
+            random = randomCopy
+            let context = "(seed \(seed), step \(step), \(count) writes)"
+            guard try checkers.0.check(context), try checkers.1.check(context), try checkers.2.check(context),
+                try checkers.3.check(context), try checkers.4.check(context)
+            else { return }
+        }
+        let journaled = checkers.0.controller.engineForTesting.journaledCount
+        #expect(journaled > 20, "seed \(seed): only \(journaled) batches came from the journal")
+    }
+
     static func randomWrite(
         _ db: Database, _ kind: Int, titles: [String], counter: inout Int, random: inout SeededGenerator
     ) throws {
