@@ -16,6 +16,7 @@ struct Plan {
     /// The size whose controller's peak resident size is reported.
     var memorySize = 100_000
     var incrementalOnly = false
+    var fetchOnly = false
 
     init(arguments: [String]) {
         var iterator = arguments.makeIterator()
@@ -31,6 +32,9 @@ struct Plan {
             case "--incremental-only":
                 // For profiling: many rounds of the incremental controller, nothing else.
                 incrementalOnly = true
+            case "--fetch-only":
+                // For profiling: the initial fetch beside plain GRDB, nothing else.
+                fetchOnly = true
             case "-h", "--help":
                 usage(exitCode: 0)
             default:
@@ -47,12 +51,12 @@ struct Plan {
     }
     /// Measured repetitions of the initial fetch.
     func fetchRepetitions(_ size: Int) -> (warmUp: Int, repetitions: Int) {
-        size >= 1_000_000 ? (1, 3) : (2, 9)
+        fetchOnly ? (2, 30) : size >= 1_000_000 ? (1, 3) : (2, 9)
     }
 }
 
 func usage(exitCode: Int32 = 2) -> Never {
-    let text = "usage: StrataBenchmarks [--quick] [--sizes N,N,...] [--incremental-only]\n"
+    let text = "usage: StrataBenchmarks [--quick] [--sizes N,N,...] [--incremental-only | --fetch-only]\n"
     FileHandle.standardError.write(Data(text.utf8))
     exit(exitCode)
 }
@@ -112,6 +116,11 @@ func benchmark(size: Int, plan: Plan) throws -> (changes: [ChangeFigures], fetch
         throw BenchmarkError.resultsDiffer("initial snapshot has \(initial.rowCounts.reduce(0, +)) rows")
     }
 
+    if plan.fetchOnly {
+        try measureInitialFetch(size: size, store: store, deliveries: deliveries, plan: plan)
+        exit(0)
+    }
+
     // 1. The incremental controller.
     let driver = ChangeDriver(database: database, probe: probe)
     let (warmUp, repetitions) = plan.incrementalRepetitions(size)
@@ -136,7 +145,18 @@ func benchmark(size: Int, plan: Plan) throws -> (changes: [ChangeFigures], fetch
     }
     controller.pause()
 
-    // 3. Initial fetch: a new controller vs a plain GRDB fetch of the same rows, same order.
+    // 3. Initial fetch.
+    let fetch = try measureInitialFetch(size: size, store: store, deliveries: deliveries, plan: plan)
+    withExtendedLifetime(forwarder) {}
+    withExtendedLifetime(controller) {}
+
+    let changes = Change.allCases.map { ChangeFigures(size: size, change: $0, ours: ours[$0]!, baseline: base[$0]!) }
+    return (changes, fetch, size == plan.memorySize ? memory : nil)
+}
+
+/// A new controller vs a plain GRDB fetch of the same rows, in the same order, alternately.
+@discardableResult
+func measureInitialFetch(size: Int, store: Store, deliveries: DispatchQueue, plan: Plan) throws -> FetchFigures {
     let (fetchWarmUp, fetchRepetitions) = plan.fetchRepetitions(size)
     var oursFetch = Samples(), plainFetch = Samples()
     for round in 0..<(fetchWarmUp + fetchRepetitions) {
@@ -156,11 +176,7 @@ func benchmark(size: Int, plan: Plan) throws -> (changes: [ChangeFigures], fetch
         }
     }
     log("   initial fetch: controller \(formatMilliseconds(oursFetch.medianMilliseconds)), GRDB \(formatMilliseconds(plainFetch.medianMilliseconds))")
-    withExtendedLifetime(forwarder) {}
-    withExtendedLifetime(controller) {}
-
-    let changes = Change.allCases.map { ChangeFigures(size: size, change: $0, ours: ours[$0]!, baseline: base[$0]!) }
-    return (changes, FetchFigures(size: size, ours: oursFetch, plain: plainFetch), size == plan.memorySize ? memory : nil)
+    return FetchFigures(size: size, ours: oursFetch, plain: plainFetch)
 }
 
 // MARK: - Report

@@ -261,6 +261,7 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
         switch changes {
         case .rows(let rows): batch = ChangeBatch(from: old, to: new, rowChanges: rows)
         case .sections(let sections): batch = ChangeBatch(from: old, to: new, changedSections: sections)
+        case .all: batch = ChangeBatch(from: old, to: new)
         }
         #if DEBUG
         if checksInvariants {
@@ -271,6 +272,7 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
                 preconditionFailure("invalid batch \(batch): \(error)")
             }
             if case .sections = changes {
+                // The restricted difference must equal the whole one.
                 precondition(batch == ChangeBatch(from: old, to: new), "restricted difference differs")
             }
         }

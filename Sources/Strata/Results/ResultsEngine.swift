@@ -57,6 +57,8 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
     /// are known exactly; nil after a refetch or an options change, and while a post-fetch
     /// filter or comparator makes rows differ from items.
     private var journal: [Int64: RowChange]? = [:]
+    /// Whether everything was fetched again since the last snapshot.
+    private var refetched = false
     /// Above this many changed rows in one commit, changed sections are derived again rather
     /// than patched row by row.
     static var patchLimit: Int { 64 }
@@ -83,6 +85,8 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
         records = [:]
         derived = [:]
         journal = nil
+        refetched = true
+        hidden = [:]
         sections = []
         switch plan.sectionKind {
         case .none:
@@ -93,34 +97,59 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
             sections = try fetchSectionObjects(db)
         }
         rebuildSectionIndex()
-        let rows = try fetchItems(db, ids: nil)
-        var buckets: [SectionID: [Int64]] = [:]
-        var keyed: [SectionID: (DatabaseValue, DatabaseValue)] = [:]
-        for row in rows {
-            var record = row
-            record.section = sectionID(for: row)
-            if let id = record.section {
-                buckets[id, default: []].append(row.item.id.rawValue)
-                if keyed[id] == nil { keyed[id] = (row.key, row.keyOrder) }
+        // One pass over the rows: records, section buckets, and (without post-fetch options,
+        // where rows are items) the snapshot's rows.
+        let rowsAreItems = options.filter == nil && options.comparator == nil
+        if let estimate = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(quoted(plan.itemEntity))") {
+            records.reserveCapacity(estimate)
+        }
+        var buckets: [SectionID: Int] = [:]
+        var bucketItems: [[Int64]] = []
+        var bucketRows: [[ResultsRow<Item>]] = []
+        var bucketKeys: [(key: DatabaseValue, order: DatabaseValue)] = []
+        var last: (id: SectionID, bucket: Int)?
+        try forEachRecord(db, ids: nil) { record in
+            let id = record.item.id.rawValue
+            record.section = sectionID(for: record)
+            if let sectionID = record.section {
+                let bucket: Int
+                if let last, last.id == sectionID {
+                    bucket = last.bucket
+                } else if let existing = buckets[sectionID] {
+                    bucket = existing
+                } else {
+                    bucket = bucketItems.count
+                    buckets[sectionID] = bucket
+                    bucketItems.append([])
+                    bucketRows.append([])
+                    bucketKeys.append((record.key, record.keyOrder))
+                }
+                last = (sectionID, bucket)
+                bucketItems[bucket].append(id)
+                if rowsAreItems { bucketRows[bucket].append(.item(record.item)) }
+            } else {
+                addHidden(id, record)
             }
-            records[row.item.id.rawValue] = record
+            records[id] = record
         }
         // Entity and single sections exist already; keyed and orphan sections are created here.
-        for id in Array(buckets.keys) where sectionIndex[id] == nil {
-            let (key, order) = keyed[id]!
+        for (id, bucket) in buckets where sectionIndex[id] == nil {
+            let (key, order) = bucketKeys[bucket]
             if let section = try? makeKeySection(id: id, key: key, keyOrder: order) {
                 sections.append(section)
             } else {
                 // A key the section type cannot represent (an unknown enum raw value written
                 // by raw SQL): its items are left out, as incremental updates leave them out.
-                for item in buckets.removeValue(forKey: id) ?? [] { records[item]?.section = nil }
+                buckets[id] = nil
+                hide(bucketItems[bucket])
             }
         }
         sections.sort { sectionPrecedes($0, $1) }
         rebuildSectionIndex()
-        for (id, items) in buckets { sections[sectionIndex[id]!].items = items }
-        hidden = [:]
-        for (id, record) in records where record.section == nil { addHidden(id, record) }
+        for (id, bucket) in buckets {
+            sections[sectionIndex[id]!].items = bucketItems[bucket]
+            if rowsAreItems { derived[id] = bucketRows[bucket] }
+        }
     }
 
     private func addHidden(_ id: Int64, _ record: Record) {
@@ -144,16 +173,20 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
     }
 
     /// The items matching the predicate (and whose id is in `ids`, when given), in SQL order.
-    private func fetchItems(_ db: Database, ids: [Int64]?) throws -> [Record] {
-        if let ids, ids.count > 500 {
-            var result: [Record] = []
-            var start = 0
-            while start < ids.count {
-                result += try fetchItems(db, ids: Array(ids[start..<min(start + 500, ids.count)]))
-                start += 500
-            }
-            return result
+    private func fetchItems(_ db: Database, ids: [Int64]) throws -> [Record] {
+        var result: [Record] = []
+        result.reserveCapacity(ids.count)
+        var start = 0
+        while start < ids.count {
+            try forEachRecord(db, ids: Array(ids[start..<min(start + 500, ids.count)])) { result.append($0) }
+            start += 500
         }
+        return result
+    }
+
+    /// Calls `body` with each item matching the predicate (and whose id is in `ids`, when
+    /// given; at most a few hundred), in SQL order, its section not yet set.
+    private func forEachRecord(_ db: Database, ids: [Int64]?, _ body: (inout Record) throws -> Void) throws {
         var builder = try SQLQueryBuilder(schema: plan.schema, rootEntity: plan.itemEntity)
         var selection = SQL(sql: "\(builder.rootAlias).*")
         for (index, key) in plan.sort.enumerated() {
@@ -172,7 +205,7 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
         var conditions: [SQL] = []
         if let predicate = plan.predicate { conditions.append(try builder.condition(predicate)) }
         if let ids {
-            if ids.isEmpty { return [] }
+            if ids.isEmpty { return }
             let list = ids.map { SQL(sql: "?", arguments: [$0]) }.joined(separator: ", ")
             conditions.append(SQL(sql: "\(builder.rootAlias).\"id\" IN (") + list + ")")
         }
@@ -181,27 +214,25 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
         if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
         sql += " ORDER BY \(order)"
         let sortCount = plan.sort.count
-        let keyed: Bool
+        let keyColumns: Int
         switch plan.sectionKind {
-        case .none: keyed = false
-        default: keyed = true
+        case .none: keyColumns = 0
+        case .key: keyColumns = 2
+        case .entity: keyColumns = 1
         }
-        let isKeySection: Bool
-        if case .key = plan.sectionKind { isKeySection = true } else { isKeySection = false }
-        // A cursor, not `Row.fetchAll`: its rows find columns by name through the statement's
-        // cached index, where copied rows compare lowercased names column by column.
-        let sortColumns = (0..<sortCount).map { "__strata_s\($0)" }
-        var records: [Record] = []
+        // A cursor, not `Row.fetchAll`: its rows find columns through the statement. The
+        // extra columns follow the entity's own, so they are read by index.
         let rows = try Row.fetchCursor(db, SQLRequest(literal: sql))
         while let row = try rows.next() {
+            let first = row.count - sortCount - keyColumns
             var sort: [DatabaseValue] = []
             sort.reserveCapacity(sortCount)
-            for column in sortColumns { sort.append(DatabaseValueOrdering.sortValue(in: row, column: column)) }
-            let key: DatabaseValue = keyed ? row["__strata_key"] : .null
-            let keyOrder: DatabaseValue = isKeySection ? row["__strata_keyorder"] : key
-            records.append(Record(item: try Item(row: row), sort: sort, key: key, keyOrder: keyOrder, section: nil))
+            for index in first..<(first + sortCount) { sort.append(DatabaseValueOrdering.sortValue(in: row, at: index)) }
+            let key: DatabaseValue = keyColumns > 0 ? row[first + sortCount] : .null
+            let keyOrder: DatabaseValue = keyColumns > 1 ? row[first + sortCount + 1] : key
+            var record = Record(item: try Item(row: row), sort: sort, key: key, keyOrder: keyOrder, section: nil)
+            try body(&record)
         }
-        return records
     }
 
     /// The ids of items whose `foreignKeyPath` is one of `ids` (whatever the predicate says).
@@ -576,6 +607,8 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
         case rows([RowChange])
         /// The sections whose rows may differ (derived again); any section's value may differ.
         case sections(Set<SectionID>)
+        /// Anything may differ (a refetch).
+        case all
     }
 
     /// The current results, and what changed since the previous call.
@@ -595,9 +628,10 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
             if rows.isEmpty && isTransient(raw.id) { continue }
             result.append(ResultsSection(id: raw.id, value: raw.value, rows: rows))
         }
-        let changes: Changes = journal.map { .rows(Array($0.values)) } ?? .sections(changed)
-        if journal?.isEmpty == false { journaledCount += 1 }
+        let changes: Changes = refetched ? .all : journal.map { .rows(Array($0.values)) } ?? .sections(changed)
+        if !refetched, journal?.isEmpty == false { journaledCount += 1 }
         journal = [:]
+        refetched = false
         return (ResultsSnapshot(sections: result), changes)
     }
 

@@ -60,8 +60,19 @@ public enum DatabaseValueOrdering {
         return lhsID < rhsID ? -1 : (lhsID == rhsID ? 0 : 1)
     }
 
-    /// The value of `column` in `row` for ordering: text with NUL characters is read in
+    /// The value at `index` in `row` for ordering: text with NUL characters is read in
     /// full (GRDB's `DatabaseValue` stops at the first NUL), so that it orders as in SQLite.
+    static func sortValue(in row: Row, at index: Int) -> DatabaseValue {
+        let value: DatabaseValue = row[index]
+        guard case .string(let string) = value.storage else { return value }
+        let full = try? row.withUnsafeData(atIndex: index) { data -> String? in
+            guard let data, data.count != string.utf8.count else { return nil }
+            return String(decoding: data, as: UTF8.self)
+        }
+        return full.flatMap { $0 }.map(\.databaseValue) ?? value
+    }
+
+    /// ``sortValue(in:at:)`` of the column named `column`.
     static func sortValue(in row: Row, column: String) -> DatabaseValue {
         let value: DatabaseValue = row[column]
         guard case .string(let string) = value.storage else { return value }
