@@ -35,8 +35,11 @@ import GRDB
 /// related row through a to-one relationship — and places them by binary search with
 /// ``DatabaseValueOrdering``, which orders exactly as SQLite's `ORDER BY`. Predicates over
 /// to-many relationships, and commits that touch a large share of the results, make it
-/// refetch instead. Either way the batch is the identity difference between the previous
-/// and the new snapshot, so after every commit the state equals a fresh fetch.
+/// refetch instead. Either way the state after every commit equals a fresh fetch. The batch
+/// of an incremental commit is built from the places the changed rows left and took, in
+/// time that grows with the change, not with the results, and rows the commit did not touch
+/// never move. After a refetch, or with post-fetch options, it is the identity difference
+/// between the previous and the new snapshot.
 ///
 /// ## Isolation
 ///
