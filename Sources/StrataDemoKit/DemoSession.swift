@@ -222,12 +222,12 @@ public final class DemoSession {
         for line in explain { for part in wrapped("  " + line, indent: "  ") { output.line(part) } }
         do {
             try action()
+        } catch let refusal as DeleteRefusal {
+            record.refusal = refusal.description
+            refused(refusal.description, denied: refusal.denied)
         } catch let error as DeleteDeniedError {
             record.refusal = error.description
-            let lines = wrapped("refused: " + error.description)
-            output.line(style.red("refused") + lines[0].dropFirst("refused".count))
-            for line in lines.dropFirst() { output.line(line) }
-            output.line("  (DeleteDeniedError \(error.entity).\(error.relationship): the transaction was rolled back)")
+            refused(error.description, denied: error)
         } catch {
             record.error = "\(error)"
             let lines = wrapped("error: \(error)")
@@ -287,6 +287,13 @@ public final class DemoSession {
         return record
     }
 
+    private func refused(_ message: String, denied: DeleteDeniedError) {
+        let lines = wrapped("refused: " + message)
+        output.line(style.red("refused") + lines[0].dropFirst("refused".count))
+        for line in lines.dropFirst() { output.line(line) }
+        output.line("  (DeleteDeniedError \(denied.entity).\(denied.relationship): the transaction was rolled back)")
+    }
+
     /// Checks that `controller.updates` delivered what the coordinator got, in order, and
     /// says so. Waits (up to a few seconds) for the stream's consumer task to catch up.
     func checkAsyncStream() async -> Bool {
@@ -309,7 +316,7 @@ public final class DemoSession {
     }
 
     private func header(_ title: String) -> String {
-        let text = "== " + title + " "
+        let text = "== " + clipped(title, width: 73) + " "
         return style.bold(text + String(repeating: "=", count: max(3, 78 - text.count)))
     }
 
@@ -347,10 +354,12 @@ public final class DemoSession {
                 guard let newPath else { return style.marker(">") + "  row \(from)→? \(label)" }
                 if batch.movedAndUpdatedItems.contains(newPath) {
                     var was = ""
-                    if let path, let note = old[path].item, let title = row.item?.title, note.title != title {
-                        was = " (was \(note.title))"
+                    let line = " row \(from)→\(newPath) \(label)"
+                    let room = 80 - 9 - line.count - " (was )".count
+                    if let path, let note = old[path].item, let title = row.item?.title, note.title != title, room >= 8 {
+                        was = " (was \(clipped(note.title, width: room)))"
                     }
-                    return style.marker(">~") + " row \(from)→\(newPath) \(label)\(was)"
+                    return style.marker(">~") + line + was
                 }
                 return style.marker(">") + "  row \(from)→\(newPath) \(label)"
             case .update:
@@ -386,6 +395,20 @@ public final class DemoSession {
 
     func tag(named name: String) throws -> Tag? {
         try store.read { db in try db.fetchAll(Tag.Fetches.all).first { $0.name.lowercased() == name.lowercased() } }
+    }
+
+    // MARK: - Deletes
+
+    /// Deletes `tag`. When its `deny` rule refuses (notes still carry it), throws a
+    /// ``DeleteRefusal`` that names the tag and the notes in the way.
+    func delete(_ tag: Tag) throws {
+        do {
+            try store.write { db in _ = try db.delete(tag) }
+        } catch let denied as DeleteDeniedError {
+            let notes = try store.read { db in try db.fetchAll(Tag.notes, of: tag.id, sortedBy: [Note.title.ascending]) }
+            throw DeleteRefusal(denied, object: "tag '\(tag.name)'", blockers: notes.map(\.title), noun: ("note", "notes"),
+                                remedy: notes.count == 1 ? "Untag it first" : "Untag them first")
+        }
     }
 
     // MARK: - Options
@@ -441,3 +464,20 @@ public enum DemoStoreError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 }
 
+/// A delete refused by a `deny` rule, told in the demo's words: the object, what blocks it,
+/// the rule, and what to do.
+struct DeleteRefusal: Error, CustomStringConvertible {
+    /// The runtime's error.
+    var denied: DeleteDeniedError
+    /// `Cannot delete tag 'urgent': 2 notes still use it (delete rule deny on Tag.notes).
+    /// Untag them first: "A", "B".`
+    var description: String
+
+    init(_ denied: DeleteDeniedError, object: String, blockers: [String], noun: (one: String, many: String), remedy: String) {
+        self.denied = denied
+        let count = blockers.count == 1 ? "1 \(noun.one) still uses it" : "\(blockers.count) \(noun.many) still use it"
+        let names = blockers.prefix(3).map { "\"\($0)\"" }.joined(separator: ", ") + (blockers.count > 3 ? ", …" : "")
+        description = "Cannot delete \(object): \(count) (delete rule deny on "
+            + "\(denied.entity).\(denied.relationship)). \(remedy)" + (names.isEmpty ? "." : ": \(names).")
+    }
+}
