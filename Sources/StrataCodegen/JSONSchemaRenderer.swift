@@ -4,6 +4,7 @@ import StrataSchema
 /// A JSON Schema (draft 2020-12) of the model language, version 1, for editors that
 /// complete and check YAML (`# yaml-language-server: $schema=strata.schema.json`).
 public enum JSONSchemaRenderer {
+    /// The schema's `$id`: a name, not a place the schema can be downloaded from.
     public static let schemaID = "https://strata.invalid/schema/model-v1.json"
 
     /// The schema as pretty-printed JSON with sorted keys: the same bytes on every run.
@@ -24,7 +25,11 @@ public enum JSONSchemaRenderer {
         ]
         // The decoder reads an empty value (`Tag:`, `attributes:`) as an empty mapping or list.
         let objectOrNull = ["object", "null"]
-        let nameList: [String: Any] = ["type": ["array", "null"], "items": ["type": "array", "items": ["type": "string"], "minItems": 1]]
+        // `unique: [[a, b]]`, `indexes: [[a]]`: no empty group, no name twice in one group.
+        let nameList: [String: Any] = [
+            "type": ["array", "null"],
+            "items": ["type": "array", "items": ["type": "string"], "minItems": 1, "uniqueItems": true],
+        ]
         let attribute: [String: Any] = [
             "oneOf": [
                 ["type": "string", "pattern": identifier, "description": "Short form: the type only; required, no default."],
@@ -37,6 +42,7 @@ public enum JSONSchemaRenderer {
                         "indexed": ["type": "boolean"], "unique": ["type": "boolean"],
                         "doc": ["type": "string"], "renamedFrom": ["type": "string"],
                     ] as [String: Any],
+                    "allOf": defaultKinds(),
                 ],
             ],
         ]
@@ -50,6 +56,9 @@ public enum JSONSchemaRenderer {
                 "deleteRule": ["enum": DeleteRule.allCases.map(\.rawValue)],
                 "doc": ["type": "string"], "renamedFrom": ["type": "string"],
             ] as [String: Any],
+            // `required` applies to to-one relationships only.
+            "if": ["required": ["many"], "properties": ["many": ["const": true]]] as [String: Any],
+            "then": ["properties": ["required": ["const": false, "description": "A to-many relationship cannot be required."]]],
         ]
         let sections: [String: Any] = [
             "oneOf": [
@@ -102,8 +111,33 @@ public enum JSONSchemaRenderer {
             "$defs": [
                 "entity": entity, "attribute": attribute, "relationship": relationship, "fetch": fetch,
                 "sections": sections, "sort": keyPathList,
-                "predicate": ["type": "string", "description": "NSPredicate-like: == != < <= > >=, AND OR NOT, IN, BETWEEN, CONTAINS BEGINSWITH ENDSWITH LIKE with [c]/[d], ANY/ALL/NONE, @count, $parameters."],
+                "predicate": ["type": "string", "minLength": 1, "pattern": "\\S", "description": "NSPredicate-like: == != < <= > >=, AND OR NOT, IN, BETWEEN, CONTAINS BEGINSWITH ENDSWITH LIKE with [c]/[d], ANY/ALL/NONE, @count, $parameters."],
             ] as [String: Any],
+        ]
+    }
+
+    /// For each built-in type whose defaults `strata` reads only from one kind of YAML
+    /// scalar: an `if`/`then` that the `default` is of that kind (and range). `String` and
+    /// `Data` take any scalar; an enum's cases are the model's, so they are left to `strata`.
+    static func defaultKinds() -> [[String: Any]] {
+        func when(_ type: String, _ defaultSchema: [String: Any]) -> [String: Any] {
+            [
+                "if": ["required": ["type"], "properties": ["type": ["const": type]]] as [String: Any],
+                "then": ["properties": ["default": defaultSchema]],
+            ]
+        }
+        let uuid = "^(uuid|[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12})$"
+        return [
+            when("Int", ["type": "integer", "description": "An integer, without quotes."]),
+            when("Int32", ["type": "integer", "minimum": Int(Int32.min), "maximum": Int(Int32.max)]),
+            when("Int16", ["type": "integer", "minimum": Int(Int16.min), "maximum": Int(Int16.max)]),
+            when("Double", ["type": "number"]),
+            when("Float", ["type": "number"]),
+            when("Decimal", ["type": "number"]),
+            when("Bool", ["type": "boolean", "description": "true or false."]),
+            when("Date", ["const": "now", "description": "`now`: the time of the insert."]),
+            when("UUID", ["type": "string", "pattern": uuid, "description": "`uuid` (a new one per object) or a UUID literal."]),
+            when("URL", ["type": "string", "pattern": "^[A-Za-z][A-Za-z0-9+.-]*:", "description": "An absolute URL."]),
         ]
     }
 }

@@ -4,7 +4,8 @@
 public struct DemoOptions: Hashable, Sendable {
     /// Where the store lives.
     public enum StoreLocation: Hashable, Sendable {
-        /// `Store(schema:)`: the platform's default data location.
+        /// The demo's own file in the platform's data folder, ``DemoSession/defaultStorePath``
+        /// (`StrataDemo/demo.sqlite`), apart from the stores of apps built on the same model.
         case defaultLocation
         /// A file at this path.
         case path(String)
@@ -58,14 +59,17 @@ public struct DemoOptions: Hashable, Sendable {
 
         USAGE: StrataDemo [--store <path> | --in-memory] [--interactive]
 
-        By default a scripted scenario runs on a fresh SQLite store at the default
-        data location (the previous demo store is deleted first). Every step prints
+        By default a scripted scenario runs on a fresh SQLite store of its own,
+        StrataDemo/demo.sqlite in the data folder (XDG_DATA_HOME, ~/.local/share, or
+        Application Support); the previous demo store is deleted first, and a file
+        the demo did not create never is. Every step prints
         the change batch, the delegate's callbacks, and the list rebuilt by applying
         the batch, with changed rows marked:
           +  inserted    ~  updated    >  moved    >~  moved and updated
 
         OPTIONS:
-          --store <path>   Use a fresh SQLite file at <path> (deleted first).
+          --store <path>   Use a fresh SQLite file at <path>; a previous demo store
+                           there is deleted first, any other file is refused.
           --in-memory      Use an in-memory store.
           -i, --interactive
                            Read commands from standard input (type `help`);

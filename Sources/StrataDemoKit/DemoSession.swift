@@ -44,7 +44,11 @@ public final class DemoSession {
     /// A fixed date, so that runs are reproducible.
     static let day = Date(timeIntervalSince1970: 1_767_225_600)  // 2026-01-01
 
-    /// Opens a fresh store (deleting a previous file first) and starts a results controller.
+    /// Opens a fresh store (deleting a previous demo store first) and starts a results
+    /// controller.
+    ///
+    /// - Throws: ``DemoStoreError`` when the file at the store's path is not a demo store, or
+    ///   the store cannot be created there.
     public init(location: DemoOptions.StoreLocation, style: TextStyle, output: DemoOutput) throws {
         self.output = output
         self.renderer = ListRenderer(style: style)
@@ -56,14 +60,18 @@ public final class DemoSession {
             store = try Store.inMemory(schema: schema)
             output.line("Store: in memory")
         case .defaultLocation:
-            let path = Store.defaultURL(for: schema).path
-            Self.removeStore(at: path, output: output)
-            store = try Store(schema: schema)
-            output.line("Store: new SQLite file (WAL) at the default data location:")
-            output.line("  " + Self.abbreviated(store.path ?? path))
+            let path = Self.defaultStorePath
+            let folder = (path as NSString).deletingLastPathComponent
+            do {
+                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            } catch {
+                throw DemoStoreError.cannotOpen(path: path, reason: "cannot create the folder \(folder)")
+            }
+            store = try Self.openFresh(at: path, output: output)
+            output.line("Store: new SQLite file (WAL), the demo's own, at the default data location:")
+            output.line("  " + Self.abbreviated(path))
         case .path(let path):
-            Self.removeStore(at: path, output: output)
-            store = try Store(schema: schema, path: path)
+            store = try Self.openFresh(at: path, output: output)
             output.line("Store: new SQLite file (WAL) at:")
             output.line("  " + path)
         }
@@ -93,12 +101,72 @@ public final class DemoSession {
         ].joined(separator: "  "))
     }
 
-    /// Deletes a previous store file (and its WAL files), saying so; the path follows.
-    private static func removeStore(at path: String, output: DemoOutput) {
-        let files = [path, path + "-wal", path + "-shm"]
-        let existing = files.filter { FileManager.default.fileExists(atPath: $0) }
-        guard !existing.isEmpty else { return }
-        for file in existing { try? FileManager.default.removeItem(atPath: file) }
+    /// The demo's default store: `StrataDemo/demo.sqlite` in the platform's data folder (the
+    /// one ``Store/defaultURL(for:)`` uses), never the `StrataModel/StrataModel.sqlite` that
+    /// `Store(schema: StrataModel.schema)` opens in apps built on the same model.
+    public static var defaultStorePath: String {
+        Store.defaultURL(for: StrataModel.schema)
+            .deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("StrataDemo").appendingPathComponent("demo.sqlite").path
+    }
+
+    /// The SQLite `application_id` the demo writes into its stores, and checks before it
+    /// deletes a previous one (ASCII "SDmo").
+    static let applicationID: Int32 = 0x53_44_6D_6F
+
+    /// Deletes the previous demo store at `path`, if any, then creates a new one and marks it
+    /// as the demo's.
+    private static func openFresh(at path: String, output: DemoOutput) throws -> Store {
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
+            throw DemoStoreError.cannotOpen(path: path, reason: "the folder \(folder) does not exist")
+        }
+        try removePreviousStore(at: path, output: output)
+        let store: Store
+        do {
+            store = try Store(schema: StrataModel.schema, path: path)
+        } catch {
+            throw DemoStoreError.cannotOpen(path: path, reason: "\(error)")
+        }
+        try store.writer.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA application_id = \(applicationID)")
+        }
+        return store
+    }
+
+    /// Deletes a previous demo store (and its WAL files), saying so. Refuses, deleting
+    /// nothing, unless the file is an SQLite database that carries the demo's
+    /// `application_id`: the path may be another program's data.
+    private static func removePreviousStore(at path: String, output: DemoOutput) throws {
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else { return }
+        if isFolder.boolValue { throw DemoStoreError.notADemoStore(path: path, reason: "it is a folder") }
+        let header = FileManager.default.contents(atPath: path)?.prefix(100) ?? Data()
+        guard header.count == 100, header.starts(with: Array("SQLite format 3\0".utf8)) else {
+            throw DemoStoreError.notADemoStore(path: path, reason: "it is not an SQLite database")
+        }
+        // The header's application_id (offset 68, big-endian), once checkpointed; before
+        // that, the mark is in the WAL file: read it through SQLite, read-only.
+        var mark: Int32? = header[68..<72].reduce(0) { $0 << 8 | Int32($1) }
+        var configuration = Configuration()
+        configuration.readonly = true
+        configuration.busyMode = .timeout(10)  // another demo closing its store
+        if mark != applicationID {
+            do {
+                let queue = try DatabaseQueue(path: path, configuration: configuration)
+                mark = try queue.read { db in try Int32.fetchOne(db, sql: "PRAGMA application_id") }
+                try queue.close()
+            } catch {
+                throw DemoStoreError.notADemoStore(path: path, reason: "it cannot be read (\(error))")
+            }
+        }
+        guard mark == applicationID else {
+            throw DemoStoreError.notADemoStore(path: path, reason: "it is an SQLite database the demo did not create")
+        }
+        for file in [path, path + "-wal", path + "-shm"] where FileManager.default.fileExists(atPath: file) {
+            try FileManager.default.removeItem(atPath: file)
+        }
         output.line("Store: deleted the previous demo store, to start fresh")
     }
 
@@ -154,12 +222,12 @@ public final class DemoSession {
         for line in explain { for part in wrapped("  " + line, indent: "  ") { output.line(part) } }
         do {
             try action()
+        } catch let refusal as DeleteRefusal {
+            record.refusal = refusal.description
+            refused(refusal.description, denied: refusal.denied)
         } catch let error as DeleteDeniedError {
             record.refusal = error.description
-            let lines = wrapped("refused: " + error.description)
-            output.line(style.red("refused") + lines[0].dropFirst("refused".count))
-            for line in lines.dropFirst() { output.line(line) }
-            output.line("  (DeleteDeniedError \(error.entity).\(error.relationship): the transaction was rolled back)")
+            refused(error.description, denied: error)
         } catch {
             record.error = "\(error)"
             let lines = wrapped("error: \(error)")
@@ -219,6 +287,13 @@ public final class DemoSession {
         return record
     }
 
+    private func refused(_ message: String, denied: DeleteDeniedError) {
+        let lines = wrapped("refused: " + message)
+        output.line(style.red("refused") + lines[0].dropFirst("refused".count))
+        for line in lines.dropFirst() { output.line(line) }
+        output.line("  (DeleteDeniedError \(denied.entity).\(denied.relationship): the transaction was rolled back)")
+    }
+
     /// Checks that `controller.updates` delivered what the coordinator got, in order, and
     /// says so. Waits (up to a few seconds) for the stream's consumer task to catch up.
     func checkAsyncStream() async -> Bool {
@@ -241,7 +316,7 @@ public final class DemoSession {
     }
 
     private func header(_ title: String) -> String {
-        let text = "== " + title + " "
+        let text = "== " + clipped(title, width: 73) + " "
         return style.bold(text + String(repeating: "=", count: max(3, 78 - text.count)))
     }
 
@@ -279,10 +354,12 @@ public final class DemoSession {
                 guard let newPath else { return style.marker(">") + "  row \(from)→? \(label)" }
                 if batch.movedAndUpdatedItems.contains(newPath) {
                     var was = ""
-                    if let path, let note = old[path].item, let title = row.item?.title, note.title != title {
-                        was = " (was \(note.title))"
+                    let line = " row \(from)→\(newPath) \(label)"
+                    let room = 80 - 9 - line.count - " (was )".count
+                    if let path, let note = old[path].item, let title = row.item?.title, note.title != title, room >= 8 {
+                        was = " (was \(clipped(note.title, width: room)))"
                     }
-                    return style.marker(">~") + " row \(from)→\(newPath) \(label)\(was)"
+                    return style.marker(">~") + line + was
                 }
                 return style.marker(">") + "  row \(from)→\(newPath) \(label)"
             case .update:
@@ -320,6 +397,20 @@ public final class DemoSession {
         try store.read { db in try db.fetchAll(Tag.Fetches.all).first { $0.name.lowercased() == name.lowercased() } }
     }
 
+    // MARK: - Deletes
+
+    /// Deletes `tag`. When its `deny` rule refuses (notes still carry it), throws a
+    /// ``DeleteRefusal`` that names the tag and the notes in the way.
+    func delete(_ tag: Tag) throws {
+        do {
+            try store.write { db in _ = try db.delete(tag) }
+        } catch let denied as DeleteDeniedError {
+            let notes = try store.read { db in try db.fetchAll(Tag.notes, of: tag.id, sortedBy: [Note.title.ascending]) }
+            throw DeleteRefusal(denied, object: "tag '\(tag.name)'", blockers: notes.map(\.title), noun: ("note", "notes"),
+                                remedy: notes.count == 1 ? "Untag it first" : "Untag them first")
+        }
+    }
+
     // MARK: - Options
 
     /// Hides low-priority notes, summarised as one group row per section.
@@ -351,5 +442,42 @@ private final class StreamedUpdates: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return updates
+    }
+}
+
+/// Why the demo did not open its store.
+public enum DemoStoreError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// A file is at the store's path and the demo did not create it: it is left alone.
+    case notADemoStore(path: String, reason: String)
+    /// The store cannot be created at `path`.
+    case cannotOpen(path: String, reason: String)
+
+    /// A message that names the path and what to do.
+    public var description: String {
+        switch self {
+        case .notADemoStore(let path, let reason):
+            "refusing to delete \(path): \(reason). The demo starts from a fresh file and " +
+                "deletes only its own previous store; pass another --store path (or --in-memory)."
+        case .cannotOpen(let path, let reason):
+            "cannot create the store at \(path): \(reason). Pass another --store path (or --in-memory)."
+        }
+    }
+}
+
+/// A delete refused by a `deny` rule, told in the demo's words: the object, what blocks it,
+/// the rule, and what to do.
+struct DeleteRefusal: Error, CustomStringConvertible {
+    /// The runtime's error.
+    var denied: DeleteDeniedError
+    /// `Cannot delete tag 'urgent': 2 notes still use it (delete rule deny on Tag.notes).
+    /// Untag them first: "A", "B".`
+    var description: String
+
+    init(_ denied: DeleteDeniedError, object: String, blockers: [String], noun: (one: String, many: String), remedy: String) {
+        self.denied = denied
+        let count = blockers.count == 1 ? "1 \(noun.one) still uses it" : "\(blockers.count) \(noun.many) still use it"
+        let names = blockers.prefix(3).map { "\"\($0)\"" }.joined(separator: ", ") + (blockers.count > 3 ? ", …" : "")
+        description = "Cannot delete \(object): \(count) (delete rule deny on "
+            + "\(denied.entity).\(denied.relationship)). \(remedy)" + (names.isEmpty ? "." : ": \(names).")
     }
 }

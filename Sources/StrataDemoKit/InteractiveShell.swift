@@ -4,7 +4,8 @@ import Strata
 public enum InteractiveShell {
     /// The `help` text.
     public static let help = """
-        Commands (names are case-insensitive; a note is #id, id or its title):
+        Commands (names are case-insensitive; a note is #id, id or its title; quote
+        names with spaces: add "Reading list" Dune):
           add <notebook> <title>     add a note (and the notebook if it is new)
           rename <notebook> <new>    rename a notebook (a section update)
           position <notebook> <n>    re-order a notebook (a section move)
@@ -24,14 +25,42 @@ public enum InteractiveShell {
         while let raw = input.readLine() {
             let line = raw.trimmingCharacters(in: .whitespaces)
             if line.isEmpty || line.hasPrefix("#") { continue }
-            if !input.isTerminal { output.line("strata> " + line) }
+            if !input.isTerminal {
+                for part in wrapped("strata> " + line, indent: "        ") { output.line(part) }
+            }
             if !execute(line, on: session, output: output) { break }
         }
     }
 
+    /// The words of a command line: split at spaces, except inside double quotes, which
+    /// are removed (`add "Reading list" Dune`); nil when a quote is not closed.
+    static func words(of line: String) -> [String]? {
+        var words: [String] = []
+        var current = "", quoted = false, started = false
+        for character in line {
+            if character == "\"" {
+                quoted.toggle()
+                started = true
+            } else if character == " " && !quoted {
+                if started { words.append(current) }
+                current = ""
+                started = false
+            } else {
+                current.append(character)
+                started = true
+            }
+        }
+        if quoted { return nil }
+        if started { words.append(current) }
+        return words
+    }
+
     /// Runs one command; false to stop.
     static func execute(_ line: String, on session: DemoSession, output: DemoOutput) -> Bool {
-        let words = line.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
+        guard let words = Self.words(of: line) else {
+            output.line("error: a \" is not closed")
+            return true
+        }
         let command = words[0].lowercased()
         let arguments = Array(words.dropFirst())
         let day = DemoSession.day
@@ -90,7 +119,7 @@ public enum InteractiveShell {
                 } else if let note = try session.note(matching: name) {
                     try session.store.write { db in _ = try db.delete(note) }
                 } else if let tag = try session.tag(named: name) {
-                    try session.store.write { db in _ = try db.delete(tag) }
+                    try session.delete(tag)
                     session.say("Deleted tag \"\(tag.name)\": no note carried it any more.")
                 } else {
                     throw missing("notebook, note or tag \"\(name)\"")
@@ -104,7 +133,7 @@ public enum InteractiveShell {
         case "resume":
             session.step(line, nothingDelivered: "was not paused") { try session.controller.resume() }
         default:
-            output.line("unknown command '\(command)'; type `help`")
+            for part in wrapped("unknown command '\(command)'; type `help`") { output.line(part) }
         }
         return true
     }

@@ -36,6 +36,8 @@ struct ListRenderer {
     var style: TextStyle
 
     static let titleWidth = 34
+    /// Section names are cut to this width, so that `section 1 A → B` lines fit.
+    static let nameWidth = 28
 
     /// One line per section header and per row; markers in the first three columns.
     func lines(of snapshot: ResultsSnapshot<Note, Notebook>, marks: ListMarks = ListMarks()) -> [String] {
@@ -78,8 +80,7 @@ struct ListRenderer {
     }
 
     static func label(of note: Note) -> String {
-        let title = note.title.count > titleWidth ? String(note.title.prefix(titleWidth - 1)) + "…" : note.title
-        return "#\(note.id) \(title)"
+        "#\(note.id) \(clipped(note.title, width: titleWidth))"
     }
 
     static func flags(of note: Note) -> String {
@@ -89,9 +90,10 @@ struct ListRenderer {
         return flags.joined(separator: " ")
     }
 
+    /// The notebook's name, at most ``nameWidth`` columns, or `(no notebook)`.
     static func name(of section: ResultsSection<Note, Notebook>) -> String {
         switch section.value {
-        case .value(let notebook): notebook.name
+        case .value(let notebook): clipped(notebook.name, width: nameWidth)
         case .orphans: "(no notebook)"
         }
     }
@@ -102,7 +104,13 @@ struct ListRenderer {
     }
 }
 
-/// `text` broken at spaces into lines of at most `width` columns, continuation lines indented.
+/// `text` cut to `width` columns, its last one an ellipsis when it was longer.
+func clipped(_ text: String, width: Int) -> String {
+    text.count > width ? String(text.prefix(max(0, width - 1))) + "…" : text
+}
+
+/// `text` broken at spaces into lines of at most `width` columns, continuation lines
+/// indented; a word too long for a line is clipped.
 func wrapped(_ text: String, width: Int = 80, indent: String = "  ") -> [String] {
     let lead = String(text.prefix { $0 == " " })
     var lines: [String] = []
@@ -117,5 +125,5 @@ func wrapped(_ text: String, width: Int = 80, indent: String = "  ") -> [String]
         }
     }
     lines.append(current)
-    return lines
+    return lines.map { clipped($0, width: width) }
 }

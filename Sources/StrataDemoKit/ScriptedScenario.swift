@@ -64,8 +64,7 @@ public enum ScriptedScenario {
             explain: ["Tag.notes has deleteRule: deny, and \"urgent\" is still on \"Call the plumber\"."],
             nothingDelivered: "no commit, no batch"
         ) {
-            let urgent = try session.tag(named: "urgent")!
-            try session.store.write { db in _ = try db.delete(urgent) }
+            try session.delete(session.tag(named: "urgent")!)
         }
 
         session.step(

@@ -43,6 +43,15 @@ enum JSONValue: Hashable, Sendable, Decodable {
         }
     }
 
+    /// The value of a number; nil for other values.
+    var numberValue: Double? {
+        switch self {
+        case .integer(let value): Double(value)
+        case .number(let value): value
+        default: nil
+        }
+    }
+
     /// JSON Schema equality: numbers compare by value (`1 == 1.0`), the rest structurally.
     func isEqual(to other: JSONValue) -> Bool {
         switch (self, other) {
@@ -98,8 +107,8 @@ enum JSONValue: Hashable, Sendable, Decodable {
 struct JSONSchemaValidator {
     /// Why an instance failed, by the keyword that failed.
     enum Kind: String, Hashable, Sendable {
-        case type, additionalProperties, propertyNames, required, `enum`, const, pattern, minItems, uniqueItems
-        case oneOf, anyOf, unresolvedReference, unsupportedKeyword
+        case type, additionalProperties, propertyNames, required, `enum`, const, pattern, minLength, minItems, uniqueItems
+        case minimum, maximum, oneOf, anyOf, unresolvedReference, unsupportedKeyword
     }
 
     struct Failure: Hashable, Sendable, CustomStringConvertible {
@@ -114,7 +123,8 @@ struct JSONSchemaValidator {
     static let annotations: Set<String> = ["$schema", "$id", "title", "description", "$defs"]
     static let supported: Set<String> = annotations.union([
         "type", "properties", "additionalProperties", "patternProperties", "propertyNames", "required", "enum",
-        "const", "pattern", "items", "minItems", "uniqueItems", "oneOf", "anyOf", "$ref",
+        "const", "pattern", "minLength", "items", "minItems", "uniqueItems", "minimum", "maximum",
+        "oneOf", "anyOf", "allOf", "if", "then", "else", "$ref",
     ])
 
     let root: JSONValue
@@ -139,9 +149,9 @@ struct JSONSchemaValidator {
                 switch key {
                 case "properties", "patternProperties", "$defs":
                     if case .object(let children) = value { children.values.forEach(visit) }
-                case "oneOf", "anyOf":
+                case "oneOf", "anyOf", "allOf":
                     if case .array(let children) = value { children.forEach(visit) }
-                case "additionalProperties", "items", "propertyNames":
+                case "additionalProperties", "items", "propertyNames", "if", "then", "else":
                     visit(value)
                 default:
                     break
@@ -198,6 +208,17 @@ struct JSONSchemaValidator {
             if case .string(let pattern)? = keywords["pattern"], !matches(text, pattern) {
                 fail(.pattern, "'\(text)' does not match \(pattern)")
             }
+            if case .integer(let minimum)? = keywords["minLength"], text.count < minimum {
+                fail(.minLength, "'\(text)' is shorter than \(minimum) characters")
+            }
+        }
+        if let number = instance.numberValue {
+            if let minimum = keywords["minimum"]?.numberValue, number < minimum {
+                fail(.minimum, "\(instance) is less than \(minimum)")
+            }
+            if let maximum = keywords["maximum"]?.numberValue, number > maximum {
+                fail(.maximum, "\(instance) is greater than \(maximum)")
+            }
         }
         if case .array(let items) = instance {
             if let itemSchema = keywords["items"] {
@@ -249,6 +270,13 @@ struct JSONSchemaValidator {
                     }
                 }
             }
+        }
+        if case .array(let all)? = keywords["allOf"] {
+            for subschema in all { failures += validate(instance, against: subschema, at: path) }
+        }
+        if let condition = keywords["if"] {
+            let branch = validate(instance, against: condition, at: path).isEmpty ? keywords["then"] : keywords["else"]
+            if let branch { failures += validate(instance, against: branch, at: path) }
         }
         for (keyword, kind) in [("oneOf", Kind.oneOf), ("anyOf", Kind.anyOf)] {
             guard case .array(let alternatives)? = keywords[keyword] else { continue }

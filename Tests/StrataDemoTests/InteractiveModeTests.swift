@@ -7,7 +7,9 @@ struct InteractiveModeTests {
     static let script = [
         "add Ideas Paint the fence",
         "add Garden Plant tulips",
+        "add \"Reading list\" Dune",
         "move #2 Home",
+        "move \"Paint the fence\" \"Reading list\"",
         "rename Home House",
         "delete urgent",
         "filter on",
@@ -18,6 +20,8 @@ struct InteractiveModeTests {
         "delete Work",
         "bogus",
         "move nobody House",
+        "add \"Reading list Dune",
+        "rename Garden A notebook name long enough to go well past the eightieth column of a terminal",
         "list",
     ]
 
@@ -28,11 +32,28 @@ struct InteractiveModeTests {
         if let difference = try compareWithReference(transcript, named: "interactive.txt") {
             Issue.record(Comment(rawValue: difference))
         }
-        for command in Self.script { #expect(transcript.contains("strata> " + command + "\n")) }
+        for command in Self.script where command.count <= 72 { #expect(transcript.contains("strata> " + command + "\n")) }
         #expect(transcript.contains("batch  i+[[2, 0]]\n       +  row [2, 0] #6 Paint the fence"))
         #expect(transcript.contains("batch  s+[3]\n       +  section 3 Garden"))
         #expect(transcript.contains("batch  s~[1]\n       ~  section 1 Home → House"))
-        #expect(transcript.contains("refused: cannot delete Tag"))
+        #expect(transcript.contains("""
+            refused: Cannot delete tag 'urgent': 1 note still uses it (delete rule deny on
+              Tag.notes). Untag it first: "Call the plumber".
+              (DeleteDeniedError Tag.notes: the transaction was rolled back)
+
+            """))
+        // Quoted names with spaces.
+        #expect(transcript.contains("batch  s+[4]\n       +  section 4 Reading list\n"))
+        #expect(transcript.contains("       >~ row [2, 0]→[4, 1] #6 Paint the fence\n"))
+        #expect(transcript.contains("error: a \" is not closed\n"))
+        // A long command: the echo wraps, the step's title and the section name are cut.
+        #expect(transcript.contains("""
+            strata> rename Garden A notebook name long enough to go well past the eightieth
+                    column of a terminal
+            == 16. rename Garden A notebook name long enough to go well past the eighti… ===
+
+            """))
+        #expect(transcript.contains("       ~  section 2 Garden → A notebook name long enough…\n"))
         #expect(transcript.contains("batch  none: paused: changes are not tracked until resume"))
         #expect(transcript.contains("reload a fresh snapshot replaces the list"))
         #expect(transcript.contains("       -  section 0 Work, with its note\n"))
