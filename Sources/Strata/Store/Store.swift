@@ -75,16 +75,14 @@ public final class Store: Sendable {
             throw error
         }
         SchemaRegistry.register(schema)
-        let observer = CommitObserver(columnsByTable: SchemaSQL(schema: schema).columnsByTable)
-        self.observer = observer
         let replacedRows = ReplacedRowLog(schema: schema)
         self.replacedRows = replacedRows
+        let observer = CommitObserver(columnsByTable: SchemaSQL(schema: schema).columnsByTable, replacedRows: replacedRows)
+        self.observer = observer
         try writer.writeWithoutTransaction { db in
             try observer.installJoinLog(db, joinTables: SchemaSQL(schema: schema).joinTables)
             try replacedRows.install(db)
         }
-        // The first handler: every later one reports the rows REPLACE deleted.
-        _ = observer.add { changes, db in replacedRows.read(changes, db) }
         writer.add(transactionObserver: observer, extent: .databaseLifetime)
     }
 
@@ -206,8 +204,26 @@ extension Store {
     public func observeCommits(
         reading handler: @escaping @Sendable (CommittedChanges, Database) -> Void
     ) -> CommitObservation {
-        let key = observer.add { [replacedRows] changes, db in handler(replacedRows.merged(changes), db) }
+        let key = observer.add(handler)
         return CommitObservation { [observer] in observer.remove(key) }
+    }
+
+    /// Announces that rows of `tables` (entity or join tables, by name; every table of the
+    /// store when nil) changed outside the store — another process, or a connection the
+    /// store does not own, wrote to the file. SQLite reports no detail of such changes, so
+    /// the commit this method makes lists the tables in
+    /// ``CommittedChanges/invalidatedTables``, and results controllers that read them
+    /// refetch and deliver the difference.
+    ///
+    /// ```swift
+    /// // After a sync process wrote notes to the same file:
+    /// try store.notifyExternalChanges(in: ["Note"])
+    /// ```
+    ///
+    /// Calling GRDB's `Database.notifyChanges(in:)` inside ``write(_:)`` also works, but
+    /// GRDB does not tell the store which tables, so every table is invalidated.
+    public func notifyExternalChanges(in tables: Set<String>? = nil) throws {
+        try write { [observer] db in try observer.announceChanges(in: tables ?? observer.trackedTables, db) }
     }
 
     /// The committed changes, as an asynchronous sequence (buffered without limit, in
