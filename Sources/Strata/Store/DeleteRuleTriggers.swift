@@ -14,6 +14,10 @@ import GRDB
 /// | foreign key in the destination | set it to NULL | delete the destinations | refuse while any exists | nothing, and no constraint: references dangle |
 /// | join table | delete A's join rows | delete the destinations, then A's join rows | refuse while any linked destination exists | nothing, and no constraint: join rows dangle |
 ///
+/// A to-one relationship that is its own inverse (a self-referencing one-to-one, `Node.twin`)
+/// has both roles at once: its rule applies to the node the deleted one points at and to
+/// every node pointing at it.
+///
 /// `deny` triggers run `BEFORE DELETE` and `RAISE(ABORT, 'strata: delete denied: A.R')`,
 /// which the store maps to ``DeleteDeniedError``; the others run `AFTER DELETE`. The
 /// connection enables `recursive_triggers`, so a cascade through a self-referencing
@@ -45,6 +49,9 @@ struct DeleteRuleTriggers {
         switch relationship.storage {
         case .foreignKey(let column):
             let fk = quoted(column)
+            if relationship.destination == entity.name && relationship.inverse == relationship.name {
+                return selfInverseTrigger(name, entity, relationship, fk: fk)
+            }
             switch rule {
             case .nullify, .noAction:
                 return nil
@@ -111,6 +118,37 @@ struct DeleteRuleTriggers {
                     SELECT RAISE(ABORT, \(denyMessage(entity, relationship))); END
                     """)
             }
+        }
+    }
+
+    /// The trigger of a to-one relationship that is its own inverse (`Node.twin` ↔
+    /// `Node.twin`): a node's destinations are the node its column points at and every node
+    /// whose column points at it, so both directions are handled — in particular, `nullify`
+    /// clears the references to the deleted node, which the foreign key would refuse.
+    private func selfInverseTrigger(
+        _ name: String, _ entity: EntityDescriptor, _ relationship: RelationshipDescriptor, fk: String
+    ) -> (String, String)? {
+        let table = quoted(entity.name)
+        let destinations = "(\"id\" = OLD.\(fk) OR \(fk) = OLD.\"id\")"
+        switch relationship.deleteRule {
+        case .noAction:
+            return nil
+        case .nullify:
+            return (name, """
+                CREATE TRIGGER \(quoted(name)) AFTER DELETE ON \(table) BEGIN \
+                UPDATE \(table) SET \(fk) = NULL WHERE \(fk) = OLD."id"; END
+                """)
+        case .cascade:
+            return (name, """
+                CREATE TRIGGER \(quoted(name)) AFTER DELETE ON \(table) BEGIN \
+                DELETE FROM \(table) WHERE \(destinations); END
+                """)
+        case .deny:
+            return (name, """
+                CREATE TRIGGER \(quoted(name)) BEFORE DELETE ON \(table) \
+                WHEN EXISTS (SELECT 1 FROM \(table) WHERE \(destinations) AND "id" <> OLD."id") BEGIN \
+                SELECT RAISE(ABORT, \(denyMessage(entity, relationship))); END
+                """)
         }
     }
 
