@@ -40,6 +40,7 @@ public final class Store: Sendable {
 
     let observer: CommitObserver
     let replacedRows: ReplacedRowLog
+    let deniedDeletes = DeniedDeleteWatch()
 
     /// Opens (creating if needed) the store at the platform's default location:
     /// `$XDG_DATA_HOME` (or `~/.local/share`) on Linux, Application Support on Apple
@@ -82,6 +83,7 @@ public final class Store: Sendable {
         try writer.writeWithoutTransaction { db in
             try observer.installJoinLog(db, joinTables: SchemaSQL(schema: schema).joinTables)
             try replacedRows.install(db)
+            try deniedDeletes.install(db, schema: schema)
         }
         writer.add(transactionObserver: observer, extent: .databaseLifetime)
     }
@@ -140,29 +142,45 @@ extension Store {
     }
 
     /// Runs `body` in a write transaction: committed when it returns, rolled back when it
-    /// throws. A delete refused by a `deny` rule throws ``DeleteDeniedError`` and rolls the
-    /// whole transaction back.
+    /// throws.
+    ///
+    /// A delete refused by a `deny` rule fails the whole transaction with
+    /// ``DeleteDeniedError``, even when `body` catches the error and goes on: SQLite undoes
+    /// only the refused statement, so committing the rest could leave half of an operation
+    /// done. The first refusal is thrown once `body` returns, and nothing is committed.
+    ///
+    /// ```swift
+    /// try store.write { db in
+    ///     try db.execute(sql: "UPDATE Notebook SET position = 0")
+    ///     try? db.execute(sql: "DELETE FROM Notebook WHERE id = 1")  // refused by a deny rule
+    /// }   // throws DeleteDeniedError; the update is rolled back too
+    /// ```
+    ///
+    /// Writes made through ``writer`` directly get the deny rules too, but a refusal they
+    /// catch is not turned into a failed transaction.
     @discardableResult
     public func write<T>(_ body: (Database) throws -> T) throws -> T {
         try mapErrors {
-            try writer.write { db in
-                try observer.trimJoinLog(db)
-                try replacedRows.trim(db)
-                return try body(db)
-            }
+            try writer.write { db in try transaction(db, body) }
         }
     }
 
     /// The asynchronous ``write(_:)``.
     @discardableResult
     public func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await mapErrors { [observer, replacedRows] in
-            try await writer.write { db in
-                try observer.trimJoinLog(db)
-                try replacedRows.trim(db)
-                return try body(db)
-            }
+        try await mapErrors {
+            try await writer.write { [self] db in try transaction(db, body) }
         }
+    }
+
+    /// The body of every write transaction of the store.
+    private func transaction<T>(_ db: Database, _ body: (Database) throws -> T) throws -> T {
+        try observer.trimJoinLog(db)
+        try replacedRows.trim(db)
+        deniedDeletes.reset()
+        let result = try body(db)
+        if let refused = deniedDeletes.refused { throw refused }
+        return result
     }
 
     private func mapErrors<T>(_ body: () throws -> T) throws -> T {

@@ -25,9 +25,13 @@ public struct DeleteDeniedError: Error, Hashable, Sendable, CustomStringConverti
     /// The deny error behind a GRDB error raised by a delete-rule trigger, if it is one.
     /// Use it when you write with GRDB directly rather than through ``Store/write(_:)``.
     public init?(_ error: any Error) {
-        guard let error = error as? DatabaseError, let message = error.message,
-              let range = message.range(of: DeleteRuleTriggers.denyMessagePrefix)
-        else { return nil }
+        guard let error = error as? DatabaseError, let message = error.message else { return nil }
+        self.init(message: message)
+    }
+
+    /// The deny error named by a delete-rule trigger's message.
+    init?(message: String) {
+        guard let range = message.range(of: DeleteRuleTriggers.denyMessagePrefix) else { return nil }
         let name = message[range.upperBound...]
         guard let dot = name.firstIndex(of: ".") else { return nil }
         self.entity = String(name[..<dot])

@@ -200,6 +200,64 @@ struct DeleteRuleTests {
         #expect(tagged == ["n2"])
     }
 
+    // MARK: - Refusals the caller catches
+
+    @Test("a deny refusal caught inside the write still fails the whole transaction")
+    func caughtDenyFailsTheTransaction() throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(schema: RulesModel.schema(children: .deny, rights: .cascade, lefts: .deny),
+                              path: directory.path("rules.sqlite"))
+        try seedOneToMany(store)
+        try seedManyToMany(store)
+        let recorder = CommitRecorder(store)
+        let caught = LockedValue<[DeleteDeniedError?]>([])
+        #expect(throws: DeleteDeniedError(entity: "Parent", relationship: "children")) {
+            try store.write { db in
+                try db.execute(sql: "INSERT INTO Parent (id, name) VALUES (3, 'p3')")
+                do {
+                    try db.execute(sql: "DELETE FROM Parent WHERE id = 1")
+                } catch {
+                    caught.withLock { $0.append(DeleteDeniedError(error)) }
+                }
+                // Refused deep inside a cascade (Right.lefts), and swallowed.
+                do {
+                    try db.execute(sql: "DELETE FROM Left WHERE id = 1")
+                } catch {
+                    caught.withLock { $0.append(DeleteDeniedError(error)) }
+                }
+                try db.execute(sql: "UPDATE Child SET name = 'changed'")
+            }
+        }
+        #expect(caught.withLock { $0 } == [
+            DeleteDeniedError(entity: "Parent", relationship: "children"),
+            DeleteDeniedError(entity: "Right", relationship: "lefts"),
+        ])
+        let state = try store.read { db in
+            [try db.ids("Parent"), try db.ids("Left"), try db.ids("Right"),
+             try String.fetchAll(db, sql: "SELECT name FROM Child ORDER BY id").map { Int64($0.count) }]
+        }
+        #expect(state == [[1, 2], [1, 2], [1, 2], [2, 2, 2]])
+        #expect(recorder.commits.isEmpty)
+
+        // The next transaction starts afresh.
+        try store.write { db in try db.execute(sql: "INSERT INTO Parent (id, name) VALUES (3, 'p3')") }
+        #expect(try store.read { db in try db.ids("Parent") } == [1, 2, 3])
+    }
+
+    @Test("the asynchronous write fails on a caught deny refusal too")
+    func caughtDenyFailsTheAsyncTransaction() async throws {
+        let store = try Store.inMemory(schema: RulesModel.schema(children: .deny))
+        try seedOneToMany(store)
+        await #expect(throws: DeleteDeniedError(entity: "Parent", relationship: "children")) {
+            try await store.write { db in
+                try db.execute(sql: "INSERT INTO Parent (id, name) VALUES (3, 'p3')")
+                try? db.execute(sql: "DELETE FROM Parent WHERE id = 1")
+            }
+        }
+        try await store.write { db in try db.execute(sql: "INSERT INTO Parent (id, name) VALUES (4, 'p4')") }
+        #expect(try await store.read { db in try db.ids("Parent") } == [1, 2, 4])
+    }
+
     // MARK: - Self-referencing relationships
 
     @Test("self-inverse to-one rule, deleting one of two twins", arguments: DeleteRule.allCases)
