@@ -60,13 +60,18 @@ public enum DestructiveChange: Hashable, Sendable, CustomStringConvertible {
     case removedRelationship(entity: String, relationship: String)
     /// A new required to-one relationship: existing objects have no destination.
     case newRequiredRelationship(entity: String, relationship: String)
+    /// Cases were removed from an enumeration attribute's type: stored values of those
+    /// cases would no longer decode (with data loss allowed, they take the attribute's
+    /// default, NULL when optional, or the first remaining case).
+    case removedEnumCases(entity: String, attribute: String, cases: [String])
 
     /// The entity the change is about.
     public var entity: String {
         switch self {
         case .removedEntity(let entity), .removedAttribute(let entity, _), .changedType(let entity, _),
             .madeRequired(let entity, _), .newRequiredAttribute(let entity, _),
-            .removedRelationship(let entity, _), .newRequiredRelationship(let entity, _):
+            .removedRelationship(let entity, _), .newRequiredRelationship(let entity, _),
+            .removedEnumCases(let entity, _, _):
             entity
         }
     }
@@ -77,7 +82,7 @@ public enum DestructiveChange: Hashable, Sendable, CustomStringConvertible {
         case .removedEntity: nil
         case .removedAttribute(_, let name), .changedType(_, let name), .madeRequired(_, let name),
             .newRequiredAttribute(_, let name), .removedRelationship(_, let name),
-            .newRequiredRelationship(_, let name):
+            .newRequiredRelationship(_, let name), .removedEnumCases(_, let name, _):
             name
         }
     }
@@ -92,6 +97,8 @@ public enum DestructiveChange: Hashable, Sendable, CustomStringConvertible {
         case .newRequiredAttribute(let e, let a): "new attribute \(e).\(a) is required and has no default"
         case .removedRelationship(let e, let r): "relationship \(e).\(r) was removed"
         case .newRequiredRelationship(let e, let r): "new relationship \(e).\(r) is required"
+        case .removedEnumCases(let e, let a, let cases):
+            "attribute \(e).\(a) lost enum case\(cases.count == 1 ? "" : "s") " + cases.joined(separator: ", ")
         }
     }
 }
