@@ -403,6 +403,12 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
     /// the commit cannot have changed the results.
     @discardableResult
     func apply(_ changes: CommittedChanges, _ db: Database) throws -> Bool {
+        // Changes announced without row detail (another process's writes): refetch; the
+        // batch is then the identity difference. Rare, so any invalidated table counts.
+        if !changes.invalidatedTables.isEmpty {
+            try fetchAll(db)
+            return true
+        }
         // The journal describes one step from the last snapshot, with rows equal to items.
         if journal?.isEmpty != true || options.filter != nil || options.comparator != nil { journal = nil }
         if !plan.refetchTables.isDisjoint(with: changes.tables.keys.filter { !changes[$0].isEmpty }) {

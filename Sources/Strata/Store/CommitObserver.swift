@@ -7,20 +7,39 @@ typealias NSLockShim = NSLock
 /// SQLite's update hook, which reports trigger-made changes too) and, after each commit,
 /// hands the net changes to the registered handlers, synchronously, on the writer.
 /// Rolled back transactions (and savepoints) deliver nothing.
+///
+/// After each transaction in which anything happened to the tracked tables — rows changed,
+/// or changes announced with `Database.notifyChanges(in:)` — the commit pipeline reads the
+/// join-table log and the ``ReplacedRowLog`` (so that their read positions always advance),
+/// merges them, and delivers the result unless it is empty.
 final class CommitObserver: TransactionObserver, @unchecked Sendable {
     typealias Handler = @Sendable (CommittedChanges, Database) -> Void
 
     // Only touched on the writer's dispatch queue.
     private var pending: [String: CommittedChanges.TableChanges] = [:]
     private var statementColumns: [String: Set<String>] = [:]
+    /// Per table of the replaced-row log, per rowid: the deletions the update hook reported.
+    private var hookDeletes: [String: [Int64: Int]] = [:]
+    /// True once the update hook reported any change of a tracked table.
+    private var sawRowEvents = false
+    /// Tables whose changes were announced without details (`Database.notifyChanges(in:)`).
+    private var invalidatedTables: Set<String> = []
+    /// The tables being announced by ``announceChanges(in:_:)``; nil when GRDB's
+    /// `notifyChanges(in:)` is called directly (the tables are then unknown).
+    private var announcedTables: Set<String>?
     private let columnsByTable: [String: [String]]
+    private let replacedRows: ReplacedRowLog
 
     private let handlers = LockedValue<[UInt64: Handler]>([:])
     private let nextKey = LockedValue<UInt64>(0)
 
-    init(columnsByTable: [String: [String]]) {
+    init(columnsByTable: [String: [String]], replacedRows: ReplacedRowLog) {
         self.columnsByTable = columnsByTable
+        self.replacedRows = replacedRows
     }
+
+    /// Every table whose changes are reported (entity and join tables).
+    var trackedTables: Set<String> { Set(columnsByTable.keys) }
 
     func add(_ handler: @escaping Handler) -> UInt64 {
         let key = nextKey.withLock { value -> UInt64 in
@@ -51,6 +70,10 @@ final class CommitObserver: TransactionObserver, @unchecked Sendable {
     func databaseDidChange(with event: DatabaseEvent) {
         guard isTracked(event.tableName) else { return }
         let id = event.rowID
+        sawRowEvents = true
+        if event.kind == .delete, replacedRows.tables.contains(event.tableName) {
+            hookDeletes[event.tableName, default: [:]][id, default: 0] += 1
+        }
         // Taken out of `pending` while mutated, so that its sets stay uniquely referenced:
         // copying them on every row made a transaction of k row changes O(k²).
         var changes = pending.removeValue(forKey: event.tableName) ?? CommittedChanges.TableChanges()
@@ -81,21 +104,45 @@ final class CommitObserver: TransactionObserver, @unchecked Sendable {
     }
 
     func databaseDidChange() {
-        // Changes GRDB could not see in detail (Database.notifyChanges): nothing to report
-        // row by row.
+        // Changes GRDB could not see in detail (Database.notifyChanges(in:)): GRDB does not
+        // say which tables, so unless the store announced them, every table is invalidated.
+        invalidatedTables.formUnion(announcedTables ?? trackedTables)
+    }
+
+    /// Announces, in the current transaction, changes of `tables` made outside the store's
+    /// connections: the commit reports them in ``CommittedChanges/invalidatedTables``.
+    func announceChanges(in tables: Set<String>, _ db: Database) throws {
+        for table in tables.sorted() where isTracked(table) {
+            announcedTables = [table]
+            defer { announcedTables = nil }
+            try db.notifyChanges(in: Table(table))
+        }
     }
 
     func databaseWillCommit() throws {}
 
     func databaseDidCommit(_ db: Database) {
         var tables = pending.filter { !$0.value.isEmpty }
-        pending = [:]
-        statementColumns = [:]
-        guard !tables.isEmpty else { return }
+        let hookDeletes = self.hookDeletes, sawRowEvents = self.sawRowEvents
+        let invalidatedTables = self.invalidatedTables
+        reset()
+        guard sawRowEvents || !invalidatedTables.isEmpty else { return }
+        // Read both logs even when nothing is left to report, so that their entries are
+        // never read again by a later commit.
+        replacedRows.merge(into: &tables, hookDeletes: hookDeletes, db)
         readJoinLog(db, into: &tables)
-        let changes = CommittedChanges(tables: tables)
+        let changes = CommittedChanges(tables: tables, invalidatedTables: invalidatedTables)
+        guard !changes.isEmpty else { return }
         let current = handlers.withLock { $0.sorted { $0.key < $1.key }.map(\.value) }
         for handler in current { handler(changes, db) }
+    }
+
+    private func reset() {
+        pending = [:]
+        statementColumns = [:]
+        hookDeletes = [:]
+        sawRowEvents = false
+        invalidatedTables = []
     }
 
     // MARK: - Join-table log
@@ -151,7 +198,6 @@ final class CommitObserver: TransactionObserver, @unchecked Sendable {
     }
 
     func databaseDidRollback(_ db: Database) {
-        pending = [:]
-        statementColumns = [:]
+        reset()
     }
 }

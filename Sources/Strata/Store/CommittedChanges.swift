@@ -13,9 +13,15 @@ import GRDB
 /// with one approximation: a replaced row whose rowid is written again in the same
 /// transaction (a conflict on the id itself) is reported inserted, not updated — harmless
 /// to code that re-reads the rows it is told about. Join rows replaced that way are not
-/// reported (the statement writes the same link again). Known gap: a transaction whose
-/// only net effect is such a deletion (the replacing row deleted again, nothing cascaded)
-/// is not delivered at all.
+/// reported (the statement writes the same link again).
+///
+/// Changes made outside the store's connections (another process writing the same file)
+/// are invisible to SQLite's update hook. Announce them with
+/// ``Store/notifyExternalChanges(in:)`` (or GRDB's `Database.notifyChanges(in:)` inside a
+/// write): the commit then lists the tables in ``invalidatedTables``, with no row detail —
+/// every table the store tracks when GRDB's method was used, since it does not tell which.
+/// Anything derived from an invalidated table must be read again; results controllers
+/// refetch and deliver the difference.
 ///
 /// For join tables, ``TableChanges/joinRows`` tells which objects each inserted or deleted
 /// row linked, so a deleted link can be traced back to both of its objects.
@@ -53,8 +59,16 @@ public struct CommittedChanges: Hashable, Sendable {
     /// Table name → its changes; tables without changes are absent.
     public var tables: [String: TableChanges]
 
-    /// Changes by table name.
-    public init(tables: [String: TableChanges] = [:]) { self.tables = tables }
+    /// Tables whose rows may have changed in ways the commit does not detail (changes
+    /// announced with ``Store/notifyExternalChanges(in:)`` or `Database.notifyChanges(in:)`):
+    /// re-read everything that depends on them. Usually empty.
+    public var invalidatedTables: Set<String>
+
+    /// Changes by table name, and the tables invalidated without details.
+    public init(tables: [String: TableChanges] = [:], invalidatedTables: Set<String> = []) {
+        self.tables = tables
+        self.invalidatedTables = invalidatedTables
+    }
 
     /// The changes of `table` (empty when it did not change).
     public subscript(table: String) -> TableChanges { tables[table] ?? TableChanges() }
@@ -62,8 +76,8 @@ public struct CommittedChanges: Hashable, Sendable {
     /// The changes of an entity's table.
     public func changes<Entity: StrataEntity>(of type: Entity.Type) -> TableChanges { self[Entity.entityName] }
 
-    /// True when no row of any table changed.
-    public var isEmpty: Bool { tables.values.allSatisfy(\.isEmpty) }
+    /// True when no row of any table changed and no table was invalidated.
+    public var isEmpty: Bool { invalidatedTables.isEmpty && tables.values.allSatisfy(\.isEmpty) }
 }
 
 /// A registration of a commit handler; cancelling (or deinitialising) it stops deliveries.

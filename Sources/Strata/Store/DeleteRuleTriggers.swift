@@ -14,6 +14,10 @@ import GRDB
 /// | foreign key in the destination | set it to NULL | delete the destinations | refuse while any exists | nothing, and no constraint: references dangle |
 /// | join table | delete A's join rows | delete the destinations, then A's join rows | refuse while any linked destination exists | nothing, and no constraint: join rows dangle |
 ///
+/// A to-one relationship that is its own inverse (a self-referencing one-to-one, `Node.twin`)
+/// has both roles at once: its rule applies to the node the deleted one points at and to
+/// every node pointing at it.
+///
 /// `deny` triggers run `BEFORE DELETE` and `RAISE(ABORT, 'strata: delete denied: A.R')`,
 /// which the store maps to ``DeleteDeniedError``; the others run `AFTER DELETE`. The
 /// connection enables `recursive_triggers`, so a cascade through a self-referencing
@@ -28,14 +32,17 @@ struct DeleteRuleTriggers {
         var result: [String: String] = [:]
         for entity in schema.entities {
             for relationship in entity.relationships {
-                guard let (name, sql) = trigger(for: relationship, of: entity) else { continue }
+                guard let (name, sql) = trigger(for: relationship, of: entity, watch: false) else { continue }
                 result[name] = sql
             }
         }
         return result
     }
 
-    private func trigger(for relationship: RelationshipDescriptor, of entity: EntityDescriptor) -> (String, String)? {
+    /// The trigger of `relationship`'s rule; with `watch`, the watch of its `deny` rule instead.
+    private func trigger(
+        for relationship: RelationshipDescriptor, of entity: EntityDescriptor, watch: Bool
+    ) -> (String, String)? {
         let name = "strata_delete_\(entity.name)_\(relationship.name)"
         let table = quoted(entity.name)
         let destination = quoted(relationship.destination)
@@ -45,6 +52,9 @@ struct DeleteRuleTriggers {
         switch relationship.storage {
         case .foreignKey(let column):
             let fk = quoted(column)
+            if relationship.destination == entity.name && relationship.inverse == relationship.name {
+                return selfInverseTrigger(name, entity, relationship, fk: fk, watch: watch)
+            }
             switch rule {
             case .nullify, .noAction:
                 return nil
@@ -54,10 +64,8 @@ struct DeleteRuleTriggers {
                     DELETE FROM \(destination) WHERE "id" = OLD.\(fk); END
                     """)
             case .deny:
-                return (name, """
-                    CREATE TRIGGER \(quoted(name)) BEFORE DELETE ON \(table) WHEN OLD.\(fk) IS NOT NULL \
-                    AND EXISTS (SELECT 1 FROM \(destination) WHERE "id" = OLD.\(fk)) BEGIN \
-                    SELECT RAISE(ABORT, \(denyMessage(entity, relationship))); END
+                return denyTrigger(name, entity, relationship, watch: watch, when: """
+                    OLD.\(fk) IS NOT NULL AND EXISTS (SELECT 1 FROM \(destination) WHERE "id" = OLD.\(fk))
                     """)
             }
 
@@ -80,10 +88,8 @@ struct DeleteRuleTriggers {
                     DELETE FROM \(destination) WHERE \(fk) = OLD."id"; END
                     """)
             case .deny:
-                return (name, """
-                    CREATE TRIGGER \(quoted(name)) BEFORE DELETE ON \(table) \
-                    WHEN EXISTS (SELECT 1 FROM \(destination) WHERE \(fk) = OLD."id") BEGIN \
-                    SELECT RAISE(ABORT, \(denyMessage(entity, relationship))); END
+                return denyTrigger(name, entity, relationship, watch: watch, when: """
+                    EXISTS (SELECT 1 FROM \(destination) WHERE \(fk) = OLD."id")
                     """)
             }
 
@@ -104,14 +110,77 @@ struct DeleteRuleTriggers {
                     DELETE FROM \(join) WHERE \(col) = OLD."id"; END
                     """)
             case .deny:
-                return (name, """
-                    CREATE TRIGGER \(quoted(name)) BEFORE DELETE ON \(table) \
-                    WHEN EXISTS (SELECT 1 FROM \(join) JOIN \(destination) ON \(destination)."id" = \(join).\(inv) \
-                    WHERE \(join).\(col) = OLD."id") BEGIN \
-                    SELECT RAISE(ABORT, \(denyMessage(entity, relationship))); END
+                return denyTrigger(name, entity, relationship, watch: watch, when: """
+                    EXISTS (SELECT 1 FROM \(join) JOIN \(destination) ON \(destination)."id" = \(join).\(inv) \
+                    WHERE \(join).\(col) = OLD."id")
                     """)
             }
         }
+    }
+
+    /// The trigger of a to-one relationship that is its own inverse (`Node.twin` ↔
+    /// `Node.twin`): a node's destinations are the node its column points at and every node
+    /// whose column points at it, so both directions are handled — in particular, `nullify`
+    /// clears the references to the deleted node, which the foreign key would refuse.
+    private func selfInverseTrigger(
+        _ name: String, _ entity: EntityDescriptor, _ relationship: RelationshipDescriptor, fk: String, watch: Bool
+    ) -> (String, String)? {
+        let table = quoted(entity.name)
+        let destinations = "(\"id\" = OLD.\(fk) OR \(fk) = OLD.\"id\")"
+        switch relationship.deleteRule {
+        case .noAction:
+            return nil
+        case .nullify:
+            return (name, """
+                CREATE TRIGGER \(quoted(name)) AFTER DELETE ON \(table) BEGIN \
+                UPDATE \(table) SET \(fk) = NULL WHERE \(fk) = OLD."id"; END
+                """)
+        case .cascade:
+            return (name, """
+                CREATE TRIGGER \(quoted(name)) AFTER DELETE ON \(table) BEGIN \
+                DELETE FROM \(table) WHERE \(destinations); END
+                """)
+        case .deny:
+            return denyTrigger(name, entity, relationship, watch: watch, when: """
+                EXISTS (SELECT 1 FROM \(table) WHERE \(destinations) AND "id" <> OLD."id")
+                """)
+        }
+    }
+
+    /// A `deny` trigger: refuses the delete when `condition` holds. With `watch`, its watch
+    /// instead: a TEMP trigger for the store's writer connection, with the same condition,
+    /// that calls ``DeniedDeleteWatch/functionName`` (SQLite runs a table's TEMP triggers
+    /// before its own), so that the store learns of a refused delete even when the caller
+    /// swallows the error — `RAISE(ABORT)` undoes only the statement.
+    private func denyTrigger(
+        _ name: String, _ entity: EntityDescriptor, _ relationship: RelationshipDescriptor, watch: Bool,
+        when condition: String
+    ) -> (String, String) {
+        let message = denyMessage(entity, relationship)
+        if watch {
+            let watchName = "strata_watch_\(entity.name)_\(relationship.name)"
+            return (watchName, """
+                CREATE TEMP TRIGGER IF NOT EXISTS \(quoted(watchName)) BEFORE DELETE ON main.\(quoted(entity.name)) \
+                WHEN \(condition) BEGIN SELECT \(DeniedDeleteWatch.functionName)(\(message)); END
+                """)
+        }
+        return (name, """
+            CREATE TRIGGER \(quoted(name)) BEFORE DELETE ON \(quoted(entity.name)) WHEN \(condition) BEGIN \
+            SELECT RAISE(ABORT, \(message)); END
+            """)
+    }
+
+    /// The watches of the `deny` rules (see ``denyTrigger(_:_:_:watch:when:)``): trigger
+    /// name → `CREATE TEMP TRIGGER` statement.
+    var denyWatches: [String: String] {
+        var result: [String: String] = [:]
+        for entity in schema.entities {
+            for relationship in entity.relationships where relationship.deleteRule == .deny {
+                guard let (name, sql) = trigger(for: relationship, of: entity, watch: true) else { continue }
+                result[name] = sql
+            }
+        }
+        return result
     }
 
     private func denyMessage(_ entity: EntityDescriptor, _ relationship: RelationshipDescriptor) -> String {

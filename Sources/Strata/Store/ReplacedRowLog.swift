@@ -8,12 +8,16 @@ import GRDB
 /// the deletions; delete triggers do fire (the store's connections enable
 /// `recursive_triggers`), so the delete rules run and their changes are reported. This log
 /// adds the missing deletions: on the writer connection, a TEMP trigger after each delete
-/// on every entity table with a unique constraint records the deleted rowid (a conflict on
-/// the id alone writes the same rowid again, which the hook reports as that row's insert).
+/// on every entity table with a unique constraint records the deleted rowid.
 ///
-/// The store merges the log into every commit it reports: a logged row that the commit does
-/// not report, or reports updated while it no longer exists, is deleted; one it reports
-/// inserted while it no longer exists was never committed, and is not reported.
+/// The trigger cannot tell a `REPLACE` deletion from an ordinary one, so it logs both. The
+/// observer counts, per rowid, the deletions the update hook reported; each of them cancels
+/// one log entry of the same rowid, and what remains are the rows `REPLACE` deleted. Those
+/// are merged into the commit: a row the commit does not report, or reports updated while
+/// it no longer exists, is deleted; one it reports inserted while it no longer exists was
+/// never committed, and is not reported. A row that exists again (a conflict on the id
+/// alone writes the same rowid, which the hook reports as an insert) keeps what the hook
+/// said.
 final class ReplacedRowLog: @unchecked Sendable {
     static let table = "strata_delete_log"
 
@@ -23,17 +27,7 @@ final class ReplacedRowLog: @unchecked Sendable {
     private var lastID: Int64 = 0
     /// The highest log entry removed. Writer only.
     private var trimmedID: Int64 = 0
-    /// Rowids deleted by the commit being delivered, by table; set by the store's first
-    /// commit handler, read by the others, all on the writer.
-    private let current = LockedValue(Gone())
-
-    /// What the log adds to a commit, by table.
-    struct Gone {
-        /// Rows that existed before the transaction.
-        var deleted: [String: Set<Int64>] = [:]
-        /// Rows the transaction inserted, then replaced.
-        var neverCommitted: [String: Set<Int64>] = [:]
-    }
+    private var installed = false
 
     init(schema: SchemaDescriptor) {
         tables = Set(
@@ -54,6 +48,7 @@ final class ReplacedRowLog: @unchecked Sendable {
                 INSERT INTO \(Self.table) (tableName, rowID) VALUES (\(SchemaSQL.literal(table.databaseValue)), OLD.rowid); END
                 """)
         }
+        installed = true
     }
 
     /// Removes entries already read; called at the start of the store's write transactions.
@@ -63,57 +58,45 @@ final class ReplacedRowLog: @unchecked Sendable {
         trimmedID = lastID
     }
 
-    /// Reads the deletions of the commit being delivered (the store's first commit handler).
-    func read(_ changes: CommittedChanges, _ db: Database) {
-        // Read whatever the commit reports: the row a REPLACE wrote may be gone by the
-        // commit (deleted later in the transaction), leaving its table unreported.
-        guard !tables.isEmpty,
+    /// Reads the log entries of the transaction being committed and merges the rows
+    /// `REPLACE` deleted into `tables` (the update hook's net changes, by table).
+    ///
+    /// - Parameter hookDeletes: per table and rowid, how many deletions the update hook
+    ///   reported during the transaction (tables of ``tables`` only).
+    func merge(
+        into tables: inout [String: CommittedChanges.TableChanges], hookDeletes: [String: [Int64: Int]],
+        _ db: Database
+    ) {
+        guard installed,
               let statement = try? db.cachedStatement(
                 sql: "SELECT id, tableName, rowID FROM \(Self.table) WHERE id > ? ORDER BY id"),
               let rows = try? Row.fetchAll(statement, arguments: [lastID])
-        else {
-            current.withLock { $0 = Gone() }
-            return
-        }
-        var gone = Gone()
+        else { return }
+        // Log entries per (table, rowid), less the deletions the hook reported.
+        var replaced: [String: [Int64: Int]] = [:]
         for row in rows {
             lastID = row["id"]
             let table: String = row["tableName"], rowID: Int64 = row["rowID"]
-            let reported = changes[table]
-            if reported.deleted.contains(rowID) { continue }  // reported by the hook
-            if reported.inserted.contains(rowID) || reported.updated.contains(rowID) {
-                // Written by the transaction, then replaced (deleted) — or deleted, then its
-                // rowid written again: it exists then.
-                let exists = (try? Bool.fetchOne(
-                    db, sql: "SELECT EXISTS (SELECT 1 FROM main.\(quoted(table)) WHERE rowid = ?)",
-                    arguments: [rowID])) ?? true
-                if exists { continue }
-                if reported.inserted.contains(rowID) {
-                    gone.neverCommitted[table, default: []].insert(rowID)  // net: nothing
-                    continue
+            replaced[table, default: [:]][rowID, default: 0] += 1
+        }
+        for (table, counts) in replaced {
+            let reportedDeletes = hookDeletes[table] ?? [:]
+            var changes = tables[table] ?? CommittedChanges.TableChanges()
+            for (rowID, count) in counts where count > reportedDeletes[rowID, default: 0] {
+                if changes.deleted.contains(rowID) { continue }  // already deleted, net
+                if changes.inserted.contains(rowID) || changes.updated.contains(rowID) {
+                    // Written by the transaction, then replaced — or replaced, then its rowid
+                    // written again: it exists then.
+                    let exists = (try? Bool.fetchOne(
+                        db, sql: "SELECT EXISTS (SELECT 1 FROM main.\(quoted(table)) WHERE rowid = ?)",
+                        arguments: [rowID])) ?? true
+                    if exists { continue }
+                    if changes.inserted.remove(rowID) != nil { continue }  // net: nothing
+                    changes.updated.remove(rowID)
                 }
+                changes.deleted.insert(rowID)
             }
-            gone.deleted[table, default: []].insert(rowID)
+            tables[table] = changes.isEmpty ? nil : changes
         }
-        current.withLock { $0 = gone }
-    }
-
-    /// `changes` with the deletions read for this commit.
-    func merged(_ changes: CommittedChanges) -> CommittedChanges {
-        let gone = current.withLock { $0 }
-        guard !gone.deleted.isEmpty || !gone.neverCommitted.isEmpty else { return changes }
-        var result = changes
-        for (table, ids) in gone.deleted {
-            var tableChanges = result[table]
-            tableChanges.updated.subtract(ids)
-            tableChanges.deleted.formUnion(ids)
-            result.tables[table] = tableChanges
-        }
-        for (table, ids) in gone.neverCommitted {
-            var tableChanges = result[table]
-            tableChanges.inserted.subtract(ids)
-            result.tables[table] = tableChanges.isEmpty ? nil : tableChanges
-        }
-        return result
     }
 }

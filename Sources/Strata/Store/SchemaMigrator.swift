@@ -30,7 +30,14 @@ struct SchemaMigrator {
             try writer.write { db in try create(db, canonical: canonical) }
             return
         }
-        if state.hash == canonical.versionHash { return }
+        if state.hash == canonical.versionHash {
+            // The same model. Its triggers and indexes may still be those an earlier version
+            // of Strata generated (a fixed delete rule, say): bring them in line.
+            if try !writer.read({ db in try isInLine(db) }) {
+                try writer.write { db in try syncIndexesAndTriggers(db) }
+            }
+            return
+        }
         guard let json = state.stored, let old = CanonicalSchema.decode(json)?.descriptor else {
             throw MigrationError.unreadableMetadata
         }
@@ -67,24 +74,39 @@ struct SchemaMigrator {
     /// Drops the store's indexes and triggers that the schema no longer wants (or wants
     /// differently) and creates the missing ones.
     private func syncIndexesAndTriggers(_ db: Database) throws {
-        let sql = SchemaSQL(schema: schema)
-        let wanted = sql.indexes.merging(DeleteRuleTriggers(schema: schema).triggers) { $1 }
-        let existing = try Row.fetchAll(
-            db, sql: "SELECT type, name, sql FROM sqlite_master WHERE type IN ('index', 'trigger') AND name LIKE 'strata\\_%' ESCAPE '\\'")
-        var present: Set<String> = []
-        for row in existing {
-            let name: String = row["name"], type: String = row["type"], text: String? = row["sql"]
-            if let text, wanted[name] == text {
-                present.insert(name)
-            } else {
-                try db.execute(sql: "DROP \(type == "index" ? "INDEX" : "TRIGGER") IF EXISTS \(quoted(name))")
-            }
+        let (unwanted, missing) = try stale(db)
+        for (name, type) in unwanted.sorted(by: { $0.key < $1.key }) {
+            try db.execute(sql: "DROP \(type == "index" ? "INDEX" : "TRIGGER") IF EXISTS \(quoted(name))")
         }
         // In a stable order. A unique index over existing duplicates fails, and so does the
         // whole migration.
-        for (name, statement) in wanted.sorted(by: { $0.key < $1.key }) where !present.contains(name) {
+        for (_, statement) in missing.sorted(by: { $0.key < $1.key }) {
             try db.execute(sql: statement)
         }
+    }
+
+    /// The store's indexes and triggers that the schema does not want as they are (name →
+    /// type), and the statements of those it wants and are missing (name → SQL).
+    private func stale(_ db: Database) throws -> (unwanted: [String: String], missing: [String: String]) {
+        let wanted = SchemaSQL(schema: schema).indexes.merging(DeleteRuleTriggers(schema: schema).triggers) { $1 }
+        let existing = try Row.fetchAll(
+            db, sql: "SELECT type, name, sql FROM sqlite_master WHERE type IN ('index', 'trigger') AND name LIKE 'strata\\_%' ESCAPE '\\'")
+        var unwanted: [String: String] = [:], missing = wanted
+        for row in existing {
+            let name: String = row["name"], type: String = row["type"], text: String? = row["sql"]
+            if let text, wanted[name] == text {
+                missing[name] = nil
+            } else {
+                unwanted[name] = type
+            }
+        }
+        return (unwanted, missing)
+    }
+
+    /// True when the store's indexes and triggers are exactly those the schema wants.
+    private func isInLine(_ db: Database) throws -> Bool {
+        let (unwanted, missing) = try stale(db)
+        return unwanted.isEmpty && missing.isEmpty
     }
 
     private func apply(_ plan: MigrationPlan, _ db: Database) throws {
@@ -216,14 +238,24 @@ struct MigrationPlan {
                 if !Self.sameStorage(oldAttribute.type, attribute.type) {
                     destructiveChanges.append(.changedType(entity: entity.name, attribute: attribute.name))
                     sources[attribute.name] = ColumnSource(sourceColumn: nil, expression: fallback)
-                } else if oldAttribute.isOptional && !attribute.isOptional {
-                    destructiveChanges.append(.madeRequired(entity: entity.name, attribute: attribute.name))
-                    sources[attribute.name] = ColumnSource(
-                        sourceColumn: oldAttribute.name, expression: "COALESCE(\(quoted(oldAttribute.name)), \(fallback))")
-                } else {
-                    sources[attribute.name] = ColumnSource(
-                        sourceColumn: oldAttribute.name, expression: quoted(oldAttribute.name))
+                    continue
                 }
+                var source: String? = oldAttribute.name, expression = quoted(oldAttribute.name)
+                let removedCases = Self.removedCases(from: oldAttribute.type, to: attribute.type)
+                if !removedCases.isEmpty {
+                    // Stored values of those cases would no longer decode: they take the
+                    // fallback, which rebuilds the table.
+                    destructiveChanges.append(
+                        .removedEnumCases(entity: entity.name, attribute: attribute.name, cases: removedCases))
+                    let list = removedCases.map { SchemaSQL.literal($0.databaseValue) }.joined(separator: ", ")
+                    expression = "CASE WHEN \(expression) IN (\(list)) THEN \(fallback) ELSE \(expression) END"
+                    source = nil
+                }
+                if oldAttribute.isOptional && !attribute.isOptional {
+                    destructiveChanges.append(.madeRequired(entity: entity.name, attribute: attribute.name))
+                    expression = "COALESCE(\(expression), \(fallback))"
+                }
+                sources[attribute.name] = ColumnSource(sourceColumn: source, expression: expression)
             }
             for attribute in oldEntity.attributes where !usedOldAttributes.contains(attribute.name) {
                 destructiveChanges.append(.removedAttribute(entity: entity.name, attribute: attribute.name))
@@ -302,6 +334,12 @@ struct MigrationPlan {
     }
 
     /// Whether two types store the same way (changing between them keeps the values).
+    /// The cases of enumeration `old` that enumeration `new` no longer has, in order.
+    static func removedCases(from old: ValueType, to new: ValueType) -> [String] {
+        guard case .enumeration(_, let oldCases) = old, case .enumeration(_, let newCases) = new else { return [] }
+        return oldCases.filter { !newCases.contains($0) }
+    }
+
     static func sameStorage(_ a: ValueType, _ b: ValueType) -> Bool {
         switch (a, b) {
         case (.enumeration, .enumeration): return true

@@ -85,8 +85,10 @@ struct SchemaSQL {
     func createJoinTable(_ join: JoinTable, named tableName: String? = nil) -> String {
         let entity = schema.entity(named: join.entity)
         let destination = schema.entity(named: join.destination)
-        let sideRule = entity?.relationships.first { isJoin($0, join.name) }?.deleteRule
-        let inverseRule = destination?.relationships.first { isJoin($0, join.name) }?.deleteRule
+        // Each column's side is the relationship that stores its own objects in it: with a
+        // self-referencing many-to-many, both sides are relationships of the same entity.
+        let sideRule = joinRelationship(of: entity, join.name, column: join.column)?.deleteRule
+        let inverseRule = joinRelationship(of: destination, join.name, column: join.inverseColumn)?.deleteRule
         var column = "\(quoted(join.column)) INTEGER NOT NULL"
         if sideRule != .noAction { column += " REFERENCES \(quoted(join.entity))(\"id\")" }
         var inverseColumn = "\(quoted(join.inverseColumn)) INTEGER NOT NULL"
@@ -100,6 +102,17 @@ struct SchemaSQL {
     private func isJoin(_ relationship: RelationshipDescriptor, _ name: String) -> Bool {
         if case .joinTable(let table, _, _) = relationship.storage { return table == name }
         return false
+    }
+
+    /// The relationship of `entity` that stores, in join table `name`, its own objects'
+    /// ids in `column` (or, for a relationship that is its own inverse, the one that uses
+    /// the table).
+    private func joinRelationship(of entity: EntityDescriptor?, _ name: String, column: String) -> RelationshipDescriptor? {
+        guard let entity else { return nil }
+        return entity.relationships.first {
+            if case .joinTable(let table, let own, _) = $0.storage { return table == name && own == column }
+            return false
+        } ?? entity.relationships.first { isJoin($0, name) }
     }
 
     /// True when the destination's inverse relationship has the `noAction` rule: deleting a

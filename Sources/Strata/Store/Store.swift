@@ -40,6 +40,7 @@ public final class Store: Sendable {
 
     let observer: CommitObserver
     let replacedRows: ReplacedRowLog
+    let deniedDeletes = DeniedDeleteWatch()
 
     /// Opens (creating if needed) the store at the platform's default location:
     /// `$XDG_DATA_HOME` (or `~/.local/share`) on Linux, Application Support on Apple
@@ -75,16 +76,15 @@ public final class Store: Sendable {
             throw error
         }
         SchemaRegistry.register(schema)
-        let observer = CommitObserver(columnsByTable: SchemaSQL(schema: schema).columnsByTable)
-        self.observer = observer
         let replacedRows = ReplacedRowLog(schema: schema)
         self.replacedRows = replacedRows
+        let observer = CommitObserver(columnsByTable: SchemaSQL(schema: schema).columnsByTable, replacedRows: replacedRows)
+        self.observer = observer
         try writer.writeWithoutTransaction { db in
             try observer.installJoinLog(db, joinTables: SchemaSQL(schema: schema).joinTables)
             try replacedRows.install(db)
+            try deniedDeletes.install(db, schema: schema)
         }
-        // The first handler: every later one reports the rows REPLACE deleted.
-        _ = observer.add { changes, db in replacedRows.read(changes, db) }
         writer.add(transactionObserver: observer, extent: .databaseLifetime)
     }
 
@@ -142,29 +142,45 @@ extension Store {
     }
 
     /// Runs `body` in a write transaction: committed when it returns, rolled back when it
-    /// throws. A delete refused by a `deny` rule throws ``DeleteDeniedError`` and rolls the
-    /// whole transaction back.
+    /// throws.
+    ///
+    /// A delete refused by a `deny` rule fails the whole transaction with
+    /// ``DeleteDeniedError``, even when `body` catches the error and goes on: SQLite undoes
+    /// only the refused statement, so committing the rest could leave half of an operation
+    /// done. The first refusal is thrown once `body` returns, and nothing is committed.
+    ///
+    /// ```swift
+    /// try store.write { db in
+    ///     try db.execute(sql: "UPDATE Notebook SET position = 0")
+    ///     try? db.execute(sql: "DELETE FROM Notebook WHERE id = 1")  // refused by a deny rule
+    /// }   // throws DeleteDeniedError; the update is rolled back too
+    /// ```
+    ///
+    /// Writes made through ``writer`` directly get the deny rules too, but a refusal they
+    /// catch is not turned into a failed transaction.
     @discardableResult
     public func write<T>(_ body: (Database) throws -> T) throws -> T {
         try mapErrors {
-            try writer.write { db in
-                try observer.trimJoinLog(db)
-                try replacedRows.trim(db)
-                return try body(db)
-            }
+            try writer.write { db in try transaction(db, body) }
         }
     }
 
     /// The asynchronous ``write(_:)``.
     @discardableResult
     public func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await mapErrors { [observer, replacedRows] in
-            try await writer.write { db in
-                try observer.trimJoinLog(db)
-                try replacedRows.trim(db)
-                return try body(db)
-            }
+        try await mapErrors {
+            try await writer.write { [self] db in try transaction(db, body) }
         }
+    }
+
+    /// The body of every write transaction of the store.
+    private func transaction<T>(_ db: Database, _ body: (Database) throws -> T) throws -> T {
+        try observer.trimJoinLog(db)
+        try replacedRows.trim(db)
+        deniedDeletes.reset()
+        let result = try body(db)
+        if let refused = deniedDeletes.refused { throw refused }
+        return result
     }
 
     private func mapErrors<T>(_ body: () throws -> T) throws -> T {
@@ -206,8 +222,26 @@ extension Store {
     public func observeCommits(
         reading handler: @escaping @Sendable (CommittedChanges, Database) -> Void
     ) -> CommitObservation {
-        let key = observer.add { [replacedRows] changes, db in handler(replacedRows.merged(changes), db) }
+        let key = observer.add(handler)
         return CommitObservation { [observer] in observer.remove(key) }
+    }
+
+    /// Announces that rows of `tables` (entity or join tables, by name; every table of the
+    /// store when nil) changed outside the store — another process, or a connection the
+    /// store does not own, wrote to the file. SQLite reports no detail of such changes, so
+    /// the commit this method makes lists the tables in
+    /// ``CommittedChanges/invalidatedTables``, and results controllers that read them
+    /// refetch and deliver the difference.
+    ///
+    /// ```swift
+    /// // After a sync process wrote notes to the same file:
+    /// try store.notifyExternalChanges(in: ["Note"])
+    /// ```
+    ///
+    /// Calling GRDB's `Database.notifyChanges(in:)` inside ``write(_:)`` also works, but
+    /// GRDB does not tell the store which tables, so every table is invalidated.
+    public func notifyExternalChanges(in tables: Set<String>? = nil) throws {
+        try write { [observer] db in try observer.announceChanges(in: tables ?? observer.trackedTables, db) }
     }
 
     /// The committed changes, as an asynchronous sequence (buffered without limit, in

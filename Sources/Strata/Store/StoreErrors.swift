@@ -25,9 +25,13 @@ public struct DeleteDeniedError: Error, Hashable, Sendable, CustomStringConverti
     /// The deny error behind a GRDB error raised by a delete-rule trigger, if it is one.
     /// Use it when you write with GRDB directly rather than through ``Store/write(_:)``.
     public init?(_ error: any Error) {
-        guard let error = error as? DatabaseError, let message = error.message,
-              let range = message.range(of: DeleteRuleTriggers.denyMessagePrefix)
-        else { return nil }
+        guard let error = error as? DatabaseError, let message = error.message else { return nil }
+        self.init(message: message)
+    }
+
+    /// The deny error named by a delete-rule trigger's message.
+    init?(message: String) {
+        guard let range = message.range(of: DeleteRuleTriggers.denyMessagePrefix) else { return nil }
         let name = message[range.upperBound...]
         guard let dot = name.firstIndex(of: ".") else { return nil }
         self.entity = String(name[..<dot])
@@ -56,13 +60,18 @@ public enum DestructiveChange: Hashable, Sendable, CustomStringConvertible {
     case removedRelationship(entity: String, relationship: String)
     /// A new required to-one relationship: existing objects have no destination.
     case newRequiredRelationship(entity: String, relationship: String)
+    /// Cases were removed from an enumeration attribute's type: stored values of those
+    /// cases would no longer decode (with data loss allowed, they take the attribute's
+    /// default, NULL when optional, or the first remaining case).
+    case removedEnumCases(entity: String, attribute: String, cases: [String])
 
     /// The entity the change is about.
     public var entity: String {
         switch self {
         case .removedEntity(let entity), .removedAttribute(let entity, _), .changedType(let entity, _),
             .madeRequired(let entity, _), .newRequiredAttribute(let entity, _),
-            .removedRelationship(let entity, _), .newRequiredRelationship(let entity, _):
+            .removedRelationship(let entity, _), .newRequiredRelationship(let entity, _),
+            .removedEnumCases(let entity, _, _):
             entity
         }
     }
@@ -73,7 +82,7 @@ public enum DestructiveChange: Hashable, Sendable, CustomStringConvertible {
         case .removedEntity: nil
         case .removedAttribute(_, let name), .changedType(_, let name), .madeRequired(_, let name),
             .newRequiredAttribute(_, let name), .removedRelationship(_, let name),
-            .newRequiredRelationship(_, let name):
+            .newRequiredRelationship(_, let name), .removedEnumCases(_, let name, _):
             name
         }
     }
@@ -88,6 +97,8 @@ public enum DestructiveChange: Hashable, Sendable, CustomStringConvertible {
         case .newRequiredAttribute(let e, let a): "new attribute \(e).\(a) is required and has no default"
         case .removedRelationship(let e, let r): "relationship \(e).\(r) was removed"
         case .newRequiredRelationship(let e, let r): "new relationship \(e).\(r) is required"
+        case .removedEnumCases(let e, let a, let cases):
+            "attribute \(e).\(a) lost enum case\(cases.count == 1 ? "" : "s") " + cases.joined(separator: ", ")
         }
     }
 }

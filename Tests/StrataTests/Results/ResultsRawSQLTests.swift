@@ -119,8 +119,8 @@ import Testing
     }
 
     /// A notebook without notes replaced, then the replacing row deleted: the update hook
-    /// reports nothing at all (insert and delete of the same new row), so the store's
-    /// observer (CommitObserver) delivers no commit and the log is never read.
+    /// reports no net change at all (insert and delete of the same new row); the commit
+    /// comes from the replaced-row log alone.
     @Test func replacedRowWithNothingElseReported() throws {
         let h = try Harness(Note.Fetches.byNotebook) { db in try db.notebook("Work") }
         try h.write { db in
@@ -129,27 +129,78 @@ import Testing
                 arguments: [day])
             try db.execute(sql: "DELETE FROM Notebook WHERE name = 'Work'")
         }
-        withKnownIssue("CommitObserver delivers nothing when the update hook reported no net change") {
-            #expect(lines(h.recorder.updates, text) == ["reload | Work[]", "s-[0] | "])
+        #expect(lines(h.recorder.updates, text) == ["reload | Work[]", "s-[0] | "])
+        try h.check()
+    }
+
+    /// A notebook inserted and deleted in one transaction never existed outside it: though
+    /// its table has a unique constraint (so the replaced-row log sees the delete), nothing
+    /// of it is reported.
+    @Test func rowInsertedAndDeletedInOneTransactionIsNotReported() throws {
+        let store = try Store.inMemory(schema: NotesModel.schema)
+        let recorder = CommitRecorder(store)
+        try store.write { db in
+            let temporary = try db.notebook("Temporary")
+            try db.execute(sql: "DELETE FROM Notebook WHERE id = ?", arguments: [temporary.id.rawValue])
+            try db.note("kept")
         }
+        #expect(recorder.commits.map { $0.tables.keys.sorted() } == [["Note"]])
+        #expect(recorder.commits.first?["Notebook"].isEmpty == true)
+    }
+
+    /// A transaction whose changes cancel out delivers nothing, and the log entries it made
+    /// are not read again by the next commit.
+    @Test func skippedCommitLeavesNothingForTheNext() throws {
+        let store = try Store.inMemory(schema: NotesModel.schema)
+        let recorder = CommitRecorder(store)
+        try store.write { db in
+            let temporary = try db.notebook("Temporary")
+            try db.execute(sql: "DELETE FROM Notebook WHERE id = ?", arguments: [temporary.id.rawValue])
+        }
+        #expect(recorder.commits.isEmpty)
+        try store.write { db in try db.note("next") }
+        #expect(recorder.commits.map { $0.tables.keys.sorted() } == [["Note"]])
+        #expect(recorder.commits.first?["Notebook"].deleted == [])
     }
 
     /// Changes made by another connection (another process) and announced with GRDB's
-    /// `Database.notifyChanges(in:)`: GRDB calls the observer's `databaseDidChange()`, which
-    /// the store's CommitObserver ignores, so controllers do not refetch.
-    @Test func changesNotifiedWithoutDetailsAreNotSeen() throws {
+    /// `Database.notifyChanges(in:)`: GRDB does not say which tables, so the commit
+    /// invalidates every table, and the controller refetches.
+    @Test func changesNotifiedWithoutDetailsAreRefetched() throws {
         let directory = try TemporaryDirectory()
         let store = try Store(schema: NotesModel.schema, path: directory.path("notes.sqlite"))
+        let recorder = CommitRecorder(store)
         let h = try Harness(store: store, Note.Fetches.all) { db in try db.note("a") }
-        let other = try DatabaseQueue(path: directory.path("notes.sqlite"))
+        try writeNoteFromAnotherConnection("b", path: directory.path("notes.sqlite"))
+        recorder.reset()
+        try h.write { db in try db.notifyChanges(in: Table("Note")) }
+        #expect(lines(h.recorder.updates, text) == ["reload | [a]", "i+[[0, 1]] | [a b]"])
+        #expect(recorder.commits.map(\.invalidatedTables) == [Set(SchemaSQL(schema: NotesModel.schema).columnsByTable.keys)])
+        #expect(recorder.commits.first?.tables.isEmpty == true)
+        try h.check()
+    }
+
+    /// ``Store/notifyExternalChanges(in:)`` invalidates exactly the tables it is given.
+    @Test func externalChangesAnnouncedByTheStore() throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(schema: NotesModel.schema, path: directory.path("notes.sqlite"))
+        let recorder = CommitRecorder(store)
+        let h = try Harness(store: store, Note.Fetches.all) { db in try db.note("a") }
+        try writeNoteFromAnotherConnection("b", path: directory.path("notes.sqlite"))
+        recorder.reset()
+        try store.notifyExternalChanges(in: ["Note", "NotATable"])
+        h.controller.waitForDeliveries()
+        #expect(lines(h.recorder.updates, text) == ["reload | [a]", "i+[[0, 1]] | [a b]"])
+        #expect(recorder.commits.map(\.invalidatedTables) == [["Note"]])
+        try h.check()
+    }
+
+    private func writeNoteFromAnotherConnection(_ title: String, path: String) throws {
+        let other = try DatabaseQueue(path: path)
         try other.write { db in
-            try db.execute(sql: "INSERT INTO Note (title, updatedAt) VALUES ('b', '2020-01-01 00:00:00.000')")
+            try db.execute(sql: "INSERT INTO Note (title, updatedAt) VALUES (?, '2020-01-01 00:00:00.000')", arguments: [title])
         }
         try other.close()
-        try h.write { db in try db.notifyChanges(in: Table("Note")) }
-        withKnownIssue("CommitObserver.databaseDidChange() delivers nothing") {
-            #expect(lines(h.recorder.updates, text) == ["reload | [a]", "i+[[0, 1]] | [a b]"])
-        }
     }
 
     /// `DELETE FROM Note` without `WHERE`: SQLite's truncate optimisation would skip the

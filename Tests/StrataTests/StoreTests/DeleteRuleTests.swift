@@ -199,4 +199,148 @@ struct DeleteRuleTests {
         #expect(titles == ["n2"])
         #expect(tagged == ["n2"])
     }
+
+    // MARK: - Refusals the caller catches
+
+    @Test("a deny refusal caught inside the write still fails the whole transaction")
+    func caughtDenyFailsTheTransaction() throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(schema: RulesModel.schema(children: .deny, rights: .cascade, lefts: .deny),
+                              path: directory.path("rules.sqlite"))
+        try seedOneToMany(store)
+        try seedManyToMany(store)
+        let recorder = CommitRecorder(store)
+        let caught = LockedValue<[DeleteDeniedError?]>([])
+        #expect(throws: DeleteDeniedError(entity: "Parent", relationship: "children")) {
+            try store.write { db in
+                try db.execute(sql: "INSERT INTO Parent (id, name) VALUES (3, 'p3')")
+                do {
+                    try db.execute(sql: "DELETE FROM Parent WHERE id = 1")
+                } catch {
+                    caught.withLock { $0.append(DeleteDeniedError(error)) }
+                }
+                // Refused deep inside a cascade (Right.lefts), and swallowed.
+                do {
+                    try db.execute(sql: "DELETE FROM Left WHERE id = 1")
+                } catch {
+                    caught.withLock { $0.append(DeleteDeniedError(error)) }
+                }
+                try db.execute(sql: "UPDATE Child SET name = 'changed'")
+            }
+        }
+        #expect(caught.withLock { $0 } == [
+            DeleteDeniedError(entity: "Parent", relationship: "children"),
+            DeleteDeniedError(entity: "Right", relationship: "lefts"),
+        ])
+        let state = try store.read { db in
+            [try db.ids("Parent"), try db.ids("Left"), try db.ids("Right"),
+             try String.fetchAll(db, sql: "SELECT name FROM Child ORDER BY id").map { Int64($0.count) }]
+        }
+        #expect(state == [[1, 2], [1, 2], [1, 2], [2, 2, 2]])
+        #expect(recorder.commits.isEmpty)
+
+        // The next transaction starts afresh.
+        try store.write { db in try db.execute(sql: "INSERT INTO Parent (id, name) VALUES (3, 'p3')") }
+        #expect(try store.read { db in try db.ids("Parent") } == [1, 2, 3])
+    }
+
+    @Test("the asynchronous write fails on a caught deny refusal too")
+    func caughtDenyFailsTheAsyncTransaction() async throws {
+        let store = try Store.inMemory(schema: RulesModel.schema(children: .deny))
+        try seedOneToMany(store)
+        await #expect(throws: DeleteDeniedError(entity: "Parent", relationship: "children")) {
+            try await store.write { db in
+                try db.execute(sql: "INSERT INTO Parent (id, name) VALUES (3, 'p3')")
+                try? db.execute(sql: "DELETE FROM Parent WHERE id = 1")
+            }
+        }
+        try await store.write { db in try db.execute(sql: "INSERT INTO Parent (id, name) VALUES (4, 'p4')") }
+        #expect(try await store.read { db in try db.ids("Parent") } == [1, 2, 4])
+    }
+
+    // MARK: - Self-referencing relationships
+
+    @Test("self-inverse to-one rule, deleting one of two twins", arguments: DeleteRule.allCases)
+    func selfInverseToOneRule(_ rule: DeleteRule) throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(schema: TwinModel.schema(twin: rule), path: directory.path("twins.sqlite"))
+        // Twins 1 ↔ 2 and 3 ↔ 4; node 5 has none.
+        try store.write { db in
+            try db.execute(sql: "INSERT INTO Node (id, name) VALUES (1, 'a'), (2, 'b'), (3, 'c'), (4, 'd'), (5, 'e')")
+            try db.execute(sql: "UPDATE Node SET twinID = CASE id WHEN 1 THEN 2 WHEN 2 THEN 1 WHEN 3 THEN 4 WHEN 4 THEN 3 END")
+        }
+        let recorder = CommitRecorder(store)
+        let deletion = Result { try store.write { db in try db.execute(sql: "DELETE FROM Node WHERE id = 1") } }
+        let (nodes, twins) = try store.read { db in
+            (try db.ids("Node"), try Int64?.fetchAll(db, sql: "SELECT twinID FROM Node ORDER BY id"))
+        }
+        switch rule {
+        case .nullify:
+            #expect(nodes == [2, 3, 4, 5])
+            #expect(twins == [nil, 4, 3, nil])
+            #expect(recorder.commits.first?["Node"].deleted == [1])
+            #expect(recorder.commits.first?["Node"].updated == [2])
+        case .cascade:
+            #expect(nodes == [3, 4, 5])
+            #expect(twins == [4, 3, nil])
+            #expect(recorder.commits.first?["Node"].deleted == [1, 2])
+        case .deny:
+            #expect(throws: DeleteDeniedError(entity: "Node", relationship: "twin")) { try deletion.get() }
+            #expect(nodes == [1, 2, 3, 4, 5])
+            #expect(twins == [2, 1, 4, 3, nil])
+            #expect(recorder.commits.isEmpty)
+        case .noAction:
+            #expect(nodes == [2, 3, 4, 5])
+            #expect(twins == [1, 4, 3, nil], "the reference dangles")
+        }
+        if rule != .deny { try deletion.get() }
+        // A node without a twin goes under every rule, and touches no other node.
+        recorder.reset()
+        try store.write { db in try db.execute(sql: "DELETE FROM Node WHERE id = 5") }
+        #expect(recorder.commits.map { $0["Node"].deleted } == [[5]])
+        #expect(recorder.commits.map { $0["Node"].updated } == [[]])
+    }
+
+    @Test("self-inverse to-one deny: a one-sided reference to the deleted node denies too")
+    func selfInverseDenyOneSided() throws {
+        let store = try Store.inMemory(schema: TwinModel.schema(twin: .deny))
+        try store.write { db in
+            try db.execute(sql: "INSERT INTO Node (id, name) VALUES (1, 'a'), (2, 'b'), (3, 'c')")
+            try db.execute(sql: "UPDATE Node SET twinID = 1 WHERE id = 2")  // 2 → 1, 1 → nothing
+            try db.execute(sql: "UPDATE Node SET twinID = 3 WHERE id = 3")  // its own twin
+        }
+        #expect(throws: DeleteDeniedError(entity: "Node", relationship: "twin")) {
+            try store.write { db in try db.execute(sql: "DELETE FROM Node WHERE id = 1") }
+        }
+        try store.write { db in try db.execute(sql: "DELETE FROM Node WHERE id = 3") }
+        #expect(try store.read { db in try db.ids("Node") } == [1, 2])
+    }
+
+    @Test("self-referencing many-to-many: each join column follows its own side's rule", arguments: [false, true])
+    func selfReferencingManyToManySides(_ friendsDangle: Bool) throws {
+        let directory = try TemporaryDirectory()
+        let schema = friendsDangle
+            ? FriendsModel.schema(friends: .noAction, friendOf: .nullify)
+            : FriendsModel.schema(friends: .nullify, friendOf: .noAction)
+        let store = try Store(schema: schema, path: directory.path("friends.sqlite"))
+        // 1 → 2 (1's friend is 2) and 3 → 1.
+        try store.write { db in
+            try db.execute(sql: "INSERT INTO Person (id, name) VALUES (1, 'a'), (2, 'b'), (3, 'c')")
+            try db.execute(sql: "INSERT INTO Person_friends (personID, friendID) VALUES (1, 2), (3, 1)")
+        }
+        try store.write { db in try db.execute(sql: "DELETE FROM Person WHERE id = 1") }
+        let links = try store.read { db in
+            try GRDB.Row.fetchAll(db, sql: "SELECT personID, friendID FROM Person_friends ORDER BY personID")
+                .map { [$0[0] as Int64, $0[1] as Int64] }
+        }
+        // `friends` (noAction) leaves 1's own links dangling; `friendOf` (nullify) removes
+        // the links to 1 — and the other way round.
+        #expect(links == (friendsDangle ? [[1, 2]] : [[3, 1]]))
+        // The column of the side with a rule other than noAction still references Person.
+        let (checked, unchecked) = friendsDangle
+            ? ("INSERT INTO Person_friends (personID, friendID) VALUES (2, 99)", "INSERT INTO Person_friends (personID, friendID) VALUES (99, 2)")
+            : ("INSERT INTO Person_friends (personID, friendID) VALUES (99, 2)", "INSERT INTO Person_friends (personID, friendID) VALUES (2, 99)")
+        #expect(throws: DatabaseError.self) { try store.write { db in try db.execute(sql: checked) } }
+        try store.write { db in try db.execute(sql: unchecked) }
+    }
 }

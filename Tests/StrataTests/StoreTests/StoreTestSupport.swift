@@ -82,6 +82,40 @@ enum RulesModel {
     }
 }
 
+/// A node whose to-one `twin` is its own inverse (a self-referencing one-to-one, like the
+/// generator's EdgeCases `Node.twin`), with the delete rule the tests choose.
+enum TwinModel {
+    static func schema(twin: DeleteRule) -> SchemaDescriptor {
+        SchemaDescriptor(name: "TwinModel", entities: [
+            EntityDescriptor(
+                name: "Node", attributes: [.init(name: "name", type: .string)],
+                relationships: [
+                    .init(name: "twin", destination: "Node", inverse: "twin", isToMany: false,
+                          deleteRule: twin, storage: .foreignKey(column: "twinID")),
+                ]),
+        ])
+    }
+}
+
+/// A self-referencing many-to-many, `Person.friends` ↔ `Person.friendOf`, in one join
+/// table whose two columns belong to different sides with their own delete rules.
+enum FriendsModel {
+    static func schema(friends: DeleteRule, friendOf: DeleteRule) -> SchemaDescriptor {
+        SchemaDescriptor(name: "FriendsModel", entities: [
+            EntityDescriptor(
+                name: "Person", attributes: [.init(name: "name", type: .string)],
+                relationships: [
+                    .init(name: "friends", destination: "Person", inverse: "friendOf", isToMany: true,
+                          deleteRule: friends,
+                          storage: .joinTable(name: "Person_friends", column: "personID", inverseColumn: "friendID")),
+                    .init(name: "friendOf", destination: "Person", inverse: "friends", isToMany: true,
+                          deleteRule: friendOf,
+                          storage: .joinTable(name: "Person_friends", column: "friendID", inverseColumn: "personID")),
+                ]),
+        ])
+    }
+}
+
 extension Database {
     func ids(_ table: String) throws -> [Int64] {
         try Int64.fetchAll(self, sql: "SELECT id FROM \"\(table)\" ORDER BY id")

@@ -118,3 +118,15 @@ public enum DatabaseValueOrdering {
         return a.count < b.count ? -1 : (a.count == b.count ? 0 : 1)
     }
 }
+
+// MARK: - NaN
+
+extension DatabaseValue {
+    /// The value as SQLite stores it: a `Double.nan` becomes NULL (SQLite binds NaN as NULL),
+    /// anything else is unchanged. Predicate values go through it, in SQL and in memory, so
+    /// that both agree on NaN.
+    var nanAsNull: DatabaseValue {
+        if case .double(let double) = storage, double.isNaN { return .null }
+        return self
+    }
+}

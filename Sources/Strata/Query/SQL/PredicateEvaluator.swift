@@ -14,7 +14,9 @@ public protocol PredicateSubject {
 /// Evaluates ``PredicateNode`` trees in memory with exactly the semantics of their SQL
 /// (``SQLQueryBuilder``): values compare as SQLite compares them
 /// (``DatabaseValueOrdering``), `==`/`!=` treat NULL like a value, ordering comparisons and
-/// string operators are false on NULL, string operators use ``StringMatching``.
+/// string operators are false on NULL, string operators use ``StringMatching``. A
+/// `Double.nan` — a predicate value, or a value a subject reports — is NULL, as SQLite
+/// binds and stores it.
 ///
 /// ```swift
 /// let graph = try ObjectGraph.load(db, schema: NotesModel.schema)
@@ -54,9 +56,10 @@ public enum PredicateEvaluator {
             return StringMatching.matches(try value(lhs, on: subject), op, try value(rhs, on: subject), options)
         case .isIn(let lhs, let values):
             let l = try value(lhs, on: subject)
-            return values.contains { DatabaseValueOrdering.isSame(l, $0) }
+            return values.contains { DatabaseValueOrdering.isSame(l, $0.nanAsNull) }
         case .between(let lhs, let low, let high):
             let l = try value(lhs, on: subject)
+            let low = low.nanAsNull, high = high.nanAsNull
             if l.isNull || low.isNull || high.isNull { return false }
             return DatabaseValueOrdering.compare(l, low) >= 0 && DatabaseValueOrdering.compare(l, high) <= 0
         case .quantified(let quantifier, let relationship, let predicate):
@@ -69,11 +72,11 @@ public enum PredicateEvaluator {
         }
     }
 
-    /// The value of a value node: NULL when a to-one on the path is nil.
+    /// The value of a value node: NULL when a to-one on the path is nil, or for a NaN.
     public static func value(_ node: ValueNode, on subject: any PredicateSubject) throws -> DatabaseValue {
         switch node {
         case .value(let value):
-            return value
+            return value.nanAsNull
         case .count(let relationship):
             return Int64(try destinations(relationship, on: subject).count).databaseValue
         case .path(let path):
@@ -83,7 +86,7 @@ public enum PredicateEvaluator {
                 guard let next = try current.destination(ofToOne: name) else { return .null }
                 current = next
             }
-            return try current.value(ofColumn: last)
+            return try current.value(ofColumn: last).nanAsNull
         }
     }
 

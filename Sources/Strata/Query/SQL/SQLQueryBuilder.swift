@@ -230,6 +230,7 @@ public struct SQLQueryBuilder: Sendable {
             return "\(SQL(sql: StringMatching.sqlFunctionName))(\(op.rawValue), \(l), \(r), \(options.rawValue))"
         case .isIn(let lhs, let values):
             let l = try expression(lhs)
+            let values = values.map(\.nanAsNull)
             let nonNull = values.filter { !$0.isNull }
             var parts: [SQL] = []
             if !nonNull.isEmpty {
@@ -241,7 +242,7 @@ public struct SQLQueryBuilder: Sendable {
             return "(" + parts.joined(separator: " OR ") + ")"
         case .between(let lhs, let low, let high):
             let l = try expression(lhs)
-            return "COALESCE(\(l) BETWEEN \(low) AND \(high), 0)"
+            return "COALESCE(\(l) BETWEEN \(low.nanAsNull) AND \(high.nanAsNull), 0)"
         case .quantified(let quantifier, let relationship, let predicate):
             var (subquery, inner) = try toManySubquery(relationship)
             switch quantifier {
@@ -263,7 +264,7 @@ public struct SQLQueryBuilder: Sendable {
         case .path(let path):
             return try value(path)
         case .value(let value):
-            return SQL(sql: "?", arguments: [value])
+            return SQL(sql: "?", arguments: [value.nanAsNull])
         case .count(let relationship):
             let (link, inner) = try toManySubquery(relationship)
             return "(SELECT COUNT(*) FROM \(inner.fromClause) WHERE \(link))"
