@@ -12,7 +12,11 @@ public enum SchemaValidator {
         ReservedTypeNameRule.self,
         TypeNameCollisionRule.self,
         DuplicateEnumCaseRule.self,
+        EnumCaseNameRule.self,
         MemberNameRule.self,
+        FetchNameRule.self,
+        TableNameRule.self,
+        ColumnNameRule.self,
         AttributeTypeRule.self,
         RelationshipDestinationRule.self,
         InverseRule.self,
@@ -35,6 +39,18 @@ public enum SchemaValidator {
         }
         PredicateRule.resolve(&schema, sourceMap: sourceMap, diagnostics: &diagnostics)
         FetchParametersRule.check(ValidationContext(schema: schema, sourceMap: sourceMap), &diagnostics)
+    }
+
+    /// The diagnostics of the rules that keep generated names and SQLite names apart (members,
+    /// tables, columns), without resolving anything: the generator's guard for schemas built
+    /// in code that skipped validation.
+    public static func nameDiagnostics(of schema: Schema) -> [Diagnostic] {
+        var diagnostics = DiagnosticBag()
+        let context = ValidationContext(schema: schema, sourceMap: SchemaSourceMap())
+        for rule: any SchemaRule.Type in [MemberNameRule.self, TableNameRule.self, ColumnNameRule.self] {
+            rule.check(context, &diagnostics)
+        }
+        return diagnostics.sorted
     }
 
     /// Validates a schema built in code (no source map: diagnostics point at declarations).

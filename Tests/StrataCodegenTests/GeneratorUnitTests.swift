@@ -194,7 +194,7 @@ private func render(_ expression: StrataSchema.PredicateExpression, parameters: 
             Issue.record("expected errors")
         } catch let error as SchemaError {
             #expect(error.diagnostics.map(\.message) == [
-                "the foreign key column 'boxID' of relationship 'box' clashes with another column of 'Item'; rename the attribute or the relationship",
+                "the to-one relationship 'box' stores its id in 'boxID', which clashes with the attribute 'boxID' of 'Item'",
             ])
         } catch {
             Issue.record("unexpected \(error)")

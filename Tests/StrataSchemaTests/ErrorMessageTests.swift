@@ -195,6 +195,65 @@ struct ErrorMessageTests {
             "to-one storage clashes with an attribute",
             "entities:\n  A:\n    attributes: { bID: Int }\n    relationships:\n      b: { to: B, inverse: a }\n  B:\n    relationships: { a: { to: A, inverse: b, many: true } }\n",
             "m.yaml:5:7: error: the to-one relationship 'b' stores its id in 'bID', which clashes with the attribute 'bID' of 'A'"),
+        BadModel(
+            "attributes named like synthesized members",
+            "entities:\n  A:\n    attributes: { CodingKeys: Int, Columns: Int, hashValue: Int, DatabaseComponents: Int }\n",
+            "m.yaml:3:19: error: attribute name 'CodingKeys' clashes with the generated member 'A.CodingKeys'; rename it",
+            "m.yaml:3:36: error: attribute name 'Columns' clashes with the generated member 'A.Columns'; rename it",
+            "m.yaml:3:50: error: attribute name 'hashValue' clashes with the generated member 'A.hashValue'; rename it",
+            "m.yaml:3:66: error: attribute name 'DatabaseComponents' clashes with the generated member 'A.DatabaseComponents'; rename it"),
+        BadModel(
+            "enum cases named like members of every enum", "enums:\n  P: [low, Type, self, init, Protocol, RawValue, allCases]\n",
+            "m.yaml:2:12: error: enum case name 'Type' clashes with the member 'P.Type' that Swift or the enum's conformances define; rename it",
+            "m.yaml:2:18: error: enum case name 'self' clashes with the member 'P.self' that Swift or the enum's conformances define; rename it",
+            "m.yaml:2:24: error: enum case name 'init' clashes with the member 'P.init' that Swift or the enum's conformances define; rename it",
+            "m.yaml:2:30: error: enum case name 'Protocol' clashes with the member 'P.Protocol' that Swift or the enum's conformances define; rename it",
+            "m.yaml:2:40: error: enum case name 'RawValue' clashes with the member 'P.RawValue' that Swift or the enum's conformances define; rename it",
+            "m.yaml:2:50: error: enum case name 'allCases' clashes with the member 'P.allCases' that Swift or the enum's conformances define; rename it"),
+        BadModel(
+            "fetches named like members of every type",
+            "entities:\n  A:\n    attributes: { a: Int }\n    fetches: { Type: { sort: [a] }, self: {} }\n",
+            "m.yaml:4:16: error: fetch name 'Type' clashes with the member 'A.Fetches.Type' that Swift defines for every type; rename it",
+            "m.yaml:4:37: error: fetch name 'self' clashes with the member 'A.Fetches.self' that Swift defines for every type; rename it"),
+        BadModel(
+            "attributes that differ only by case", "entities:\n  A:\n    attributes: { name: String, Name: String }\n",
+            "m.yaml:3:33: error: the attribute 'Name' of 'A' differs from the attribute 'name' only by case, but SQLite column names ignore case; rename one"),
+        BadModel(
+            "attribute and foreign key column that differ only by case",
+            "entities:\n  A:\n    attributes: { bid: Int }\n    relationships: { b: { to: B, inverse: as } }\n  B:\n    relationships: { as: { to: A, many: true, inverse: b } }\n",
+            "m.yaml:4:22: error: the foreign key column 'bID' of relationship 'b' of 'A' differs from the attribute 'bid' only by case, but SQLite column names ignore case; rename one"),
+        BadModel(
+            "attribute named like the primary key in another case", "entities:\n  A:\n    attributes: { Id: Int }\n",
+            "m.yaml:3:19: error: the attribute 'Id' of 'A' differs from the primary key column 'id' only by case, but SQLite column names ignore case; rename one"),
+        BadModel(
+            "entities that differ only by case", "entities:\n  Note: {}\n  note: {}\n",
+            "m.yaml:3:3: error: entity 'note' and entity 'Note' differ only by case, but SQLite table names ignore case; rename one",
+            "m.yaml:2:3: note: 'Note' is declared here"),
+        BadModel(
+            "entity names with reserved prefixes", "entities:\n  sqlite_stat: {}\n  Strata_Log: {}\n",
+            "m.yaml:2:3: error: entity name 'sqlite_stat' starts with 'sqlite_', which SQLite reserves for its own tables; rename it",
+            "m.yaml:3:3: error: entity name 'Strata_Log' starts with 'strata_', which the Strata store reserves for its own tables (strata_metadata, strata_join_log, ...); rename it"),
+        BadModel(
+            "attributes named like the rowid", "entities:\n  A:\n    attributes: { rowid: Int, OID: Int, _rowid_: Int }\n",
+            "m.yaml:3:19: error: the attribute 'rowid' of 'A' is named like SQLite's rowid ('rowid', 'oid' and '_rowid_' in any case); rename it",
+            "m.yaml:3:31: error: the attribute 'OID' of 'A' is named like SQLite's rowid ('rowid', 'oid' and '_rowid_' in any case); rename it",
+            "m.yaml:3:41: error: the attribute '_rowid_' of 'A' is named like SQLite's rowid ('rowid', 'oid' and '_rowid_' in any case); rename it"),
+        BadModel(
+            "foreign key column named like the rowid",
+            "entities:\n  A:\n    relationships: { row: { to: B, inverse: as } }\n  B:\n    relationships: { as: { to: A, many: true, inverse: row } }\n",
+            "m.yaml:3:22: error: the foreign key column 'rowID' of relationship 'row' of 'A' is named like SQLite's rowid ('rowid', 'oid' and '_rowid_' in any case); rename it"),
+        BadModel(
+            "join table named like an entity",
+            "entities:\n  A:\n    relationships: { b: { to: B, many: true, inverse: as } }\n  B:\n    relationships: { as: { to: A, many: true, inverse: b } }\n  A_b: {}\n",
+            "m.yaml:3:22: error: the join table 'A_b' of relationship 'b' clashes with entity 'A_b'; rename the relationship"),
+        BadModel(
+            "join table named like an entity but for case",
+            "entities:\n  A:\n    relationships: { b: { to: B, many: true, inverse: as } }\n  B:\n    relationships: { as: { to: A, many: true, inverse: b } }\n  a_B: {}\n",
+            "m.yaml:3:22: error: the join table 'A_b' of relationship 'b' clashes with entity 'a_B' (SQLite table names ignore case); rename the relationship"),
+        BadModel(
+            "join table with a reserved prefix",
+            "entities:\n  sqlite:\n    relationships: { master: { to: x, many: true, inverse: as } }\n  x:\n    relationships: { as: { to: sqlite, many: true, inverse: master } }\n",
+            "m.yaml:3:22: error: the join table 'sqlite_master' of relationship 'master' starts with 'sqlite_', which SQLite reserves for its own tables; rename the relationship"),
     ]
 
     @Test(arguments: nameErrors)
