@@ -37,9 +37,10 @@ struct IdentifierRule: SchemaRule {
 /// the names generated code declares or qualifies with.
 struct ReservedTypeNameRule: SchemaRule {
     /// Module names the generated code qualifies with, the generic parameters of `ToOne`
-    /// extensions, and the nested names of every entity (`Note.ID`, `Note.Fetches`).
+    /// extensions, and the nested names of every entity (`Note.ID`, `Note.Fetches`,
+    /// `Note.Associations`).
     static let generatedTypeNames: Set<String> = [
-        "GRDB", "Foundation", "Swift", "Root", "Destination", "ID", "Fetches",
+        "GRDB", "Foundation", "Swift", "Root", "Destination", "ID", "Fetches", "Associations",
     ]
 
     static func check(_ context: ValidationContext, _ diagnostics: inout DiagnosticBag) {
@@ -104,7 +105,7 @@ struct MemberNameRule: SchemaRule {
     static let generatedMembers: Set<String> = [
         "id", "entityDescriptor", "entityName", "databaseTableName", "Fetches", "ID", "init", "encode", "didInsert",
         "path", "isNil", "_column", "_toOne", "self", "Self", "Type", "Protocol", "CodingKeys", "hashValue",
-        "Columns", "DatabaseComponents",
+        "Columns", "DatabaseComponents", "Associations",
     ]
 
     static func check(_ context: ValidationContext, _ diagnostics: inout DiagnosticBag) {
