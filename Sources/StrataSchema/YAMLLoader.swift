@@ -119,7 +119,7 @@ extension YAMLLoader {
                         reportParserError(parser.pointee, buffer)
                         return
                     }
-                    let keepGoing = handle(event)
+                    let keepGoing = handle(event, buffer)
                     let isEnd = event.type == YAML_STREAM_END_EVENT
                     yaml_event_delete(&event)
                     if !keepGoing || isEnd { return }
@@ -154,7 +154,7 @@ extension YAMLLoader {
         }
 
         /// Handles one event; false stops parsing.
-        private mutating func handle(_ event: yaml_event_t) -> Bool {
+        private mutating func handle(_ event: yaml_event_t, _ buffer: UnsafeBufferPointer<UInt8>) -> Bool {
             let start = location(event.start_mark)
             let end = location(event.end_mark)
             switch event.type {
@@ -181,8 +181,15 @@ extension YAMLLoader {
                     case YAML_FOLDED_SCALAR_STYLE: .folded
                     default: .plain
                     }
-                let node = YAMLNode(
+                var node = YAMLNode(
                     .scalar(YAMLScalar(value, style: style, tag: Self.string(data.tag))), location: start, endLocation: end)
+                if style != .plain || start.line != end.line {
+                    let from = Int(event.start_mark.index)
+                    let to = Int(event.end_mark.index)
+                    if from >= 0, from <= to, to <= buffer.count {
+                        node.sourceText = String(decoding: UnsafeBufferPointer(rebasing: buffer[from..<to]), as: UTF8.self)
+                    }
+                }
                 return add(node, budget: 1, subtreeCount: 1, anchor: Self.string(data.anchor))
             case YAML_ALIAS_EVENT:
                 let name = Self.string(event.data.alias.anchor) ?? ""

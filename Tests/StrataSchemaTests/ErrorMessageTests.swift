@@ -407,7 +407,7 @@ struct ErrorMessageTests {
             "m.yaml:7:28: error: sort key: unknown attribute or relationship 'nam' in 'A'; did you mean 'name'?"),
         BadModel(
             "sort through a to-many", fetchModel("    fetches: { f: { sort: [-cs.a] } }"),
-            "m.yaml:7:28: error: sort key: 'cs' in 'cs.a' is a to-many relationship; key paths may only go through to-one relationships"),
+            "m.yaml:7:29: error: sort key: 'cs' in 'cs.a' is a to-many relationship; key paths may only go through to-one relationships"),
         BadModel(
             "sort ending at a relationship", fetchModel("    fetches: { f: { sort: [b] } }"),
             "m.yaml:7:28: error: sort key: 'b' ends at the relationship 'b'; add one of its attributes, e.g. 'b.title'"),
@@ -416,7 +416,7 @@ struct ErrorMessageTests {
             "m.yaml:7:28: error: sort key: '' is not a key path; write names separated by '.'"),
         BadModel(
             "sort through a to-one with a typo", fetchModel("    fetches: { f: { sort: [b.titel] } }"),
-            "m.yaml:7:28: error: sort key: unknown attribute or relationship 'titel' in 'B'; did you mean 'title'?"),
+            "m.yaml:7:30: error: sort key: unknown attribute or relationship 'titel' in 'B'; did you mean 'title'?"),
         BadModel(
             "firstLetter on an Int", fetchModel("    fetches: { f: { sections: { key: rank, by: firstLetter } } }"),
             "m.yaml:7:38: error: 'by: firstLetter' needs a String key, but 'rank' is Int"),
@@ -453,9 +453,34 @@ struct ErrorMessageTests {
             "predicate error in a plain scalar", fetchModel("    fetches: { f: { where: rank > true } }"),
             "m.yaml:7:35: error: cannot compare 'rank' (Int) with true"),
         BadModel(
-            "predicate error in a block scalar falls back to the scalar start",
+            "predicate error in a folded block scalar",
             fetchModel("    fetches:\n      f:\n        where: >\n          rank == \"x\""),
-            "m.yaml:9:16: error: cannot compare 'rank' (Int) with \"x\""),
+            "m.yaml:10:19: error: cannot compare 'rank' (Int) with \"x\""),
+        BadModel(
+            "predicate error on the second line of a literal block scalar",
+            fetchModel("    fetches:\n      f:\n        where: |\n          rank > 1\n            AND rank == \"x\""),
+            "m.yaml:11:25: error: cannot compare 'rank' (Int) with \"x\""),
+        BadModel(
+            "predicate error after escapes in a double-quoted scalar",
+            fetchModel("    fetches: { f: { where: \"name == '\\u0041' AND rank == \\\"x\\\"\" } }"),
+            "m.yaml:7:58: error: cannot compare 'rank' (Int) with \"x\""),
+        BadModel(
+            "predicate error on the second line of a double-quoted scalar",
+            fetchModel("    fetches:\n      f:\n        where: \"rank > 1 AND\n          rank == true\""),
+            "m.yaml:10:19: error: cannot compare 'rank' (Int) with true"),
+        BadModel(
+            "predicate error after '' in a single-quoted scalar",
+            fetchModel("    fetches: { f: { where: 'name == \"it''s\" AND rank == true' } }"),
+            "m.yaml:7:57: error: cannot compare 'rank' (Int) with true"),
+        BadModel(
+            "predicate key path error at its segment", fetchModel("    fetches: { f: { where: \"rank > 1 AND b.titel == 'x'\" } }"),
+            "m.yaml:7:44: error: unknown attribute or relationship 'titel' in 'B'; did you mean 'title'?"),
+        BadModel(
+            "section key error at its segment", fetchModel("    fetches: { f: { sections: { key: b.titel } } }"),
+            "m.yaml:7:40: error: section key: unknown attribute or relationship 'titel' in 'B'; did you mean 'title'?"),
+        BadModel(
+            "quoted sort key error at its segment", fetchModel("    fetches: { f: { sort: [name, \"-b.titel\"] } }"),
+            "m.yaml:7:38: error: sort key: unknown attribute or relationship 'titel' in 'B'; did you mean 'title'?"),
         BadModel(
             "section predicate over the destination", fetchModel("    fetches: { f: { sections: { entity: b, where: \"rank > 1\" } } }"),
             "m.yaml:7:52: error: unknown attribute or relationship 'rank' in 'B'"),
