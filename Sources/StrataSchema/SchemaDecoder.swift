@@ -49,7 +49,9 @@ public struct SchemaDecoder {
         }
         let fields = fields(of: entries, allowed: Self.rootKeys, in: "the model file")
         if let version = fields["version"] {
-            if version.value.scalar?.style != .plain || version.value.scalar?.value != "1" {
+            if let scalar = version.value.scalar, scalar.style != .plain, scalar.value == "1" {
+                error("'version' must be the integer 1, not the string \"1\"; remove the quotes", at: version.value.location)
+            } else if version.value.scalar?.style != .plain || version.value.scalar?.value != "1" {
                 let text = version.value.scalar?.value ?? version.value.kindName
                 error("unsupported schema version '\(text)'; this version of Strata reads version 1",
                       at: version.value.location)

@@ -42,7 +42,8 @@ struct ErrorMessageTests {
     static let yamlErrors: [BadModel] = [
         BadModel(
             "unclosed flow sequence", "entities:\n  A: [a, b\n",
-            "m.yaml:3:1: error: YAML syntax: while parsing a flow sequence: did not find expected ',' or ']'"),
+            "m.yaml:3:1: error: YAML syntax: while parsing a flow sequence: did not find expected ',' or ']'",
+            "m.yaml:2:6: note: the flow sequence starts here"),
         BadModel(
             "tab indentation", "entities:\n\tA: {}\n",
             "m.yaml:2:1: error: YAML syntax: while scanning for the next token: found character that cannot start any token"),
@@ -55,7 +56,8 @@ struct ErrorMessageTests {
             "m.yaml:2:6: error: unknown alias '*nothing'"),
         BadModel(
             "unknown escape in a double-quoted scalar", "entities:\n  A: { doc: \"a\\qb\" }\n",
-            "m.yaml:2:15: error: YAML syntax: while parsing a quoted scalar: found unknown escape character"),
+            "m.yaml:2:15: error: YAML syntax: while parsing a quoted scalar: found unknown escape character",
+            "m.yaml:2:13: note: the quoted scalar starts here"),
         BadModel(
             "block sequence where a value is expected", "a: b\n c\nd: - x\n",
             "m.yaml:3:4: error: YAML syntax: block sequence entries are not allowed in this context"),
@@ -69,6 +71,34 @@ struct ErrorMessageTests {
         BadModel(
             "root is a sequence", "- a\n",
             "m.yaml:1:1: error: a model file must be a mapping with 'version', 'enums' and 'entities', not a sequence"),
+        BadModel(
+            "unterminated quote", "entities:\n  A:\n    doc: \"unterminated\n    attributes: { a: Int }\n",
+            "m.yaml:5:1: error: YAML syntax: while scanning a quoted scalar: found unexpected end of stream",
+            "m.yaml:3:10: note: the quoted scalar starts here"),
+        BadModel(
+            "unclosed flow mapping", "entities:\n  A: { attributes: { a: Int }\n  B: {}\n",
+            "m.yaml:3:3: error: YAML syntax: while parsing a flow mapping: did not find expected ',' or '}'",
+            "m.yaml:2:6: note: the flow mapping starts here"),
+        BadModel(
+            "bad indentation", "entities:\n  A:\n    attributes:\n      a: Int\n     b: Int\n",
+            "m.yaml:5:6: error: YAML syntax: while parsing a block mapping: did not find expected key (check the indentation: keys of one mapping line up)",
+            "m.yaml:3:5: note: the block mapping starts here"),
+        BadModel(
+            "mapping values are not allowed here", "entities:\n  A: doc: x\n",
+            "m.yaml:2:9: error: YAML syntax: mapping values are not allowed in this context (a value that contains ': ' must be quoted)"),
+        BadModel(
+            "invalid anchor", "entities:\n  A: &\n",
+            "m.yaml:2:7: error: YAML syntax: while scanning an anchor: did not find expected alphabetic or numeric character",
+            "m.yaml:2:6: note: the anchor starts here"),
+        BadModel(
+            "unknown tag on a scalar", "entities:\n  A: { doc: !custom x }\n",
+            "m.yaml:2:13: error: unknown tag '!custom'; model files use no custom tags, remove it"),
+        BadModel(
+            "unknown tag on a mapping", "entities: !thing\n  A: {}\n",
+            "m.yaml:1:11: error: unknown tag '!thing'; model files use no custom tags, remove it"),
+        BadModel(
+            "merge key", "base: &b { a: Int }\nentities:\n  A:\n    attributes:\n      <<: *b\n      c: Int\n",
+            "m.yaml:5:7: error: merge keys ('<<') are not supported; repeat the keys, or share a whole node with an anchor and alias"),
     ]
 
     @Test(arguments: yamlErrors)
@@ -138,6 +168,9 @@ struct ErrorMessageTests {
             "unknown sections key",
             "entities:\n  A:\n    attributes: { a: Int }\n    fetches:\n      f: { sections: { key: a, by: firstLeter } }\n",
             "m.yaml:5:36: error: unknown value 'firstLeter' for 'by'; the only grouping is 'firstLetter'"),
+        BadModel(
+            "version as a string", "version: \"1\"\nentities: {}\n",
+            "m.yaml:1:10: error: 'version' must be the integer 1, not the string \"1\"; remove the quotes"),
     ]
 
     @Test(arguments: structureErrors)
@@ -360,6 +393,9 @@ struct ErrorMessageTests {
         BadModel(
             "null default", defaultModel("String", "null"),
             "m.yaml:6:35: error: the default of 'A.a' is null; remove 'default' (an optional attribute is nil unless set)"),
+        BadModel(
+            "Float out of range", defaultModel("Float", "1e39"),
+            "m.yaml:6:34: error: default 1e39 of 'A.a' is out of range for Float"),
     ]
 
     @Test(arguments: defaultErrors)
@@ -484,6 +520,12 @@ struct ErrorMessageTests {
         BadModel(
             "section predicate over the destination", fetchModel("    fetches: { f: { sections: { entity: b, where: \"rank > 1\" } } }"),
             "m.yaml:7:52: error: unknown attribute or relationship 'rank' in 'B'"),
+        BadModel(
+            "sort not a list", fetchModel("    fetches: { f: { sort: { name: 1 } } }"),
+            "m.yaml:7:27: error: 'sort' must be a list of key paths, e.g. [-updatedAt, title]"),
+        BadModel(
+            "duplicate index", fetchModel("    indexes: [[name, rank], [name, rank]]"),
+            "m.yaml:7:29: warning: index [name, rank] of 'A' duplicates the index [name, rank], which is already indexed"),
     ]
 
     @Test(arguments: fetchErrors)
