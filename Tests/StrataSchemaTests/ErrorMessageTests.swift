@@ -557,6 +557,21 @@ struct ErrorMessageTests {
         ])
     }
 
+    @Test func brokenFileStillLetsTheOthersReportTheirOwnMistakes() {
+        let result = SchemaPipeline.load(files: [
+            ModelFile(path: "a.yaml", text: "enums: { P: [a, a] }\nentities:\n  Tag:\n    attributes: { id: Int, name: String }\n    relationships: { notes: { to: Note, many: true, inverse: tags } }\n    unique: [[nmae]]\n"),
+            ModelFile(path: "b.yaml", text: "entities:\n  Note: [\n"),
+        ])
+        #expect(result.schema == nil)
+        #expect(result.diagnostics.map(\.description) == [
+            "a.yaml:1:17: error: duplicate case 'a' in enum 'P'",
+            "a.yaml:1:14: note: 'a' is first listed here",
+            "a.yaml:4:19: error: attribute name 'id' clashes with the generated member 'Tag.id'; rename it",
+            "a.yaml:6:15: error: unknown attribute or relationship 'nmae' in 'unique' of 'Tag'; did you mean 'name'?",
+            "b.yaml:3:1: error: YAML syntax: while parsing a flow node: did not find expected node content",
+        ])
+    }
+
     @Test func duplicateEnumAcrossFiles() {
         let result = SchemaPipeline.load(files: [
             ModelFile(path: "a.yaml", text: "enums: { P: [a] }\n"),
