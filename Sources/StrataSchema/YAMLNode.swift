@@ -4,7 +4,9 @@
 public struct YAMLNode: Hashable, Sendable {
     /// What a node holds.
     public enum Content: Hashable, Sendable {
+        /// A scalar: text with its style and tag.
         case scalar(YAMLScalar)
+        /// A sequence: the items in file order.
         case sequence([YAMLNode])
         /// Key/value pairs in file order.
         case mapping([YAMLMappingEntry])
@@ -232,6 +234,7 @@ enum ScalarSourceMapper {
 public struct YAMLMappingEntry: Hashable, Sendable {
     /// The key; the schema language only uses scalar keys.
     public var key: YAMLNode
+    /// The value.
     public var value: YAMLNode
 
     /// A pair.
@@ -245,6 +248,7 @@ public struct YAMLMappingEntry: Hashable, Sendable {
 public struct YAMLScalar: Hashable, Sendable {
     /// Plain, quoted, or a block scalar (`|` literal, `>` folded).
     public enum Style: String, Hashable, Sendable {
+        /// Plain, single-quoted, double-quoted, literal (`|`) or folded (`>`).
         case plain, singleQuoted, doubleQuoted, literal, folded
     }
 
