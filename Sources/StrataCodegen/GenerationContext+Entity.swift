@@ -136,9 +136,77 @@ extension GenerationContext {
             }
         }
 
+        if !entity.relationships.isEmpty {
+            w.blankLine()
+            writeAssociations(of: entity, &w)
+        }
+
         if !entity.fetches.isEmpty {
             w.blankLine()
             try writeFetches(of: entity, &w)
+        }
+    }
+
+    // MARK: - GRDB associations
+
+    /// `Note.Associations.notebook`, `.tags`: one GRDB association per relationship, keyed by
+    /// the relationship's name, with explicit foreign keys. They live in a nested enum because
+    /// `Note.notebook` is already the typed `ToOne` path of the predicates.
+    func writeAssociations(of entity: Entity, _ w: inout SwiftWriter) {
+        let type = typeName(entity.name)
+        w.block("extension \(type)") { w in
+            w.line("/// GRDB associations of the relationships, keyed by relationship name, for GRDB's query")
+            let first = entity.relationships[0]
+            let including = first.isToMany ? "including(all:" : "including(optional:"
+            w.line("/// interface: `\(type).\(including) \(type).Associations.\(SwiftNames.member(first.name)))`.")
+            w.block("public enum Associations") { w in
+                for relationship in entity.relationships {
+                    let destination = typeName(relationship.destination)
+                    let key = SwiftNames.stringLiteral(relationship.name)
+                    let name = SwiftNames.identifier(relationship.name)
+                    func foreignKey(_ column: String) -> String {
+                        "GRDB.ForeignKey([\(SwiftNames.stringLiteral(column))], to: [\"id\"])"
+                    }
+                    switch layout.storage(of: relationship, in: entity) {
+                    case .foreignKey(let column):
+                        w.line("/// `\(relationship.name)`: the \(destination) this object's `\(column)` points to.")
+                        w.line("public static let \(name): GRDB.BelongsToAssociation<\(type), \(destination)> =")
+                        w.indent { w in
+                            w.line("\(type).belongsTo(\(destination).self, key: \(key), using: \(foreignKey(column)))")
+                        }
+                    case .inverseForeignKey:
+                        // The destination's foreign key column, that of the inverse to-one.
+                        var column = relationship.inverse + "ID"
+                        if let target = schema.entity(named: relationship.destination),
+                            let inverse = target.relationship(named: relationship.inverse),
+                            let stored = layout.foreignKeyColumn(of: inverse, in: target)
+                        {
+                            column = stored
+                        }
+                        let kind = relationship.isToMany ? "HasMany" : "HasOne"
+                        let method = relationship.isToMany ? "hasMany" : "hasOne"
+                        let what = relationship.isToMany ? "the \(destination) objects" : "the \(destination)"
+                        w.line("/// `\(relationship.name)`: \(what) whose `\(column)` points to this object.")
+                        w.line("public static let \(name): GRDB.\(kind)Association<\(type), \(destination)> =")
+                        w.indent { w in
+                            w.line("\(type).\(method)(\(destination).self, key: \(key), using: \(foreignKey(column)))")
+                        }
+                    case .joinTable(let table, let column, let inverseColumn):
+                        let pivot = "GRDB.Table<GRDB.Row>(\(SwiftNames.stringLiteral(table)))"
+                        w.line("/// `\(relationship.name)`: the \(destination) objects linked to this object through the join table `\(table)`.")
+                        w.line("public static let \(name): GRDB.HasManyThroughAssociation<\(type), \(destination)> =")
+                        w.indent { w in
+                            w.line("\(type).hasMany(")
+                            w.indent { w in
+                                w.line("\(destination).self,")
+                                w.line("through: \(type).hasMany(\(pivot), key: \(SwiftNames.stringLiteral(table)), using: \(foreignKey(column))),")
+                                w.line("using: \(pivot).belongsTo(\(destination).self, key: \(key), using: \(foreignKey(inverseColumn))),")
+                                w.line("key: \(key))")
+                            }
+                        }
+                    }
+                }
+            }
         }
     }
 

@@ -10,34 +10,11 @@ struct GenerationContext {
         self.layout = StorageLayout(schema: schema)
     }
 
-    /// Refuses storage names that clash (names themselves are checked by StrataSchema's
-    /// validator, which every schema passes before it gets here).
+    /// Refuses member, table and column names that clash. Every schema that passed
+    /// `SchemaPipeline` has been checked already; this guards schemas built in code.
     func check() throws {
-        var bag = DiagnosticBag()
-        var tables: [String: String] = [:]
-        for entity in schema.entities { tables[entity.name] = "entity '\(entity.name)'" }
-        for entity in schema.entities {
-            var columns = Set(entity.attributes.map(\.name))
-            for relationship in entity.relationships {
-                switch layout.storage(of: relationship, in: entity) {
-                case .foreignKey(let column):
-                    if !columns.insert(column).inserted {
-                        bag.error("the foreign key column '\(column)' of relationship '\(relationship.name)' clashes with another column of '\(entity.name)'; rename the attribute or the relationship", at: relationship.location)
-                    }
-                case .joinTable(let name, _, _):
-                    if let other = tables[name], other != "join table of '\(entity.name).\(relationship.name)'",
-                        !other.hasPrefix("join table of '\(relationship.destination).\(relationship.inverse)'")
-                    {
-                        bag.error("the join table '\(name)' of relationship '\(relationship.name)' clashes with \(other); rename the relationship", at: relationship.location)
-                    } else if tables[name] == nil {
-                        tables[name] = "join table of '\(entity.name).\(relationship.name)'"
-                    }
-                case .inverseForeignKey:
-                    break
-                }
-            }
-        }
-        if bag.hasErrors { throw SchemaError(diagnostics: bag.sorted) }
+        let diagnostics = SchemaValidator.nameDiagnostics(of: schema)
+        if diagnostics.contains(where: { $0.severity == .error }) { throw SchemaError(diagnostics: diagnostics) }
     }
 
     // MARK: - Names

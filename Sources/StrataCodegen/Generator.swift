@@ -4,8 +4,10 @@ import StrataSchema
 public struct GeneratedFile: Hashable, Sendable {
     /// The file name, without a directory (`Notes.swift`).
     public var name: String
+    /// The Swift source text.
     public var contents: String
 
+    /// A file.
     public init(name: String, contents: String) {
         self.name = name
         self.contents = contents

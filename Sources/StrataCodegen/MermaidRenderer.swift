@@ -8,6 +8,7 @@ import StrataSchema
 ///     Notebook ||--o{ Note : "notes (cascade) / notebook (nullify)"
 /// ```
 public enum MermaidRenderer {
+    /// The Mermaid `erDiagram` text of `schema`: entities with their columns, relationships with cardinality and delete rules.
     public static func render(_ schema: Schema) -> String {
         let layout = StorageLayout(schema: schema)
         var w = SwiftWriter()

@@ -37,8 +37,11 @@ public enum OutputNaming {
         return messages.isEmpty ? .success(names) : .failure(NamingError(messages: messages))
     }
 
+    /// Model files whose output names would clash, one message per clash.
     public struct NamingError: Error, Sendable, CustomStringConvertible {
+        /// What clashes, one sentence per clash.
         public var messages: [String]
+        /// The messages, one per line.
         public var description: String { messages.joined(separator: "\n") }
     }
 }

@@ -12,10 +12,12 @@
 public struct SwiftWriter: Sendable {
     /// The widest line the writer aims for when it chooses between one line and several.
     public var lineWidth: Int
+    /// The lines written so far, indentation included.
     public private(set) var lines: [String] = []
     private var level = 0
     private let indentUnit = "    "
 
+    /// A writer that wraps calls longer than `lineWidth` columns.
     public init(lineWidth: Int = 120) { self.lineWidth = lineWidth }
 
     /// The current indentation as text.

@@ -124,5 +124,10 @@ enum DefaultValueParser {
 /// caller knows.
 struct SchemaProblem: Error {
     var message: String
-    init(_ message: String) { self.message = message }
+    /// For key paths: the offset, in Unicode scalars of the spelled path, of the segment at fault.
+    var offset: Int?
+    init(_ message: String, offset: Int? = nil) {
+        self.message = message
+        self.offset = offset
+    }
 }

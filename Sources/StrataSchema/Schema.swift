@@ -5,25 +5,34 @@
 public struct Schema: Hashable, Sendable {
     /// The model's name: the Swift namespace of its descriptor (`StrataModel` unless set).
     public var name: String
+    /// The enums of every model file, in file order.
     public var enums: [EnumType]
+    /// The entities of every model file, in file order.
     public var entities: [Entity]
 
+    /// A schema; tests and tools build them in code, the pipeline from model files.
     public init(name: String = "StrataModel", enums: [EnumType] = [], entities: [Entity] = []) {
         self.name = name
         self.enums = enums
         self.entities = entities
     }
 
+    /// The entity called `name`, if any.
     public func entity(named name: String) -> Entity? { entities.first { $0.name == name } }
+    /// The enum called `name`, if any.
     public func enumType(named name: String) -> EnumType? { enums.first { $0.name == name } }
 }
 
 /// `enums: { Priority: [low, normal, high] }`: a `String`-backed Swift enum.
 public struct EnumType: Hashable, Sendable {
+    /// The enum's Swift name.
     public var name: String
+    /// The case names, in declaration order; each is also the case's raw value.
     public var cases: [String]
+    /// Where the enum is declared.
     public var location: SourceLocation
 
+    /// An enum with its cases.
     public init(name: String, cases: [String], location: SourceLocation) {
         self.name = name
         self.cases = cases
@@ -31,19 +40,28 @@ public struct EnumType: Hashable, Sendable {
     }
 }
 
+/// An entity: one Swift struct and one SQLite table (`entities: { Note: { … } }`).
 public struct Entity: Hashable, Sendable {
+    /// The entity's name: its Swift type and its table.
     public var name: String
+    /// The `doc:` text, written as the struct's doc comment.
     public var doc: String?
+    /// The attributes, in declaration order: stored properties and columns.
     public var attributes: [Attribute]
+    /// The relationships, in declaration order.
     public var relationships: [Relationship]
     /// Each element is one unique constraint over attribute or to-one relationship names.
     public var uniques: [[String]]
     /// Each element is one index over attribute or to-one relationship names.
     public var indexes: [[String]]
+    /// The `fetches:` entries, in declaration order: typed requests in `<Entity>.Fetches`.
     public var fetches: [Fetch]
+    /// The entity's former name (`renamedFrom:`), so a migration renames its table.
     public var renamedFrom: String?
+    /// Where the entity is declared.
     public var location: SourceLocation
 
+    /// An entity; everything but its name and location is optional.
     public init(
         name: String, doc: String? = nil, attributes: [Attribute] = [], relationships: [Relationship] = [],
         uniques: [[String]] = [], indexes: [[String]] = [], fetches: [Fetch] = [], renamedFrom: String? = nil,
@@ -60,11 +78,15 @@ public struct Entity: Hashable, Sendable {
         self.location = location
     }
 
+    /// The attribute called `name`, if any.
     public func attribute(named name: String) -> Attribute? { attributes.first { $0.name == name } }
+    /// The relationship called `name`, if any.
     public func relationship(named name: String) -> Relationship? { relationships.first { $0.name == name } }
 }
 
+/// The type of an attribute: a built-in type or an enum of the model.
 public enum AttributeType: Hashable, Sendable {
+    /// The built-in types: `String`, `Int`, `Int32`, `Int16`, `Double`, `Float`, `Bool`, `Date`, `UUID`, `Data`, `Decimal`, `URL`.
     case string, int, int32, int16, double, float, bool, date, uuid, data, decimal, url
     /// An enum of the model, by name.
     case enumeration(String)
@@ -98,9 +120,13 @@ public enum AttributeType: Hashable, Sendable {
 
 /// A default value, as written in the model and checked against the attribute's type.
 public enum DefaultValue: Hashable, Sendable {
+    /// A string literal, for `String`, `URL`, `UUID`, `Decimal` or `Data` attributes.
     case string(String)
+    /// An integer literal, for any numeric attribute.
     case int(Int64)
+    /// A decimal literal, for `Double`, `Float` or `Decimal` attributes.
     case double(Double)
+    /// `true` or `false`, for `Bool` attributes.
     case bool(Bool)
     /// `now`, for `Date`.
     case now
@@ -110,17 +136,28 @@ public enum DefaultValue: Hashable, Sendable {
     case enumCase(String)
 }
 
+/// An attribute: a stored property of the entity's struct and a column of its table.
 public struct Attribute: Hashable, Sendable {
+    /// The attribute's name: the property and the column.
     public var name: String
+    /// The attribute's type.
     public var type: AttributeType
+    /// True for `optional: true`: the property is optional and the column nullable.
     public var isOptional: Bool
+    /// The `default:`, resolved against the type by the validator.
     public var defaultValue: DefaultValue?
+    /// True for `indexed: true`: the column gets an index.
     public var isIndexed: Bool
+    /// True for `unique: true`: the column gets a unique constraint.
     public var isUnique: Bool
+    /// The `doc:` text, written as the property's doc comment.
     public var doc: String?
+    /// The attribute's former name (`renamedFrom:`), so a migration renames its column.
     public var renamedFrom: String?
+    /// Where the attribute is declared.
     public var location: SourceLocation
 
+    /// An attribute; required, unindexed and without a default unless said otherwise.
     public init(
         name: String, type: AttributeType, isOptional: Bool = false, defaultValue: DefaultValue? = nil,
         isIndexed: Bool = false, isUnique: Bool = false, doc: String? = nil, renamedFrom: String? = nil,
@@ -141,21 +178,32 @@ public struct Attribute: Hashable, Sendable {
 /// Core Data's delete rules: the rule on relationship R of entity A says what happens to
 /// R's destination objects when an A is deleted.
 public enum DeleteRule: String, Hashable, Sendable, CaseIterable {
+    /// `nullify` (the default) sets the destinations' inverse to nil, `cascade` deletes them, `deny` refuses the delete while any exist, `noAction` does nothing.
     case nullify, cascade, deny, noAction
 }
 
+/// A relationship to another entity (or the same one), with its inverse.
 public struct Relationship: Hashable, Sendable {
+    /// The relationship's name.
     public var name: String
+    /// The name of the destination entity (`to:`).
     public var destination: String
+    /// True for `many: true`.
     public var isToMany: Bool
+    /// The name of the destination's relationship that points back (`inverse:`).
     public var inverse: String
     /// Only for to-one relationships.
     public var isRequired: Bool
+    /// What happens to the destinations when an object of this entity is deleted.
     public var deleteRule: DeleteRule
+    /// The `doc:` text, written as a doc comment.
     public var doc: String?
+    /// The relationship's former name (`renamedFrom:`), for migrations.
     public var renamedFrom: String?
+    /// Where the relationship is declared.
     public var location: SourceLocation
 
+    /// A relationship; to-one, optional and `nullify` unless said otherwise.
     public init(
         name: String, destination: String, isToMany: Bool = false, inverse: String, isRequired: Bool = false,
         deleteRule: DeleteRule = .nullify, doc: String? = nil, renamedFrom: String? = nil, location: SourceLocation
@@ -176,9 +224,12 @@ public struct Relationship: Hashable, Sendable {
 public struct SortKey: Hashable, Sendable {
     /// `["notebook", "name"]` for `notebook.name`.
     public var path: [String]
+    /// True for a `-` prefix: largest first.
     public var descending: Bool
+    /// Where the sort key is written.
     public var location: SourceLocation
 
+    /// A sort key.
     public init(path: [String], descending: Bool, location: SourceLocation) {
         self.path = path
         self.descending = descending
@@ -188,13 +239,16 @@ public struct SortKey: Hashable, Sendable {
 
 /// A `where:` predicate: the source text, where it starts, and its parsed, type-checked tree.
 public struct PredicateSource: Hashable, Sendable {
+    /// The predicate as written (escapes and folding already applied by YAML).
     public var text: String
     /// The location of the first character of `text` in the model file.
     public var location: SourceLocation
+    /// The parsed, type-checked tree; `.constant(true)` until the validator parses `text`.
     public var expression: PredicateExpression
     /// The `$name` parameters in order of first appearance, with their inferred types.
     public var parameters: [PredicateParameter]
 
+    /// A predicate source; the validator fills `expression` and `parameters`.
     public init(
         text: String, location: SourceLocation, expression: PredicateExpression,
         parameters: [PredicateParameter] = []
@@ -206,6 +260,7 @@ public struct PredicateSource: Hashable, Sendable {
     }
 }
 
+/// How a fetch groups its results into sections (`sections:`).
 public enum Sections: Hashable, Sendable {
     /// `{ key: path, descending: false, by: firstLetter }`: one section per distinct value.
     case key(path: [String], descending: Bool, byFirstLetter: Bool, location: SourceLocation)
@@ -215,14 +270,22 @@ public enum Sections: Hashable, Sendable {
         relationship: String, sort: [SortKey], predicate: PredicateSource?, orphans: Bool, location: SourceLocation)
 }
 
+/// One `fetches:` entry: a typed fetch request of its entity.
 public struct Fetch: Hashable, Sendable {
+    /// The fetch's name: a member of `<Entity>.Fetches`.
     public var name: String
+    /// The `doc:` text, written as a doc comment.
     public var doc: String?
+    /// The `where:` predicate, if any.
     public var predicate: PredicateSource?
+    /// The `sort:` keys; ties are always broken by the primary key.
     public var sort: [SortKey]
+    /// The `sections:`, if any.
     public var sections: Sections?
+    /// Where the fetch is declared.
     public var location: SourceLocation
 
+    /// A fetch; with neither predicate nor sort nor sections it fetches every object by id.
     public init(
         name: String, doc: String? = nil, predicate: PredicateSource? = nil, sort: [SortKey] = [],
         sections: Sections? = nil, location: SourceLocation

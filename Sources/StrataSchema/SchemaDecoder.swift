@@ -49,7 +49,9 @@ public struct SchemaDecoder {
         }
         let fields = fields(of: entries, allowed: Self.rootKeys, in: "the model file")
         if let version = fields["version"] {
-            if version.value.scalar?.style != .plain || version.value.scalar?.value != "1" {
+            if let scalar = version.value.scalar, scalar.style != .plain, scalar.value == "1" {
+                error("'version' must be the integer 1, not the string \"1\"; remove the quotes", at: version.value.location)
+            } else if version.value.scalar?.style != .plain || version.value.scalar?.value != "1" {
                 let text = version.value.scalar?.value ?? version.value.kindName
                 error("unsupported schema version '\(text)'; this version of Strata reads version 1",
                       at: version.value.location)
@@ -320,6 +322,7 @@ public struct SchemaDecoder {
             let fields = fields(of: entries, allowed: Self.keySectionsKeys, in: "'sections' of '\(fetch)'")
             guard let keyField = fields["key"], let path = string(keyField, "key") else { return nil }
             sourceMap.locations["\(key).sections.key"] = keyField.value.location
+            sourceMap.keyPathNodes[keyField.value.location] = keyField.value
             var byFirstLetter = false
             if let by = fields["by"], let text = string(by, "by") {
                 if text == "firstLetter" {
@@ -369,6 +372,7 @@ public struct SchemaDecoder {
                 text = text.dropFirst()
             }
             let path = text.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+            sourceMap.keyPathNodes[item.location] = item
             keys.append(SortKey(path: path, descending: descending, location: item.location))
         }
         return keys
@@ -379,10 +383,10 @@ public struct SchemaDecoder {
             error("'where' must be a predicate string, e.g. \"pinned == true\"", at: field.value.location)
             return nil
         }
-        let exact = field.value.exactValueStart
-        if exact == nil { sourceMap.inexactPredicates.insert(key) }
+        sourceMap.predicateNodes[key] = field.value
         return PredicateSource(
-            text: scalar.value, location: exact ?? field.value.location, expression: .constant(true))
+            text: scalar.value, location: field.value.location(ofValueOffset: 0) ?? field.value.location,
+            expression: .constant(true))
     }
 
     // MARK: - Helpers

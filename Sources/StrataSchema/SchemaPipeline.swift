@@ -59,9 +59,12 @@ public enum SchemaPipeline {
         var sourceMap = SchemaSourceMap()
         var schema = SchemaDecoder.decode(roots, modelName: modelName, sourceMap: &sourceMap, diagnostics: &bag)
         // When a file couldn't be read as YAML, references into it would all look unknown:
-        // report the structure of the other files, but not cross-references.
+        // report the structure and the file-local rules of the other files, but not
+        // cross-references.
         if roots.count == files.count {
             SchemaValidator.validate(&schema, sourceMap: sourceMap, diagnostics: &bag)
+        } else {
+            SchemaValidator.validateFileLocal(schema, sourceMap: sourceMap, diagnostics: &bag)
         }
         return SchemaLoadResult(schema: bag.hasErrors ? nil : schema, diagnostics: sortedKeepingNotes(bag.diagnostics))
     }

@@ -8,9 +8,26 @@ public struct SchemaSourceMap: Hashable, Sendable {
     /// The raw `default:` scalars by `Entity.attribute`: the validator turns them into
     /// `DefaultValue`s once every enum is known.
     var defaults: [String: YAMLNode] = [:]
-    /// Predicates whose characters don't map one-to-one onto columns (block scalars,
-    /// escapes, several lines): their diagnostics point at the scalar's start.
-    var inexactPredicates: Set<String> = []
+    /// The scalar of each `where:` by `Entity.fetch.<name>.where` (or `.sections.where`),
+    /// to map a predicate error's offset back to its line and column.
+    var predicateNodes: [String: YAMLNode] = [:]
+
+    /// The scalars of sort keys and section keys, by their location, to point a key path's
+    /// error at the segment at fault.
+    var keyPathNodes: [SourceLocation: YAMLNode] = [:]
+
+    /// The location of a key path error: the character `offset` of the key path scalar that
+    /// starts at `location` (a sort key's `-` or `+` counted), or `location` itself.
+    func keyPathLocation(_ location: SourceLocation, offset: Int?) -> SourceLocation {
+        guard let offset, let node = keyPathNodes[location], let value = node.scalar?.value else { return location }
+        let prefix = value.hasPrefix("-") || value.hasPrefix("+") ? 1 : 0
+        return node.location(ofValueOffset: prefix + offset) ?? location
+    }
+
+    /// The file location of character `offset` of the predicate stored under `key`.
+    func predicateLocation(_ key: String, offset: Int) -> SourceLocation? {
+        predicateNodes[key]?.location(ofValueOffset: offset)
+    }
 
     /// An empty map: diagnostics then point at the declarations.
     public init() {}

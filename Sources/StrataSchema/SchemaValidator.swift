@@ -12,7 +12,11 @@ public enum SchemaValidator {
         ReservedTypeNameRule.self,
         TypeNameCollisionRule.self,
         DuplicateEnumCaseRule.self,
+        EnumCaseNameRule.self,
         MemberNameRule.self,
+        FetchNameRule.self,
+        TableNameRule.self,
+        ColumnNameRule.self,
         AttributeTypeRule.self,
         RelationshipDestinationRule.self,
         InverseRule.self,
@@ -25,6 +29,28 @@ public enum SchemaValidator {
         SectionsRule.self,
     ]}
 
+    /// The rules that read one entity or enum at a time, never what it refers to: they still
+    /// run when a model file could not be read, on the files that could.
+    static var fileLocalRules: [any SchemaRule.Type] {[
+        IdentifierRule.self,
+        ReservedTypeNameRule.self,
+        DuplicateEnumCaseRule.self,
+        EnumCaseNameRule.self,
+        MemberNameRule.self,
+        FetchNameRule.self,
+        ConstraintNamesRule.self,
+        RedundantIndexRule.self,
+    ]}
+
+    /// Runs only the file-local rules: for a model one of whose files is not valid YAML,
+    /// where references into that file would all look unknown.
+    static func validateFileLocal(_ schema: Schema, sourceMap: SchemaSourceMap, diagnostics: inout DiagnosticBag) {
+        let context = ValidationContext(schema: schema, sourceMap: sourceMap)
+        for rule in fileLocalRules {
+            rule.check(context, &diagnostics)
+        }
+    }
+
     /// Runs every rule on `schema`, resolving defaults and predicates in place; `sourceMap`
     /// (from `SchemaDecoder`) lets diagnostics point at the exact node.
     public static func validate(_ schema: inout Schema, sourceMap: SchemaSourceMap, diagnostics: inout DiagnosticBag) {
@@ -35,6 +61,18 @@ public enum SchemaValidator {
         }
         PredicateRule.resolve(&schema, sourceMap: sourceMap, diagnostics: &diagnostics)
         FetchParametersRule.check(ValidationContext(schema: schema, sourceMap: sourceMap), &diagnostics)
+    }
+
+    /// The diagnostics of the rules that keep generated names and SQLite names apart (members,
+    /// tables, columns), without resolving anything: the generator's guard for schemas built
+    /// in code that skipped validation.
+    public static func nameDiagnostics(of schema: Schema) -> [Diagnostic] {
+        var diagnostics = DiagnosticBag()
+        let context = ValidationContext(schema: schema, sourceMap: SchemaSourceMap())
+        for rule: any SchemaRule.Type in [MemberNameRule.self, TableNameRule.self, ColumnNameRule.self] {
+            rule.check(context, &diagnostics)
+        }
+        return diagnostics.sorted
     }
 
     /// Validates a schema built in code (no source map: diagnostics point at declarations).

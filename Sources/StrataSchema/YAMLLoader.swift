@@ -119,7 +119,7 @@ extension YAMLLoader {
                         reportParserError(parser.pointee, buffer)
                         return
                     }
-                    let keepGoing = handle(event)
+                    let keepGoing = handle(event, buffer)
                     let isEnd = event.type == YAML_STREAM_END_EVENT
                     yaml_event_delete(&event)
                     if !keepGoing || isEnd { return }
@@ -135,7 +135,35 @@ extension YAMLLoader {
             // The reader reports a byte offset instead of a mark.
             let at = parser.error == YAML_READER_ERROR
                 ? location(ofByte: Int(parser.problem_offset), in: buffer) : location(parser.problem_mark)
+            // What the most common of libyaml's messages usually mean in a model file.
+            if message.hasSuffix("did not find expected key") {
+                message += " (check the indentation: keys of one mapping line up)"
+            } else if message.hasSuffix("mapping values are not allowed in this context") {
+                message += " (a value that contains ': ' must be quoted)"
+            }
             diagnostics.append(.error("YAML syntax: \(message)", at: at))
+            // libyaml's context mark: where the construct it was reading began (the opening
+            // quote of an unterminated string, the `{` of an unclosed flow mapping).
+            if let context = parser.context, parser.error != YAML_READER_ERROR {
+                let start = location(parser.context_mark)
+                if start != at {
+                    var construct = String(cString: context)
+                    for prefix in ["while scanning ", "while parsing "] where construct.hasPrefix(prefix) {
+                        construct.removeFirst(prefix.count)
+                    }
+                    for article in ["a ", "an "] where construct.hasPrefix(article) {
+                        construct = "the " + construct.dropFirst(article.count)
+                    }
+                    diagnostics.append(Diagnostic(.note, "\(construct) starts here", at: start))
+                }
+            }
+        }
+
+        /// Refuses explicit tags other than YAML's own (`!!str`, `!!int`, …): the schema
+        /// language gives none of them a meaning, so silently ignoring one would mislead.
+        private mutating func checkTag(_ tag: String?, at location: SourceLocation) {
+            guard let tag, !tag.hasPrefix("tag:yaml.org,2002:") else { return }
+            diagnostics.append(.error("unknown tag '\(tag)'; model files use no custom tags, remove it", at: location))
         }
 
         /// Line and column (in Unicode scalars) of a byte offset of the file.
@@ -154,7 +182,7 @@ extension YAMLLoader {
         }
 
         /// Handles one event; false stops parsing.
-        private mutating func handle(_ event: yaml_event_t) -> Bool {
+        private mutating func handle(_ event: yaml_event_t, _ buffer: UnsafeBufferPointer<UInt8>) -> Bool {
             let start = location(event.start_mark)
             let end = location(event.end_mark)
             switch event.type {
@@ -181,8 +209,16 @@ extension YAMLLoader {
                     case YAML_FOLDED_SCALAR_STYLE: .folded
                     default: .plain
                     }
-                let node = YAMLNode(
+                checkTag(Self.string(data.tag), at: start)
+                var node = YAMLNode(
                     .scalar(YAMLScalar(value, style: style, tag: Self.string(data.tag))), location: start, endLocation: end)
+                if style != .plain || start.line != end.line {
+                    let from = Int(event.start_mark.index)
+                    let to = Int(event.end_mark.index)
+                    if from >= 0, from <= to, to <= buffer.count {
+                        node.sourceText = String(decoding: UnsafeBufferPointer(rebasing: buffer[from..<to]), as: UTF8.self)
+                    }
+                }
                 return add(node, budget: 1, subtreeCount: 1, anchor: Self.string(data.anchor))
             case YAML_ALIAS_EVENT:
                 let name = Self.string(event.data.alias.anchor) ?? ""
@@ -203,6 +239,9 @@ extension YAMLLoader {
                 let isMapping = event.type == YAML_MAPPING_START_EVENT
                 let anchor = isMapping
                     ? Self.string(event.data.mapping_start.anchor) : Self.string(event.data.sequence_start.anchor)
+                checkTag(
+                    isMapping ? Self.string(event.data.mapping_start.tag) : Self.string(event.data.sequence_start.tag),
+                    at: start)
                 stack.append(Frame(isMapping: isMapping, location: start, anchor: anchor))
             case YAML_SEQUENCE_END_EVENT, YAML_MAPPING_END_EVENT:
                 guard let frame = stack.popLast() else { return false }
@@ -245,6 +284,11 @@ extension YAMLLoader {
             }
             let top = stack.count - 1
             if stack[top].isMapping && stack[top].items.count % 2 == 0 {
+                if let scalar = node.scalar, scalar.value == "<<", scalar.style == .plain, scalar.tag == nil {
+                    diagnostics.append(.error(
+                        "merge keys ('<<') are not supported; repeat the keys, or share a whole node with an anchor and alias",
+                        at: node.location))
+                }
                 if let key = node.scalar?.value {
                     if let first = stack[top].keys[key] {
                         diagnostics.append(.error("duplicate key '\(key)'", at: node.location))

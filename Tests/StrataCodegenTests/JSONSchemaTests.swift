@@ -192,7 +192,7 @@ func notebookModel(notebook: String) -> String {
             cli: "unsupported schema version '2'; this version of Strata reads version 1"),
         SchemaRejection(
             "quoted version", "version: \"1\"\nentities: {}\n", .const, at: "/version",
-            cli: "unsupported schema version '1'"),
+            cli: "'version' must be the integer 1, not the string \"1\""),
         SchemaRejection(
             "entity name not an identifier", "entities:\n  9Note:\n    attributes: { title: String }\n",
             .propertyNames, at: "/entities/9Note",

@@ -2,7 +2,8 @@ import Foundation
 import Testing
 
 /// Builds a scratch package that uses StrataPlugin, twice: the second build must not run
-/// the generator again. Slow (it builds GRDB), so opt-in: `STRATA_PLUGIN_TEST=1`
+/// the generator again. The consumer target treats warnings as errors, so generated code
+/// that warns fails the test. Slow (it builds GRDB), so opt-in: `STRATA_PLUGIN_TEST=1`
 /// (`make test` sets it).
 @Suite(.enabled(if: ProcessInfo.processInfo.environment["STRATA_PLUGIN_TEST"] == "1"), .serialized)
 struct PluginIntegrationTests {
@@ -31,7 +32,7 @@ struct PluginIntegrationTests {
         try FileManager.default.createDirectory(at: models, withIntermediateDirectories: true)
         let identity = packageRoot.lastPathComponent.lowercased()
         try """
-            // swift-tools-version:6.1
+            // swift-tools-version:6.2
             import PackageDescription
 
             let package = Package(
@@ -42,6 +43,7 @@ struct PluginIntegrationTests {
                     .executableTarget(
                         name: "Consumer",
                         dependencies: [.product(name: "Strata", package: \(literal(identity)))],
+                        swiftSettings: [.treatAllWarnings(as: .error)],
                         plugins: [.plugin(name: "StrataPlugin", package: \(literal(identity)))]
                     )
                 ],
@@ -58,13 +60,27 @@ struct PluginIntegrationTests {
 
             """.write(to: models.appendingPathComponent("Shelves.yaml"), atomically: true, encoding: .utf8)
         try """
+            enums:
+              Size: [small, large]
             entities:
               Item:
                 attributes:
                   name: String
                   count: { type: Int, default: 1 }
+                  size: { type: Size, default: small }
+                  note: { type: String, optional: true }
                 relationships:
                   shelf: { to: Shelf, inverse: items }
+                  labels: { to: Label, many: true, inverse: items }
+                fetches:
+                  named: { where: "name BEGINSWITH[c] $prefix AND count >= $minimum", sort: [-count, shelf.label] }
+                  labelled: { where: "ANY labels.text == $text OR labels.@count == 0" }
+                  bySize: { sections: { key: size }, sort: [name] }
+                  byShelf: { sections: { entity: shelf, sort: [label], orphans: true }, sort: [name] }
+              Label:
+                attributes: { text: String }
+                relationships:
+                  items: { to: Item, many: true, inverse: labels }
 
             """.write(to: models.appendingPathComponent("Items.yaml"), atomically: true, encoding: .utf8)
         try """
@@ -115,7 +131,7 @@ struct PluginIntegrationTests {
 
         let run = try Self.swift(["run", "--skip-build", "Consumer"], in: consumer)
         #expect(run.status == 0, "\(run.output)")
-        #expect(run.output.contains("Item,Shelf 1 [\"shelf\", \"label\"]"), "\(run.output)")
+        #expect(run.output.contains("Item,Label,Shelf 1 [\"shelf\", \"label\"]"), "\(run.output)")
 
         // Without a Models folder, the plugin's error says what to do.
         // (The manifest changes too, so that SwiftPM runs the plugin again instead of reusing

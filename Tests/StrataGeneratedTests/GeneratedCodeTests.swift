@@ -164,3 +164,56 @@ import Testing
             == .joinTable(name: "Note_tags", column: "tagID", inverseColumn: "noteID"))
     }
 }
+
+/// The generated GRDB associations, through GRDB's own query interface on a Strata store.
+@Suite struct AssociationTests {
+    @Test func notesModelAssociationsJoinTheRightRows() throws {
+        let store = try Strata.Store.inMemory(schema: NotesModel.schema)
+        let stamp = Foundation.Date(timeIntervalSince1970: 0)
+        try store.write { db in
+            let work = try db.insert(Notebook(name: "Work"))
+            _ = try db.insert(Notebook(name: "Empty"))
+            let filed = try db.insert(Note(title: "Filed", updatedAt: stamp, notebookID: work.id))
+            _ = try db.insert(Note(title: "Loose", updatedAt: stamp))
+            let urgent = try db.insert(Tag(name: "urgent"))
+            try db.link(urgent.id, Tag.notes, filed.id)
+        }
+        try store.read { db in
+            // belongsTo: only the note with a notebook, its notebook decoded under "notebook".
+            let rows = try Note.including(required: Note.Associations.notebook).asRequest(of: GRDB.Row.self).fetchAll(db)
+            #expect(rows.map { $0["title"] as String } == ["Filed"])
+            #expect(rows.first?.scopes["notebook"]?["name"] == "Work")
+            // hasMany: notebooks with at least one note.
+            let nonEmpty = try Notebook.joining(required: Notebook.Associations.notes).fetchAll(db)
+            #expect(nonEmpty.map(\.name) == ["Work"])
+            // hasMany through the join table, both ways.
+            let tagged = try Note.joining(required: Note.Associations.tags.filter(GRDB.Column("name") == "urgent")).fetchAll(db)
+            #expect(tagged.map(\.title) == ["Filed"])
+            let tags = try Tag.including(all: Tag.Associations.notes).asRequest(of: GRDB.Row.self).fetchAll(db)
+            #expect(tags.first?.prefetchedRows["notes"]?.map { $0["title"] as String } == ["Filed"])
+        }
+    }
+
+    @Test func edgeModelSelfAndOneToOneAssociations() throws {
+        let store = try Strata.Store.inMemory(schema: EdgeModel.schema)
+        try store.write { db in
+            let root = try db.insert(Node())
+            _ = try db.insert(Node(parentID: root.id))
+            let first = try db.insert(Date(value: "first"))
+            let second = try db.insert(Date(value: "second"))
+            _ = try db.insert(Date(value: "alone"))
+            try db.link(first.id, Date.after, second.id)
+            _ = try db.insert(Passport(number: "P1", holderID: second.id))
+        }
+        try store.read { db in
+            #expect(try Node.joining(required: Node.Associations.parent).fetchCount(db) == 1)
+            let later = try Date.including(all: Date.Associations.after).asRequest(of: GRDB.Row.self)
+                .filter(GRDB.Column("value") == "first").fetchOne(db)
+            #expect(later?.prefetchedRows["after"]?.map { $0["value"] as String } == ["second"])
+            let earlier = try Date.joining(required: Date.Associations.before).fetchAll(db)
+            #expect(earlier.map(\.value) == ["second"])
+            let holders = try Date.joining(required: Date.Associations.passport).fetchAll(db)
+            #expect(holders.map(\.value) == ["second"])
+        }
+    }
+}

@@ -42,7 +42,8 @@ struct ErrorMessageTests {
     static let yamlErrors: [BadModel] = [
         BadModel(
             "unclosed flow sequence", "entities:\n  A: [a, b\n",
-            "m.yaml:3:1: error: YAML syntax: while parsing a flow sequence: did not find expected ',' or ']'"),
+            "m.yaml:3:1: error: YAML syntax: while parsing a flow sequence: did not find expected ',' or ']'",
+            "m.yaml:2:6: note: the flow sequence starts here"),
         BadModel(
             "tab indentation", "entities:\n\tA: {}\n",
             "m.yaml:2:1: error: YAML syntax: while scanning for the next token: found character that cannot start any token"),
@@ -55,7 +56,8 @@ struct ErrorMessageTests {
             "m.yaml:2:6: error: unknown alias '*nothing'"),
         BadModel(
             "unknown escape in a double-quoted scalar", "entities:\n  A: { doc: \"a\\qb\" }\n",
-            "m.yaml:2:15: error: YAML syntax: while parsing a quoted scalar: found unknown escape character"),
+            "m.yaml:2:15: error: YAML syntax: while parsing a quoted scalar: found unknown escape character",
+            "m.yaml:2:13: note: the quoted scalar starts here"),
         BadModel(
             "block sequence where a value is expected", "a: b\n c\nd: - x\n",
             "m.yaml:3:4: error: YAML syntax: block sequence entries are not allowed in this context"),
@@ -69,6 +71,34 @@ struct ErrorMessageTests {
         BadModel(
             "root is a sequence", "- a\n",
             "m.yaml:1:1: error: a model file must be a mapping with 'version', 'enums' and 'entities', not a sequence"),
+        BadModel(
+            "unterminated quote", "entities:\n  A:\n    doc: \"unterminated\n    attributes: { a: Int }\n",
+            "m.yaml:5:1: error: YAML syntax: while scanning a quoted scalar: found unexpected end of stream",
+            "m.yaml:3:10: note: the quoted scalar starts here"),
+        BadModel(
+            "unclosed flow mapping", "entities:\n  A: { attributes: { a: Int }\n  B: {}\n",
+            "m.yaml:3:3: error: YAML syntax: while parsing a flow mapping: did not find expected ',' or '}'",
+            "m.yaml:2:6: note: the flow mapping starts here"),
+        BadModel(
+            "bad indentation", "entities:\n  A:\n    attributes:\n      a: Int\n     b: Int\n",
+            "m.yaml:5:6: error: YAML syntax: while parsing a block mapping: did not find expected key (check the indentation: keys of one mapping line up)",
+            "m.yaml:3:5: note: the block mapping starts here"),
+        BadModel(
+            "mapping values are not allowed here", "entities:\n  A: doc: x\n",
+            "m.yaml:2:9: error: YAML syntax: mapping values are not allowed in this context (a value that contains ': ' must be quoted)"),
+        BadModel(
+            "invalid anchor", "entities:\n  A: &\n",
+            "m.yaml:2:7: error: YAML syntax: while scanning an anchor: did not find expected alphabetic or numeric character",
+            "m.yaml:2:6: note: the anchor starts here"),
+        BadModel(
+            "unknown tag on a scalar", "entities:\n  A: { doc: !custom x }\n",
+            "m.yaml:2:13: error: unknown tag '!custom'; model files use no custom tags, remove it"),
+        BadModel(
+            "unknown tag on a mapping", "entities: !thing\n  A: {}\n",
+            "m.yaml:1:11: error: unknown tag '!thing'; model files use no custom tags, remove it"),
+        BadModel(
+            "merge key", "base: &b { a: Int }\nentities:\n  A:\n    attributes:\n      <<: *b\n      c: Int\n",
+            "m.yaml:5:7: error: merge keys ('<<') are not supported; repeat the keys, or share a whole node with an anchor and alias"),
     ]
 
     @Test(arguments: yamlErrors)
@@ -138,6 +168,9 @@ struct ErrorMessageTests {
             "unknown sections key",
             "entities:\n  A:\n    attributes: { a: Int }\n    fetches:\n      f: { sections: { key: a, by: firstLeter } }\n",
             "m.yaml:5:36: error: unknown value 'firstLeter' for 'by'; the only grouping is 'firstLetter'"),
+        BadModel(
+            "version as a string", "version: \"1\"\nentities: {}\n",
+            "m.yaml:1:10: error: 'version' must be the integer 1, not the string \"1\"; remove the quotes"),
     ]
 
     @Test(arguments: structureErrors)
@@ -195,6 +228,65 @@ struct ErrorMessageTests {
             "to-one storage clashes with an attribute",
             "entities:\n  A:\n    attributes: { bID: Int }\n    relationships:\n      b: { to: B, inverse: a }\n  B:\n    relationships: { a: { to: A, inverse: b, many: true } }\n",
             "m.yaml:5:7: error: the to-one relationship 'b' stores its id in 'bID', which clashes with the attribute 'bID' of 'A'"),
+        BadModel(
+            "attributes named like synthesized members",
+            "entities:\n  A:\n    attributes: { CodingKeys: Int, Columns: Int, hashValue: Int, DatabaseComponents: Int }\n",
+            "m.yaml:3:19: error: attribute name 'CodingKeys' clashes with the generated member 'A.CodingKeys'; rename it",
+            "m.yaml:3:36: error: attribute name 'Columns' clashes with the generated member 'A.Columns'; rename it",
+            "m.yaml:3:50: error: attribute name 'hashValue' clashes with the generated member 'A.hashValue'; rename it",
+            "m.yaml:3:66: error: attribute name 'DatabaseComponents' clashes with the generated member 'A.DatabaseComponents'; rename it"),
+        BadModel(
+            "enum cases named like members of every enum", "enums:\n  P: [low, Type, self, init, Protocol, RawValue, allCases]\n",
+            "m.yaml:2:12: error: enum case name 'Type' clashes with the member 'P.Type' that Swift or the enum's conformances define; rename it",
+            "m.yaml:2:18: error: enum case name 'self' clashes with the member 'P.self' that Swift or the enum's conformances define; rename it",
+            "m.yaml:2:24: error: enum case name 'init' clashes with the member 'P.init' that Swift or the enum's conformances define; rename it",
+            "m.yaml:2:30: error: enum case name 'Protocol' clashes with the member 'P.Protocol' that Swift or the enum's conformances define; rename it",
+            "m.yaml:2:40: error: enum case name 'RawValue' clashes with the member 'P.RawValue' that Swift or the enum's conformances define; rename it",
+            "m.yaml:2:50: error: enum case name 'allCases' clashes with the member 'P.allCases' that Swift or the enum's conformances define; rename it"),
+        BadModel(
+            "fetches named like members of every type",
+            "entities:\n  A:\n    attributes: { a: Int }\n    fetches: { Type: { sort: [a] }, self: {} }\n",
+            "m.yaml:4:16: error: fetch name 'Type' clashes with the member 'A.Fetches.Type' that Swift defines for every type; rename it",
+            "m.yaml:4:37: error: fetch name 'self' clashes with the member 'A.Fetches.self' that Swift defines for every type; rename it"),
+        BadModel(
+            "attributes that differ only by case", "entities:\n  A:\n    attributes: { name: String, Name: String }\n",
+            "m.yaml:3:33: error: the attribute 'Name' of 'A' differs from the attribute 'name' only by case, but SQLite column names ignore case; rename one"),
+        BadModel(
+            "attribute and foreign key column that differ only by case",
+            "entities:\n  A:\n    attributes: { bid: Int }\n    relationships: { b: { to: B, inverse: as } }\n  B:\n    relationships: { as: { to: A, many: true, inverse: b } }\n",
+            "m.yaml:4:22: error: the foreign key column 'bID' of relationship 'b' of 'A' differs from the attribute 'bid' only by case, but SQLite column names ignore case; rename one"),
+        BadModel(
+            "attribute named like the primary key in another case", "entities:\n  A:\n    attributes: { Id: Int }\n",
+            "m.yaml:3:19: error: the attribute 'Id' of 'A' differs from the primary key column 'id' only by case, but SQLite column names ignore case; rename one"),
+        BadModel(
+            "entities that differ only by case", "entities:\n  Note: {}\n  note: {}\n",
+            "m.yaml:3:3: error: entity 'note' and entity 'Note' differ only by case, but SQLite table names ignore case; rename one",
+            "m.yaml:2:3: note: 'Note' is declared here"),
+        BadModel(
+            "entity names with reserved prefixes", "entities:\n  sqlite_stat: {}\n  Strata_Log: {}\n",
+            "m.yaml:2:3: error: entity name 'sqlite_stat' starts with 'sqlite_', which SQLite reserves for its own tables; rename it",
+            "m.yaml:3:3: error: entity name 'Strata_Log' starts with 'strata_', which the Strata store reserves for its own tables (strata_metadata, strata_join_log, ...); rename it"),
+        BadModel(
+            "attributes named like the rowid", "entities:\n  A:\n    attributes: { rowid: Int, OID: Int, _rowid_: Int }\n",
+            "m.yaml:3:19: error: the attribute 'rowid' of 'A' is named like SQLite's rowid ('rowid', 'oid' and '_rowid_' in any case); rename it",
+            "m.yaml:3:31: error: the attribute 'OID' of 'A' is named like SQLite's rowid ('rowid', 'oid' and '_rowid_' in any case); rename it",
+            "m.yaml:3:41: error: the attribute '_rowid_' of 'A' is named like SQLite's rowid ('rowid', 'oid' and '_rowid_' in any case); rename it"),
+        BadModel(
+            "foreign key column named like the rowid",
+            "entities:\n  A:\n    relationships: { row: { to: B, inverse: as } }\n  B:\n    relationships: { as: { to: A, many: true, inverse: row } }\n",
+            "m.yaml:3:22: error: the foreign key column 'rowID' of relationship 'row' of 'A' is named like SQLite's rowid ('rowid', 'oid' and '_rowid_' in any case); rename it"),
+        BadModel(
+            "join table named like an entity",
+            "entities:\n  A:\n    relationships: { b: { to: B, many: true, inverse: as } }\n  B:\n    relationships: { as: { to: A, many: true, inverse: b } }\n  A_b: {}\n",
+            "m.yaml:3:22: error: the join table 'A_b' of relationship 'b' clashes with entity 'A_b'; rename the relationship"),
+        BadModel(
+            "join table named like an entity but for case",
+            "entities:\n  A:\n    relationships: { b: { to: B, many: true, inverse: as } }\n  B:\n    relationships: { as: { to: A, many: true, inverse: b } }\n  a_B: {}\n",
+            "m.yaml:3:22: error: the join table 'A_b' of relationship 'b' clashes with entity 'a_B' (SQLite table names ignore case); rename the relationship"),
+        BadModel(
+            "join table with a reserved prefix",
+            "entities:\n  sqlite:\n    relationships: { master: { to: x, many: true, inverse: as } }\n  x:\n    relationships: { as: { to: sqlite, many: true, inverse: master } }\n",
+            "m.yaml:3:22: error: the join table 'sqlite_master' of relationship 'master' starts with 'sqlite_', which SQLite reserves for its own tables; rename the relationship"),
     ]
 
     @Test(arguments: nameErrors)
@@ -301,6 +393,9 @@ struct ErrorMessageTests {
         BadModel(
             "null default", defaultModel("String", "null"),
             "m.yaml:6:35: error: the default of 'A.a' is null; remove 'default' (an optional attribute is nil unless set)"),
+        BadModel(
+            "Float out of range", defaultModel("Float", "1e39"),
+            "m.yaml:6:34: error: default 1e39 of 'A.a' is out of range for Float"),
     ]
 
     @Test(arguments: defaultErrors)
@@ -348,7 +443,7 @@ struct ErrorMessageTests {
             "m.yaml:7:28: error: sort key: unknown attribute or relationship 'nam' in 'A'; did you mean 'name'?"),
         BadModel(
             "sort through a to-many", fetchModel("    fetches: { f: { sort: [-cs.a] } }"),
-            "m.yaml:7:28: error: sort key: 'cs' in 'cs.a' is a to-many relationship; key paths may only go through to-one relationships"),
+            "m.yaml:7:29: error: sort key: 'cs' in 'cs.a' is a to-many relationship; key paths may only go through to-one relationships"),
         BadModel(
             "sort ending at a relationship", fetchModel("    fetches: { f: { sort: [b] } }"),
             "m.yaml:7:28: error: sort key: 'b' ends at the relationship 'b'; add one of its attributes, e.g. 'b.title'"),
@@ -357,7 +452,7 @@ struct ErrorMessageTests {
             "m.yaml:7:28: error: sort key: '' is not a key path; write names separated by '.'"),
         BadModel(
             "sort through a to-one with a typo", fetchModel("    fetches: { f: { sort: [b.titel] } }"),
-            "m.yaml:7:28: error: sort key: unknown attribute or relationship 'titel' in 'B'; did you mean 'title'?"),
+            "m.yaml:7:30: error: sort key: unknown attribute or relationship 'titel' in 'B'; did you mean 'title'?"),
         BadModel(
             "firstLetter on an Int", fetchModel("    fetches: { f: { sections: { key: rank, by: firstLetter } } }"),
             "m.yaml:7:38: error: 'by: firstLetter' needs a String key, but 'rank' is Int"),
@@ -394,12 +489,43 @@ struct ErrorMessageTests {
             "predicate error in a plain scalar", fetchModel("    fetches: { f: { where: rank > true } }"),
             "m.yaml:7:35: error: cannot compare 'rank' (Int) with true"),
         BadModel(
-            "predicate error in a block scalar falls back to the scalar start",
+            "predicate error in a folded block scalar",
             fetchModel("    fetches:\n      f:\n        where: >\n          rank == \"x\""),
-            "m.yaml:9:16: error: cannot compare 'rank' (Int) with \"x\""),
+            "m.yaml:10:19: error: cannot compare 'rank' (Int) with \"x\""),
+        BadModel(
+            "predicate error on the second line of a literal block scalar",
+            fetchModel("    fetches:\n      f:\n        where: |\n          rank > 1\n            AND rank == \"x\""),
+            "m.yaml:11:25: error: cannot compare 'rank' (Int) with \"x\""),
+        BadModel(
+            "predicate error after escapes in a double-quoted scalar",
+            fetchModel("    fetches: { f: { where: \"name == '\\u0041' AND rank == \\\"x\\\"\" } }"),
+            "m.yaml:7:58: error: cannot compare 'rank' (Int) with \"x\""),
+        BadModel(
+            "predicate error on the second line of a double-quoted scalar",
+            fetchModel("    fetches:\n      f:\n        where: \"rank > 1 AND\n          rank == true\""),
+            "m.yaml:10:19: error: cannot compare 'rank' (Int) with true"),
+        BadModel(
+            "predicate error after '' in a single-quoted scalar",
+            fetchModel("    fetches: { f: { where: 'name == \"it''s\" AND rank == true' } }"),
+            "m.yaml:7:57: error: cannot compare 'rank' (Int) with true"),
+        BadModel(
+            "predicate key path error at its segment", fetchModel("    fetches: { f: { where: \"rank > 1 AND b.titel == 'x'\" } }"),
+            "m.yaml:7:44: error: unknown attribute or relationship 'titel' in 'B'; did you mean 'title'?"),
+        BadModel(
+            "section key error at its segment", fetchModel("    fetches: { f: { sections: { key: b.titel } } }"),
+            "m.yaml:7:40: error: section key: unknown attribute or relationship 'titel' in 'B'; did you mean 'title'?"),
+        BadModel(
+            "quoted sort key error at its segment", fetchModel("    fetches: { f: { sort: [name, \"-b.titel\"] } }"),
+            "m.yaml:7:38: error: sort key: unknown attribute or relationship 'titel' in 'B'; did you mean 'title'?"),
         BadModel(
             "section predicate over the destination", fetchModel("    fetches: { f: { sections: { entity: b, where: \"rank > 1\" } } }"),
             "m.yaml:7:52: error: unknown attribute or relationship 'rank' in 'B'"),
+        BadModel(
+            "sort not a list", fetchModel("    fetches: { f: { sort: { name: 1 } } }"),
+            "m.yaml:7:27: error: 'sort' must be a list of key paths, e.g. [-updatedAt, title]"),
+        BadModel(
+            "duplicate index", fetchModel("    indexes: [[name, rank], [name, rank]]"),
+            "m.yaml:7:29: warning: index [name, rank] of 'A' duplicates the index [name, rank], which is already indexed"),
     ]
 
     @Test(arguments: fetchErrors)
@@ -428,6 +554,21 @@ struct ErrorMessageTests {
         ])
         #expect(result.diagnostics.map(\.description) == [
             "b.yaml:3:1: error: YAML syntax: while parsing a flow node: did not find expected node content"
+        ])
+    }
+
+    @Test func brokenFileStillLetsTheOthersReportTheirOwnMistakes() {
+        let result = SchemaPipeline.load(files: [
+            ModelFile(path: "a.yaml", text: "enums: { P: [a, a] }\nentities:\n  Tag:\n    attributes: { id: Int, name: String }\n    relationships: { notes: { to: Note, many: true, inverse: tags } }\n    unique: [[nmae]]\n"),
+            ModelFile(path: "b.yaml", text: "entities:\n  Note: [\n"),
+        ])
+        #expect(result.schema == nil)
+        #expect(result.diagnostics.map(\.description) == [
+            "a.yaml:1:17: error: duplicate case 'a' in enum 'P'",
+            "a.yaml:1:14: note: 'a' is first listed here",
+            "a.yaml:4:19: error: attribute name 'id' clashes with the generated member 'Tag.id'; rename it",
+            "a.yaml:6:15: error: unknown attribute or relationship 'nmae' in 'unique' of 'Tag'; did you mean 'name'?",
+            "b.yaml:3:1: error: YAML syntax: while parsing a flow node: did not find expected node content",
         ])
     }
 

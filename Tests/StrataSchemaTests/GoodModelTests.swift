@@ -194,7 +194,7 @@ struct GoodModelTests {
 
     @Test func keywordsAreValidNames() throws {
         let yaml = """
-            enums: { Kind: [default, class, self] }
+            enums: { Kind: [default, class, in] }
             entities:
               Protocol:
                 attributes: { class: String, default: { type: Kind, default: class }, func: Int }

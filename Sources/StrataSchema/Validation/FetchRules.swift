@@ -12,7 +12,9 @@ struct SortKeyRule: SchemaRule {
                       _ diagnostics: inout DiagnosticBag) {
         for key in keys {
             if case .failure(let failure) = KeyPathResolver.resolve(key.path, from: entity, in: context) {
-                diagnostics.error("sort key: " + failure.message, at: key.location)
+                diagnostics.error(
+                    "sort key: " + failure.message,
+                    at: context.sourceMap.keyPathLocation(key.location, offset: failure.offset))
             }
         }
     }
@@ -28,7 +30,9 @@ struct SectionsRule: SchemaRule {
                 case .key(let path, let descending, let byFirstLetter, let location):
                     switch KeyPathResolver.resolve(path, from: entity, in: context) {
                     case .failure(let failure):
-                        diagnostics.error("section key: " + failure.message, at: location)
+                        diagnostics.error(
+                            "section key: " + failure.message,
+                            at: context.sourceMap.keyPathLocation(location, offset: failure.offset))
                     case .success(let attribute):
                         if byFirstLetter && attribute.type != .string {
                             diagnostics.error(
@@ -95,16 +99,15 @@ enum PredicateRule {
                 let fetch = entity.fetches[fetchIndex]
                 let key = "\(entity.name).fetch.\(fetch.name)"
                 if let predicate = fetch.predicate {
-                    let checked = check(predicate, in: entity, snapshot, exact: !sourceMap.inexactPredicates.contains(
-                        "\(key).where"), &diagnostics)
+                    let checked = check(predicate, in: entity, snapshot, key: "\(key).where", sourceMap, &diagnostics)
                     schema.entities[entityIndex].fetches[fetchIndex].predicate = checked
                 }
                 if case .entity(let name, let sort, let predicate?, let orphans, let location) = fetch.sections,
                     let relationship = entity.relationship(named: name), !relationship.isToMany,
                     let destination = snapshot.entity(named: relationship.destination)
                 {
-                    let checked = check(predicate, in: destination, snapshot, exact: !sourceMap.inexactPredicates.contains(
-                        "\(key).sections.where"), &diagnostics)
+                    let checked = check(
+                        predicate, in: destination, snapshot, key: "\(key).sections.where", sourceMap, &diagnostics)
                     schema.entities[entityIndex].fetches[fetchIndex].sections = .entity(
                         relationship: name, sort: sort, predicate: checked, orphans: orphans, location: location)
                 }
@@ -113,12 +116,13 @@ enum PredicateRule {
     }
 
     static func check(
-        _ source: PredicateSource, in entity: Entity, _ schema: Schema, exact: Bool, _ diagnostics: inout DiagnosticBag
+        _ source: PredicateSource, in entity: Entity, _ schema: Schema, key: String, _ sourceMap: SchemaSourceMap,
+        _ diagnostics: inout DiagnosticBag
     ) -> PredicateSource {
         let result = PredicateParser.check(source.text, in: entity, schema: schema)
         for failure in result.failures {
-            var location = source.location
-            if exact { location.column += failure.offset }
+            // The exact column where the scalar's style allows it, else the scalar's start.
+            let location = sourceMap.predicateLocation(key, offset: failure.offset) ?? source.location
             diagnostics.error(failure.message, at: location)
         }
         var checked = source
@@ -139,15 +143,16 @@ struct FetchParametersRule: SchemaRule {
                 guard let main = fetch.predicate,
                     case .entity(_, _, let sectionsPredicate?, _, _) = fetch.sections
                 else { continue }
-                let exact = !context.sourceMap.inexactPredicates.contains(
-                    "\(entity.name).fetch.\(fetch.name).sections.where")
+                let key = "\(entity.name).fetch.\(fetch.name).sections.where"
                 for parameter in sectionsPredicate.parameters {
                     guard let first = main.parameters.first(where: { $0.name == parameter.name }),
                         first.type != parameter.type || first.isList != parameter.isList
                     else { continue }
                     var location = sectionsPredicate.location
-                    if exact, let offset = offset(of: parameter.name, in: sectionsPredicate.text) {
-                        location.column += offset
+                    if let offset = offset(of: parameter.name, in: sectionsPredicate.text),
+                        let exact = context.sourceMap.predicateLocation(key, offset: offset)
+                    {
+                        location = exact
                     }
                     diagnostics.error(
                         "parameter '$\(parameter.name)' is \(spelled(parameter)) in the sections' 'where' but \(spelled(first)) in the fetch's 'where'",

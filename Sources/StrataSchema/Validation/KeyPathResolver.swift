@@ -11,29 +11,33 @@ enum KeyPathResolver {
         }
         for (index, segment) in path.enumerated() {
             let isLast = index == path.count - 1
+            // Where this segment starts in the spelled path.
+            let offset = path[..<index].reduce(0) { $0 + $1.unicodeScalars.count + 1 }
             if isLast, segment == "id" {
                 return .success(Attribute(name: "id", type: .int, location: current.location))
             }
             if let attribute = current.attribute(named: segment) {
                 if isLast { return .success(attribute) }
                 return .failure(SchemaProblem(
-                    "'\(segment)' in '\(spelled)' is an attribute of '\(current.name)' and has no member '\(path[index + 1])'"))
+                    "'\(segment)' in '\(spelled)' is an attribute of '\(current.name)' and has no member '\(path[index + 1])'",
+                    offset: offset + segment.unicodeScalars.count + 1))
             }
             guard let relationship = current.relationship(named: segment) else {
                 let members = current.attributes.map(\.name) + current.relationships.map(\.name)
                 return .failure(SchemaProblem(
                     "unknown attribute or relationship '\(segment)' in '\(current.name)'"
-                        + Suggestions.didYouMean(segment, in: members)))
+                        + Suggestions.didYouMean(segment, in: members), offset: offset))
             }
             if relationship.isToMany {
                 return .failure(SchemaProblem(
-                    "'\(segment)' in '\(spelled)' is a to-many relationship; key paths may only go through to-one relationships"))
+                    "'\(segment)' in '\(spelled)' is a to-many relationship; key paths may only go through to-one relationships",
+                    offset: offset))
             }
             if isLast {
                 let example = context.entity(relationship.destination)?.attributes.first.map { "'\(spelled).\($0.name)'" }
                 return .failure(SchemaProblem(
                     "'\(spelled)' ends at the relationship '\(segment)'; add one of its attributes"
-                        + (example.map { ", e.g. \($0)" } ?? "")))
+                        + (example.map { ", e.g. \($0)" } ?? ""), offset: offset))
             }
             guard let destination = context.entity(relationship.destination) else {
                 return .failure(SchemaProblem("unknown entity '\(relationship.destination)'"))

@@ -37,9 +37,10 @@ struct IdentifierRule: SchemaRule {
 /// the names generated code declares or qualifies with.
 struct ReservedTypeNameRule: SchemaRule {
     /// Module names the generated code qualifies with, the generic parameters of `ToOne`
-    /// extensions, and the nested names of every entity (`Note.ID`, `Note.Fetches`).
+    /// extensions, and the nested names of every entity (`Note.ID`, `Note.Fetches`,
+    /// `Note.Associations`).
     static let generatedTypeNames: Set<String> = [
-        "GRDB", "Foundation", "Swift", "Root", "Destination", "ID", "Fetches",
+        "GRDB", "Foundation", "Swift", "Root", "Destination", "ID", "Fetches", "Associations",
     ]
 
     static func check(_ context: ValidationContext, _ diagnostics: inout DiagnosticBag) {
@@ -97,10 +98,14 @@ struct DuplicateEnumCaseRule: SchemaRule {
 
 /// Attribute and relationship names share one namespace with the members Strata generates.
 struct MemberNameRule: SchemaRule {
-    /// Members of every entity, and of the `ToOne` paths that carry a destination's columns.
+    /// Members of every entity, and of the `ToOne` paths that carry a destination's columns;
+    /// the names Swift gives every type (`self`, `Type`); the members the compiler synthesizes
+    /// (`CodingKeys`, `hashValue`, whose implementation is deprecated); and GRDB's associated
+    /// types of record types (`Columns`, `DatabaseComponents`).
     static let generatedMembers: Set<String> = [
         "id", "entityDescriptor", "entityName", "databaseTableName", "Fetches", "ID", "init", "encode", "didInsert",
-        "path", "isNil", "_column", "_toOne", "self", "Self", "Type", "Protocol",
+        "path", "isNil", "_column", "_toOne", "self", "Self", "Type", "Protocol", "CodingKeys", "hashValue",
+        "Columns", "DatabaseComponents", "Associations",
     ]
 
     static func check(_ context: ValidationContext, _ diagnostics: inout DiagnosticBag) {
@@ -142,4 +147,41 @@ struct MemberNameRule: SchemaRule {
     }
 
     static func article(_ word: String) -> String { word.lowercased().first.map { "aeiou".contains($0) } == true ? "an" : "a" }
+}
+
+/// Enum cases share their enum's namespace with the names Swift gives every type (`P.Type`
+/// is the metatype, `.init` the initializer) and the members of its conformances
+/// (`RawValue` breaks `RawRepresentable`, `allCases` becomes ambiguous).
+struct EnumCaseNameRule: SchemaRule {
+    /// Case names a generated enum cannot declare.
+    static let reservedCases: Set<String> = [
+        "self", "Self", "Type", "Protocol", "init", "RawValue", "allCases",
+    ]
+
+    static func check(_ context: ValidationContext, _ diagnostics: inout DiagnosticBag) {
+        for enumType in context.schema.enums {
+            for (index, name) in enumType.cases.enumerated() where reservedCases.contains(name) {
+                diagnostics.error(
+                    "enum case name '\(name)' clashes with the member '\(enumType.name).\(name)' that Swift or the enum's conformances define; rename it",
+                    at: context.location("\(enumType.name).case.\(index)", or: enumType.location))
+            }
+        }
+    }
+}
+
+/// Fetches become static members of the entity's `Fetches` enum, which has the members every
+/// Swift type has.
+struct FetchNameRule: SchemaRule {
+    /// Fetch names that `Fetches` cannot declare.
+    static let reservedNames: Set<String> = ["self", "Self", "Type", "Protocol", "init"]
+
+    static func check(_ context: ValidationContext, _ diagnostics: inout DiagnosticBag) {
+        for entity in context.schema.entities {
+            for fetch in entity.fetches where reservedNames.contains(fetch.name) {
+                diagnostics.error(
+                    "fetch name '\(fetch.name)' clashes with the member '\(entity.name).Fetches.\(fetch.name)' that Swift defines for every type; rename it",
+                    at: fetch.location)
+            }
+        }
+    }
 }

@@ -70,6 +70,16 @@ extension Strata.ToOne where Destination == Section {
     public var order: Strata.TypedColumn<Root, Swift.Int?> { _column("order") }
 }
 
+extension Section {
+    /// GRDB associations of the relationships, keyed by relationship name, for GRDB's query
+    /// interface: `Section.including(all: Section.Associations.items)`.
+    public enum Associations {
+        /// `items`: the Item objects whose `sectionID` points to this object.
+        public static let items: GRDB.HasManyAssociation<Section, Item> =
+            Section.hasMany(Item.self, key: "items", using: GRDB.ForeignKey(["sectionID"], to: ["id"]))
+    }
+}
+
 public struct Item: Strata.StrataEntity {
     public typealias ID = Strata.EntityID<Item>
 
@@ -282,6 +292,26 @@ extension Strata.ToOne where Destination == Item {
 }
 
 extension Item {
+    /// GRDB associations of the relationships, keyed by relationship name, for GRDB's query
+    /// interface: `Item.including(optional: Item.Associations.section)`.
+    public enum Associations {
+        /// `section`: the Section this object's `sectionID` points to.
+        public static let section: GRDB.BelongsToAssociation<Item, Section> =
+            Item.belongsTo(Section.self, key: "section", using: GRDB.ForeignKey(["sectionID"], to: ["id"]))
+        /// `store`: the Store this object's `storeID` points to.
+        public static let store: GRDB.BelongsToAssociation<Item, Store> =
+            Item.belongsTo(Store.self, key: "store", using: GRDB.ForeignKey(["storeID"], to: ["id"]))
+        /// `predicates`: the Predicate objects linked to this object through the join table `Item_predicates`.
+        public static let predicates: GRDB.HasManyThroughAssociation<Item, Predicate> =
+            Item.hasMany(
+                Predicate.self,
+                through: Item.hasMany(GRDB.Table<GRDB.Row>("Item_predicates"), key: "Item_predicates", using: GRDB.ForeignKey(["itemID"], to: ["id"])),
+                using: GRDB.Table<GRDB.Row>("Item_predicates").belongsTo(Predicate.self, key: "predicates", using: GRDB.ForeignKey(["predicateID"], to: ["id"])),
+                key: "predicates")
+    }
+}
+
+extension Item {
     /// The fetches of the model's `fetches:` entries.
     public enum Fetches {
         public static var all: Strata.ResultsRequest<Item, Strata.NoSection> {
@@ -447,6 +477,19 @@ extension Strata.ToOne where Destination == Store {
     public var owner: Strata.ToOne<Root, Snapshot> { _toOne("owner") }
 }
 
+extension Store {
+    /// GRDB associations of the relationships, keyed by relationship name, for GRDB's query
+    /// interface: `Store.including(all: Store.Associations.items)`.
+    public enum Associations {
+        /// `items`: the Item objects whose `storeID` points to this object.
+        public static let items: GRDB.HasManyAssociation<Store, Item> =
+            Store.hasMany(Item.self, key: "items", using: GRDB.ForeignKey(["storeID"], to: ["id"]))
+        /// `owner`: the Snapshot whose `storeID` points to this object.
+        public static let owner: GRDB.HasOneAssociation<Store, Snapshot> =
+            Store.hasOne(Snapshot.self, key: "owner", using: GRDB.ForeignKey(["storeID"], to: ["id"]))
+    }
+}
+
 /// One-to-one with Store; the foreign key lives on the smaller side (Snapshot.store).
 public struct Snapshot: Strata.StrataEntity {
     public typealias ID = Strata.EntityID<Snapshot>
@@ -503,6 +546,16 @@ extension Strata.ToOne where Destination == Snapshot {
     public var store: Strata.ToOne<Root, Store> { _toOne("store") }
 }
 
+extension Snapshot {
+    /// GRDB associations of the relationships, keyed by relationship name, for GRDB's query
+    /// interface: `Snapshot.including(optional: Snapshot.Associations.store)`.
+    public enum Associations {
+        /// `store`: the Store this object's `storeID` points to.
+        public static let store: GRDB.BelongsToAssociation<Snapshot, Store> =
+            Snapshot.belongsTo(Store.self, key: "store", using: GRDB.ForeignKey(["storeID"], to: ["id"]))
+    }
+}
+
 public struct Predicate: Strata.StrataEntity {
     public typealias ID = Strata.EntityID<Predicate>
 
@@ -551,6 +604,20 @@ extension Strata.ToOne where Destination == Predicate {
     public var level: Strata.TypedColumn<Root, Level?> { _column("level") }
 }
 
+extension Predicate {
+    /// GRDB associations of the relationships, keyed by relationship name, for GRDB's query
+    /// interface: `Predicate.including(all: Predicate.Associations.items)`.
+    public enum Associations {
+        /// `items`: the Item objects linked to this object through the join table `Item_predicates`.
+        public static let items: GRDB.HasManyThroughAssociation<Predicate, Item> =
+            Predicate.hasMany(
+                Item.self,
+                through: Predicate.hasMany(GRDB.Table<GRDB.Row>("Item_predicates"), key: "Item_predicates", using: GRDB.ForeignKey(["predicateID"], to: ["id"])),
+                using: GRDB.Table<GRDB.Row>("Item_predicates").belongsTo(Item.self, key: "items", using: GRDB.ForeignKey(["itemID"], to: ["id"])),
+                key: "items")
+    }
+}
+
 /// Self-referencing many-to-many and a required one-to-one.
 public struct Date: Strata.StrataEntity {
     public typealias ID = Strata.EntityID<Date>
@@ -595,6 +662,30 @@ extension Strata.ToOne where Destination == Date {
     public var id: Strata.TypedColumn<Root, Date.ID?> { _column("id") }
     public var value: Strata.TypedColumn<Root, Swift.String?> { _column("value") }
     public var passport: Strata.ToOne<Root, Passport> { _toOne("passport") }
+}
+
+extension Date {
+    /// GRDB associations of the relationships, keyed by relationship name, for GRDB's query
+    /// interface: `Date.including(all: Date.Associations.after)`.
+    public enum Associations {
+        /// `after`: the Date objects linked to this object through the join table `Date_after`.
+        public static let after: GRDB.HasManyThroughAssociation<Date, Date> =
+            Date.hasMany(
+                Date.self,
+                through: Date.hasMany(GRDB.Table<GRDB.Row>("Date_after"), key: "Date_after", using: GRDB.ForeignKey(["beforeID"], to: ["id"])),
+                using: GRDB.Table<GRDB.Row>("Date_after").belongsTo(Date.self, key: "after", using: GRDB.ForeignKey(["afterID"], to: ["id"])),
+                key: "after")
+        /// `before`: the Date objects linked to this object through the join table `Date_after`.
+        public static let before: GRDB.HasManyThroughAssociation<Date, Date> =
+            Date.hasMany(
+                Date.self,
+                through: Date.hasMany(GRDB.Table<GRDB.Row>("Date_after"), key: "Date_after", using: GRDB.ForeignKey(["afterID"], to: ["id"])),
+                using: GRDB.Table<GRDB.Row>("Date_after").belongsTo(Date.self, key: "before", using: GRDB.ForeignKey(["beforeID"], to: ["id"])),
+                key: "before")
+        /// `passport`: the Passport whose `holderID` points to this object.
+        public static let passport: GRDB.HasOneAssociation<Date, Passport> =
+            Date.hasOne(Passport.self, key: "passport", using: GRDB.ForeignKey(["holderID"], to: ["id"]))
+    }
 }
 
 public struct Passport: Strata.StrataEntity {
@@ -644,6 +735,16 @@ extension Strata.ToOne where Destination == Passport {
     public var number: Strata.TypedColumn<Root, Swift.String?> { _column("number") }
     public var holderID: Strata.TypedColumn<Root, Date.ID?> { _column("holderID") }
     public var holder: Strata.ToOne<Root, Date> { _toOne("holder") }
+}
+
+extension Passport {
+    /// GRDB associations of the relationships, keyed by relationship name, for GRDB's query
+    /// interface: `Passport.including(optional: Passport.Associations.holder)`.
+    public enum Associations {
+        /// `holder`: the Date this object's `holderID` points to.
+        public static let holder: GRDB.BelongsToAssociation<Passport, Date> =
+            Passport.belongsTo(Date.self, key: "holder", using: GRDB.ForeignKey(["holderID"], to: ["id"]))
+    }
 }
 
 /// A tree (self one-to-many) and a self one-to-one that is its own inverse.
@@ -729,6 +830,22 @@ extension Strata.ToOne where Destination == Node {
     public var twinID: Strata.TypedColumn<Root, Node.ID?> { _column("twinID") }
     public var parent: Strata.ToOne<Root, Node> { _toOne("parent") }
     public var twin: Strata.ToOne<Root, Node> { _toOne("twin") }
+}
+
+extension Node {
+    /// GRDB associations of the relationships, keyed by relationship name, for GRDB's query
+    /// interface: `Node.including(optional: Node.Associations.parent)`.
+    public enum Associations {
+        /// `parent`: the Node this object's `parentID` points to.
+        public static let parent: GRDB.BelongsToAssociation<Node, Node> =
+            Node.belongsTo(Node.self, key: "parent", using: GRDB.ForeignKey(["parentID"], to: ["id"]))
+        /// `children`: the Node objects whose `parentID` points to this object.
+        public static let children: GRDB.HasManyAssociation<Node, Node> =
+            Node.hasMany(Node.self, key: "children", using: GRDB.ForeignKey(["parentID"], to: ["id"]))
+        /// `twin`: the Node this object's `twinID` points to.
+        public static let twin: GRDB.BelongsToAssociation<Node, Node> =
+            Node.belongsTo(Node.self, key: "twin", using: GRDB.ForeignKey(["twinID"], to: ["id"]))
+    }
 }
 
 extension Node {

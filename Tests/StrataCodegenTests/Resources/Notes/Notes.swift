@@ -79,6 +79,16 @@ extension Strata.ToOne where Destination == Notebook {
     public var color: Strata.TypedColumn<Root, Swift.String?> { _column("color") }
 }
 
+extension Notebook {
+    /// GRDB associations of the relationships, keyed by relationship name, for GRDB's query
+    /// interface: `Notebook.including(all: Notebook.Associations.notes)`.
+    public enum Associations {
+        /// `notes`: the Note objects whose `notebookID` points to this object.
+        public static let notes: GRDB.HasManyAssociation<Notebook, Note> =
+            Notebook.hasMany(Note.self, key: "notes", using: GRDB.ForeignKey(["notebookID"], to: ["id"]))
+    }
+}
+
 public struct Note: Strata.StrataEntity {
     public typealias ID = Strata.EntityID<Note>
 
@@ -162,6 +172,23 @@ extension Strata.ToOne where Destination == Note {
 }
 
 extension Note {
+    /// GRDB associations of the relationships, keyed by relationship name, for GRDB's query
+    /// interface: `Note.including(optional: Note.Associations.notebook)`.
+    public enum Associations {
+        /// `notebook`: the Notebook this object's `notebookID` points to.
+        public static let notebook: GRDB.BelongsToAssociation<Note, Notebook> =
+            Note.belongsTo(Notebook.self, key: "notebook", using: GRDB.ForeignKey(["notebookID"], to: ["id"]))
+        /// `tags`: the Tag objects linked to this object through the join table `Note_tags`.
+        public static let tags: GRDB.HasManyThroughAssociation<Note, Tag> =
+            Note.hasMany(
+                Tag.self,
+                through: Note.hasMany(GRDB.Table<GRDB.Row>("Note_tags"), key: "Note_tags", using: GRDB.ForeignKey(["noteID"], to: ["id"])),
+                using: GRDB.Table<GRDB.Row>("Note_tags").belongsTo(Tag.self, key: "tags", using: GRDB.ForeignKey(["tagID"], to: ["id"])),
+                key: "tags")
+    }
+}
+
+extension Note {
     /// The fetches of the model's `fetches:` entries.
     public enum Fetches {
         public static var all: Strata.ResultsRequest<Note, Strata.NoSection> {
@@ -232,4 +259,18 @@ extension Tag {
 extension Strata.ToOne where Destination == Tag {
     public var id: Strata.TypedColumn<Root, Tag.ID?> { _column("id") }
     public var name: Strata.TypedColumn<Root, Swift.String?> { _column("name") }
+}
+
+extension Tag {
+    /// GRDB associations of the relationships, keyed by relationship name, for GRDB's query
+    /// interface: `Tag.including(all: Tag.Associations.notes)`.
+    public enum Associations {
+        /// `notes`: the Note objects linked to this object through the join table `Note_tags`.
+        public static let notes: GRDB.HasManyThroughAssociation<Tag, Note> =
+            Tag.hasMany(
+                Note.self,
+                through: Tag.hasMany(GRDB.Table<GRDB.Row>("Note_tags"), key: "Note_tags", using: GRDB.ForeignKey(["tagID"], to: ["id"])),
+                using: GRDB.Table<GRDB.Row>("Note_tags").belongsTo(Note.self, key: "notes", using: GRDB.ForeignKey(["noteID"], to: ["id"])),
+                key: "notes")
+    }
 }

@@ -1,5 +1,3 @@
-import StrataSchema
-
 /// Where each relationship of a schema is stored. The rules, which the runtime relies on
 /// through the generated ``SchemaDescriptor``:
 ///
@@ -16,16 +14,24 @@ import StrataSchema
 ///   `column` (this object) is `<inverse>ID` and `inverseColumn` is `<relationship>ID`;
 ///   a self many-to-many that is its own inverse uses `<lowerFirst(Entity)>ID` and
 ///   `<relationship>ID`. Both sides' descriptors name the same table and columns.
-struct StorageLayout {
-    enum Storage: Hashable {
+///
+/// The validator checks the names this layout produces (table and column clashes, SQLite's
+/// reserved names); the generator writes them into the schema descriptor.
+public struct StorageLayout: Sendable {
+    /// Where one relationship is stored.
+    public enum Storage: Hashable, Sendable {
+        /// A foreign key column in the relationship's own entity's table.
         case foreignKey(column: String)
+        /// Nothing in this entity's table: the inverse's foreign key holds the link.
         case inverseForeignKey
+        /// A join table with one column for each side (`column` references this entity).
         case joinTable(name: String, column: String, inverseColumn: String)
     }
 
     private var storages: [String: Storage] = [:]
 
-    init(schema: Schema) {
+    /// The storage of every relationship of `schema`.
+    public init(schema: Schema) {
         for entity in schema.entities {
             for relationship in entity.relationships {
                 storages[Self.key(entity.name, relationship.name)] =
@@ -34,14 +40,21 @@ struct StorageLayout {
         }
     }
 
-    func storage(of relationship: Relationship, in entity: Entity) -> Storage {
+    /// Where `relationship` of `entity` is stored.
+    public func storage(of relationship: Relationship, in entity: Entity) -> Storage {
         storages[Self.key(entity.name, relationship.name)] ?? .inverseForeignKey
     }
 
     /// The foreign key column of a to-one relationship stored in its entity's table.
-    func foreignKeyColumn(of relationship: Relationship, in entity: Entity) -> String? {
+    public func foreignKeyColumn(of relationship: Relationship, in entity: Entity) -> String? {
         if case .foreignKey(let column) = storage(of: relationship, in: entity) { return column }
         return nil
+    }
+
+    /// `name` with its first character lowercased: `Note` → `note`.
+    static func lowerFirst(_ name: String) -> String {
+        guard let first = name.first else { return name }
+        return first.lowercased() + name.dropFirst()
     }
 
     private static func key(_ entity: String, _ relationship: String) -> String { entity + "\u{0}" + relationship }
@@ -74,7 +87,7 @@ struct StorageLayout {
             let table = owner.0 + "_" + owner.1
             if isSelfInverse {
                 return .joinTable(
-                    name: table, column: SwiftNames.lowerFirst(entity.name) + "ID",
+                    name: table, column: lowerFirst(entity.name) + "ID",
                     inverseColumn: relationship.name + "ID")
             }
             if relationship.destination == entity.name {
@@ -82,8 +95,8 @@ struct StorageLayout {
                     name: table, column: relationship.inverse + "ID", inverseColumn: relationship.name + "ID")
             }
             return .joinTable(
-                name: table, column: SwiftNames.lowerFirst(entity.name) + "ID",
-                inverseColumn: SwiftNames.lowerFirst(relationship.destination) + "ID")
+                name: table, column: lowerFirst(entity.name) + "ID",
+                inverseColumn: lowerFirst(relationship.destination) + "ID")
         }
     }
 }
