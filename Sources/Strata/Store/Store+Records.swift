@@ -103,15 +103,20 @@ extension Database {
         return copy
     }
 
-    /// Writes every column of `value` to its row. Throws ``StoreError/notFound(entity:id:)``
-    /// when there is no such row, ``StoreError/unsaved(entity:)`` for a value never inserted.
-    public func update<Entity: StrataEntity>(_ value: Entity) throws {
+    /// Writes the columns of `value` that differ from its stored row, and nothing when none
+    /// does, so that committed-change events list exactly the changed columns (see
+    /// ``CommittedChanges/TableChanges/updatedColumns``) and results controllers re-read only
+    /// what depends on them. Returns whether anything was written.
+    ///
+    /// Throws ``StoreError/notFound(entity:id:)`` when there is no such row,
+    /// ``StoreError/unsaved(entity:)`` for a value never inserted.
+    @discardableResult
+    public func update<Entity: StrataEntity>(_ value: Entity) throws -> Bool {
         guard value.id.isSaved else { throw StoreError.unsaved(entity: Entity.entityName) }
-        do {
-            try value.update(self)
-        } catch RecordError.recordNotFound {
+        guard let stored = try fetchOne(Entity.self, id: value.id) else {
             throw StoreError.notFound(entity: Entity.entityName, id: value.id.rawValue)
         }
+        return try value.updateChanges(self, from: stored)
     }
 
     /// Deletes the object `id`, applying the delete rules. Returns whether it existed.
@@ -239,8 +244,10 @@ extension Store {
         try write { db in try db.insert(value) }
     }
 
-    /// Updates `value` in its own transaction.
-    public func update<Entity: StrataEntity>(_ value: Entity) throws {
+    /// Updates `value` in its own transaction: writes the columns that differ from its stored
+    /// row (see ``Database/update(_:)``). Returns whether anything was written.
+    @discardableResult
+    public func update<Entity: StrataEntity>(_ value: Entity) throws -> Bool {
         try write { db in try db.update(value) }
     }
 

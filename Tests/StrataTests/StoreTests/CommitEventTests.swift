@@ -50,6 +50,28 @@ struct CommitEventTests {
         #expect(recorder.commits.first?["Note"].updated == [note.id.rawValue])
     }
 
+    @Test("a typed update writes and reports only the changed columns; an unchanged value writes nothing")
+    func typedUpdateColumns() throws {
+        let store = try Store.inMemory(schema: NotesModel.schema)
+        var note = try store.insert(Note(title: "a", updatedAt: Date(timeIntervalSince1970: 0)))
+        let recorder = CommitRecorder(store)
+        note.title = "b"
+        note.pinned = true
+        #expect(try store.update(note))
+        #expect(recorder.commits.count == 1)
+        #expect(recorder.commits.first?["Note"].updatedColumns == ["title", "pinned"])
+        #expect(try store.fetchOne(Note.self, id: note.id) == note)
+
+        recorder.reset()
+        #expect(try store.update(note) == false)
+        #expect(recorder.commits.isEmpty)
+
+        var missing = note
+        try store.write { db in try db.delete(note) }
+        missing.title = "c"
+        #expect(throws: StoreError.notFound(entity: "Note", id: note.id.rawValue)) { try store.update(missing) }
+    }
+
     @Test("rollbacks and rolled back savepoints deliver nothing")
     func rollbacks() throws {
         let store = try Store.inMemory(schema: NotesModel.schema)
