@@ -48,10 +48,12 @@ public struct SchemaLoadResult: Hashable, Sendable {
 /// ```
 public enum SchemaPipeline {
     /// Loads, decodes and validates the files of one model (entities may refer across files).
+    /// The files are read in the order of their paths, whatever the order given, so that the
+    /// same model always gives the same schema and the same generated code.
     public static func load(files: [ModelFile], modelName: String = "StrataModel") -> SchemaLoadResult {
         var bag = DiagnosticBag()
         var roots: [YAMLNode] = []
-        for file in files {
+        for file in files.sorted(by: { $0.path < $1.path }) {
             let (root, diagnostics) = YAMLLoader.load(file)
             diagnostics.forEach { bag.append($0) }
             if let root { roots.append(root) }
@@ -118,7 +120,8 @@ public enum SchemaPipeline {
         return order.flatMap { groups[$0] }
     }
 
-    /// A directory's `*.yaml`/`*.yml` files, sorted; any other path as is.
+    /// A directory's `*.yaml`/`*.yml` files, sorted, hidden ones (`.name.yaml`) left out as
+    /// the build plugin leaves them out; any other path as is.
     public static func expand(_ path: String) -> [String] {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
@@ -126,6 +129,7 @@ public enum SchemaPipeline {
         }
         let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
         let separator = path.hasSuffix("/") ? "" : "/"
-        return names.filter { $0.hasSuffix(".yaml") || $0.hasSuffix(".yml") }.sorted().map { path + separator + $0 }
+        return names.filter { !$0.hasPrefix(".") && ($0.hasSuffix(".yaml") || $0.hasSuffix(".yml")) }.sorted()
+            .map { path + separator + $0 }
     }
 }

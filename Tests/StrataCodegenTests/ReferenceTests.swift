@@ -144,6 +144,31 @@ enum LineDiff {
         #expect(!generated[2].contents.contains("public struct"))
     }
 
+    @Test func theOrderOfTheFilesDoesNotMatter() throws {
+        let files = [
+            ModelFile(path: "Models/B.yaml", text: "entities:\n  Beta:\n    attributes: { name: String }\n"),
+            ModelFile(path: "Models/A.yaml", text: "enums:\n  E: [x, y]\nentities:\n  Alpha:\n    attributes: { e: E }\n"),
+        ]
+        func generate(_ files: [ModelFile]) throws -> [String] {
+            let schema = try #require(SchemaPipeline.load(files: files).schema)
+            return try Generator.generate(schema, modelFiles: files.map(\.path)).map { "\($0.name)\n\($0.contents)" }
+        }
+        let forwards = try generate(files), backwards = try generate(files.reversed())
+        #expect(forwards.sorted() == backwards.sorted())
+        #expect(forwards.last?.contains("Alpha") == true)
+    }
+
+    @Test func hiddenModelFilesInAFolderAreLeftOut() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("strata-hidden-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for name in ["Notes.yaml", ".Notes.yaml", "Tags.yml", "README.md"] {
+            try Data("x: 1\n".utf8).write(to: directory.appendingPathComponent(name))
+        }
+        let expanded = SchemaPipeline.expand(directory.path).map { ($0 as NSString).lastPathComponent }
+        #expect(expanded == ["Notes.yaml", "Tags.yml"])
+    }
+
     @Test func clashingOutputNamesAreErrors() throws {
         let files = [
             ModelFile(path: "A/Notes.yaml", text: "entities:\n  Note:\n    attributes: { title: String }\n"),
