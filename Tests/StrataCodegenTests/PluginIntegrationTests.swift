@@ -133,6 +133,47 @@ struct PluginIntegrationTests {
         #expect(run.status == 0, "\(run.output)")
         #expect(run.output.contains("Item,Label,Shelf 1 [\"shelf\", \"label\"]"), "\(run.output)")
 
+        // A model file added: its code is generated and compiled on the next build once
+        // SwiftPM runs the plugin again. SwiftPM caches the plugin's commands and re-runs the
+        // plugin when the package or the target's own files change, not when a file appears
+        // in the package-level Models folder, hence the touched manifest (see the README).
+        let models = consumer.appendingPathComponent("Models")
+        let extra = models.appendingPathComponent("Extra.yaml")
+        try "entities:\n  Bin:\n    attributes: { size: String }\n".write(to: extra, atomically: true, encoding: .utf8)
+        let manifestURL = consumer.appendingPathComponent("Package.swift")
+        try (String(contentsOf: manifestURL, encoding: .utf8) + "// Extra.yaml added\n").write(
+            to: manifestURL, atomically: true, encoding: .utf8)
+        let added = try Self.swift(["build"], in: consumer)
+        #expect(added.status == 0, "\(added.output)")
+        #expect(
+            Set(Self.generatedFiles(in: consumer).keys.map(\.lastPathComponent))
+                == ["Extra.swift", "Items.swift", "Shelves.swift", "StrataModel+Schema.swift"])
+        let rerun = try Self.swift(["run", "--skip-build", "Consumer"], in: consumer)
+        #expect(rerun.output.contains("Bin,Item,Label,Shelf 1"), "\(rerun.output)")
+
+        // A mistake in the model fails the build with the model's position and a suggestion.
+        try "entities:\n  Bin:\n    attributes: { size: Strnig }\n".write(to: extra, atomically: true, encoding: .utf8)
+        let mistaken = try Self.swift(["build"], in: consumer)
+        #expect(mistaken.status != 0)
+        #expect(
+            mistaken.output.contains("Models/Extra.yaml:3:25: error: unknown type 'Strnig' for attribute 'Bin.size'; did you mean 'String'?"),
+            "\(mistaken.output)")
+
+        // A target's own Models folder takes the place of the package's.
+        let own = consumer.appendingPathComponent("Sources/Consumer/Models")
+        try FileManager.default.createDirectory(at: own, withIntermediateDirectories: true)
+        try "entities:\n  Crate:\n    attributes: { code: Int }\n".write(
+            to: own.appendingPathComponent("Crates.yaml"), atomically: true, encoding: .utf8)
+        try "import Strata\nprint(StrataModel.schema.entities.map(\\.name), Crate(code: 7).code)\n".write(
+            to: consumer.appendingPathComponent("Sources/Consumer/main.swift"), atomically: true, encoding: .utf8)
+        try (String(contentsOf: manifestURL, encoding: .utf8) + "// own models\n").write(
+            to: manifestURL, atomically: true, encoding: .utf8)
+        let ownBuild = try Self.swift(["build"], in: consumer)
+        #expect(ownBuild.status == 0, "\(ownBuild.output)")
+        let ownRun = try Self.swift(["run", "--skip-build", "Consumer"], in: consumer)
+        #expect(ownRun.output.contains("[\"Crate\"] 7"), "\(ownRun.output)")
+        try FileManager.default.removeItem(at: own)
+
         // Without a Models folder, the plugin's error says what to do.
         // (The manifest changes too, so that SwiftPM runs the plugin again instead of reusing
         // its cached commands.)
