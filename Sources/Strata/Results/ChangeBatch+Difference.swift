@@ -197,8 +197,9 @@ extension ChangeBatch {
     /// number of unchanged rows before it differs between the two snapshots. Among changed
     /// rows that fall between the same two unchanged rows, a longest increasing subsequence
     /// picks those that need not move. The result obeys the same rules as
-    /// ``init(from:to:)``'s, and may differ from it only in which of several equally small
-    /// sets of rows is reported as moved.
+    /// ``init(from:to:)``'s. With one changed row it reports as many moves; with several it
+    /// may report more (old `[x, y, u]`, new `[u, x, y]` with x and y changed: x and y move,
+    /// where the identity difference moves u), and it never moves an unchanged row.
     init<Item, Section>(
         from old: ResultsSnapshot<Item, Section>, to new: ResultsSnapshot<Item, Section>,
         rowChanges: some Collection<RowChange>

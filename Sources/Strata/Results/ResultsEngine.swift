@@ -31,7 +31,7 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
     var options: ResultsOptions<Item> {
         didSet {
             derived.removeAll()
-            journal = nil
+            if case .rows = pending { pending = .sections }
         }
     }
     /// A commit that affects more than `max(refetchMinimum, refetchRatio × count)` items
@@ -41,7 +41,7 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
     /// Counts, for tests: full fetches and incremental updates.
     private(set) var fullFetchCount = 0
     private(set) var incrementalCount = 0
-    /// Counts, for tests: snapshots whose changes came from the journal.
+    /// Counts, for tests: snapshots whose changes came from the row journal.
     private(set) var journaledCount = 0
 
     private(set) var records: [Int64: Record] = [:]
@@ -50,18 +50,27 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
     /// Entity sections: the hidden records (section not shown) by their section object id, so a
     /// section that appears adopts its items without a scan.
     private var hidden: [Int64: Set<Int64>] = [:]
-    /// The rows of each section as last derived (post-fetch options applied). While the
-    /// journal is kept, they are the section's items in order and are patched in place.
+    /// The rows of each section as last derived (post-fetch options applied). While rows are
+    /// journaled, they are the section's items in order and are patched in place.
     private var derived: [SectionID: [ResultsRow<Item>]] = [:]
-    /// The rows changed since the last snapshot, with their old and new places, while those
-    /// are known exactly; nil after a refetch or an options change, and while a post-fetch
-    /// filter or comparator makes rows differ from items.
-    private var journal: [Int64: RowChange]? = [:]
-    /// Whether everything was fetched again since the last snapshot.
-    private var refetched = false
+    /// What changed since the last snapshot, as far as the engine can tell.
+    private var pending = Pending.all
     /// Above this many changed rows in one commit, changed sections are derived again rather
     /// than patched row by row.
     static var patchLimit: Int { 64 }
+
+    private enum Pending {
+        /// Rows are items (no post-fetch filter or comparator), and every row changed since
+        /// the last snapshot is journaled with its old and new places.
+        case rows([Int64: RowChange])
+        /// The sections derived again since the last snapshot are the ones that changed.
+        case sections
+        /// Anything may have changed (a refetch).
+        case all
+    }
+
+    /// Whether snapshot rows are the items in fetch order: no post-fetch filter or comparator.
+    private var rowsAreItems: Bool { options.filter == nil && options.comparator == nil }
     private let sectionDescending: [Bool]
 
     init(request: ResultsRequest<Item, Section>, schema: SchemaDescriptor, options: ResultsOptions<Item>) throws {
@@ -82,10 +91,9 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
     /// Replaces the whole state with a fresh fetch.
     func fetchAll(_ db: Database) throws {
         fullFetchCount += 1
-        records = [:]
+        records.removeAll(keepingCapacity: true)
         derived = [:]
-        journal = nil
-        refetched = true
+        pending = .all
         hidden = [:]
         sections = []
         switch plan.sectionKind {
@@ -99,10 +107,7 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
         rebuildSectionIndex()
         // One pass over the rows: records, section buckets, and (without post-fetch options,
         // where rows are items) the snapshot's rows.
-        let rowsAreItems = options.filter == nil && options.comparator == nil
-        if let estimate = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(quoted(plan.itemEntity))") {
-            records.reserveCapacity(estimate)
-        }
+        let rowsAreItems = rowsAreItems
         var buckets: [SectionID: Int] = [:]
         var bucketItems: [[Int64]] = []
         var bucketRows: [[ResultsRow<Item>]] = []
@@ -285,7 +290,8 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
             let value = try Self.decode(type, row: row)
             let id: Int64 = row["id"]
             var order: [DatabaseValue] = []
-            for index in sort.indices { order.append(DatabaseValueOrdering.sortValue(in: row, column: "__strata_s\(index)")) }
+            let first = row.count - sort.count  // the sort columns follow the entity's own
+            for index in first..<row.count { order.append(DatabaseValueOrdering.sortValue(in: row, at: index)) }
             return RawSection(id: .object(id), value: .value(value), order: order, items: [])
         }
     }
@@ -403,14 +409,14 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
     /// the commit cannot have changed the results.
     @discardableResult
     func apply(_ changes: CommittedChanges, _ db: Database) throws -> Bool {
-        // Changes announced without row detail (another process's writes): refetch; the
-        // batch is then the identity difference. Rare, so any invalidated table counts.
-        if !changes.invalidatedTables.isEmpty {
+        // Changes announced without row detail (another process's writes) to a table the
+        // results read: refetch; the batch is then the identity difference.
+        if !changes.invalidatedTables.isDisjoint(with: plan.readTables) {
             try fetchAll(db)
             return true
         }
-        // The journal describes one step from the last snapshot, with rows equal to items.
-        if journal?.isEmpty != true || options.filter != nil || options.comparator != nil { journal = nil }
+        // A journal describes one step from the last snapshot.
+        if case .rows(let journal) = pending, !journal.isEmpty { pending = .all }
         if !plan.refetchTables.isDisjoint(with: changes.tables.keys.filter { !changes[$0].isEmpty }) {
             try fetchAll(db)
             return true
@@ -452,20 +458,23 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
         // their places before and after.
         let fetched = try fetchItems(db, ids: Array(affected))
         let gone = affected.union(own.deleted)
-        let patch = journal != nil && gone.count <= Self.patchLimit
-        if journal != nil {
-            for id in gone {
-                if let place = place(of: id) { journal![id] = RowChange(old: place) }
-            }
+        guard case .rows(var journal) = pending else {
+            for id in gone { remove(id, patch: false) }
+            for record in fetched { insert(record, patch: false) }
+            return true
+        }
+        pending = .all  // while the journal is out, so that it stays uniquely referenced
+        let patch = gone.count <= Self.patchLimit
+        for id in gone {
+            if let place = place(of: id) { journal[id] = RowChange(old: place) }
         }
         for id in gone { remove(id, patch: patch) }
         for record in fetched { insert(record, patch: patch) }
-        if journal != nil {
-            for record in fetched {
-                let id = record.item.id.rawValue
-                if let place = place(of: id) { journal![id, default: RowChange()].new = place }
-            }
+        for record in fetched {
+            let id = record.item.id.rawValue
+            if let place = place(of: id) { journal[id, default: RowChange()].new = place }
         }
+        pending = .rows(journal)
         return true
     }
 
@@ -634,10 +643,17 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
             if rows.isEmpty && isTransient(raw.id) { continue }
             result.append(ResultsSection(id: raw.id, value: raw.value, rows: rows))
         }
-        let changes: Changes = refetched ? .all : journal.map { .rows(Array($0.values)) } ?? .sections(changed)
-        if !refetched, journal?.isEmpty == false { journaledCount += 1 }
-        journal = [:]
-        refetched = false
+        let changes: Changes
+        switch pending {
+        case .rows(let journal):
+            changes = .rows(Array(journal.values))
+            if !journal.isEmpty { journaledCount += 1 }
+        case .sections:
+            changes = .sections(changed)
+        case .all:
+            changes = .all
+        }
+        pending = rowsAreItems ? .rows([:]) : .sections
         return (ResultsSnapshot(sections: result), changes)
     }
 
@@ -689,7 +705,7 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
             if case .int64(let key) = record.key.storage { expectedHidden[key, default: []].insert(id) }
         }
         precondition(hidden == expectedHidden, "hidden index out of date")
-        if options.filter == nil && options.comparator == nil {
+        if rowsAreItems {
             for section in sections {
                 guard let rows = derived[section.id] else { continue }
                 precondition(rows.map { $0.item?.id.rawValue } == section.items, "derived rows out of date")

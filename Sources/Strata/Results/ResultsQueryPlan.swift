@@ -53,6 +53,12 @@ struct ResultsQueryPlan: Sendable {
 
     var itemDescending: [Bool] { sort.map(\.descending) }
 
+    /// Every table whose rows can change the results: the items', the section objects', and
+    /// those the predicate, sorts and section key read.
+    var readTables: Set<String> {
+        refetchTables.union(sectionTables).union(dependencies.map(\.table)).union([itemEntity])
+    }
+
     // MARK: - Dependencies
 
     private mutating func analyse() throws {

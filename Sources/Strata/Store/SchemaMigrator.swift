@@ -130,7 +130,9 @@ struct SchemaMigrator {
             if oldEntity.name != entity.name {
                 try db.execute(sql: "ALTER TABLE \(quoted(oldEntity.name)) RENAME TO \(quoted(entity.name))")
             }
-            if oldDDL == newDDL && mapping.columnSources.allSatisfy({ $0.key == $0.value.sourceColumn }) { continue }
+            // Unchanged when the table is declared the same way and every column keeps the
+            // values of the old column of its name, untransformed.
+            if oldDDL == newDDL && mapping.columnSources.allSatisfy({ $0.value.expression == quoted($0.key) }) { continue }
             // Rebuild.
             let temporary = "strata_new_\(entity.name)"
             try db.execute(sql: newSQL.createTable(entity, named: temporary))
@@ -179,8 +181,6 @@ struct SchemaMigrator {
 /// The differences between the model stored in a file and the app's.
 struct MigrationPlan {
     struct ColumnSource {
-        /// The old column the value comes from, if any.
-        var sourceColumn: String?
         /// The SQL selecting the value from the old table; nil lets the column's DEFAULT apply.
         var expression: String?
     }
@@ -223,11 +223,10 @@ struct MigrationPlan {
                     ?? attribute.renamedFrom.flatMap { oldEntity.attribute(named: $0) }
                 guard let oldAttribute else {
                     if attribute.isOptional || attribute.defaultValue != nil {
-                        sources[attribute.name] = ColumnSource(sourceColumn: nil, expression: nil)
+                        sources[attribute.name] = ColumnSource(expression: nil)
                     } else {
                         destructiveChanges.append(.newRequiredAttribute(entity: entity.name, attribute: attribute.name))
-                        sources[attribute.name] = ColumnSource(
-                            sourceColumn: nil, expression: SchemaSQL.zeroLiteral(attribute.type))
+                        sources[attribute.name] = ColumnSource(expression: SchemaSQL.zeroLiteral(attribute.type))
                     }
                     continue
                 }
@@ -237,25 +236,24 @@ struct MigrationPlan {
                     : attribute.defaultValue.map { SchemaSQL.defaultSQL($0) } ?? SchemaSQL.zeroLiteral(attribute.type)
                 if !Self.sameStorage(oldAttribute.type, attribute.type) {
                     destructiveChanges.append(.changedType(entity: entity.name, attribute: attribute.name))
-                    sources[attribute.name] = ColumnSource(sourceColumn: nil, expression: fallback)
+                    sources[attribute.name] = ColumnSource(expression: fallback)
                     continue
                 }
-                var source: String? = oldAttribute.name, expression = quoted(oldAttribute.name)
+                var expression = quoted(oldAttribute.name)
                 let removedCases = Self.removedCases(from: oldAttribute.type, to: attribute.type)
                 if !removedCases.isEmpty {
                     // Stored values of those cases would no longer decode: they take the
-                    // fallback, which rebuilds the table.
+                    // fallback (a transformed column rebuilds the table).
                     destructiveChanges.append(
                         .removedEnumCases(entity: entity.name, attribute: attribute.name, cases: removedCases))
                     let list = removedCases.map { SchemaSQL.literal($0.databaseValue) }.joined(separator: ", ")
                     expression = "CASE WHEN \(expression) IN (\(list)) THEN \(fallback) ELSE \(expression) END"
-                    source = nil
                 }
                 if oldAttribute.isOptional && !attribute.isOptional {
                     destructiveChanges.append(.madeRequired(entity: entity.name, attribute: attribute.name))
                     expression = "COALESCE(\(expression), \(fallback))"
                 }
-                sources[attribute.name] = ColumnSource(sourceColumn: source, expression: expression)
+                sources[attribute.name] = ColumnSource(expression: expression)
             }
             for attribute in oldEntity.attributes where !usedOldAttributes.contains(attribute.name) {
                 destructiveChanges.append(.removedAttribute(entity: entity.name, attribute: attribute.name))
@@ -269,16 +267,16 @@ struct MigrationPlan {
                 switch relationship.storage {
                 case .foreignKey(let column):
                     if let oldRelationship, case .foreignKey(let oldColumn) = oldRelationship.storage {
-                        sources[column] = ColumnSource(sourceColumn: oldColumn, expression: quoted(oldColumn))
+                        sources[column] = ColumnSource(expression: quoted(oldColumn))
                         if relationship.isRequired && !oldRelationship.isRequired {
                             // Objects without a destination would violate NOT NULL.
                             destructiveChanges.append(.madeRequired(entity: entity.name, attribute: relationship.name))
                         }
                     } else if relationship.isRequired {
                         destructiveChanges.append(.newRequiredRelationship(entity: entity.name, relationship: relationship.name))
-                        sources[column] = ColumnSource(sourceColumn: nil, expression: "0")
+                        sources[column] = ColumnSource(expression: "0")
                     } else {
-                        sources[column] = ColumnSource(sourceColumn: nil, expression: nil)
+                        sources[column] = ColumnSource(expression: nil)
                     }
                 case .joinTable(let name, _, _):
                     if let oldRelationship, case .foreignKey = oldRelationship.storage {
@@ -333,13 +331,13 @@ struct MigrationPlan {
         destructiveChanges = destructiveChanges.filter { seen.insert($0).inserted }
     }
 
-    /// Whether two types store the same way (changing between them keeps the values).
     /// The cases of enumeration `old` that enumeration `new` no longer has, in order.
     static func removedCases(from old: ValueType, to new: ValueType) -> [String] {
         guard case .enumeration(_, let oldCases) = old, case .enumeration(_, let newCases) = new else { return [] }
         return oldCases.filter { !newCases.contains($0) }
     }
 
+    /// Whether two types store the same way (changing between them keeps the values).
     static func sameStorage(_ a: ValueType, _ b: ValueType) -> Bool {
         switch (a, b) {
         case (.enumeration, .enumeration): return true

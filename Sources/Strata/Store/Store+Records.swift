@@ -110,13 +110,29 @@ extension Database {
     ///
     /// Throws ``StoreError/notFound(entity:id:)`` when there is no such row,
     /// ``StoreError/unsaved(entity:)`` for a value never inserted.
+    ///
+    /// The comparison is with the stored values themselves, not with a decoded copy, so a
+    /// value that reads back the same but is stored differently (text with NUL characters,
+    /// a date written by raw SQL in another format) is written.
     @discardableResult
     public func update<Entity: StrataEntity>(_ value: Entity) throws -> Bool {
         guard value.id.isSaved else { throw StoreError.unsaved(entity: Entity.entityName) }
-        guard let stored = try fetchOne(Entity.self, id: value.id) else {
+        // A cursor's row reads the statement itself, so text is read in full (past a NUL
+        // character included), as SQLite compares it; a copied row would stop at the NUL.
+        let sql = "SELECT * FROM \(quoted(Entity.entityName)) WHERE \"id\" = ?"
+        let rows = try Row.fetchCursor(self, sql: sql, arguments: [value.id])
+        guard let stored = try rows.next() else {
             throw StoreError.notFound(entity: Entity.entityName, id: value.id.rawValue)
         }
-        return try value.updateChanges(self, from: stored)
+        let columns = Array(stored.columnNames)
+        var changed: [String] = []
+        for (column, new) in try value.databaseDictionary where column != "id" {
+            let index = columns.firstIndex(of: column)
+            if index.map({ DatabaseValueOrdering.sortValue(in: stored, at: $0) }) != new { changed.append(column) }
+        }
+        if changed.isEmpty { return false }
+        try value.update(self, columns: changed)
+        return true
     }
 
     /// Deletes the object `id`, applying the delete rules. Returns whether it existed.

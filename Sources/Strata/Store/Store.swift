@@ -204,7 +204,12 @@ extension Store {
 
 extension Store {
     /// Calls `handler` after each commit that changed rows of the store's tables, with the
-    /// transaction's net changes. Rolled back transactions are not reported.
+    /// transaction's net changes, or that announced changes made outside the store
+    /// (``Store/notifyExternalChanges(in:)``). Rolled back transactions are not reported.
+    ///
+    /// A commit of the second kind has ``CommittedChanges/invalidatedTables`` and may have
+    /// no row changes at all: a handler that looks only at ``CommittedChanges/tables`` must
+    /// also treat an invalidated table as "everything in it may have changed".
     ///
     /// The handler runs synchronously on the writer's queue, right after the commit and
     /// before any other write can start: keep it short (hop to another queue for heavy

@@ -72,6 +72,21 @@ struct CommitEventTests {
         #expect(throws: StoreError.notFound(entity: "Note", id: note.id.rawValue)) { try store.update(missing) }
     }
 
+    @Test("a typed update compares with the stored bytes, not with a decoded copy")
+    func typedUpdateComparesStoredValues() throws {
+        let store = try Store.inMemory(schema: NotesModel.schema)
+        let note = try store.insert(Note(title: "a", updatedAt: Date(timeIntervalSince1970: 0)))
+        // Text with a NUL character decodes up to the NUL: the decoded note says "a".
+        try store.write { db in
+            try db.execute(sql: "UPDATE Note SET title = CAST(X'610062' AS TEXT) WHERE id = ?", arguments: [note.id])
+        }
+        let decoded = try #require(try store.fetchOne(Note.self, id: note.id))
+        #expect(decoded.title == "a")
+        #expect(try store.update(decoded))
+        let length = try store.read { db in try Int.fetchOne(db, sql: "SELECT length(CAST(title AS BLOB)) FROM Note") }
+        #expect(length == 1)
+    }
+
     @Test("rollbacks and rolled back savepoints deliver nothing")
     func rollbacks() throws {
         let store = try Store.inMemory(schema: NotesModel.schema)

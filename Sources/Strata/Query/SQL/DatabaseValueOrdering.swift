@@ -20,7 +20,7 @@ import GRDB
 ///
 /// One caveat: GRDB reads text up to its first NUL character and replaces invalid UTF-8,
 /// where SQLite compares all the bytes. Results controllers read text sort keys with NUL
-/// characters in full (see `sortValue(in:column:)`); text that is not valid UTF-8 (only raw
+/// characters in full (see `sortValue(in:at:)`); text that is not valid UTF-8 (only raw
 /// SQL can write it, with `CAST(blob AS TEXT)`) may order differently in memory.
 public enum DatabaseValueOrdering {
     /// -1, 0 or 1, like `memcmp`.
@@ -66,17 +66,6 @@ public enum DatabaseValueOrdering {
         let value: DatabaseValue = row[index]
         guard case .string(let string) = value.storage else { return value }
         let full = try? row.withUnsafeData(atIndex: index) { data -> String? in
-            guard let data, data.count != string.utf8.count else { return nil }
-            return String(decoding: data, as: UTF8.self)
-        }
-        return full.flatMap { $0 }.map(\.databaseValue) ?? value
-    }
-
-    /// ``sortValue(in:at:)`` of the column named `column`.
-    static func sortValue(in row: Row, column: String) -> DatabaseValue {
-        let value: DatabaseValue = row[column]
-        guard case .string(let string) = value.storage else { return value }
-        let full = try? row.withUnsafeData(named: column) { data -> String? in
             guard let data, data.count != string.utf8.count else { return nil }
             return String(decoding: data, as: UTF8.self)
         }
