@@ -32,7 +32,7 @@ struct PluginIntegrationTests {
         try FileManager.default.createDirectory(at: models, withIntermediateDirectories: true)
         let identity = packageRoot.lastPathComponent.lowercased()
         try """
-            // swift-tools-version:6.2
+            // swift-tools-version:6.1
             import PackageDescription
 
             let package = Package(
@@ -43,7 +43,7 @@ struct PluginIntegrationTests {
                     .executableTarget(
                         name: "Consumer",
                         dependencies: [.product(name: "Strata", package: \(literal(identity)))],
-                        swiftSettings: [.treatAllWarnings(as: .error)],
+                        swiftSettings: [.unsafeFlags(["-warnings-as-errors"])],
                         plugins: [.plugin(name: "StrataPlugin", package: \(literal(identity)))]
                     )
                 ],
