@@ -258,6 +258,89 @@ struct DeleteRuleTests {
         #expect(try await store.read { db in try db.ids("Parent") } == [1, 2, 4])
     }
 
+    /// The notes model with `deny` on Note.tags, in a file store, watched by a results
+    /// controller: notebook "Work" with notes "a" and "b" (tagged), and note "c". Deleting
+    /// "Work" cascades to its notes and is refused at "b", after SQLite's update hook
+    /// reported the notebook and "a" deleted.
+    private func taggedNotesDeny(_ directory: TemporaryDirectory) throws -> Harness<NoSection> {
+        var schema = NotesModel.schema
+        let note = try #require(schema.entities.firstIndex { $0.name == "Note" })
+        let tags = try #require(schema.entities[note].relationships.firstIndex { $0.name == "tags" })
+        schema.entities[note].relationships[tags].deleteRule = .deny
+        let store = try Store(schema: schema, path: directory.path("notes.sqlite"))
+        return try Harness(store: store, Note.Fetches.all) { db in
+            let work = try db.notebook("Work")
+            try db.note("a", in: work)
+            let tagged = try db.note("b", in: work)
+            try db.note("c")
+            let tag = try db.insert(Tag(name: "urgent"))
+            try db.link(tagged.id, Note.tags, tag.id)
+        }
+    }
+
+    @Test("a deny refusal caught in a write made directly on the writer commits no phantom deletes")
+    func caughtDenyOnTheWriterReportsNoPhantomDeletes() throws {
+        let directory = try TemporaryDirectory()
+        let h = try taggedNotesDeny(directory)
+        let store = h.store
+        let recorder = CommitRecorder(store)
+        let refusal = try store.writer.write { db -> DeleteDeniedError? in
+            var refusal: DeleteDeniedError?
+            do {
+                _ = try db.delete(try db.notebook(named: "Work"))
+            } catch {
+                refusal = DeleteDeniedError(error)
+            }
+            try db.note("d")
+            return refusal
+        }
+        h.controller.waitForDeliveries()
+        #expect(refusal == DeleteDeniedError(entity: "Note", relationship: "tags"))
+        let (notebooks, titles) = try store.read { db in
+            (try db.ids("Notebook"), try String.fetchAll(db, sql: "SELECT title FROM Note ORDER BY title"))
+        }
+        #expect(notebooks == [1])
+        #expect(titles == ["a", "b", "c", "d"])
+        // The commit claims no delete; what it cannot detail, it invalidates.
+        let commit = try #require(recorder.commits.first)
+        #expect(recorder.commits.count == 1)
+        #expect(commit.tables.values.map(\.deleted).allSatisfy { $0.isEmpty })
+        #expect(commit.invalidatedTables.isSuperset(of: ["Notebook", "Note"]))
+        #expect(lines(h.recorder.updates, text).last == "i+[[0, 3]] | [a b c d]")
+        try h.check()
+
+        // The next commit on the writer is detailed again.
+        recorder.reset()
+        try store.writer.write { db in _ = try db.note("e") }
+        #expect(recorder.commits.map(\.invalidatedTables) == [[]])
+        #expect(recorder.commits.map { $0["Note"].inserted.count } == [1])
+    }
+
+    @Test("a deny refusal outside any transaction leaves no phantom deletes for the next commit")
+    func refusedStatementOutsideATransaction() throws {
+        let directory = try TemporaryDirectory()
+        let h = try taggedNotesDeny(directory)
+        let store = h.store
+        let recorder = CommitRecorder(store)
+        // One statement in autocommit mode: SQLite rolls it back, and GRDB tells observers
+        // nothing, so the changes the hook reported stay behind until the next commit.
+        let refusal = store.writer.writeWithoutTransaction { db -> DeleteDeniedError? in
+            do {
+                try db.execute(sql: "DELETE FROM Notebook WHERE name = 'Work'")
+                return nil
+            } catch {
+                return DeleteDeniedError(error)
+            }
+        }
+        #expect(refusal == DeleteDeniedError(entity: "Note", relationship: "tags"))
+        #expect(recorder.commits.isEmpty)
+        try h.write { db in try db.note("d") }
+        let commit = try #require(recorder.commits.first)
+        #expect(commit.tables.values.map(\.deleted).allSatisfy { $0.isEmpty })
+        #expect(try store.read { db in try db.ids("Notebook") } == [1])
+        try h.check()
+    }
+
     // MARK: - Self-referencing relationships
 
     @Test("self-inverse to-one rule, deleting one of two twins", arguments: DeleteRule.allCases)
