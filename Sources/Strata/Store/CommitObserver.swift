@@ -12,6 +12,12 @@ typealias NSLockShim = NSLock
 /// or changes announced with `Database.notifyChanges(in:)` — the commit pipeline reads the
 /// join-table log and the ``ReplacedRowLog`` (so that their read positions always advance),
 /// merges them, and delivers the result unless it is empty.
+///
+/// SQLite's update hook reports changes as they happen, and GRDB does not take back those of
+/// a statement that then fails. When a `deny` rule refused a delete (``DeniedDeleteWatch``)
+/// in a transaction that commits anyway, the collected rows may include changes the refusal
+/// undid — the deletes of a cascade cut short. The commit then reports every table the
+/// transaction touched in ``CommittedChanges/invalidatedTables``, without row details.
 final class CommitObserver: TransactionObserver, @unchecked Sendable {
     typealias Handler = @Sendable (CommittedChanges, Database) -> Void
 
@@ -29,13 +35,15 @@ final class CommitObserver: TransactionObserver, @unchecked Sendable {
     private var announcedTables: Set<String>?
     private let columnsByTable: [String: [String]]
     private let replacedRows: ReplacedRowLog
+    private let deniedDeletes: DeniedDeleteWatch
 
     private let handlers = LockedValue<[UInt64: Handler]>([:])
     private let nextKey = LockedValue<UInt64>(0)
 
-    init(columnsByTable: [String: [String]], replacedRows: ReplacedRowLog) {
+    init(columnsByTable: [String: [String]], replacedRows: ReplacedRowLog, deniedDeletes: DeniedDeleteWatch) {
         self.columnsByTable = columnsByTable
         self.replacedRows = replacedRows
+        self.deniedDeletes = deniedDeletes
     }
 
     /// Every table whose changes are reported (entity and join tables).
@@ -123,14 +131,23 @@ final class CommitObserver: TransactionObserver, @unchecked Sendable {
 
     func databaseDidCommit(_ db: Database) {
         var tables = pending.filter { !$0.value.isEmpty }
+        // Every table the update hook reported, net changes or not (a refused cascade can
+        // cancel out an insert of the same transaction).
+        let touchedTables = Set(pending.keys)
         let hookDeletes = self.hookDeletes, sawRowEvents = self.sawRowEvents
-        let invalidatedTables = self.invalidatedTables
+        var invalidatedTables = self.invalidatedTables
+        let refused = deniedDeletes.takeUnreportedRefusal()
         reset()
         guard sawRowEvents || !invalidatedTables.isEmpty else { return }
         // Read both logs even when nothing is left to report, so that their entries are
         // never read again by a later commit.
         replacedRows.merge(into: &tables, hookDeletes: hookDeletes, db)
         readJoinLog(db, into: &tables)
+        if refused {
+            // Some of the reported changes were undone: report the tables, not the rows.
+            invalidatedTables.formUnion(touchedTables)
+            for table in touchedTables { tables[table] = nil }
+        }
         let changes = CommittedChanges(tables: tables, invalidatedTables: invalidatedTables)
         guard !changes.isEmpty else { return }
         let current = handlers.withLock { $0.sorted { $0.key < $1.key }.map(\.value) }
@@ -198,6 +215,7 @@ final class CommitObserver: TransactionObserver, @unchecked Sendable {
     }
 
     func databaseDidRollback(_ db: Database) {
+        _ = deniedDeletes.takeUnreportedRefusal()
         reset()
     }
 }

@@ -16,7 +16,10 @@ import GRDB
 ///
 /// A to-one relationship that is its own inverse (a self-referencing one-to-one, `Node.twin`)
 /// has both roles at once: its rule applies to the node the deleted one points at and to
-/// every node pointing at it.
+/// every node pointing at it. Likewise a many-to-many that is its own inverse
+/// (`Person.friends`): a link is one join row in either order, so its rule applies to the
+/// people on the other side of every row naming the deleted one in either column. In both
+/// cases `deny` ignores an object's link to itself, which goes with the object.
 ///
 /// `deny` triggers run `BEFORE DELETE` and `RAISE(ABORT, 'strata: delete denied: A.R')`,
 /// which the store maps to ``DeleteDeniedError``; the others run `AFTER DELETE`. The
@@ -32,8 +35,8 @@ struct DeleteRuleTriggers {
         var result: [String: String] = [:]
         for entity in schema.entities {
             for relationship in entity.relationships {
-                guard let (name, sql) = trigger(for: relationship, of: entity, watch: false) else { continue }
-                result[name] = sql
+                if let (name, sql) = trigger(for: relationship, of: entity, watch: false) { result[name] = sql }
+                if let (name, sql) = selfLinkCleanup(entity, relationship) { result[name] = sql }
             }
         }
         return result
@@ -95,6 +98,9 @@ struct DeleteRuleTriggers {
 
         case .joinTable(let joinName, let column, let inverseColumn):
             let join = quoted(joinName), col = quoted(column), inv = quoted(inverseColumn)
+            if relationship.destination == entity.name && relationship.inverse == relationship.name {
+                return selfInverseJoinTrigger(name, entity, relationship, join: join, col: col, inv: inv, watch: watch)
+            }
             switch rule {
             case .noAction:
                 return nil
@@ -145,6 +151,58 @@ struct DeleteRuleTriggers {
                 EXISTS (SELECT 1 FROM \(table) WHERE \(destinations) AND "id" <> OLD."id")
                 """)
         }
+    }
+
+    /// The trigger of a many-to-many relationship that is its own inverse (`Person.friends`
+    /// ↔ `Person.friends`): a link is one join row, stored in either order, so a person's
+    /// destinations are the people on the other side of every row that has the person in
+    /// either column. `cascade` deletes them (and, through the recursive triggers, their own
+    /// friends in turn); `deny` ignores a person's link to itself, which goes with the person
+    /// (see ``selfLinkCleanup(_:_:)``), as a node that is its own twin does.
+    private func selfInverseJoinTrigger(
+        _ name: String, _ entity: EntityDescriptor, _ relationship: RelationshipDescriptor,
+        join: String, col: String, inv: String, watch: Bool
+    ) -> (String, String)? {
+        let table = quoted(entity.name)
+        let links = "\(col) = OLD.\"id\" OR \(inv) = OLD.\"id\""
+        switch relationship.deleteRule {
+        case .noAction:
+            return nil
+        case .nullify:
+            return (name, """
+                CREATE TRIGGER \(quoted(name)) AFTER DELETE ON \(table) BEGIN \
+                DELETE FROM \(join) WHERE \(links); END
+                """)
+        case .cascade:
+            return (name, """
+                CREATE TRIGGER \(quoted(name)) AFTER DELETE ON \(table) BEGIN \
+                DELETE FROM \(table) WHERE "id" IN \
+                (SELECT \(inv) FROM \(join) WHERE \(col) = OLD."id" UNION SELECT \(col) FROM \(join) WHERE \(inv) = OLD."id"); \
+                DELETE FROM \(join) WHERE \(links); END
+                """)
+        case .deny:
+            return denyTrigger(name, entity, relationship, watch: watch, when: """
+                EXISTS (SELECT 1 FROM \(join) JOIN \(table) ON \(table)."id" IN (\(join).\(col), \(join).\(inv)) \
+                WHERE (\(join).\(col) = OLD."id" OR \(join).\(inv) = OLD."id") AND \(table)."id" <> OLD."id")
+                """)
+        }
+    }
+
+    /// With `deny` on a many-to-many relationship that is its own inverse, the trigger that
+    /// removes a deleted person's links to itself (the only links the deny rule lets
+    /// through), which the foreign keys would otherwise refuse.
+    private func selfLinkCleanup(
+        _ entity: EntityDescriptor, _ relationship: RelationshipDescriptor
+    ) -> (String, String)? {
+        guard relationship.deleteRule == .deny, relationship.destination == entity.name,
+              relationship.inverse == relationship.name,
+              case .joinTable(let joinName, let column, let inverseColumn) = relationship.storage
+        else { return nil }
+        let name = "strata_selflinks_\(entity.name)_\(relationship.name)"
+        return (name, """
+            CREATE TRIGGER \(quoted(name)) AFTER DELETE ON \(quoted(entity.name)) BEGIN \
+            DELETE FROM \(quoted(joinName)) WHERE \(quoted(column)) = OLD."id" AND \(quoted(inverseColumn)) = OLD."id"; END
+            """)
     }
 
     /// A `deny` trigger: refuses the delete when `condition` holds. With `watch`, its watch

@@ -78,7 +78,9 @@ public final class Store: Sendable {
         SchemaRegistry.register(schema)
         let replacedRows = ReplacedRowLog(schema: schema)
         self.replacedRows = replacedRows
-        let observer = CommitObserver(columnsByTable: SchemaSQL(schema: schema).columnsByTable, replacedRows: replacedRows)
+        let observer = CommitObserver(
+            columnsByTable: SchemaSQL(schema: schema).columnsByTable, replacedRows: replacedRows,
+            deniedDeletes: deniedDeletes)
         self.observer = observer
         try writer.writeWithoutTransaction { db in
             try observer.installJoinLog(db, joinTables: SchemaSQL(schema: schema).joinTables)
@@ -157,7 +159,9 @@ extension Store {
     /// ```
     ///
     /// Writes made through ``writer`` directly get the deny rules too, but a refusal they
-    /// catch is not turned into a failed transaction.
+    /// catch is not turned into a failed transaction. SQLite has then reported changes that
+    /// the refusal undid (the start of a cascade), so that commit lists every table it
+    /// touched in ``CommittedChanges/invalidatedTables`` instead of their rows.
     @discardableResult
     public func write<T>(_ body: (Database) throws -> T) throws -> T {
         try mapErrors {
@@ -207,8 +211,9 @@ extension Store {
     /// transaction's net changes, or that announced changes made outside the store
     /// (``Store/notifyExternalChanges(in:)``). Rolled back transactions are not reported.
     ///
-    /// A commit of the second kind has ``CommittedChanges/invalidatedTables`` and may have
-    /// no row changes at all: a handler that looks only at ``CommittedChanges/tables`` must
+    /// A commit of the second kind, like one made on ``writer`` after a delete refused by a
+    /// `deny` rule was caught (see ``write(_:)``), has ``CommittedChanges/invalidatedTables``
+    /// and may have no row changes at all: a handler that looks only at ``CommittedChanges/tables`` must
     /// also treat an invalidated table as "everything in it may have changed".
     ///
     /// The handler runs synchronously on the writer's queue, right after the commit and

@@ -258,6 +258,89 @@ struct DeleteRuleTests {
         #expect(try await store.read { db in try db.ids("Parent") } == [1, 2, 4])
     }
 
+    /// The notes model with `deny` on Note.tags, in a file store, watched by a results
+    /// controller: notebook "Work" with notes "a" and "b" (tagged), and note "c". Deleting
+    /// "Work" cascades to its notes and is refused at "b", after SQLite's update hook
+    /// reported the notebook and "a" deleted.
+    private func taggedNotesDeny(_ directory: TemporaryDirectory) throws -> Harness<NoSection> {
+        var schema = NotesModel.schema
+        let note = try #require(schema.entities.firstIndex { $0.name == "Note" })
+        let tags = try #require(schema.entities[note].relationships.firstIndex { $0.name == "tags" })
+        schema.entities[note].relationships[tags].deleteRule = .deny
+        let store = try Store(schema: schema, path: directory.path("notes.sqlite"))
+        return try Harness(store: store, Note.Fetches.all) { db in
+            let work = try db.notebook("Work")
+            try db.note("a", in: work)
+            let tagged = try db.note("b", in: work)
+            try db.note("c")
+            let tag = try db.insert(Tag(name: "urgent"))
+            try db.link(tagged.id, Note.tags, tag.id)
+        }
+    }
+
+    @Test("a deny refusal caught in a write made directly on the writer commits no phantom deletes")
+    func caughtDenyOnTheWriterReportsNoPhantomDeletes() throws {
+        let directory = try TemporaryDirectory()
+        let h = try taggedNotesDeny(directory)
+        let store = h.store
+        let recorder = CommitRecorder(store)
+        let refusal = try store.writer.write { db -> DeleteDeniedError? in
+            var refusal: DeleteDeniedError?
+            do {
+                _ = try db.delete(try db.notebook(named: "Work"))
+            } catch {
+                refusal = DeleteDeniedError(error)
+            }
+            try db.note("d")
+            return refusal
+        }
+        h.controller.waitForDeliveries()
+        #expect(refusal == DeleteDeniedError(entity: "Note", relationship: "tags"))
+        let (notebooks, titles) = try store.read { db in
+            (try db.ids("Notebook"), try String.fetchAll(db, sql: "SELECT title FROM Note ORDER BY title"))
+        }
+        #expect(notebooks == [1])
+        #expect(titles == ["a", "b", "c", "d"])
+        // The commit claims no delete; what it cannot detail, it invalidates.
+        let commit = try #require(recorder.commits.first)
+        #expect(recorder.commits.count == 1)
+        #expect(commit.tables.values.map(\.deleted).allSatisfy { $0.isEmpty })
+        #expect(commit.invalidatedTables.isSuperset(of: ["Notebook", "Note"]))
+        #expect(lines(h.recorder.updates, text).last == "i+[[0, 3]] | [a b c d]")
+        try h.check()
+
+        // The next commit on the writer is detailed again.
+        recorder.reset()
+        try store.writer.write { db in _ = try db.note("e") }
+        #expect(recorder.commits.map(\.invalidatedTables) == [[]])
+        #expect(recorder.commits.map { $0["Note"].inserted.count } == [1])
+    }
+
+    @Test("a deny refusal outside any transaction leaves no phantom deletes for the next commit")
+    func refusedStatementOutsideATransaction() throws {
+        let directory = try TemporaryDirectory()
+        let h = try taggedNotesDeny(directory)
+        let store = h.store
+        let recorder = CommitRecorder(store)
+        // One statement in autocommit mode: SQLite rolls it back, and GRDB tells observers
+        // nothing, so the changes the hook reported stay behind until the next commit.
+        let refusal = store.writer.writeWithoutTransaction { db -> DeleteDeniedError? in
+            do {
+                try db.execute(sql: "DELETE FROM Notebook WHERE name = 'Work'")
+                return nil
+            } catch {
+                return DeleteDeniedError(error)
+            }
+        }
+        #expect(refusal == DeleteDeniedError(entity: "Note", relationship: "tags"))
+        #expect(recorder.commits.isEmpty)
+        try h.write { db in try db.note("d") }
+        let commit = try #require(recorder.commits.first)
+        #expect(commit.tables.values.map(\.deleted).allSatisfy { $0.isEmpty })
+        #expect(try store.read { db in try db.ids("Notebook") } == [1])
+        try h.check()
+    }
+
     // MARK: - Self-referencing relationships
 
     @Test("self-inverse to-one rule, deleting one of two twins", arguments: DeleteRule.allCases)
@@ -342,5 +425,108 @@ struct DeleteRuleTests {
             : ("INSERT INTO Person_friends (personID, friendID) VALUES (99, 2)", "INSERT INTO Person_friends (personID, friendID) VALUES (2, 99)")
         #expect(throws: DatabaseError.self) { try store.write { db in try db.execute(sql: checked) } }
         try store.write { db in try db.execute(sql: unchecked) }
+    }
+
+    // MARK: - A many-to-many that is its own inverse
+
+    /// The links of `Person_friends` as unordered pairs (smaller id first), sorted.
+    private func friendships(_ store: Store) throws -> [[Int64]] {
+        try store.read { db in
+            try GRDB.Row.fetchAll(db, sql: "SELECT personID, friendsID FROM Person_friends").map { row in
+                [row[0] as Int64, row[1] as Int64].sorted()
+            }.sorted { $0.lexicographicallyPrecedes($1) }
+        }
+    }
+
+    /// The pairs the join rows reported deleted by `commit` linked (smaller id first), sorted.
+    private func unlinked(_ commit: CommittedChanges?) -> [[Int64]] {
+        guard let changes = commit?["Person_friends"] else { return [] }
+        return changes.deleted.compactMap { rowID in
+            changes.joinRows[rowID].map { [$0["personID"] ?? 0, $0["friendsID"] ?? 0].sorted() }
+        }.sorted { $0.lexicographicallyPrecedes($1) }
+    }
+
+    @Test("self-inverse many-to-many rule, links stored either way round",
+          arguments: DeleteRule.allCases, [false, true])
+    func selfInverseManyToManyRule(_ rule: DeleteRule, swapped: Bool) throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(schema: SocialModel.schema(friends: rule), path: directory.path("social.sqlite"))
+        // Friendships 1–2, 1–3, 2–4, 3–4 (a cycle, but not one that following the stored
+        // order goes round) and 5–6; 1's links are stored once with 1 in the first column and
+        // once in the second, the other way round when `swapped`.
+        let stored: [(Int64, Int64)] = [(1, 2), (3, 1), (2, 4), (3, 4), (6, 5)].map { swapped ? ($0.1, $0.0) : $0 }
+        try store.write { db in
+            try db.execute(sql: "INSERT INTO Person (id, name) VALUES (1, 'a'), (2, 'b'), (3, 'c'), (4, 'd'), (5, 'e'), (6, 'f')")
+            for (person, friend) in stored {
+                try db.execute(sql: "INSERT INTO Person_friends (personID, friendsID) VALUES (?, ?)", arguments: [person, friend])
+            }
+        }
+        let recorder = CommitRecorder(store)
+        let deletion = Result { try store.write { db in try db.execute(sql: "DELETE FROM Person WHERE id = 1") } }
+        let people = try store.read { db in try db.ids("Person") }
+        let links = try friendships(store)
+        let commit = recorder.commits.first
+        switch rule {
+        case .nullify:
+            #expect(people == [2, 3, 4, 5, 6])
+            #expect(links == [[2, 4], [3, 4], [5, 6]])
+            #expect(commit?["Person"].deleted == [1])
+            #expect(unlinked(commit) == [[1, 2], [1, 3]])
+        case .cascade:
+            // 2 and 3 go with 1, and 4 with them (Core Data cascades from each deleted object).
+            #expect(people == [5, 6])
+            #expect(links == [[5, 6]])
+            #expect(commit?["Person"].deleted == [1, 2, 3, 4])
+            #expect(unlinked(commit) == [[1, 2], [1, 3], [2, 4], [3, 4]])
+        case .deny:
+            #expect(throws: DeleteDeniedError(entity: "Person", relationship: "friends")) { try deletion.get() }
+            #expect(people == [1, 2, 3, 4, 5, 6])
+            #expect(links == [[1, 2], [1, 3], [2, 4], [3, 4], [5, 6]])
+            #expect(recorder.commits.isEmpty)
+        case .noAction:
+            #expect(people == [2, 3, 4, 5, 6])
+            #expect(links == [[1, 2], [1, 3], [2, 4], [3, 4], [5, 6]], "join rows dangle")
+            #expect(commit?.tables.keys.sorted() == ["Person"])
+        }
+        if rule != .deny { try deletion.get() }
+        #expect(recorder.commits.count == (rule == .deny ? 0 : 1))
+
+        // A person whose only friend is itself goes under every rule; the link goes too,
+        // except with noAction, where it dangles.
+        try store.write { db in
+            try db.execute(sql: "INSERT INTO Person (id, name) VALUES (7, 'g')")
+            try db.execute(sql: "INSERT INTO Person_friends (personID, friendsID) VALUES (7, 7)")
+        }
+        recorder.reset()
+        try store.write { db in try db.execute(sql: "DELETE FROM Person WHERE id = 7") }
+        #expect(try store.read { db in try db.ids("Person") }.contains(7) == false)
+        #expect(try friendships(store).contains([7, 7]) == (rule == .noAction))
+        #expect(recorder.commits.map { $0["Person"].deleted } == [[7]])
+        #expect(unlinked(recorder.commits.first) == (rule == .noAction ? [] : [[7, 7]]))
+    }
+
+    @Test("self-inverse many-to-many deny: one link in either column refuses the delete", arguments: [false, true])
+    func selfInverseManyToManyDenyEitherColumn(_ swapped: Bool) throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(schema: SocialModel.schema(friends: .deny), path: directory.path("social.sqlite"))
+        try store.write { db in
+            try db.execute(sql: "INSERT INTO Person (id, name) VALUES (1, 'a'), (2, 'b')")
+            try db.execute(sql: "INSERT INTO Person_friends (personID, friendsID) VALUES (?, ?)",
+                           arguments: swapped ? [2, 1] : [1, 2])
+        }
+        let recorder = CommitRecorder(store)
+        for id in [1, 2] {
+            #expect(throws: DeleteDeniedError(entity: "Person", relationship: "friends")) {
+                try store.write { db in try db.execute(sql: "DELETE FROM Person WHERE id = ?", arguments: [id]) }
+            }
+        }
+        #expect(try store.read { db in try db.ids("Person") } == [1, 2])
+        #expect(try friendships(store) == [[1, 2]])
+        #expect(recorder.commits.isEmpty)
+
+        // Once unlinked, both go.
+        try store.write { db in try db.execute(sql: "DELETE FROM Person_friends") }
+        try store.write { db in try db.execute(sql: "DELETE FROM Person") }
+        #expect(try store.read { db in try db.ids("Person") } == [])
     }
 }

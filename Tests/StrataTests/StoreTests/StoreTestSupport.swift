@@ -116,6 +116,23 @@ enum FriendsModel {
     }
 }
 
+/// A many-to-many that is its own inverse, `Person.friends` ↔ `Person.friends`, laid out as
+/// StorageLayout lays it out: join table `Person_friends`, one link per row in either order
+/// (`personID`, `friendsID`), with the delete rule the tests choose.
+enum SocialModel {
+    static func schema(friends: DeleteRule) -> SchemaDescriptor {
+        SchemaDescriptor(name: "SocialModel", entities: [
+            EntityDescriptor(
+                name: "Person", attributes: [.init(name: "name", type: .string)],
+                relationships: [
+                    .init(name: "friends", destination: "Person", inverse: "friends", isToMany: true,
+                          deleteRule: friends,
+                          storage: .joinTable(name: "Person_friends", column: "personID", inverseColumn: "friendsID")),
+                ]),
+        ])
+    }
+}
+
 extension Database {
     func ids(_ table: String) throws -> [Int64] {
         try Int64.fetchAll(self, sql: "SELECT id FROM \"\(table)\" ORDER BY id")
