@@ -59,9 +59,11 @@ public struct CommittedChanges: Hashable, Sendable {
     /// Table name → its changes; tables without changes are absent.
     public var tables: [String: TableChanges]
 
-    /// Tables whose rows may have changed in ways the commit does not detail (changes
-    /// announced with ``Store/notifyExternalChanges(in:)`` or `Database.notifyChanges(in:)`):
-    /// re-read everything that depends on them. Usually empty.
+    /// Tables whose rows may have changed in ways the commit does not detail: changes
+    /// announced with ``Store/notifyExternalChanges(in:)`` or `Database.notifyChanges(in:)`,
+    /// and the tables a transaction touched when a `deny` refusal was caught inside it and
+    /// the transaction committed anyway (SQLite reports row changes that the refused
+    /// statement then undid). Re-read everything that depends on them. Usually empty.
     public var invalidatedTables: Set<String>
 
     /// Changes by table name, and the tables invalidated without details.
