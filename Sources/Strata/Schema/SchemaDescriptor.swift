@@ -52,6 +52,17 @@ public struct EntityDescriptor: Hashable, Sendable {
     public func relationship(named name: String) -> RelationshipDescriptor? {
         relationships.first { $0.name == name }
     }
+
+    /// The join table of `relationship` when it is a many-to-many that is its own inverse
+    /// (`Person.friends` ↔ `Person.friends`): a symmetric relationship, whose links are join
+    /// rows stored in either order, so a person's destinations are the people on the other
+    /// side of every row that names the person in either column.
+    func symmetricJoinTable(_ relationship: RelationshipDescriptor) -> (name: String, column: String, inverseColumn: String)? {
+        guard relationship.isToMany, relationship.destination == name, relationship.inverse == relationship.name,
+              case .joinTable(let table, let column, let inverseColumn) = relationship.storage
+        else { return nil }
+        return (table, column, inverseColumn)
+    }
 }
 
 /// The type of an attribute, which decides its SQLite storage and its ordering.

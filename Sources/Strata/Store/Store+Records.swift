@@ -166,7 +166,9 @@ extension Database {
 
     /// Adds `destination` to the to-many relationship of the object `id`: a join row for a
     /// many-to-many relationship (nothing if already linked), the destination's foreign
-    /// key for a one-to-many one.
+    /// key for a one-to-many one. A many-to-many that is its own inverse (`Person.friends`)
+    /// is symmetric: linking b to a when a is linked to b (a row stored either way round)
+    /// writes nothing.
     public func link<Entity: StrataEntity, Destination: StrataEntity>(
         _ id: Entity.ID, _ relationship: ToMany<Entity, Destination>, _ destination: Destination.ID
     ) throws {
@@ -175,6 +177,14 @@ extension Database {
             try execute(
                 sql: "INSERT OR IGNORE INTO \(quoted(table)) (\(quoted(column)), \(quoted(inverseColumn))) VALUES (?, ?)",
                 arguments: [id, destination])
+        case .symmetricJoin(let table, let column, let inverseColumn):
+            let (table, column, inverseColumn) = (quoted(table), quoted(column), quoted(inverseColumn))
+            try execute(
+                sql: """
+                    INSERT OR IGNORE INTO \(table) (\(column), \(inverseColumn)) SELECT ?, ? \
+                    WHERE NOT EXISTS (SELECT 1 FROM \(table) WHERE \(column) = ? AND \(inverseColumn) = ?)
+                    """,
+                arguments: [id, destination, destination, id])
         case .foreignKey(let column):
             try execute(
                 sql: "UPDATE \(quoted(Destination.entityName)) SET \(quoted(column)) = ? WHERE \"id\" = ?",
@@ -183,7 +193,8 @@ extension Database {
     }
 
     /// Removes `destination` from the to-many relationship of the object `id`: deletes the
-    /// join row, or sets the destination's foreign key to NULL if it points at `id`.
+    /// join row, or sets the destination's foreign key to NULL if it points at `id`. For a
+    /// many-to-many that is its own inverse, deletes the link whichever way it is stored.
     public func unlink<Entity: StrataEntity, Destination: StrataEntity>(
         _ id: Entity.ID, _ relationship: ToMany<Entity, Destination>, _ destination: Destination.ID
     ) throws {
@@ -192,6 +203,14 @@ extension Database {
             try execute(
                 sql: "DELETE FROM \(quoted(table)) WHERE \(quoted(column)) = ? AND \(quoted(inverseColumn)) = ?",
                 arguments: [id, destination])
+        case .symmetricJoin(let table, let column, let inverseColumn):
+            let (column, inverseColumn) = (quoted(column), quoted(inverseColumn))
+            try execute(
+                sql: """
+                    DELETE FROM \(quoted(table)) WHERE (\(column) = ? AND \(inverseColumn) = ?) \
+                    OR (\(column) = ? AND \(inverseColumn) = ?)
+                    """,
+                arguments: [id, destination, destination, id])
         case .foreignKey(let column):
             try execute(
                 sql: "UPDATE \(quoted(Destination.entityName)) SET \(quoted(column)) = NULL WHERE \"id\" = ? AND \(quoted(column)) = ?",
@@ -201,6 +220,8 @@ extension Database {
 
     private enum ToManyStorage {
         case join(String, String, String)
+        /// A many-to-many that is its own inverse: a link is one row in either order.
+        case symmetricJoin(String, String, String)
         case foreignKey(String)
     }
 
@@ -209,6 +230,9 @@ extension Database {
     ) throws -> ToManyStorage {
         guard relationship.path.count == 1, let descriptor = Entity.entityDescriptor.relationship(named: relationship.path[0])
         else { throw StoreError.invalidRelationship(entity: Entity.entityName, relationship: relationship.path.joined(separator: ".")) }
+        if let join = Entity.entityDescriptor.symmetricJoinTable(descriptor) {
+            return .symmetricJoin(join.name, join.column, join.inverseColumn)
+        }
         switch descriptor.storage {
         case .joinTable(let table, let column, let inverseColumn):
             return .join(table, column, inverseColumn)
@@ -228,6 +252,8 @@ extension Database {
 extension Store {
     /// A request for the destinations of a to-many relationship of the object `id` — for
     /// a results controller, or ``Database/fetchAll(_:)-(ResultsRequest<Entity,Section>)``.
+    /// For a many-to-many that is its own inverse, the people linked to `id` by a join row
+    /// stored either way round (`id` itself once, when linked to itself).
     ///
     /// ```swift
     /// let request = Store.request(Notebook.notes, of: notebook.id, sortedBy: [Note.title.ascending])

@@ -133,6 +133,41 @@ enum SocialModel {
     }
 }
 
+/// A person of ``SocialModel`` with the `nullify` rule, in the shape of generated code, for
+/// the typed API (link, unlink, relationship requests, results controllers).
+struct Person: StrataEntity {
+    typealias ID = EntityID<Person>
+
+    var id: ID
+    var name: String
+
+    init(id: ID = .unsaved, name: String) {
+        self.id = id
+        self.name = name
+    }
+
+    static let schema = SocialModel.schema(friends: .nullify)
+    static let databaseTableName = "Person"
+    static let entityDescriptor = schema.entity(named: "Person")!
+
+    init(row: GRDB.Row) throws {
+        id = row["id"]
+        name = row["name"]
+    }
+
+    func encode(to container: inout GRDB.PersistenceContainer) throws {
+        if id.isSaved { container["id"] = id }
+        container["name"] = name
+    }
+
+    mutating func didInsert(_ inserted: GRDB.InsertionSuccess) {
+        id = ID(rawValue: inserted.rowID)
+    }
+
+    static var name: TypedColumn<Person, String> { .init("name") }
+    static var friends: ToMany<Person, Person> { .init("friends") }
+}
+
 extension Database {
     func ids(_ table: String) throws -> [Int64] {
         try Int64.fetchAll(self, sql: "SELECT id FROM \"\(table)\" ORDER BY id")

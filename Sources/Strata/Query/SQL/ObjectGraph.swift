@@ -1,7 +1,8 @@
 import GRDB
 
 /// Every row of a store's tables, in memory, navigable by relationship: a
-/// ``PredicateSubject`` source for in-memory evaluation (tests, small stores).
+/// ``PredicateSubject`` source for in-memory evaluation (tests, small stores). A
+/// many-to-many that is its own inverse is symmetric, as in ``SQLQueryBuilder``.
 public struct ObjectGraph: Sendable {
     /// The model the rows belong to.
     public let schema: SchemaDescriptor
@@ -75,6 +76,13 @@ public struct ObjectGraph: Sendable {
                 let column = try graph.inverseColumn(relationship, of: entity)
                 ids = (graph.rows[relationship.destination] ?? [:])
                     .filter { $0.value[column].flatMap(Int64.fromDatabaseValue) == id }.keys.sorted()
+            case .joinTable(let table, _, _) where entity.symmetricJoinTable(relationship) != nil:
+                // Symmetric: the other side of every row naming this object in either
+                // column, each once, as SQLQueryBuilder's `IN` counts them.
+                let others = (graph.links[table] ?? []).flatMap { pair -> [Int64] in
+                    (pair.0 == id ? [pair.1] : []) + (pair.1 == id ? [pair.0] : [])
+                }
+                ids = Set(others).sorted()
             case .joinTable(let table, let column, let inverseColumn):
                 guard let join = SchemaSQL(schema: graph.schema).joinTables.first(where: { $0.name == table }) else { return [] }
                 let forward = join.column == column && join.inverseColumn == inverseColumn

@@ -8,6 +8,9 @@ import GRDB
 /// - `ANY`/`ALL`/`NONE` over a to-many relationship render as correlated `EXISTS`
 ///   subqueries (through the foreign key or the join table), `@count` as a correlated
 ///   `COUNT(*)` subquery. Dangling references (``DeleteRule/noAction``) are not counted.
+///   A many-to-many that is its own inverse (`Person.friends` ↔ `Person.friends`) is
+///   symmetric: its join rows are followed from either column, and each destination
+///   counts once.
 /// - Every condition is two-valued (0 or 1, never NULL), so `NOT` means what it says:
 ///   `==`/`!=` render as `IS`/`IS NOT`; ordering comparisons, `BETWEEN` and string
 ///   operators are false when a side is NULL; `IN` is true when the value `IS` one element.
@@ -286,6 +289,14 @@ public struct SQLQueryBuilder: Sendable {
         case .inverseForeignKey:
             let column = try inverseForeignKeyColumn(of: relationship, in: entity)
             link = SQL(sql: "\(innerAlias).\(quoted(column)) = \(alias).\"id\"")
+        case .joinTable(let table, let column, let inverseColumn) where entity.symmetricJoinTable(relationship) != nil:
+            // A link is one row in either order: follow both columns. `IN` counts a person
+            // once however many rows name it (a link to oneself, both orders stored by raw SQL).
+            link = SQL(sql: """
+                \(innerAlias)."id" IN (SELECT \(quoted(inverseColumn)) FROM \(quoted(table)) \
+                WHERE \(quoted(column)) = \(alias)."id" UNION ALL SELECT \(quoted(column)) FROM \(quoted(table)) \
+                WHERE \(quoted(inverseColumn)) = \(alias)."id")
+                """)
         case .joinTable(let table, let column, let inverseColumn):
             link = SQL(sql: """
                 \(innerAlias)."id" IN (SELECT \(quoted(inverseColumn)) FROM \(quoted(table)) \
