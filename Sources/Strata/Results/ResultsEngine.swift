@@ -108,6 +108,13 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
         // One pass over the rows: records, section buckets, and (without post-fetch options,
         // where rows are items) the snapshot's rows.
         let rowsAreItems = rowsAreItems
+        if records.capacity == 0 {
+            // The first fetch: room for every row of the table (an upper bound SQLite counts
+            // without reading rows), so the index is not copied while it grows, which would
+            // raise peak memory by a third. Refetches keep the capacity they had.
+            let rows = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(quoted(plan.itemEntity))") ?? 0
+            records.reserveCapacity(rows)
+        }
         var buckets: [SectionID: Int] = [:]
         var bucketItems: [[Int64]] = []
         var bucketRows: [[ResultsRow<Item>]] = []
