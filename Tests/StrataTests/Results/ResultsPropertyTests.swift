@@ -230,16 +230,9 @@ import Testing
                 byNotebookName.controller.options = options
                 busyNotebooks.controller.options = options
             } else {
-                let count = Int.random(in: 1...3, using: &random)
-                var randomCopy = random
-                try store.write { db in
-                    for _ in 0..<count {
-                        try Self.randomWrite(
-                            db, Int.random(in: 0..<15, using: &randomCopy), titles: titles, counter: &notebookCounter,
-                            random: &randomCopy)
-                    }
-                }
-                random = randomCopy
+                try Self.randomCommit(
+                    store, writes: Int.random(in: 1...3, using: &random), kinds: 0..<15, titles: titles,
+                    counter: &notebookCounter, random: &random)
             }
             let context = "(seed \(seed), step \(step), operation \(operation))"
             guard try byNotebook.check(context), try byPriority.check(context), try orphans.check(context),
@@ -279,15 +272,8 @@ import Testing
         var notebookCounter = 0
         for step in 0..<80 {
             let count = Int.random(in: 1...12, using: &random)
-            var randomCopy = random
-            try store.write { db in
-                for _ in 0..<count {
-                    try Self.randomWrite(
-                        db, Int.random(in: 0..<11, using: &randomCopy), titles: titles, counter: &notebookCounter,
-                        random: &randomCopy)
-                }
-            }
-            random = randomCopy
+            try Self.randomCommit(
+                store, writes: count, kinds: 0..<11, titles: titles, counter: &notebookCounter, random: &random)
             let context = "(seed \(seed), step \(step), \(count) writes)"
             guard try checkers.0.check(context), try checkers.1.check(context), try checkers.2.check(context),
                 try checkers.3.check(context), try checkers.4.check(context)
@@ -295,6 +281,23 @@ import Testing
         }
         let journaled = checkers.0.controller.engineForTesting.journaledCount
         #expect(journaled > 20, "seed \(seed): only \(journaled) batches came from the journal")
+    }
+
+    /// One transaction of `writes` random writes of the given kinds (see ``randomWrite``).
+    static func randomCommit(
+        _ store: Store, writes: Int, kinds: Range<Int>, titles: [String], counter: inout Int,
+        random: inout SeededGenerator
+    ) throws {
+        var randomCopy = random, counterCopy = counter
+        try store.write { db in
+            for _ in 0..<writes {
+                try randomWrite(
+                    db, Int.random(in: kinds, using: &randomCopy), titles: titles, counter: &counterCopy,
+                    random: &randomCopy)
+            }
+        }
+        random = randomCopy
+        counter = counterCopy
     }
 
     static func randomWrite(
