@@ -41,24 +41,7 @@ import Testing
         func check(_ context: String) throws -> Bool {
             controller.waitForDeliveries()
             let updates = recorder.updates
-            for update in updates[seen...] {
-                guard case .batch(let batch, let snapshot) = update else {
-                    Issue.record("unexpected reload \(context)")
-                    return false
-                }
-                do {
-                    try BatchValidator.validate(batch, from: shown, to: snapshot)
-                    let replayed = try batch.apply(to: shown, reading: snapshot)
-                    guard replayed == snapshot, uikitReplay(batch, from: shown, to: snapshot) == snapshot else {
-                        Issue.record("replay differs \(context)\nbatch: \(batch)")
-                        return false
-                    }
-                } catch {
-                    Issue.record("\(error) \(context)\nbatch: \(batch)")
-                    return false
-                }
-                shown = snapshot
-            }
+            guard replayBatches(updates[seen...], on: &shown, context) else { return false }
             seen = updates.count
             let fresh = try ResultsController(
                 store: store, request: controller.request, options: controller.options,

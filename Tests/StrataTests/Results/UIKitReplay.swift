@@ -1,4 +1,5 @@
 import Strata
+import Testing
 
 /// An independent model of how UIKit carries out `performBatchUpdates`, written the way its
 /// documentation describes it rather than the way ``ChangeBatch/apply(to:reading:)`` (and
@@ -86,4 +87,33 @@ struct ReplaySlot<Item: Identifiable & Hashable & Sendable, Section: Hashable & 
     var section: ResultsSection<Item, Section>?  // nil for an inserted section
     var oldIndex: Int?
     var rows: [(ResultsRow<Item>?, ReplayOrigin)]
+}
+
+/// Replays the batches a controller delivered after `shown`: each must pass the validator
+/// and replay exactly, with ``ChangeBatch/apply(to:reading:)`` and with ``uikitReplay``.
+/// `shown` follows them. Records an issue (with `context`) and returns false at the first
+/// reload or bad batch.
+func replayBatches<Item, Section>(
+    _ updates: ArraySlice<ResultsUpdate<Item, Section>>, on shown: inout ResultsSnapshot<Item, Section>,
+    _ context: String
+) -> Bool {
+    for update in updates {
+        guard case .batch(let batch, let snapshot) = update else {
+            Issue.record("unexpected reload \(context)")
+            return false
+        }
+        do {
+            try BatchValidator.validate(batch, from: shown, to: snapshot)
+            let replayed = try batch.apply(to: shown, reading: snapshot)
+            guard replayed == snapshot, uikitReplay(batch, from: shown, to: snapshot) == snapshot else {
+                Issue.record("replay differs \(context)\nbatch: \(batch)")
+                return false
+            }
+        } catch {
+            Issue.record("\(error) \(context)\nbatch: \(batch)")
+            return false
+        }
+        shown = snapshot
+    }
+    return true
 }

@@ -267,18 +267,7 @@ struct SymmetricRelationshipTests {
         func check(_ pairs: Set<[Int64]>, _ context: String) throws -> Bool {
             controller.waitForDeliveries()
             let updates = recorder.updates
-            for update in updates[seen...] {
-                guard case .batch(let batch, let snapshot) = update else {
-                    Issue.record("unexpected reload \(context)")
-                    return false
-                }
-                try BatchValidator.validate(batch, from: shown, to: snapshot)
-                guard try batch.apply(to: shown, reading: snapshot) == snapshot else {
-                    Issue.record("replay differs \(context)\nbatch: \(batch)")
-                    return false
-                }
-                shown = snapshot
-            }
+            guard replayBatches(updates[seen...], on: &shown, context) else { return false }
             seen = updates.count
             let fresh = try store.fetchAll(controller.request)
             guard controller.snapshot == shown, shown.items == fresh else {
