@@ -73,17 +73,37 @@ extension GenerationContext {
                 "public static let entityDescriptor: Strata.EntityDescriptor = \(SwiftNames.identifier(schema.name)).schema.entity(named: \(SwiftNames.stringLiteral(entity.name)))!"
             )
             w.blankLine()
+            // Reading never traps: a stored value the type cannot represent throws
+            // `Strata.ValueDecodingError` naming the table, row, column and value.
+            let entityLiteral = SwiftNames.stringLiteral(entity.name)
+            let columns: [(name: String, isOptional: Bool)] =
+                entity.attributes.map { ($0.name, $0.isOptional) } + keys.map { ($0.column, !$0.relationship.isRequired) }
             w.block("public init(row: GRDB.Row) throws") { w in
-                w.line("self.id = row[\"id\"]")
-                for name in entity.attributes.map(\.name) + keys.map(\.column) {
-                    w.line("self.\(SwiftNames.member(name)) = row[\(SwiftNames.stringLiteral(name))]")
+                w.line("self.id = try row.strataValue(\"id\", of: \(entityLiteral))")
+                for column in columns {
+                    let reader = column.isOptional ? "strataOptionalValue" : "strataValue"
+                    w.line(
+                        "self.\(SwiftNames.member(column.name)) = try row.\(reader)(\(SwiftNames.stringLiteral(column.name)), of: \(entityLiteral))"
+                    )
                 }
             }
             w.blankLine()
+            // Values SQLite cannot store exactly (text with NUL, NaN) are refused here, on
+            // every write path, with `Strata.InvalidValueError`.
             w.block("public func encode(to container: inout GRDB.PersistenceContainer) throws") { w in
                 w.line("if self.id.isSaved { container[\"id\"] = self.id }")
-                for name in entity.attributes.map(\.name) + keys.map(\.column) {
-                    w.line("container[\(SwiftNames.stringLiteral(name))] = self.\(SwiftNames.member(name))")
+                for attribute in entity.attributes {
+                    let name = SwiftNames.stringLiteral(attribute.name)
+                    let member = "self.\(SwiftNames.member(attribute.name))"
+                    switch attribute.type {
+                    case .string, .double, .float:
+                        w.line("container[\(name)] = try Strata.InvalidValueError.checked(\(member), \(name), of: \(entityLiteral))")
+                    default:
+                        w.line("container[\(name)] = \(member)")
+                    }
+                }
+                for key in keys {
+                    w.line("container[\(SwiftNames.stringLiteral(key.column))] = self.\(SwiftNames.member(key.column))")
                 }
             }
             w.blankLine()

@@ -41,14 +41,14 @@ extension Section {
     public static let entityDescriptor: Strata.EntityDescriptor = EdgeModel.schema.entity(named: "Section")!
 
     public init(row: GRDB.Row) throws {
-        self.id = row["id"]
-        self.title = row["title"]
-        self.order = row["order"]
+        self.id = try row.strataValue("id", of: "Section")
+        self.title = try row.strataValue("title", of: "Section")
+        self.order = try row.strataValue("order", of: "Section")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
         if self.id.isSaved { container["id"] = self.id }
-        container["title"] = self.title
+        container["title"] = try Strata.InvalidValueError.checked(self.title, "title", of: "Section")
         container["order"] = self.order
     }
 
@@ -170,48 +170,48 @@ extension Item {
     public static let entityDescriptor: Strata.EntityDescriptor = EdgeModel.schema.entity(named: "Item")!
 
     public init(row: GRDB.Row) throws {
-        self.id = row["id"]
-        self.name = row["name"]
-        self.`default` = row["default"]
-        self.`class` = row["class"]
-        self.backslash = row["backslash"]
-        self.interpolation = row["interpolation"]
-        self.triple = row["triple"]
-        self.emoji = row["emoji"]
-        self.multiline = row["multiline"]
-        self.count = row["count"]
-        self.small = row["small"]
-        self.medium = row["medium"]
-        self.ratio = row["ratio"]
-        self.weight = row["weight"]
-        self.flag = row["flag"]
-        self.stamp = row["stamp"]
-        self.token = row["token"]
-        self.fixedToken = row["fixedToken"]
-        self.blob = row["blob"]
-        self.amount = row["amount"]
-        self.link = row["link"]
-        self.level = row["level"]
-        self.uniqueCode = row["uniqueCode"]
-        self.sectionID = row["sectionID"]
-        self.storeID = row["storeID"]
+        self.id = try row.strataValue("id", of: "Item")
+        self.name = try row.strataValue("name", of: "Item")
+        self.`default` = try row.strataValue("default", of: "Item")
+        self.`class` = try row.strataValue("class", of: "Item")
+        self.backslash = try row.strataValue("backslash", of: "Item")
+        self.interpolation = try row.strataValue("interpolation", of: "Item")
+        self.triple = try row.strataValue("triple", of: "Item")
+        self.emoji = try row.strataValue("emoji", of: "Item")
+        self.multiline = try row.strataValue("multiline", of: "Item")
+        self.count = try row.strataValue("count", of: "Item")
+        self.small = try row.strataValue("small", of: "Item")
+        self.medium = try row.strataOptionalValue("medium", of: "Item")
+        self.ratio = try row.strataValue("ratio", of: "Item")
+        self.weight = try row.strataValue("weight", of: "Item")
+        self.flag = try row.strataValue("flag", of: "Item")
+        self.stamp = try row.strataValue("stamp", of: "Item")
+        self.token = try row.strataValue("token", of: "Item")
+        self.fixedToken = try row.strataValue("fixedToken", of: "Item")
+        self.blob = try row.strataOptionalValue("blob", of: "Item")
+        self.amount = try row.strataValue("amount", of: "Item")
+        self.link = try row.strataOptionalValue("link", of: "Item")
+        self.level = try row.strataOptionalValue("level", of: "Item")
+        self.uniqueCode = try row.strataOptionalValue("uniqueCode", of: "Item")
+        self.sectionID = try row.strataValue("sectionID", of: "Item")
+        self.storeID = try row.strataOptionalValue("storeID", of: "Item")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
         if self.id.isSaved { container["id"] = self.id }
-        container["name"] = self.name
-        container["default"] = self.`default`
+        container["name"] = try Strata.InvalidValueError.checked(self.name, "name", of: "Item")
+        container["default"] = try Strata.InvalidValueError.checked(self.`default`, "default", of: "Item")
         container["class"] = self.`class`
-        container["backslash"] = self.backslash
-        container["interpolation"] = self.interpolation
-        container["triple"] = self.triple
-        container["emoji"] = self.emoji
-        container["multiline"] = self.multiline
+        container["backslash"] = try Strata.InvalidValueError.checked(self.backslash, "backslash", of: "Item")
+        container["interpolation"] = try Strata.InvalidValueError.checked(self.interpolation, "interpolation", of: "Item")
+        container["triple"] = try Strata.InvalidValueError.checked(self.triple, "triple", of: "Item")
+        container["emoji"] = try Strata.InvalidValueError.checked(self.emoji, "emoji", of: "Item")
+        container["multiline"] = try Strata.InvalidValueError.checked(self.multiline, "multiline", of: "Item")
         container["count"] = self.count
         container["small"] = self.small
         container["medium"] = self.medium
-        container["ratio"] = self.ratio
-        container["weight"] = self.weight
+        container["ratio"] = try Strata.InvalidValueError.checked(self.ratio, "ratio", of: "Item")
+        container["weight"] = try Strata.InvalidValueError.checked(self.weight, "weight", of: "Item")
         container["flag"] = self.flag
         container["stamp"] = self.stamp
         container["token"] = self.token
@@ -220,7 +220,7 @@ extension Item {
         container["amount"] = self.amount
         container["link"] = self.link
         container["level"] = self.level
-        container["uniqueCode"] = self.uniqueCode
+        container["uniqueCode"] = try Strata.InvalidValueError.checked(self.uniqueCode, "uniqueCode", of: "Item")
         container["sectionID"] = self.sectionID
         container["storeID"] = self.storeID
     }
@@ -450,13 +450,13 @@ extension Store {
     public static let entityDescriptor: Strata.EntityDescriptor = EdgeModel.schema.entity(named: "Store")!
 
     public init(row: GRDB.Row) throws {
-        self.id = row["id"]
-        self.name = row["name"]
+        self.id = try row.strataValue("id", of: "Store")
+        self.name = try row.strataValue("name", of: "Store")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
         if self.id.isSaved { container["id"] = self.id }
-        container["name"] = self.name
+        container["name"] = try Strata.InvalidValueError.checked(self.name, "name", of: "Store")
     }
 
     public mutating func didInsert(_ inserted: GRDB.InsertionSuccess) {
@@ -512,15 +512,15 @@ extension Snapshot {
     public static let entityDescriptor: Strata.EntityDescriptor = EdgeModel.schema.entity(named: "Snapshot")!
 
     public init(row: GRDB.Row) throws {
-        self.id = row["id"]
-        self.name = row["name"]
-        self.date = row["date"]
-        self.storeID = row["storeID"]
+        self.id = try row.strataValue("id", of: "Snapshot")
+        self.name = try row.strataValue("name", of: "Snapshot")
+        self.date = try row.strataOptionalValue("date", of: "Snapshot")
+        self.storeID = try row.strataOptionalValue("storeID", of: "Snapshot")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
         if self.id.isSaved { container["id"] = self.id }
-        container["name"] = self.name
+        container["name"] = try Strata.InvalidValueError.checked(self.name, "name", of: "Snapshot")
         container["date"] = self.date
         container["storeID"] = self.storeID
     }
@@ -575,14 +575,14 @@ extension Predicate {
     public static let entityDescriptor: Strata.EntityDescriptor = EdgeModel.schema.entity(named: "Predicate")!
 
     public init(row: GRDB.Row) throws {
-        self.id = row["id"]
-        self.text = row["text"]
-        self.level = row["level"]
+        self.id = try row.strataValue("id", of: "Predicate")
+        self.text = try row.strataValue("text", of: "Predicate")
+        self.level = try row.strataValue("level", of: "Predicate")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
         if self.id.isSaved { container["id"] = self.id }
-        container["text"] = self.text
+        container["text"] = try Strata.InvalidValueError.checked(self.text, "text", of: "Predicate")
         container["level"] = self.level
     }
 
@@ -636,13 +636,13 @@ extension Date {
     public static let entityDescriptor: Strata.EntityDescriptor = EdgeModel.schema.entity(named: "Date")!
 
     public init(row: GRDB.Row) throws {
-        self.id = row["id"]
-        self.value = row["value"]
+        self.id = try row.strataValue("id", of: "Date")
+        self.value = try row.strataValue("value", of: "Date")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
         if self.id.isSaved { container["id"] = self.id }
-        container["value"] = self.value
+        container["value"] = try Strata.InvalidValueError.checked(self.value, "value", of: "Date")
     }
 
     public mutating func didInsert(_ inserted: GRDB.InsertionSuccess) {
@@ -707,14 +707,14 @@ extension Passport {
     public static let entityDescriptor: Strata.EntityDescriptor = EdgeModel.schema.entity(named: "Passport")!
 
     public init(row: GRDB.Row) throws {
-        self.id = row["id"]
-        self.number = row["number"]
-        self.holderID = row["holderID"]
+        self.id = try row.strataValue("id", of: "Passport")
+        self.number = try row.strataValue("number", of: "Passport")
+        self.holderID = try row.strataValue("holderID", of: "Passport")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
         if self.id.isSaved { container["id"] = self.id }
-        container["number"] = self.number
+        container["number"] = try Strata.InvalidValueError.checked(self.number, "number", of: "Passport")
         container["holderID"] = self.holderID
     }
 
@@ -783,21 +783,21 @@ extension Node {
     public static let entityDescriptor: Strata.EntityDescriptor = EdgeModel.schema.entity(named: "Node")!
 
     public init(row: GRDB.Row) throws {
-        self.id = row["id"]
-        self.home = row["home"]
-        self.offset = row["offset"]
-        self.budget = row["budget"]
-        self.ratio = row["ratio"]
-        self.parentID = row["parentID"]
-        self.twinID = row["twinID"]
+        self.id = try row.strataValue("id", of: "Node")
+        self.home = try row.strataValue("home", of: "Node")
+        self.offset = try row.strataValue("offset", of: "Node")
+        self.budget = try row.strataValue("budget", of: "Node")
+        self.ratio = try row.strataValue("ratio", of: "Node")
+        self.parentID = try row.strataOptionalValue("parentID", of: "Node")
+        self.twinID = try row.strataOptionalValue("twinID", of: "Node")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
         if self.id.isSaved { container["id"] = self.id }
         container["home"] = self.home
-        container["offset"] = self.offset
+        container["offset"] = try Strata.InvalidValueError.checked(self.offset, "offset", of: "Node")
         container["budget"] = self.budget
-        container["ratio"] = self.ratio
+        container["ratio"] = try Strata.InvalidValueError.checked(self.ratio, "ratio", of: "Node")
         container["parentID"] = self.parentID
         container["twinID"] = self.twinID
     }

@@ -42,19 +42,19 @@ extension Notebook {
     public static let entityDescriptor: Strata.EntityDescriptor = NotesModel.schema.entity(named: "Notebook")!
 
     public init(row: GRDB.Row) throws {
-        self.id = row["id"]
-        self.name = row["name"]
-        self.createdAt = row["createdAt"]
-        self.position = row["position"]
-        self.color = row["color"]
+        self.id = try row.strataValue("id", of: "Notebook")
+        self.name = try row.strataValue("name", of: "Notebook")
+        self.createdAt = try row.strataValue("createdAt", of: "Notebook")
+        self.position = try row.strataValue("position", of: "Notebook")
+        self.color = try row.strataOptionalValue("color", of: "Notebook")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
         if self.id.isSaved { container["id"] = self.id }
-        container["name"] = self.name
+        container["name"] = try Strata.InvalidValueError.checked(self.name, "name", of: "Notebook")
         container["createdAt"] = self.createdAt
         container["position"] = self.position
-        container["color"] = self.color
+        container["color"] = try Strata.InvalidValueError.checked(self.color, "color", of: "Notebook")
     }
 
     public mutating func didInsert(_ inserted: GRDB.InsertionSuccess) {
@@ -124,19 +124,19 @@ extension Note {
     public static let entityDescriptor: Strata.EntityDescriptor = NotesModel.schema.entity(named: "Note")!
 
     public init(row: GRDB.Row) throws {
-        self.id = row["id"]
-        self.title = row["title"]
-        self.body = row["body"]
-        self.pinned = row["pinned"]
-        self.priority = row["priority"]
-        self.updatedAt = row["updatedAt"]
-        self.notebookID = row["notebookID"]
+        self.id = try row.strataValue("id", of: "Note")
+        self.title = try row.strataValue("title", of: "Note")
+        self.body = try row.strataValue("body", of: "Note")
+        self.pinned = try row.strataValue("pinned", of: "Note")
+        self.priority = try row.strataValue("priority", of: "Note")
+        self.updatedAt = try row.strataValue("updatedAt", of: "Note")
+        self.notebookID = try row.strataOptionalValue("notebookID", of: "Note")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
         if self.id.isSaved { container["id"] = self.id }
-        container["title"] = self.title
-        container["body"] = self.body
+        container["title"] = try Strata.InvalidValueError.checked(self.title, "title", of: "Note")
+        container["body"] = try Strata.InvalidValueError.checked(self.body, "body", of: "Note")
         container["pinned"] = self.pinned
         container["priority"] = self.priority
         container["updatedAt"] = self.updatedAt
@@ -236,13 +236,13 @@ extension Tag {
     public static let entityDescriptor: Strata.EntityDescriptor = NotesModel.schema.entity(named: "Tag")!
 
     public init(row: GRDB.Row) throws {
-        self.id = row["id"]
-        self.name = row["name"]
+        self.id = try row.strataValue("id", of: "Tag")
+        self.name = try row.strataValue("name", of: "Tag")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
         if self.id.isSaved { container["id"] = self.id }
-        container["name"] = self.name
+        container["name"] = try Strata.InvalidValueError.checked(self.name, "name", of: "Tag")
     }
 
     public mutating func didInsert(_ inserted: GRDB.InsertionSuccess) {

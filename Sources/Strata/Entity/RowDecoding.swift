@@ -1,0 +1,204 @@
+import Foundation
+import GRDB
+
+/// A stored value that the generated type cannot represent.
+///
+/// Reading never traps: a row written by raw SQL, an older version of the app or another
+/// tool may hold a value that is not one of an enumeration's cases, text where a number is
+/// expected, or NULL in a required column. The read that meets it throws this error, which
+/// names the table, the row, the column and the value found, and results controllers
+/// report it as a failure (see ``ResultsControllerDelegate/controller(_:didFailWith:)``).
+/// No row is skipped silently.
+///
+/// ```swift
+/// do {
+///     let notes = try store.read { db in try db.fetchAll(Note.self) }
+/// } catch let error as ValueDecodingError {
+///     print(error)   // cannot read Note.priority of the row with id 7: the stored text 'urgent' is not a Priority
+/// }
+/// ```
+public struct ValueDecodingError: Error, Hashable, Sendable, CustomStringConvertible, LocalizedError {
+    /// The entity (and table) of the row.
+    public var entity: String
+    /// The row's id, when the row has one that could be read.
+    public var id: Int64?
+    /// The column whose value could not be read.
+    public var column: String
+    /// The value found, nil when the column is missing from the row altogether.
+    public var storedValue: DatabaseValue?
+    /// The Swift type the generated code expected, as written in Swift (`Priority`, `Date`).
+    public var expectedType: String
+
+    /// An error for the value of `column` in the row `id` of `entity`.
+    public init(entity: String, id: Int64?, column: String, storedValue: DatabaseValue?, expectedType: String) {
+        self.entity = entity
+        self.id = id
+        self.column = column
+        self.storedValue = storedValue
+        self.expectedType = expectedType
+    }
+
+    /// A readable message that names the table, row, column and value.
+    public var description: String {
+        let row = id.map { "the row with id \($0)" } ?? "a row"
+        let found: String
+        switch storedValue?.storage {
+        case nil: found = "the column is missing from the row"
+        case .null?: found = "the stored value is NULL, and \(expectedType) is required"
+        case .int64(let value)?: found = "the stored integer \(value) is not a valid \(expectedType)"
+        case .double(let value)?: found = "the stored real \(value) is not a valid \(expectedType)"
+        case .string(let value)?: found = "the stored text \(Self.quote(value)) is not a valid \(expectedType)"
+        case .blob(let data)?: found = "the stored blob of \(data.count) bytes is not a valid \(expectedType)"
+        }
+        return "cannot read \(entity).\(column) of \(row): \(found)"
+    }
+
+    /// The ``description``.
+    public var errorDescription: String? { description }
+
+    private static func quote(_ text: String) -> String {
+        let limit = 80
+        let shown = text.count > limit ? String(text.prefix(limit)) + "…" : text
+        return "'" + shown.replacingOccurrences(of: "\0", with: "\\0") + "'"
+    }
+}
+
+extension Row {
+    /// The value of a required `column`, for a generated entity's `init(row:)`.
+    ///
+    /// Throws ``ValueDecodingError`` when the column is missing, holds NULL, or holds a
+    /// value that `Value` cannot represent exactly: a storage class other than the one
+    /// Strata writes for the type (text in an integer column, a real where an integer is
+    /// expected, a blob in a text column), an integer out of the type's range, a Bool that
+    /// is not 0 or 1, text that is not an enumeration case or a date. SQLite's own lossy
+    /// conversions (text to 0, 1.5 to 1) never apply. Generated code calls it.
+    @inlinable
+    public func strataValue<Value: DatabaseValueConvertible>(
+        _ column: String, of entity: String, as type: Value.Type = Value.self
+    ) throws -> Value {
+        guard let dbValue = try? decode(DatabaseValue.self, forColumn: column) else {
+            throw strataDecodingError(column, of: entity, expected: Value.self)
+        }
+        if StrataStorage.accepts(Value.self, dbValue), let value = Value.fromDatabaseValue(dbValue) { return value }
+        throw strataDecodingError(column, of: entity, expected: Value.self)
+    }
+
+    /// The value of an optional `column`: nil for NULL, else as ``strataValue(_:of:as:)``.
+    /// A missing column throws; it never reads as nil.
+    @inlinable
+    public func strataOptionalValue<Wrapped: DatabaseValueConvertible>(
+        _ column: String, of entity: String, as type: Wrapped.Type = Wrapped.self
+    ) throws -> Wrapped? {
+        guard let dbValue = try? decode(DatabaseValue.self, forColumn: column) else {
+            throw strataDecodingError(column, of: entity, expected: Wrapped.self)
+        }
+        if dbValue.isNull { return nil }
+        if StrataStorage.accepts(Wrapped.self, dbValue), let value = Wrapped.fromDatabaseValue(dbValue) { return value }
+        throw strataDecodingError(column, of: entity, expected: Wrapped.self)
+    }
+
+    @usableFromInline
+    func strataDecodingError(_ column: String, of entity: String, expected: Any.Type) -> ValueDecodingError {
+        let id = (try? decode(DatabaseValue.self, forColumn: "id")).flatMap { Int64.fromDatabaseValue($0) }
+        let value = try? decode(DatabaseValue.self, forColumn: column)
+        return ValueDecodingError(
+            entity: entity, id: id, column: column, storedValue: value, expectedType: String(describing: expected))
+    }
+}
+
+/// Which SQLite storage classes a generated attribute type reads from, so that a value
+/// written by raw SQL or another program is read exactly or refused, never converted.
+@usableFromInline
+enum StrataStorage {
+    @inlinable
+    static func accepts<Value>(_ type: Value.Type, _ dbValue: DatabaseValue) -> Bool {
+        switch dbValue.storage {
+        case .null:
+            return true   // `fromDatabaseValue` refuses NULL for a non-optional type.
+        case .int64(let value):
+            if type == Bool.self { return value == 0 || value == 1 }
+            return type is any BinaryInteger.Type || type is any BinaryFloatingPoint.Type
+                || type is any StrataIntegerStored.Type || type == Decimal.self
+        case .double:
+            return type is any BinaryFloatingPoint.Type || type == Decimal.self
+        case .string:
+            // Text is refused by the numeric types themselves; a blob type must not read it.
+            return type != Data.self
+        case .blob:
+            return type == Data.self || type == UUID.self
+        }
+    }
+}
+
+/// A type stored as an SQLite integer (entity identifiers).
+public protocol StrataIntegerStored {}
+
+extension EntityID: StrataIntegerStored {}
+
+/// A value that SQLite cannot store exactly, refused when it is written.
+///
+/// SQLite reads and writes text as C strings, so a `String` with a NUL character would be
+/// stored cut at the NUL; it has no NaN, so a NaN `Double` or `Float` would be stored as
+/// NULL. Rather than store another value than the one given, every write of a generated
+/// entity (``Store``'s typed writes and GRDB's own `insert`, `update`, `save`, `upsert`)
+/// refuses such a value with this error, before anything is written.
+///
+/// ```swift
+/// do {
+///     try store.insert(Note(title: "a\u{0}b", updatedAt: .now))
+/// } catch let error as InvalidValueError {
+///     print(error)   // cannot store Note.title: the text contains a NUL character, which SQLite would cut
+/// }
+/// ```
+public struct InvalidValueError: Error, Hashable, Sendable, CustomStringConvertible, LocalizedError {
+    /// Why a value cannot be stored.
+    public enum Reason: Hashable, Sendable {
+        /// Text with a NUL (`"\u{0}"`) character.
+        case nulCharacter
+        /// A floating-point NaN.
+        case notANumber
+    }
+
+    /// The entity of the value.
+    public var entity: String
+    /// The attribute whose value cannot be stored.
+    public var attribute: String
+    /// Why.
+    public var reason: Reason
+
+    /// An error for `attribute` of `entity`.
+    public init(entity: String, attribute: String, reason: Reason) {
+        self.entity = entity
+        self.attribute = attribute
+        self.reason = reason
+    }
+
+    /// A readable message that names the attribute and the reason.
+    public var description: String {
+        switch reason {
+        case .nulCharacter:
+            "cannot store \(entity).\(attribute): the text contains a NUL character, which SQLite would cut"
+        case .notANumber:
+            "cannot store \(entity).\(attribute): NaN has no SQLite representation (it would be stored as NULL)"
+        }
+    }
+
+    /// The ``description``.
+    public var errorDescription: String? { description }
+
+    /// `value`, or this error when SQLite cannot store it exactly. Generated code calls it
+    /// for text and floating-point attributes.
+    @inlinable
+    public static func checked<Value: DatabaseValueConvertible>(
+        _ value: Value, _ attribute: String, of entity: String
+    ) throws -> Value {
+        switch value.databaseValue.storage {
+        case .string(let text) where text.utf8.contains(0):
+            throw InvalidValueError(entity: entity, attribute: attribute, reason: .nulCharacter)
+        case .double(let number) where number.isNaN:
+            throw InvalidValueError(entity: entity, attribute: attribute, reason: .notANumber)
+        default:
+            return value
+        }
+    }
+}

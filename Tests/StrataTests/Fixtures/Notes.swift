@@ -1,0 +1,1 @@
+../../StrataCodegenTests/Resources/Notes/Notes.swift
