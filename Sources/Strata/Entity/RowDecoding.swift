@@ -119,14 +119,45 @@ enum StrataStorage {
             if type == Bool.self { return value == 0 || value == 1 }
             return type is any BinaryInteger.Type || type is any BinaryFloatingPoint.Type
                 || type is any StrataIntegerStored.Type || type == Decimal.self
-        case .double:
+        case .double(let value):
+            // A finite real too large for a Float would read as infinity.
+            if type == Float.self { return Float(value).isFinite || !value.isFinite }
             return type is any BinaryFloatingPoint.Type || type == Decimal.self
-        case .string:
-            // Text is refused by the numeric types themselves; a blob type must not read it.
+        case .string(let text):
+            // Text is refused by the other numeric types themselves. A decimal must be a
+            // whole decimal number ("12abc" would parse as 12); data is stored as blobs.
+            if type == Decimal.self { return isDecimalNumber(text) }
             return type != Data.self
         case .blob:
             return type == Data.self || type == UUID.self
         }
+    }
+}
+
+extension StrataStorage {
+    /// Whether `text` is a plain decimal number: an optional sign, digits with an optional
+    /// fraction, and an optional exponent.
+    @usableFromInline
+    static func isDecimalNumber(_ text: String) -> Bool {
+        var bytes = Substring(text).utf8[...]
+        func digits() -> Int {
+            let count = bytes.prefix { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }.count
+            bytes = bytes.dropFirst(count)
+            return count
+        }
+        if bytes.first == UInt8(ascii: "-") || bytes.first == UInt8(ascii: "+") { bytes = bytes.dropFirst() }
+        var count = digits()
+        if bytes.first == UInt8(ascii: ".") {
+            bytes = bytes.dropFirst()
+            count += digits()
+        }
+        guard count > 0 else { return false }
+        if bytes.first == UInt8(ascii: "e") || bytes.first == UInt8(ascii: "E") {
+            bytes = bytes.dropFirst()
+            if bytes.first == UInt8(ascii: "-") || bytes.first == UInt8(ascii: "+") { bytes = bytes.dropFirst() }
+            guard digits() > 0 else { return false }
+        }
+        return bytes.isEmpty
     }
 }
 

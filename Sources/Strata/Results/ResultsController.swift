@@ -148,13 +148,15 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
 
     /// The post-fetch filter, comparator and group-row option. Setting it delivers one batch
     /// that turns the current results into the new ones (sections that become empty or
-    /// non-empty included); it never refetches.
+    /// non-empty included); it never refetches. While the controller is paused, setting it
+    /// delivers nothing: the reload that ``resume()`` delivers applies the options then in
+    /// effect.
     public var options: ResultsOptions<Item> {
         get { locked { engine.options } }
         set {
             locked {
                 engine.options = newValue
-                publish(reload: false)
+                if observation != nil { publish(reload: false) }
             }
         }
     }

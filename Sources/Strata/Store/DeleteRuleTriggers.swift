@@ -30,9 +30,21 @@ struct DeleteRuleTriggers {
 
     static let denyMessagePrefix = "strata: delete denied: "
 
-    /// Trigger name → `CREATE TRIGGER` statement.
+    static let identityMessagePrefix = "strata: identity change: "
+
+    /// Trigger name → `CREATE TRIGGER` statement: the delete rules, and for every entity
+    /// table a trigger that refuses a change of a row's id (ids are identities; see
+    /// ``IdentityChangeError``).
     var triggers: [String: String] {
         var result: [String: String] = [:]
+        for entity in schema.entities {
+            let name = "strata_identity_\(entity.name)"
+            result[name] = """
+                CREATE TRIGGER \(quoted(name)) BEFORE UPDATE OF "id" ON \(quoted(entity.name)) \
+                WHEN NEW."id" IS NOT OLD."id" BEGIN \
+                SELECT RAISE(ABORT, '\(Self.identityMessagePrefix)\(entity.name)'); END
+                """
+        }
         for entity in schema.entities {
             for relationship in entity.relationships {
                 if let (name, sql) = trigger(for: relationship, of: entity, watch: false) { result[name] = sql }

@@ -95,12 +95,18 @@ extension Database {
 // MARK: - Typed writes
 
 extension Database {
-    /// Inserts `value` and returns it with its new id.
+    /// Inserts `value` and returns it as stored: with its new id, and every value as a
+    /// fetch reads it back (dates to the millisecond, the precision they are stored with;
+    /// see `Docs/Decisions.md`), so the returned value equals a later fetch of the row.
+    ///
+    /// Throws ``InvalidValueError`` for a value SQLite cannot store exactly (text with a NUL
+    /// character, NaN), and ``UniqueConstraintError`` when a `unique` constraint of the
+    /// model refuses the row (through ``Store/write(_:)``).
     @discardableResult
     public func insert<Entity: StrataEntity>(_ value: Entity) throws -> Entity {
         var copy = value
         try copy.insert(self)
-        return copy
+        return try Entity(row: Row(copy.databaseDictionary))
     }
 
     /// Writes the columns of `value` that differ from its stored row, and nothing when none
@@ -111,9 +117,11 @@ extension Database {
     /// Throws ``StoreError/notFound(entity:id:)`` when there is no such row,
     /// ``StoreError/unsaved(entity:)`` for a value never inserted.
     ///
-    /// The comparison is with the stored values themselves, not with a decoded copy, so a
-    /// value that reads back the same but is stored differently (text with NUL characters,
-    /// a date written by raw SQL in another format) is written.
+    /// The comparison is with the stored values themselves, not with a decoded copy, and
+    /// text is compared byte for byte, so a value that reads back the same but is stored
+    /// differently (text with NUL characters, a date written by raw SQL in another format,
+    /// another Unicode normalization form of the same text: `"caf\u{E9}"` and
+    /// `"cafe\u{301}"` are equal Swift strings but different values in the store) is written.
     @discardableResult
     public func update<Entity: StrataEntity>(_ value: Entity) throws -> Bool {
         guard value.id.isSaved else { throw StoreError.unsaved(entity: Entity.entityName) }
@@ -128,7 +136,8 @@ extension Database {
         var changed: [String] = []
         for (column, new) in try value.databaseDictionary where column != "id" {
             let index = columns.firstIndex(of: column)
-            if index.map({ DatabaseValueOrdering.sortValue(in: stored, at: $0) }) != new { changed.append(column) }
+            let storedValue = index.map { DatabaseValueOrdering.sortValue(in: stored, at: $0) }
+            if !(storedValue.map { $0.isIdentical(to: new) } ?? false) { changed.append(column) }
         }
         if changed.isEmpty { return false }
         try value.update(self, columns: changed)
@@ -307,5 +316,21 @@ extension Store {
     /// The object of `type` with `id`, if any.
     public func fetchOne<Entity: StrataEntity>(_ type: Entity.Type, id: Entity.ID) throws -> Entity? {
         try read { db in try db.fetchOne(type, id: id) }
+    }
+}
+
+extension DatabaseValue {
+    /// Whether the two values are stored identically: the same storage class and value,
+    /// text compared byte for byte (Swift's `==` on `String` treats canonically equivalent
+    /// text as equal; SQLite does not).
+    func isIdentical(to other: DatabaseValue) -> Bool {
+        switch (storage, other.storage) {
+        case (.null, .null): true
+        case (.int64(let a), .int64(let b)): a == b
+        case (.double(let a), .double(let b)): a == b
+        case (.string(let a), .string(let b)): a.utf8.elementsEqual(b.utf8)
+        case (.blob(let a), .blob(let b)): a == b
+        default: false
+        }
     }
 }

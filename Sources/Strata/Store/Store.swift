@@ -190,17 +190,25 @@ extension Store {
     private func mapErrors<T>(_ body: () throws -> T) throws -> T {
         do {
             return try body()
-        } catch let error where DeleteDeniedError(error) != nil {
-            throw DeleteDeniedError(error)!
+        } catch {
+            throw Self.typedError(error)
         }
     }
 
     private func mapErrors<T>(_ body: () async throws -> T) async throws -> T {
         do {
             return try await body()
-        } catch let error where DeleteDeniedError(error) != nil {
-            throw DeleteDeniedError(error)!
+        } catch {
+            throw Self.typedError(error)
         }
+    }
+
+    /// The store's typed error for a GRDB error it knows, else the error itself.
+    static func typedError(_ error: any Error) -> any Error {
+        if let denied = DeleteDeniedError(error) { return denied }
+        if let identity = IdentityChangeError(error) { return identity }
+        if let unique = UniqueConstraintError(error) { return unique }
+        return error
     }
 }
 

@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 
 /// A delete refused by a ``DeleteRule/deny`` rule: an object of `entity` still had objects
@@ -42,6 +43,101 @@ public struct DeleteDeniedError: Error, Hashable, Sendable, CustomStringConverti
     public var description: String {
         "cannot delete \(entity): its relationship '\(relationship)' is not empty and has the deny rule"
     }
+}
+
+/// An update that would change a row's id, refused: ids are identities.
+///
+/// Results controllers, change events and relationships follow rows by id; a row whose id
+/// changed would be a new object that took another's place. Every entity table has a
+/// trigger that refuses such an update, whoever runs it (raw SQL on ``Store/writer``,
+/// GRDB's record APIs, another program), so insert a new row and delete the old one
+/// instead. The statement is undone; through ``Store/write(_:)`` the error fails the
+/// transaction like any other.
+///
+/// ```swift
+/// try store.writer.write { db in
+///     try db.execute(sql: "UPDATE Note SET id = 100 WHERE id = 1")   // throws
+/// }
+/// ```
+public struct IdentityChangeError: Error, Hashable, Sendable, CustomStringConvertible, LocalizedError {
+    /// The entity whose row's id the update would change.
+    public var entity: String
+
+    /// An error for an update of `entity`.
+    public init(entity: String) {
+        self.entity = entity
+    }
+
+    /// The identity error behind a GRDB error raised by the identity trigger, if it is one.
+    /// Use it when you write with GRDB directly rather than through ``Store/write(_:)``.
+    public init?(_ error: any Error) {
+        guard let error = error as? DatabaseError, let message = error.message,
+              let range = message.range(of: DeleteRuleTriggers.identityMessagePrefix)
+        else { return nil }
+        self.entity = String(message[range.upperBound...])
+    }
+
+    /// A readable message that names the entity and what to do.
+    public var description: String {
+        "cannot change the id of a \(entity) row: ids are identities (insert a new row and delete the old one instead)"
+    }
+
+    /// The ``description``.
+    public var errorDescription: String? { description }
+}
+
+/// A write refused by a `unique` constraint of the model (or by the uniqueness of ids, or
+/// of a many-to-many link written by raw SQL): another row already has the same values.
+///
+/// ```swift
+/// do {
+///     try store.insert(Notebook(name: "Work"))   // a notebook named Work exists
+/// } catch let error as UniqueConstraintError {
+///     print(error.entity, error.attributes)       // Notebook ["name"]
+/// }
+/// ```
+public struct UniqueConstraintError: Error, Hashable, Sendable, CustomStringConvertible, LocalizedError {
+    /// The entity (or join table) whose constraint refused the write.
+    public var entity: String
+    /// The constrained attributes (columns), in the constraint's order.
+    public var attributes: [String]
+
+    /// An error for the constraint on `attributes` of `entity`.
+    public init(entity: String, attributes: [String]) {
+        self.entity = entity
+        self.attributes = attributes
+    }
+
+    /// The unique-constraint error behind a GRDB error, if it is one. Use it when you write
+    /// with GRDB directly rather than through ``Store/write(_:)``.
+    public init?(_ error: any Error) {
+        // SQLite: "UNIQUE constraint failed: Table.a, Table.b" (or "PRIMARY KEY", for ids).
+        guard let error = error as? DatabaseError,
+              error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE
+                || error.extendedResultCode == .SQLITE_CONSTRAINT_PRIMARYKEY,
+              let message = error.message,
+              let colon = message.range(of: "constraint failed: ")
+        else { return nil }
+        var entity: String?
+        var attributes: [String] = []
+        for part in message[colon.upperBound...].split(separator: ",") {
+            let item = part.trimmingCharacters(in: .whitespaces)
+            guard let dot = item.firstIndex(of: ".") else { continue }
+            entity = entity ?? String(item[..<dot])
+            attributes.append(String(item[item.index(after: dot)...]))
+        }
+        guard let entity else { return nil }
+        self.init(entity: entity, attributes: attributes)
+    }
+
+    /// A readable message that names the entity and the attributes.
+    public var description: String {
+        let list = attributes.joined(separator: ", ")
+        return "another \(entity) already has the same \(attributes.count == 1 ? "value" : "values") of \(list) (unique constraint)"
+    }
+
+    /// The ``description``.
+    public var errorDescription: String? { description }
 }
 
 /// A change of model that the store cannot apply without losing data.

@@ -123,7 +123,7 @@ struct MigrationTests {
         #expect(!objects.contains { $0.contains("Author") })
 
         // The model works: unique constraint, join table, cascade through the renamed entity.
-        #expect(throws: DatabaseError.self) {
+        #expect(throws: UniqueConstraintError(entity: "Writer", attributes: ["fullName"])) {
             try store.write { db in try db.execute(sql: "INSERT INTO Writer (fullName) VALUES ('Ada')") }
         }
         try store.write { db in
