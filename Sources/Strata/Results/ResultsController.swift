@@ -203,6 +203,14 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
     /// Fetches everything and subscribes to commits, on the writer, so that no commit falls
     /// between the two. The writer is taken before the lock, as commit handlers do.
     private func startTracking(deliverReload: Bool) throws {
+        do {
+            try fetchAndTrack(deliverReload: deliverReload)
+        } catch {
+            throw store.typedError(error)
+        }
+    }
+
+    private func fetchAndTrack(deliverReload: Bool) throws {
         try store.writer.writeWithoutTransaction { db in
             try locked {
                 guard observation == nil else { return }
@@ -237,6 +245,7 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
                 publish(reload: false)
             } catch {
                 needsRefetch = true
+                let error = store.typedError(error)
                 deliveryQueue.async { [self] in delegate?.controller(self, didFailWith: error) }
             }
         }

@@ -191,7 +191,7 @@ extension Store {
         do {
             return try body()
         } catch {
-            throw Self.typedError(error)
+            throw typedError(error)
         }
     }
 
@@ -199,15 +199,16 @@ extension Store {
         do {
             return try await body()
         } catch {
-            throw Self.typedError(error)
+            throw typedError(error)
         }
     }
 
     /// The store's typed error for a GRDB error it knows, else the error itself.
-    static func typedError(_ error: any Error) -> any Error {
+    func typedError(_ error: any Error) -> any Error {
         if let denied = DeleteDeniedError(error) { return denied }
         if let identity = IdentityChangeError(error) { return identity }
         if let unique = UniqueConstraintError(error) { return unique }
+        if let storage = StorageError(error, path: path) { return storage }
         return error
     }
 }

@@ -140,6 +140,79 @@ public struct UniqueConstraintError: Error, Hashable, Sendable, CustomStringConv
     public var errorDescription: String? { description }
 }
 
+/// The storage under a store failed during a read or write: the disk is full, the file
+/// became read-only, its content is corrupt, or the operating system reported an I/O error.
+///
+/// The transaction that met it was rolled back; what was committed before is intact
+/// (SQLite's write-ahead log commits atomically), except for the pages of a corrupt file.
+///
+/// ```swift
+/// do {
+///     try store.insert(note)
+/// } catch let error as StorageError where error.kind == .full {
+///     showFreeSomeSpaceAlert()   // the note was not saved; earlier notes are safe
+/// }
+/// ```
+public struct StorageError: Error, Hashable, Sendable, CustomStringConvertible, LocalizedError {
+    /// What failed.
+    public enum Kind: Hashable, Sendable {
+        /// The disk (or the database's size limit) is full: `SQLITE_FULL`.
+        case full
+        /// The file or its folder cannot be written any more: `SQLITE_READONLY`.
+        case readOnly
+        /// The file's content is damaged: `SQLITE_CORRUPT`, `SQLITE_NOTADB`.
+        case corrupt
+        /// The operating system reported an error reading or writing: `SQLITE_IOERR`.
+        case io
+    }
+
+    /// What failed.
+    public var kind: Kind
+    /// The store's file; nil for an in-memory store.
+    public var path: String?
+    /// SQLite's own message.
+    public var message: String
+
+    /// An error of `kind` for the store at `path`.
+    public init(kind: Kind, path: String?, message: String) {
+        self.kind = kind
+        self.path = path
+        self.message = message
+    }
+
+    /// The storage error behind a GRDB error, if it is one.
+    public init?(_ error: any Error, path: String?) {
+        guard let error = error as? DatabaseError else { return nil }
+        let kind: Kind
+        switch error.resultCode {
+        case .SQLITE_FULL: kind = .full
+        case .SQLITE_READONLY: kind = .readOnly
+        case .SQLITE_CORRUPT, .SQLITE_NOTADB: kind = .corrupt
+        case .SQLITE_IOERR: kind = .io
+        default: return nil
+        }
+        self.init(kind: kind, path: path, message: error.message ?? "\(error.resultCode)")
+    }
+
+    /// A readable message: what failed, where, and what to do.
+    public var description: String {
+        let file = path.map { "the store at \($0)" } ?? "the in-memory store"
+        switch kind {
+        case .full:
+            return "\(file) cannot grow: the disk is full (\(message)). Free some space and try again; nothing of this transaction was saved, earlier commits are intact"
+        case .readOnly:
+            return "\(file) cannot be written (\(message)). Check that the file and its folder are writable and the file system is not read-only"
+        case .corrupt:
+            return "\(file) is damaged (\(message)). Restore it from a backup; `PRAGMA integrity_check` tells what is affected"
+        case .io:
+            return "reading or writing \(file) failed (\(message)). Check the disk"
+        }
+    }
+
+    /// The ``description``.
+    public var errorDescription: String? { description }
+}
+
 /// A change of model that the store cannot apply without losing data.
 public enum DestructiveChange: Hashable, Sendable, CustomStringConvertible {
     /// An entity is no longer in the model: its table and rows would go.
