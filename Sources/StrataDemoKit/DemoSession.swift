@@ -83,7 +83,11 @@ public final class DemoSession {
         controller.coordinate(recorder)
         let updates = controller.updates
         streamTask = Task { [streamed] in
-            for await update in updates { streamed.append(update) }
+            // A tracking failure would end the sequence with an error; the demo's recorder
+            // (the delegate) reports failures.
+            do {
+                for try await update in updates { streamed.append(update) }
+            } catch {}
         }
         controller.waitForDeliveries()
         for delivery in recorder.drain().deliveries {

@@ -35,14 +35,14 @@ struct ReadmeTourTests {
         #expect(controller.snapshot.sections[0].items.map(\.title) == ["Buy milk", "Ship it"])
 
         var updates = controller.updates.makeAsyncIterator()
-        guard case .reload(let first)? = await updates.next() else {
+        guard case .reload(let first)? = try await updates.next() else {
             Issue.record("the first update is not a reload")
             return
         }
 
         // 5. A commit arrives as one batch that replays exactly.
         try store.insert(Notebook(name: "Home", position: 1))
-        guard case .batch(let batch, let snapshot)? = await updates.next() else {
+        guard case .batch(let batch, let snapshot)? = try await updates.next() else {
             Issue.record("the second update is not a batch")
             return
         }
@@ -52,7 +52,7 @@ struct ReadmeTourTests {
 
         // Post-fetch filters are live: a batch, not a reload.
         controller.options.filter = { !$0.title.hasPrefix("Buy") }
-        guard case .batch(let filtered, let afterFilter)? = await updates.next() else {
+        guard case .batch(let filtered, let afterFilter)? = try await updates.next() else {
             Issue.record("the filter did not emit a batch")
             return
         }
@@ -63,7 +63,7 @@ struct ReadmeTourTests {
         controller.pause()
         try store.insert(Note(title: "While paused", updatedAt: Date(), notebookID: work.id))
         try controller.resume()
-        guard case .reload(let resumed)? = await updates.next() else {
+        guard case .reload(let resumed)? = try await updates.next() else {
             Issue.record("resume did not deliver a reload")
             return
         }

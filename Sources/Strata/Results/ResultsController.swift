@@ -79,13 +79,23 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
     private let deliveredLock = NSLock()
     private var delivered: ResultsSnapshot<Item, Section>
     private weak var _delegate: (any ResultsControllerDelegate<Item, Section>)?
-    private var coordinatees: [WeakCoordinatee] = []
-    private var continuations: [UUID: AsyncStream<ResultsUpdate<Item, Section>>.Continuation] = [:]
+    /// Every consumer but the delegate, in subscription order: coordinators (held weakly)
+    /// and `updates` sequences. One list, one event type, failures included.
+    private var subscribers: [Subscriber] = []
 
-    private struct WeakCoordinatee {
-        weak var object: AnyObject?
-        let apply: (ChangeBatch, ResultsSnapshot<Item, Section>) -> Void
-        let reload: (ResultsSnapshot<Item, Section>) -> Void
+    /// What a subscriber receives.
+    private enum Event {
+        case update(ResultsUpdate<Item, Section>)
+        case failure(any Error)
+    }
+
+    private struct Subscriber {
+        let key: UUID
+        /// False once the subscriber is gone (a released coordinator); it is then removed.
+        let isAlive: () -> Bool
+        let receive: (Event) -> Void
+        /// Called when the controller goes away (ends `updates` sequences).
+        var finish: () -> Void = {}
     }
 
     /// Fetches the results of `request` from `store` and starts tracking its commits.
@@ -113,7 +123,7 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
 
     deinit {
         observation?.cancel()
-        for continuation in continuations.values { continuation.finish() }
+        for subscriber in subscribers { subscriber.finish() }
     }
 
     // MARK: - State
@@ -246,7 +256,7 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
             } catch {
                 needsRefetch = true
                 let error = store.typedError(error)
-                deliveryQueue.async { [self] in delegate?.controller(self, didFailWith: error) }
+                deliveryQueue.async { [self] in deliver(.failure(error)) }
             }
         }
     }
@@ -268,7 +278,7 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
         computed = new
         if reload || _deliveryMode == .reloads {
             if !reload && old == new { return }
-            deliveryQueue.async { [self] in deliver(.reload(new)) }
+            deliveryQueue.async { [self] in deliver(.update(.reload(new))) }
             return
         }
         let batch: ChangeBatch
@@ -292,27 +302,37 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
         }
         #endif
         if batch.isEmpty { return }
-        deliveryQueue.async { [self] in deliver(.batch(batch, new)) }
+        deliveryQueue.async { [self] in deliver(.update(.batch(batch, new))) }
     }
 
     // MARK: - Delivery (on the delivery queue)
 
-    private func deliver(_ update: ResultsUpdate<Item, Section>) {
+    /// The one outlet: every subscriber, then the delegate, gets each event in order.
+    private func deliver(_ event: Event) {
         let previous = snapshot
         deliveredLock.lock()
-        delivered = update.snapshot
+        if case .update(let update) = event { delivered = update.snapshot }
         let delegate = _delegate
         deliveredLock.unlock()
-        for continuation in continuations.values { continuation.yield(update) }
-        coordinatees.removeAll { $0.object == nil }
-        switch update {
-        case .reload(let snapshot):
-            for coordinatee in coordinatees { coordinatee.reload(snapshot) }
-            delegate?.controller(self, didReload: snapshot)
-        case .batch(let batch, let snapshot):
-            for coordinatee in coordinatees { coordinatee.apply(batch, snapshot) }
-            if let delegate { report(batch, from: previous, to: snapshot, to: delegate) }
+        subscribers.removeAll { !$0.isAlive() }
+        for subscriber in subscribers { subscriber.receive(event) }
+        guard let delegate else { return }
+        switch event {
+        case .update(.reload(let snapshot)):
+            delegate.controller(self, didReload: snapshot)
+        case .update(.batch(let batch, let snapshot)):
+            report(batch, from: previous, to: snapshot, to: delegate)
+        case .failure(let error):
+            delegate.controller(self, didFailWith: error)
         }
+    }
+
+    private func subscribe(_ subscriber: Subscriber) {
+        subscribers.append(subscriber)
+    }
+
+    private func unsubscribe(_ key: UUID) {
+        subscribers.removeAll { $0.key == key }
     }
 
     private func report(
@@ -382,37 +402,71 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
     // MARK: - Consumers
 
     /// The changes as an asynchronous sequence: first a ``ResultsUpdate/reload(_:)`` with the
-    /// current snapshot, then every change. Each access makes a new sequence; it ends when
-    /// the controller is deinitialised or the iterating task is cancelled.
-    public var updates: AsyncStream<ResultsUpdate<Item, Section>> {
-        let (stream, continuation) = AsyncStream<ResultsUpdate<Item, Section>>.makeStream()
+    /// current snapshot, then every change. Each access makes a new sequence.
+    ///
+    /// When tracking fails (see ``ResultsControllerDelegate/controller(_:didFailWith:)``:
+    /// a storage error, or a row the generated type cannot read), the sequence throws the
+    /// error and ends, as GRDB's `ValueObservation` values do. The controller goes on: it
+    /// refetches on the next commit, and iterating ``updates`` again starts from a reload of
+    /// the last good snapshot. The sequence also ends, without error, when the controller is
+    /// deinitialised or the iterating task is cancelled.
+    ///
+    /// ```swift
+    /// do {
+    ///     for try await update in controller.updates { show(update) }
+    /// } catch {
+    ///     showError(error)   // then iterate controller.updates again to go on
+    /// }
+    /// ```
+    public var updates: AsyncThrowingStream<ResultsUpdate<Item, Section>, any Error> {
+        let (stream, continuation) = AsyncThrowingStream<ResultsUpdate<Item, Section>, any Error>.makeStream()
         let key = UUID()
+        let finished = LockedValue(false)
         deliveryQueue.async { [weak self] in
             guard let self else {
                 continuation.finish()
                 return
             }
-            continuations[key] = continuation
+            subscribe(Subscriber(
+                key: key, isAlive: { !finished.withLock { $0 } },
+                receive: { event in
+                    switch event {
+                    case .update(let update):
+                        continuation.yield(update)
+                    case .failure(let error):
+                        finished.withLock { $0 = true }
+                        continuation.finish(throwing: error)
+                    }
+                },
+                finish: { continuation.finish() }))
             continuation.yield(.reload(snapshot))
         }
         continuation.onTermination = { [weak self] _ in
+            finished.withLock { $0 = true }
             guard let self else { return }
-            deliveryQueue.async { self.continuations[key] = nil }
+            deliveryQueue.async { self.unsubscribe(key) }
         }
         return stream
     }
 
     /// Starts applying changes to `coordinatee` (held weakly): at once a ``Coordinatable/reload(_:)``
-    /// with the current snapshot, then every change, on the delivery queue.
+    /// with the current snapshot, then every change, and tracking failures
+    /// (``Coordinatable/fail(with:)``), on the delivery queue.
     public func coordinate<C: Coordinatable>(_ coordinatee: C) where C.Item == Item, C.Section == Section {
-        let box = WeakCoordinatee(
-            object: coordinatee,
-            apply: { [weak coordinatee] batch, snapshot in coordinatee?.apply(batch, snapshot: snapshot) },
-            reload: { [weak coordinatee] snapshot in coordinatee?.reload(snapshot) })
-        nonisolated(unsafe) let unsafeBox = box
+        weak let weakCoordinatee = coordinatee
+        nonisolated(unsafe) let subscriber = Subscriber(
+            key: UUID(), isAlive: { weakCoordinatee != nil },
+            receive: { event in
+                guard let coordinatee = weakCoordinatee else { return }
+                switch event {
+                case .update(.reload(let snapshot)): coordinatee.reload(snapshot)
+                case .update(.batch(let batch, let snapshot)): coordinatee.apply(batch, snapshot: snapshot)
+                case .failure(let error): coordinatee.fail(with: error)
+                }
+            })
         deliveryQueue.async { [self] in
-            coordinatees.append(unsafeBox)
-            unsafeBox.reload(snapshot)
+            subscribe(subscriber)
+            subscriber.receive(.update(.reload(snapshot)))
         }
     }
 

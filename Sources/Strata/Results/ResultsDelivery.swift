@@ -86,8 +86,11 @@ public protocol ResultsControllerDelegate<Item, Section>: AnyObject {
     /// Show `snapshot` without animation (after ``ResultsController/resume()``, or for every
     /// change in ``ResultsController/DeliveryMode/reloads`` mode).
     func controller(_ controller: ResultsController<Item, Section>, didReload snapshot: ResultsSnapshot<Item, Section>)
-    /// Tracking failed (a database error while reading a commit's changes). The controller
-    /// refetches on the next commit.
+    /// Tracking failed: a storage error (``StorageError``), or a row the generated type
+    /// cannot read (``ValueDecodingError``), while reading a commit's changes. The snapshot
+    /// stays the last good one; the controller refetches on the next commit. Coordinators
+    /// get the same failure (``Coordinatable/fail(with:)``), and ``ResultsController/updates``
+    /// sequences throw it.
     func controller(_ controller: ResultsController<Item, Section>, didFailWith error: any Error)
 }
 
@@ -141,4 +144,14 @@ public protocol Coordinatable<Item, Section>: AnyObject {
     func apply(_ batch: ChangeBatch, snapshot: ResultsSnapshot<Item, Section>)
     /// Show `snapshot` as is.
     func reload(_ snapshot: ResultsSnapshot<Item, Section>)
+    /// Tracking failed: a storage error (``StorageError``), or a row the generated type
+    /// cannot read (``ValueDecodingError``). The snapshot shown so far stays the last good
+    /// one; the controller refetches on the next commit and goes on with batches. The
+    /// default does nothing.
+    func fail(with error: any Error)
+}
+
+extension Coordinatable {
+    /// Does nothing.
+    public func fail(with error: any Error) {}
 }

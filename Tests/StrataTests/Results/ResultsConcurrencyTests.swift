@@ -12,10 +12,10 @@ import Testing
         let store = try Store.inMemory(schema: NotesModel.schema)
         let controller = try ResultsController(store: store, request: Note.Fetches.all)
         var iterator = controller.updates.makeAsyncIterator()
-        let first = await iterator.next()
+        let first = try await iterator.next()
         #expect(first?.batch == nil)
         _ = try await store.write { db in try db.note("a") }
-        let second = await iterator.next()
+        let second = try await iterator.next()
         #expect(second?.batch == ChangeBatch(itemInserts: [ItemPath(section: 0, item: 0)]))
         #expect(controller.snapshot.items.map(\.title) == ["a"])
     }

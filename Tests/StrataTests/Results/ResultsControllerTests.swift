@@ -283,11 +283,11 @@ import Testing
         let controller = try ResultsController(
             store: store, request: Note.Fetches.byPriority, deliveryQueue: DispatchQueue(label: "strata.tests.async"))
         var iterator = controller.updates.makeAsyncIterator()
-        let first = await iterator.next()
+        let first = try await iterator.next()
         #expect(first?.batch == nil)
         #expect(first.map { text($0.snapshot) } == "")
         _ = try await store.write { db in try db.note("a", priority: .high) }
-        let second = await iterator.next()
+        let second = try await iterator.next()
         #expect(second?.batch == ChangeBatch(sectionInserts: [0]))
         #expect(second.map { text($0.snapshot) } == "high[a]")
     }
