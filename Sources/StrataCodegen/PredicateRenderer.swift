@@ -49,18 +49,18 @@ struct PredicateRenderer {
         case .comparison(let lhs, let op, let rhs, let options):
             return try comparison(lhs, op, rhs, options, root: root)
         case .inList(let operand, let values):
-            let column = try keyPathColumn(operand, root: root, role: "IN")
+            let column = try operandColumn(operand, root: root, role: "IN")
             let items = try values.map { try value($0, for: column) }
             return Rendered(code: "\(column.code).in([\(items.joined(separator: ", "))])", kind: .atom)
         case .inParameter(let operand, let name):
-            let column = try keyPathColumn(operand, root: root, role: "IN")
+            let column = try operandColumn(operand, root: root, role: "IN")
             var argument = SwiftNames.identifier(name)
             if column.isOptional, let parameter = parameters.first(where: { $0.name == name }), !parameter.isOptional {
                 argument += ".map(Swift.Optional.some)"
             }
             return Rendered(code: "\(column.code).in(\(argument))", kind: .atom)
         case .between(let operand, let low, let high):
-            let column = try keyPathColumn(operand, root: root, role: "BETWEEN")
+            let column = try operandColumn(operand, root: root, role: "BETWEEN")
             return Rendered(
                 code: "\(column.code).between(\(try value(low, for: column)), \(try value(high, for: column)))",
                 kind: .atom)
@@ -80,9 +80,21 @@ struct PredicateRenderer {
         kinds.contains(rendered.kind) ? rendered.code : "(" + rendered.code + ")"
     }
 
-    private func keyPathColumn(_ operand: PredicateOperand, root: Entity, role: String) throws -> GenerationContext.Column {
-        guard case .keyPath(let path) = operand else { throw fail("the left side of \(role) must be a key path") }
-        return try context.column(path, from: root, at: location)
+    /// The column of a key path, or the count of a to-many one (`Note.tags.count`, an `Int`
+    /// that is never nil).
+    private func operandColumn(
+        _ operand: PredicateOperand, root: Entity, role: String
+    ) throws -> GenerationContext.Column {
+        switch operand {
+        case .keyPath(let path):
+            return try context.column(path, from: root, at: location)
+        case .count(let path):
+            let (code, _) = try context.toMany(path, from: root, at: location)
+            return GenerationContext.Column(
+                code: code + ".count", baseType: "Swift.Int", attributeType: .int, isOptional: false, toOneCode: nil)
+        case .literal, .parameter:
+            throw fail("the left side of \(role) must be a key path")
+        }
     }
 
     /// A literal or parameter, as a value of `column`'s type.
@@ -132,66 +144,86 @@ struct PredicateRenderer {
             default: false
             }
         }
-        // Put the key path on the left: `5 < count` → `count > 5`.
-        if !isPath(lhs), isPath(rhs), let swapped = Self.flipped[op] {
+        let isCount: (PredicateOperand) -> Bool = {
+            if case .count = $0 { return true }
+            return false
+        }
+        // Put the key path on the left (`5 < count` → `count > 5`), and a count before a key
+        // path (`limit < tags.@count` → `tags.@count > limit`): only counts compare with columns.
+        if let swapped = Self.flipped[op], (!isPath(lhs) && isPath(rhs)) || (!isCount(lhs) && isCount(rhs)) {
             return try comparison(rhs, swapped, lhs, options, root: root)
         }
+        guard isPath(lhs) else { throw fail("a comparison needs a key path on one side") }
+        let column = try operandColumn(lhs, root: root, role: op.rawValue)
         switch op {
         case .contains, .beginsWith, .endsWith, .like:
-            let column = try keyPathColumn(lhs, root: root, role: op.rawValue)
-            guard column.attributeType == .string else { throw fail("\(op.rawValue) needs a String key path") }
+            guard column.attributeType == .string, !isCount(lhs) else {
+                throw fail("\(op.rawValue) needs a String key path")
+            }
             let method = ["CONTAINS": "contains", "BEGINSWITH": "beginsWith", "ENDSWITH": "endsWith", "LIKE": "like"][
                 op.rawValue]!
-            var arguments = [try value(rhs, for: column)]
-            var flags: [String] = []
-            if options.contains(.caseInsensitive) { flags.append(".caseInsensitive") }
-            if options.contains(.diacriticInsensitive) { flags.append(".diacriticInsensitive") }
-            if flags.count == 1 { arguments.append(flags[0]) }
-            if flags.count > 1 { arguments.append("[" + flags.joined(separator: ", ") + "]") }
-            return Rendered(code: "\(column.code).\(method)(\(arguments.joined(separator: ", ")))", kind: .atom)
-        case .equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual:
+            let arguments = try matchArguments(rhs, options, for: column, root: root)
+            return Rendered(code: "\(column.code).\(method)(\(arguments))", kind: .atom)
+        case .equal, .notEqual:
+            if let toOne = column.toOneCode, case .literal(.null) = rhs {
+                return Rendered(code: (op == .equal ? "" : "!") + toOne + ".isNil", kind: .atom)
+            }
+            // `==[c]`: Characters of folded strings. Folding leaves nil nil, so `==[c] nil` is `== nil`.
+            if !options.isEmpty, rhs != .literal(.null) {
+                guard column.attributeType == .string else { throw fail("[c]/[d] need a String key path") }
+                let call = "\(column.code).equals(\(try matchArguments(rhs, options, for: column, root: root)))"
+                return Rendered(code: (op == .equal ? "" : "!") + call, kind: .atom)
+            }
+        case .less, .lessOrEqual, .greater, .greaterOrEqual:
             break
         }
         let swiftOp = op.rawValue
-        switch lhs {
-        case .count(let path):
-            let (code, _) = try context.toMany(path, from: root, at: location)
-            let right: String
-            switch rhs {
-            case .literal(.int(let number)): right = "\(number)"
-            case .parameter(let name): right = SwiftNames.identifier(name)
-            default: throw fail("@count compares with an integer or a $parameter")
-            }
-            return Rendered(code: "\(code).count \(swiftOp) \(right)", kind: .comparison)
-        case .keyPath(let path):
-            let column = try context.column(path, from: root, at: location)
-            if let toOne = column.toOneCode, case .literal(.null) = rhs, op == .equal || op == .notEqual {
-                return Rendered(code: (op == .equal ? "" : "!") + toOne + ".isNil", kind: .atom)
-            }
-            switch rhs {
-            case .keyPath(let otherPath):
-                let other = try context.column(otherPath, from: root, at: location)
-                var left = column.code
-                var right = other.code
-                // Both sides of a column comparison must have one value type: view a side whose
-                // type differs (optionality, or another numeric type) as a column of the
-                // left side's type, optional when either side is.
+        switch rhs {
+        case .keyPath(let otherPath):
+            let other = try context.column(otherPath, from: root, at: location)
+            let rootType = context.typeName(root.name)
+            var left = column.code
+            var right = other.code
+            // Both sides of a column comparison must have one value type: view a side whose
+            // type differs (optionality, or another numeric type) as a column of the
+            // left side's type, optional when either side is. A count compares with `Int`
+            // and `Int?` columns.
+            if isCount(lhs) {
+                let target = "Swift.Int" + (other.isOptional ? "?" : "")
+                if other.swiftType != target { right = "Strata.TypedColumn<\(rootType), \(target)>(\(right).path)" }
+            } else {
                 let target = column.baseType + (column.isOptional || other.isOptional ? "?" : "")
-                let rootType = context.typeName(root.name)
-                if column.swiftType != target {
-                    left = "Strata.TypedColumn<\(rootType), \(target)>(\(left).path)"
-                }
-                if other.swiftType != target {
-                    right = "Strata.TypedColumn<\(rootType), \(target)>(\(right).path)"
-                }
-                return Rendered(code: "\(left) \(swiftOp) \(right)", kind: .comparison)
-            case .count:
-                throw fail("compare @count on the left side")
-            case .literal, .parameter:
-                return Rendered(code: "\(column.code) \(swiftOp) \(try value(rhs, for: column))", kind: .comparison)
+                if column.swiftType != target { left = "Strata.TypedColumn<\(rootType), \(target)>(\(left).path)" }
+                if other.swiftType != target { right = "Strata.TypedColumn<\(rootType), \(target)>(\(right).path)" }
             }
+            return Rendered(code: "\(left) \(swiftOp) \(right)", kind: .comparison)
+        case .count:
+            guard isCount(lhs) else { throw fail("compare @count on the left side") }
+            let other = try operandColumn(rhs, root: root, role: swiftOp)
+            return Rendered(code: "\(column.code) \(swiftOp) \(other.code)", kind: .comparison)
         case .literal, .parameter:
-            throw fail("a comparison needs a key path on one side")
+            return Rendered(code: "\(column.code) \(swiftOp) \(try value(rhs, for: column))", kind: .comparison)
         }
+    }
+
+    /// The arguments of a string operator's call: the value (or other column), then the
+    /// `[c]`/`[d]` options if any: `text, .caseInsensitive`.
+    private func matchArguments(
+        _ rhs: PredicateOperand, _ options: StringComparisonOptions, for column: GenerationContext.Column, root: Entity
+    ) throws -> String {
+        var arguments: [String]
+        if case .keyPath(let path) = rhs {
+            let other = try context.column(path, from: root, at: location)
+            guard other.attributeType == .string else { throw fail("the other side needs to be a String key path") }
+            arguments = [other.code]
+        } else {
+            arguments = [try value(rhs, for: column)]
+        }
+        var flags: [String] = []
+        if options.contains(.caseInsensitive) { flags.append(".caseInsensitive") }
+        if options.contains(.diacriticInsensitive) { flags.append(".diacriticInsensitive") }
+        if flags.count == 1 { arguments.append(flags[0]) }
+        if flags.count > 1 { arguments.append("[" + flags.joined(separator: ", ") + "]") }
+        return arguments.joined(separator: ", ")
     }
 }

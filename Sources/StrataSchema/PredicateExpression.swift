@@ -11,7 +11,8 @@ public indirect enum PredicateExpression: Hashable, Sendable {
     case not(PredicateExpression)
     /// `true` or `false` on its own.
     case constant(Bool)
-    /// `lhs op rhs`, with `[c]`/`[d]` options for string operators.
+    /// `lhs op rhs`, with `[c]`/`[d]` options for string operators and for `==`/`!=`
+    /// between strings.
     case comparison(PredicateOperand, ComparisonOperator, PredicateOperand, StringComparisonOptions)
     /// `lhs IN {a, b}` or `lhs IN $list`.
     case inList(PredicateOperand, [PredicateOperand])

@@ -177,6 +177,9 @@ public struct PredicateParser {
     private mutating func parseOptions() throws(Failure) -> StringComparisonOptions {
         guard case .options(let text) = current.kind else { return [] }
         let token = advance()
+        if text.isEmpty {
+            throw Failure("unknown comparison option '[]'; use [c], [d] or [cd]", offset: token.offset)
+        }
         var options: StringComparisonOptions = []
         for character in text {
             switch character {

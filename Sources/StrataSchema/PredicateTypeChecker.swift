@@ -174,14 +174,27 @@ struct PredicateTypeChecker {
         let isEquality = op == .equal || op == .notEqual
         let isStringOperator = [.contains, .beginsWith, .endsWith, .like].contains(op)
         let isOrdering = [.less, .lessOrEqual, .greater, .greaterOrEqual].contains(op)
+        if isStringOperator && !lhs.isKeyPath {
+            // `'abc' CONTAINS title` would ask whether the value contains the column.
+            failures.append(Failure("the left side of \(op.rawValue) must be a key path", offset: l.offset))
+            return
+        }
         if other == .literal(.null) {
             guard isEquality else {
                 failures.append(Failure("nil can only be compared with == or !=", offset: otherSyntax.offset))
                 return
             }
             switch reference {
-            case .value(_, let optional, let name), .toOne(_, let optional, let name):
-                if !optional {
+            case .value(let type, let optional, let name):
+                if !options.isEmpty && type != .string {
+                    failures.append(Failure("[c]/[d] needs a String, but \(name) is \(type.name)", offset: offset))
+                } else if !optional {
+                    failures.append(Failure("\(name) is not optional and is never nil", offset: otherSyntax.offset))
+                }
+            case .toOne(_, let optional, let name):
+                if !options.isEmpty {
+                    failures.append(Failure("[c] and [d] apply only to string comparisons", offset: offset))
+                } else if !optional {
                     failures.append(Failure("\(name) is not optional and is never nil", offset: otherSyntax.offset))
                 }
             default: break

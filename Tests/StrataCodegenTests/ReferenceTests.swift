@@ -9,6 +9,7 @@ import Testing
     static let cases: [(name: String, modelName: String)] = [
         ("Notes", "NotesModel"),
         ("EdgeCases", "EdgeModel"),
+        ("Predicates", "PredicateModel"),
     ]
 
     @Test(arguments: cases.map(\.name))

@@ -4,7 +4,7 @@ import Strata
 import Testing
 
 // The sources in Generated/ are symlinks to the reference output of StrataCodegenTests
-// (Tests/StrataCodegenTests/Resources/{EdgeCases,Notes}): this target compiles them and
+// (Tests/StrataCodegenTests/Resources/{EdgeCases,Notes,Predicates}): this target compiles them and
 // exercises them. Entities named Section, Item, Store, Predicate, Snapshot and Date shadow
 // runtime, Foundation and standard library names here.
 

@@ -136,6 +136,16 @@ struct PredicateParserTests {
             // `notebook` is optional, so the whole path may be nil.
             [PredicateParameter(name: "email", type: .string, isOptional: true)]),
         GoodPredicate("'Work' == notebook.name", .comparison(string("Work"), .equal, path("notebook", "name"), [])),
+        GoodPredicate("title !=[cd] body", .comparison(path("title"), .notEqual, path("body"), [.caseInsensitive, .diacriticInsensitive])),
+        GoodPredicate("title LIKE[c] notebook.color", .comparison(path("title"), .like, path("notebook", "color"), [.caseInsensitive])),
+        GoodPredicate(
+            "'x' ==[c] notebook.color", .comparison(string("x"), .equal, path("notebook", "color"), [.caseInsensitive])),
+        GoodPredicate("notebook.color ==[d] nil", .comparison(path("notebook", "color"), .equal, .literal(.null), [.diacriticInsensitive])),
+        GoodPredicate("tags.@count IN {0, 2}", .inList(.count(["tags"]), [int(0), int(2)])),
+        GoodPredicate(
+            "tags.@count BETWEEN {1, $max}", .between(.count(["tags"]), int(1), .parameter("max")),
+            [PredicateParameter(name: "max", type: .int)]),
+        GoodPredicate("notebook.position < tags.@count", .comparison(path("notebook", "position"), .less, .count(["tags"]), [])),
         GoodPredicate(
             "ANY tags.name == 'x'",
             .quantified(.any, toMany: ["tags"], .comparison(path("name"), .equal, string("x"), []))),
@@ -204,6 +214,12 @@ struct PredicateParserTests {
         BadPredicate("title == $x OR title IN $x", "parameter '$x' is used as [String] here but as String before", column: 25),
         BadPredicate("pinned ==[c] true", "[c]/[d] needs a String, but 'pinned' is Bool", column: 8),
         BadPredicate("title CONTAINS[x] 'a'", "unknown comparison option '[x]'; use [c], [d] or [cd]", column: 15),
+        BadPredicate("title ==[] 'a'", "unknown comparison option '[]'; use [c], [d] or [cd]", column: 9),
+        BadPredicate("rating ==[c] nil", "[c]/[d] needs a String, but 'rating' is Double", column: 8),
+        BadPredicate("notebook !=[c] nil", "[c] and [d] apply only to string comparisons", column: 10),
+        BadPredicate("title <[c] 'a'", "[c] and [d] apply only to string comparisons", column: 7),
+        BadPredicate("'abc' CONTAINS title", "the left side of CONTAINS must be a key path", column: 1),
+        BadPredicate("ANY $x BEGINSWITH tags.name", "the left side of BEGINSWITH must be a key path", column: 5),
         BadPredicate("title == 1.5.2", "expected AND, OR or the end of the predicate, found '.'", column: 13),
         BadPredicate("rating BETWEEN {1}", "BETWEEN needs exactly two bounds, {low, high}; found 1", column: 8),
         BadPredicate("title IN {}", "the list after IN is empty", column: 7),

@@ -96,6 +96,12 @@ extension TypedColumn {
 
 // MARK: - Counts
 
+/// A column a count can be compared with: `Int` or `Int?`. (Generated code views columns of
+/// other numeric types as `Int` columns; SQLite compares the stored numbers exactly.)
+public protocol IntValue {}
+extension Int: IntValue {}
+extension Optional: IntValue where Wrapped == Int {}
+
 extension CountExpression {
     private func compare(_ op: ComparisonOperator, _ value: Int) -> EntityPredicate<Root> {
         EntityPredicate(.compare(node, op, .value(value.databaseValue)))
@@ -115,6 +121,73 @@ extension CountExpression {
     public static func >= (lhs: CountExpression, rhs: Int) -> EntityPredicate<Root> {
         lhs.compare(.greaterOrEqual, rhs)
     }
+
+    /// The number of objects is one of `values`.
+    public func `in`(_ values: some Sequence<Int>) -> EntityPredicate<Root> {
+        EntityPredicate(.isIn(node, values.map(\.databaseValue)))
+    }
+
+    /// `low <= count <= high`.
+    public func between(_ low: Int, _ high: Int) -> EntityPredicate<Root> {
+        EntityPredicate(.between(node, low.databaseValue, high.databaseValue))
+    }
+}
+
+extension CountExpression {
+    private func compare(_ op: ComparisonOperator, _ other: ValueNode) -> EntityPredicate<Root> {
+        EntityPredicate(.compare(node, op, other))
+    }
+
+    /// The number of objects equals the column (false when it is nil):
+    /// `Note.tags.count == Note.limit`.
+    public static func == (lhs: CountExpression, rhs: TypedColumn<Root, some IntValue>) -> EntityPredicate<Root> {
+        lhs.compare(.equal, rhs.node)
+    }
+    /// The number of objects differs from the column (true when it is nil).
+    public static func != (lhs: CountExpression, rhs: TypedColumn<Root, some IntValue>) -> EntityPredicate<Root> {
+        lhs.compare(.notEqual, rhs.node)
+    }
+    /// The number of objects is less than the column (false when it is nil).
+    public static func < (lhs: CountExpression, rhs: TypedColumn<Root, some IntValue>) -> EntityPredicate<Root> {
+        lhs.compare(.less, rhs.node)
+    }
+    /// The number of objects is at most the column (false when it is nil).
+    public static func <= (lhs: CountExpression, rhs: TypedColumn<Root, some IntValue>) -> EntityPredicate<Root> {
+        lhs.compare(.lessOrEqual, rhs.node)
+    }
+    /// The number of objects is greater than the column (false when it is nil).
+    public static func > (lhs: CountExpression, rhs: TypedColumn<Root, some IntValue>) -> EntityPredicate<Root> {
+        lhs.compare(.greater, rhs.node)
+    }
+    /// The number of objects is at least the column (false when it is nil).
+    public static func >= (lhs: CountExpression, rhs: TypedColumn<Root, some IntValue>) -> EntityPredicate<Root> {
+        lhs.compare(.greaterOrEqual, rhs.node)
+    }
+
+    /// The two relationships have as many objects: `Note.tags.count == Note.links.count`.
+    public static func == (lhs: CountExpression, rhs: CountExpression) -> EntityPredicate<Root> {
+        lhs.compare(.equal, rhs.node)
+    }
+    /// The two relationships have different numbers of objects.
+    public static func != (lhs: CountExpression, rhs: CountExpression) -> EntityPredicate<Root> {
+        lhs.compare(.notEqual, rhs.node)
+    }
+    /// The left relationship has fewer objects.
+    public static func < (lhs: CountExpression, rhs: CountExpression) -> EntityPredicate<Root> {
+        lhs.compare(.less, rhs.node)
+    }
+    /// The left relationship has at most as many objects.
+    public static func <= (lhs: CountExpression, rhs: CountExpression) -> EntityPredicate<Root> {
+        lhs.compare(.lessOrEqual, rhs.node)
+    }
+    /// The left relationship has more objects.
+    public static func > (lhs: CountExpression, rhs: CountExpression) -> EntityPredicate<Root> {
+        lhs.compare(.greater, rhs.node)
+    }
+    /// The left relationship has at least as many objects.
+    public static func >= (lhs: CountExpression, rhs: CountExpression) -> EntityPredicate<Root> {
+        lhs.compare(.greaterOrEqual, rhs.node)
+    }
 }
 
 // MARK: - String matching
@@ -124,9 +197,67 @@ public protocol StringValue {}
 extension String: StringValue {}
 extension Optional: StringValue where Wrapped == String {}
 
+/// String operators compare Characters of strings folded as `options` say; see
+/// ``StringMatching`` for the exact semantics, the same in SQL and in memory.
 extension TypedColumn where Value: StringValue {
     private func match(_ op: StringOperator, _ text: String, _ options: StringOptions) -> EntityPredicate<Root> {
         EntityPredicate(.match(node, op, .value(text.databaseValue), options))
+    }
+
+    private func match<Other>(
+        _ op: StringOperator, _ other: TypedColumn<Root, Other>, _ options: StringOptions
+    ) -> EntityPredicate<Root> {
+        EntityPredicate(.match(node, op, other.node, options))
+    }
+
+    /// `==[c]`, `==[d]`, `==[cd]`: the value equals `text` once both are folded as
+    /// `options` say; nil equals nil. Negate it for `!=[c]`:
+    ///
+    /// ```swift
+    /// Note.title.equals("straße", .caseInsensitive)    // "STRASSE", "Straße", "strasse"…
+    /// !Note.title.equals("resume", .diacriticInsensitive)  // not "résumé", "resume"…
+    /// ```
+    ///
+    /// Unlike `==`, which compares bytes, it compares Characters, so canonically equivalent
+    /// strings are equal even without options.
+    public func equals(_ text: Value, _ options: StringOptions = []) -> EntityPredicate<Root>
+    where Value: DatabaseValueConvertible {
+        EntityPredicate(.match(node, .equal, .value(text.databaseValue), options))
+    }
+
+    /// `==[c]` between two columns: `Note.title.equals(Note.subtitle, .caseInsensitive)`.
+    public func equals(
+        _ other: TypedColumn<Root, some StringValue>, _ options: StringOptions = []
+    ) -> EntityPredicate<Root> {
+        match(.equal, other, options)
+    }
+
+    /// `CONTAINS` between two columns: the value contains the other column's value.
+    public func contains(
+        _ other: TypedColumn<Root, some StringValue>, _ options: StringOptions = []
+    ) -> EntityPredicate<Root> {
+        match(.contains, other, options)
+    }
+
+    /// `BEGINSWITH` between two columns.
+    public func beginsWith(
+        _ other: TypedColumn<Root, some StringValue>, _ options: StringOptions = []
+    ) -> EntityPredicate<Root> {
+        match(.beginsWith, other, options)
+    }
+
+    /// `ENDSWITH` between two columns.
+    public func endsWith(
+        _ other: TypedColumn<Root, some StringValue>, _ options: StringOptions = []
+    ) -> EntityPredicate<Root> {
+        match(.endsWith, other, options)
+    }
+
+    /// `LIKE` between two columns: the other column's value is the pattern.
+    public func like(
+        _ other: TypedColumn<Root, some StringValue>, _ options: StringOptions = []
+    ) -> EntityPredicate<Root> {
+        match(.like, other, options)
     }
 
     /// `CONTAINS`: the value contains `text`.

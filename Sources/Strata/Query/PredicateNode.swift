@@ -14,7 +14,9 @@ public indirect enum PredicateNode: Hashable, Sendable {
     /// `lhs op rhs`. `==`/`!=` treat nil like a value (SQL `IS`/`IS NOT`); the ordering
     /// operators are false when either side is nil.
     case compare(ValueNode, ComparisonOperator, ValueNode)
-    /// String matching with `[c]`/`[d]` options; false when either side is nil.
+    /// String matching with `[c]`/`[d]` options (``StringMatching``). ``StringOperator/equal``
+    /// treats nil like a value, as `==` does; the other operators are false when either side
+    /// is nil.
     case match(ValueNode, StringOperator, ValueNode, StringOptions)
     /// The value equals one of the listed values (never true for nil).
     case isIn(ValueNode, [DatabaseValue])
@@ -53,8 +55,13 @@ public enum ComparisonOperator: String, Hashable, Sendable {
 }
 
 /// The operators of ``PredicateNode/match(_:_:_:_:)``; raw values are their model-language
-/// spelling.
+/// spelling. They compare Characters of the folded strings (``StringMatching``).
 public enum StringOperator: String, Hashable, Sendable {
+    /// `==[c]`, `==[d]`, `==[cd]` (and `!=…` as its negation): the value equals the other
+    /// string. Unlike ``ComparisonOperator/equal``, which compares bytes, it compares
+    /// Characters, so canonically equivalent strings are equal. nil equals nil and differs
+    /// from every string.
+    case equal = "=="
     /// The value contains the pattern.
     case contains = "CONTAINS"
     /// The value starts with the pattern.
@@ -75,15 +82,16 @@ public enum Quantifier: String, Hashable, Sendable {
     case none = "NONE"
 }
 
-/// The `[c]` and `[d]` options of string operators.
+/// The `[c]` and `[d]` options of string operators (see ``StringMatching`` for exactly what
+/// they fold).
 public struct StringOptions: OptionSet, Hashable, Sendable {
     /// The options as bits: 1 for `[c]`, 2 for `[d]`.
     public let rawValue: Int
     /// Options from their bits.
     public init(rawValue: Int) { self.rawValue = rawValue }
-    /// `[c]`: compare without regard to case (Unicode case folding).
+    /// `[c]`: compare without regard to case (full Unicode case folding: `ß` matches `ss`).
     public static let caseInsensitive = StringOptions(rawValue: 1)
-    /// `[d]`: compare without regard to diacritics.
+    /// `[d]`: compare without regard to diacritics (`é` matches `e`; `ø` and `ß` stay).
     public static let diacriticInsensitive = StringOptions(rawValue: 2)
 }
 

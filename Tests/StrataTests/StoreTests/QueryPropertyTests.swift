@@ -13,7 +13,9 @@ struct QueryPropertyTests {
         "😀", "😀a", "a😀", "👍🏽", "ß", "SS", "ss", "straße", "STRASSE", "ﬁ", "fi", "İ", "i", "ı", "Ω", "ω",
         "naïve", "NAIVE", "x*y", "x?y", "%", "_", "a%b", "'", "\"", ";", "abc", "ABC", "aBc", "ab", "bc", " ", "a b",
     ]
-    static let patterns: [String?] = strings + ["*", "?", "*a*", "a*", "*a", "?a", "a?", "**", "*é*", "*😀*", "r*s*m*", "?*?"]
+    static let patterns: [String?] = strings + [
+        "*", "?", "*a*", "a*", "*a", "?a", "a?", "**", "*é*", "*😀*", "r*s*m*", "?*?", "a\0b", "\0", "%\0*",
+    ]
     static let dates: [Date] = [0, 1, 86_400, 1_700_000_000, 1_700_000_000.5].map { Date(timeIntervalSince1970: $0) }
 
     struct Context {
@@ -88,7 +90,13 @@ struct QueryPropertyTests {
             return .compare(.path(path), c.pick(allOperators), .value(value(for: path, &c)))
         case 2:
             return .compare(.path(c.pick(noteStringPaths)), c.pick(allOperators), .path(c.pick(noteStringPaths)))
-        case 3, 4:
+        case 3:
+            return .match(.path(c.pick(noteStringPaths)), c.pick(allStringOperators),
+                          .value(c.pick(patterns)?.databaseValue ?? .null), options(&c))
+        case 4:
+            if c.bool() {
+                return .match(.path(c.pick(noteStringPaths)), c.pick(allStringOperators), .path(c.pick(noteStringPaths)), options(&c))
+            }
             return .match(.path(c.pick(noteStringPaths)), c.pick(allStringOperators),
                           .value(c.pick(patterns)?.databaseValue ?? .null), options(&c))
         case 5:
@@ -125,7 +133,7 @@ struct QueryPropertyTests {
     }
 
     static let allOperators: [ComparisonOperator] = [.equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual]
-    static let allStringOperators: [StringOperator] = [.contains, .beginsWith, .endsWith, .like]
+    static let allStringOperators: [StringOperator] = [.equal, .contains, .beginsWith, .endsWith, .like]
     static let sortPaths: [[String]] = [
         ["title"], ["body"], ["pinned"], ["priority"], ["updatedAt"], ["notebook", "name"], ["notebook", "position"],
         ["notebook", "color"], ["notebookID"],
@@ -257,6 +265,20 @@ struct QueryPropertyTests {
         ("", .like, "*", [], true),
         ("", .contains, "", [], true),
         ("ABC", .like, "a*", [.caseInsensitive], true),
+        ("ß", .like, "?", [], true),
+        ("ß", .like, "?", [.caseInsensitive], false),  // folded to "ss": two characters
+        ("straße", .equal, "STRASSE", [.caseInsensitive], true),
+        ("straße", .equal, "strasse", [.diacriticInsensitive], false),
+        ("É", .equal, "e\u{301}", [.caseInsensitive], true),
+        ("é", .equal, "e\u{301}", [], true),  // Characters, unlike `==`
+        ("É", .equal, "e", [.diacriticInsensitive], false),
+        ("É", .equal, "e", [.caseInsensitive, .diacriticInsensitive], true),
+        ("ı", .equal, "I", [.caseInsensitive], false),  // no Turkish rules
+        ("İ", .equal, "i\u{307}", [.caseInsensitive], true),
+        ("ς", .equal, "Σ", [.caseInsensitive], true),
+        ("ﬁ", .equal, "FI", [.caseInsensitive], true),
+        ("ø", .equal, "o", [.diacriticInsensitive], false),
+        ("", .equal, "", [.caseInsensitive], true),
     ] as [(String, StringOperator, String, StringOptions, Bool)])
     func stringMatching(_ value: String, _ op: StringOperator, _ pattern: String, _ options: StringOptions, _ expected: Bool) throws {
         #expect(StringMatching.matches(value, op, pattern, options) == expected)
@@ -266,5 +288,40 @@ struct QueryPropertyTests {
             try db.fetchCount(Tag.self, where: EntityPredicate(.match(.path(["name"]), op, .value(pattern.databaseValue), options)))
         }
         #expect(count == (expected ? 1 : 0))
+    }
+
+    @Test("string equality with options treats nil like ==, and text ends at its first NUL")
+    func stringEqualityNilAndNUL() throws {
+        #expect(StringMatching.matches(.null, .equal, .null, .caseInsensitive))
+        #expect(!StringMatching.matches("a".databaseValue, .equal, .null, .caseInsensitive))
+        #expect(!StringMatching.matches(.null, .contains, .null, []))
+        #expect(StringMatching.matches("a\0b".databaseValue, .equal, "A".databaseValue, .caseInsensitive))
+        #expect(!StringMatching.matches("a\0b".databaseValue, .endsWith, "b".databaseValue, []))
+
+        let store = try Store.inMemory(schema: NotesModel.schema)
+        try store.write { db in
+            _ = try db.insert(Notebook(name: "Work", color: nil))
+            _ = try db.insert(Notebook(name: "home", color: "Red"))
+            // Raw SQL can store text past a NUL: `==` compares all of it, string operators see
+            // the text up to the NUL, in SQL and in memory.
+            try db.execute(sql: "INSERT INTO Notebook (name, color) VALUES ('x', CAST(? AS TEXT))", arguments: [Data("re\0d".utf8)])
+        }
+        let graph = try store.read { db in try ObjectGraph.load(db, schema: NotesModel.schema) }
+        let cases: [(EntityPredicate<Notebook>, [Int64])] = [
+            (Notebook.color.equals(nil, .caseInsensitive), [1]),
+            (!Notebook.color.equals("RED", .caseInsensitive), [1, 3]),
+            (Notebook.color.equals("re", .caseInsensitive), [3]),
+            (Notebook.color == "re", []),
+            (Notebook.color == "re\0d", []),  // bound as "re"
+            (Notebook.color.in(["re\0x"]), []),
+            (Notebook.name.equals(Notebook.color, .caseInsensitive), []),
+            (Notebook.color.like("r?", .caseInsensitive), [3]),
+        ]
+        for (predicate, expected) in cases {
+            let sql = try store.read { db in try db.fetchAll(Notebook.self, where: predicate).map(\.id.rawValue) }
+            let memory = try [Int64(1), 2, 3].filter { try PredicateEvaluator.evaluate(predicate.node, on: #require(graph.subject("Notebook", id: $0))) }
+            #expect(sql == expected, "\(predicate.node)")
+            #expect(memory == expected, "\(predicate.node)")
+        }
     }
 }

@@ -108,14 +108,24 @@ public enum DatabaseValueOrdering {
     }
 }
 
-// MARK: - NaN
+// MARK: - Bound values
 
 extension DatabaseValue {
     /// The value as SQLite stores it: a `Double.nan` becomes NULL (SQLite binds NaN as NULL),
-    /// anything else is unchanged. Predicate values go through it, in SQL and in memory, so
-    /// that both agree on NaN.
+    /// anything else is unchanged. Values read from subjects go through it.
     var nanAsNull: DatabaseValue {
         if case .double(let double) = storage, double.isNaN { return .null }
         return self
+    }
+
+    /// The value as SQLite receives it when GRDB binds it: a `Double.nan` is NULL, and text
+    /// ends at its first NUL character (GRDB binds text as a C string). Predicate values go
+    /// through it, in SQL and in memory, so that both agree on NaN and on NUL.
+    var asBound: DatabaseValue {
+        switch storage {
+        case .double(let double) where double.isNaN: return .null
+        case .string(let string): return string.upToNUL.databaseValue
+        default: return self
+        }
     }
 }

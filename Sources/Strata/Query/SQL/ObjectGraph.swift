@@ -11,13 +11,20 @@ public struct ObjectGraph: Sendable {
     /// Join table → its (column, inverse column) pairs.
     private var links: [String: [(Int64, Int64)]]
 
-    /// Loads every table of `schema`.
+    /// Loads every table of `schema`. Text is read in full, past a NUL character, as SQLite
+    /// compares it.
     public static func load(_ db: Database, schema: SchemaDescriptor) throws -> ObjectGraph {
         var rows: [String: [Int64: [String: DatabaseValue]]] = [:]
         for entity in schema.entities {
             var table: [Int64: [String: DatabaseValue]] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT * FROM \(quoted(entity.name))") {
-                table[row["id"]] = Dictionary(row.map { ($0.0, $0.1) }, uniquingKeysWith: { a, _ in a })
+            // A cursor's row reads the statement itself, so text past a NUL can be read.
+            let cursor = try Row.fetchCursor(db, sql: "SELECT * FROM \(quoted(entity.name))")
+            while let row = try cursor.next() {
+                var values: [String: DatabaseValue] = [:]
+                for (index, column) in row.columnNames.enumerated() where values[column] == nil {
+                    values[column] = DatabaseValueOrdering.sortValue(in: row, at: index)
+                }
+                table[row["id"]] = values
             }
             rows[entity.name] = table
         }

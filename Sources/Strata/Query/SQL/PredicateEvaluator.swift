@@ -14,9 +14,11 @@ public protocol PredicateSubject {
 /// Evaluates ``PredicateNode`` trees in memory with exactly the semantics of their SQL
 /// (``SQLQueryBuilder``): values compare as SQLite compares them
 /// (``DatabaseValueOrdering``), `==`/`!=` treat NULL like a value, ordering comparisons and
-/// string operators are false on NULL, string operators use ``StringMatching``. A
-/// `Double.nan` — a predicate value, or a value a subject reports — is NULL, as SQLite
-/// binds and stores it.
+/// string operators are false on NULL (their `==` treats NULL like `==` does), string
+/// operators use ``StringMatching``. A `Double.nan` — a predicate value, or a value a
+/// subject reports — is NULL, as SQLite binds and stores it; text in a predicate value ends
+/// at its first NUL character, as GRDB binds it. Subjects report text in full, past a NUL
+/// character (``ObjectGraph`` does), since SQLite compares all of it.
 ///
 /// ```swift
 /// let graph = try ObjectGraph.load(db, schema: NotesModel.schema)
@@ -56,10 +58,10 @@ public enum PredicateEvaluator {
             return StringMatching.matches(try value(lhs, on: subject), op, try value(rhs, on: subject), options)
         case .isIn(let lhs, let values):
             let l = try value(lhs, on: subject)
-            return values.contains { DatabaseValueOrdering.isSame(l, $0.nanAsNull) }
+            return values.contains { DatabaseValueOrdering.isSame(l, $0.asBound) }
         case .between(let lhs, let low, let high):
             let l = try value(lhs, on: subject)
-            let low = low.nanAsNull, high = high.nanAsNull
+            let low = low.asBound, high = high.asBound
             if l.isNull || low.isNull || high.isNull { return false }
             return DatabaseValueOrdering.compare(l, low) >= 0 && DatabaseValueOrdering.compare(l, high) <= 0
         case .quantified(let quantifier, let relationship, let predicate):
@@ -76,7 +78,7 @@ public enum PredicateEvaluator {
     public static func value(_ node: ValueNode, on subject: any PredicateSubject) throws -> DatabaseValue {
         switch node {
         case .value(let value):
-            return value.nanAsNull
+            return value.asBound
         case .count(let relationship):
             return Int64(try destinations(relationship, on: subject).count).databaseValue
         case .path(let path):

@@ -13,9 +13,11 @@ import GRDB
 ///   counts once.
 /// - Every condition is two-valued (0 or 1, never NULL), so `NOT` means what it says:
 ///   `==`/`!=` render as `IS`/`IS NOT`; ordering comparisons, `BETWEEN` and string
-///   operators are false when a side is NULL; `IN` is true when the value `IS` one element.
-/// - String operators call the SQL function `strata_match` (``StringMatching``), which a
-///   ``Store`` registers on each connection.
+///   operators are false when a side is NULL (but `==[c]` is true for two NULLs, as `IS`);
+///   `IN` is true when the value `IS` one element.
+/// - String operators, `==[c]`/`==[d]`/`==[cd]` included, call the SQL function
+///   `strata_match` (``StringMatching``), which a ``Store`` registers on each connection.
+/// - Values are bound as GRDB binds them: a NaN is NULL, text ends at its first NUL.
 /// - Sort keys on enum attributes order by declaration order (a `CASE` over the cases;
 ///   unknown raw values after the known ones, NULL first as always); every order ends
 ///   with the root's `id`.
@@ -233,7 +235,7 @@ public struct SQLQueryBuilder: Sendable {
             return "\(SQL(sql: StringMatching.sqlFunctionName))(\(op.rawValue), \(l), \(r), \(options.rawValue))"
         case .isIn(let lhs, let values):
             let l = try expression(lhs)
-            let values = values.map(\.nanAsNull)
+            let values = values.map(\.asBound)
             let nonNull = values.filter { !$0.isNull }
             var parts: [SQL] = []
             if !nonNull.isEmpty {
@@ -245,7 +247,7 @@ public struct SQLQueryBuilder: Sendable {
             return "(" + parts.joined(separator: " OR ") + ")"
         case .between(let lhs, let low, let high):
             let l = try expression(lhs)
-            return "COALESCE(\(l) BETWEEN \(low.nanAsNull) AND \(high.nanAsNull), 0)"
+            return "COALESCE(\(l) BETWEEN \(low.asBound) AND \(high.asBound), 0)"
         case .quantified(let quantifier, let relationship, let predicate):
             var (subquery, inner) = try toManySubquery(relationship)
             switch quantifier {
@@ -267,7 +269,7 @@ public struct SQLQueryBuilder: Sendable {
         case .path(let path):
             return try value(path)
         case .value(let value):
-            return SQL(sql: "?", arguments: [value.nanAsNull])
+            return SQL(sql: "?", arguments: [value.asBound])
         case .count(let relationship):
             let (link, inner) = try toManySubquery(relationship)
             return "(SELECT COUNT(*) FROM \(inner.fromClause) WHERE \(link))"

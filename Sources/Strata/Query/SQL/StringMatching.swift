@@ -1,19 +1,28 @@
 import Foundation
 import GRDB
 
-/// The string operators of predicates (`CONTAINS`, `BEGINSWITH`, `ENDSWITH`, `LIKE`) with their
-/// `[c]`/`[d]` options, implemented once in Swift and used both in memory and inside SQLite
-/// (as the SQL function `strata_match`, registered on every connection of a ``Store``), so
-/// both always give the same answer.
+/// The string operators of predicates (`==[c]`, `CONTAINS`, `BEGINSWITH`, `ENDSWITH`, `LIKE`,
+/// with or without their `[c]`/`[d]` options), implemented once in Swift and used both in
+/// memory and inside SQLite (as the SQL function `strata_match`, registered on every
+/// connection of a ``Store``), so both always give the same answer.
 ///
 /// Semantics:
 /// - `[c]` folds case and `[d]` folds diacritics with Foundation's
 ///   `String.folding(options:locale:)` (no locale); both strings are folded the same way.
+///   `[c]` is full Unicode case folding: `"ß"`, `"ẞ"` and `"SS"` all fold to `"ss"`, `"ﬁ"` to
+///   `"fi"`, `"ς"` and `"Σ"` to `"σ"`; there are no Turkish rules (`"ı"` stays `"ı"`, `"İ"`
+///   folds to `"i\u{307}"`). `[d]` removes the marks a character decomposes into: `"é"` and
+///   `"Å"` fold to `"e"` and `"A"`, while `"ø"`, `"ł"`, `"æ"` and `"ß"` have none and stay.
 /// - Matching compares Swift `Character`s (extended grapheme clusters, canonical equivalence):
 ///   `"é"` precomposed matches `"e\u{301}"`, and without `[d]` `"é"` does not contain `"e"`.
-/// - `LIKE`: `*` matches any run of characters (possibly empty), `?` exactly one character;
-///   there is no escape character, and `%`/`_` are ordinary characters.
-/// - Either side nil (or not a string) never matches.
+/// - `==` (``StringOperator/equal``) is true when the folded strings have equal Characters;
+///   nil equals nil and differs from every string, as with `==` without options.
+/// - `LIKE`: `*` matches any run of characters (possibly empty), `?` exactly one character,
+///   counted in the folded string (with `[c]`, `"ß"` is two characters, `"ss"`); there is no
+///   escape character, and `%`, `_` and `\` are ordinary characters.
+/// - Either side nil (or not a string) never matches, except for `==` as above.
+/// - Database values are matched up to their first NUL character: GRDB reads the text
+///   arguments of `strata_match` as C strings (and stores and binds text the same way).
 public enum StringMatching {
     /// The name of the SQL function: `strata_match(op, value, pattern, options)` → 0 or 1.
     public static let sqlFunctionName = "strata_match"
@@ -32,6 +41,8 @@ public enum StringMatching {
         let value = Array(fold(value, options))
         let pattern = Array(fold(pattern, options))
         switch op {
+        case .equal:
+            return value == pattern
         case .beginsWith:
             return value.starts(with: pattern)
         case .endsWith:
@@ -48,10 +59,13 @@ public enum StringMatching {
         }
     }
 
-    /// Whether database values match: false when either is not a string.
+    /// Whether database values match, each string up to its first NUL character: false when
+    /// either is not a string, except that ``StringOperator/equal`` holds for two NULLs.
     public static func matches(_ value: DatabaseValue, _ op: StringOperator, _ pattern: DatabaseValue, _ options: StringOptions) -> Bool {
-        guard case .string(let value) = value.storage, case .string(let pattern) = pattern.storage else { return false }
-        return matches(value, op, pattern, options)
+        guard case .string(let value) = value.storage, case .string(let pattern) = pattern.storage else {
+            return op == .equal && value.isNull && pattern.isNull
+        }
+        return matches(value.upToNUL, op, pattern.upToNUL, options)
     }
 
     /// Wildcard matching without backtracking blow-up (greedy with the last `*` remembered).
@@ -84,5 +98,14 @@ public enum StringMatching {
               case .int64(let rawOptions) = values[3].storage
         else { return false }
         return matches(values[1], op, values[2], StringOptions(rawValue: Int(rawOptions)))
+    }
+}
+
+extension String {
+    /// The string up to its first NUL character: the text SQLite reads from a C string, as
+    /// GRDB binds and reads text.
+    var upToNUL: String {
+        guard let nul = utf8.firstIndex(of: 0) else { return self }
+        return String(self[..<nul])
     }
 }

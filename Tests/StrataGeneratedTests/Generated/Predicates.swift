@@ -1,0 +1,1 @@
+../../StrataCodegenTests/Resources/Predicates/Predicates.swift
