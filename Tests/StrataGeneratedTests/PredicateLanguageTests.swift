@@ -201,18 +201,19 @@ struct Parameters: CustomStringConvertible {
 
 extension PredicateLanguageTests {
     /// Random shelves, badges and words with letters; then a few texts with NUL characters
-    /// written by raw SQL (the typed API stores text up to its first NUL).
+    /// written by raw SQL (the typed API refuses text with a NUL, so the pools' strings are
+    /// inserted up to their first NUL).
     static func populate(_ store: Strata.Store, _ random: inout SplitMix) throws -> [ReferenceWord] {
         try store.write { db in
             var shelves: [(Shelf.ID, String, String?)] = []
             for _ in 0..<random.int(0...4) {
                 let label = random.pick(Pools.strings), note = random.int(0...2) == 0 ? nil : random.pick(Pools.strings)
-                shelves.append((try db.insert(Shelf(label: label, note: note)).id, label, note))
+                shelves.append((try db.insert(Shelf(label: Reference.stored(label), note: note.map(Reference.stored))).id, label, note))
             }
             var badges: [(Badge.ID, String)] = []
             for _ in 0..<random.int(0...4) {
                 let name = random.pick(Pools.strings)
-                badges.append((try db.insert(Badge(name: name)).id, name))
+                badges.append((try db.insert(Badge(name: Reference.stored(name))).id, name))
             }
             var words: [ReferenceWord] = []
             for _ in 0..<random.int(25...45) {
@@ -225,12 +226,12 @@ extension PredicateLanguageTests {
                     mood: random.pick(Mood.allCases), maybeMood: random.int(0...2) == 0 ? nil : random.pick(Mood.allCases),
                     shelf: shelf.map { ($0.1, $0.2) }, letters: [], badges: [])
                 let inserted = try db.insert(Word(
-                    text: word.text, alt: word.alt, number: word.number, maybe: word.maybe, ratio: word.ratio,
+                    text: Reference.stored(word.text), alt: word.alt.map(Reference.stored), number: word.number, maybe: word.maybe, ratio: word.ratio,
                     flag: word.flag, day: word.day, mood: word.mood, maybeMood: word.maybeMood, shelfID: shelf?.0))
                 word.id = inserted.id.rawValue
                 for _ in 0..<random.int(0...3) {
                     let letter = (glyph: random.pick(Pools.strings), rank: random.int(-1...3))
-                    _ = try db.insert(Letter(glyph: letter.glyph, rank: letter.rank, wordID: inserted.id))
+                    _ = try db.insert(Letter(glyph: Reference.stored(letter.glyph), rank: letter.rank, wordID: inserted.id))
                     word.letters.append((Reference.stored(letter.glyph), letter.rank))
                 }
                 for badge in badges where random.int(0...2) == 0 {

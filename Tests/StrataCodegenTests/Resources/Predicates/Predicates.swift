@@ -31,15 +31,15 @@ extension Shelf {
     public static let entityDescriptor: Strata.EntityDescriptor = PredicateModel.schema.entity(named: "Shelf")!
 
     public init(row: GRDB.Row) throws {
-        self.id = row["id"]
-        self.label = row["label"]
-        self.note = row["note"]
+        self.id = try row.strataValue("id", of: "Shelf")
+        self.label = try row.strataValue("label", of: "Shelf")
+        self.note = try row.strataOptionalValue("note", of: "Shelf")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
         if self.id.isSaved { container["id"] = self.id }
-        container["label"] = self.label
-        container["note"] = self.note
+        container["label"] = try Strata.InvalidValueError.checked(self.label, "label", of: "Shelf")
+        container["note"] = try Strata.InvalidValueError.checked(self.note, "note", of: "Shelf")
     }
 
     public mutating func didInsert(_ inserted: GRDB.InsertionSuccess) {
@@ -91,15 +91,15 @@ extension Letter {
     public static let entityDescriptor: Strata.EntityDescriptor = PredicateModel.schema.entity(named: "Letter")!
 
     public init(row: GRDB.Row) throws {
-        self.id = row["id"]
-        self.glyph = row["glyph"]
-        self.rank = row["rank"]
-        self.wordID = row["wordID"]
+        self.id = try row.strataValue("id", of: "Letter")
+        self.glyph = try row.strataValue("glyph", of: "Letter")
+        self.rank = try row.strataValue("rank", of: "Letter")
+        self.wordID = try row.strataOptionalValue("wordID", of: "Letter")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
         if self.id.isSaved { container["id"] = self.id }
-        container["glyph"] = self.glyph
+        container["glyph"] = try Strata.InvalidValueError.checked(self.glyph, "glyph", of: "Letter")
         container["rank"] = self.rank
         container["wordID"] = self.wordID
     }
@@ -152,13 +152,13 @@ extension Badge {
     public static let entityDescriptor: Strata.EntityDescriptor = PredicateModel.schema.entity(named: "Badge")!
 
     public init(row: GRDB.Row) throws {
-        self.id = row["id"]
-        self.name = row["name"]
+        self.id = try row.strataValue("id", of: "Badge")
+        self.name = try row.strataValue("name", of: "Badge")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
         if self.id.isSaved { container["id"] = self.id }
-        container["name"] = self.name
+        container["name"] = try Strata.InvalidValueError.checked(self.name, "name", of: "Badge")
     }
 
     public mutating func didInsert(_ inserted: GRDB.InsertionSuccess) {
@@ -238,26 +238,26 @@ extension Word {
     public static let entityDescriptor: Strata.EntityDescriptor = PredicateModel.schema.entity(named: "Word")!
 
     public init(row: GRDB.Row) throws {
-        self.id = row["id"]
-        self.text = row["text"]
-        self.alt = row["alt"]
-        self.number = row["number"]
-        self.maybe = row["maybe"]
-        self.ratio = row["ratio"]
-        self.flag = row["flag"]
-        self.day = row["day"]
-        self.mood = row["mood"]
-        self.maybeMood = row["maybeMood"]
-        self.shelfID = row["shelfID"]
+        self.id = try row.strataValue("id", of: "Word")
+        self.text = try row.strataValue("text", of: "Word")
+        self.alt = try row.strataOptionalValue("alt", of: "Word")
+        self.number = try row.strataValue("number", of: "Word")
+        self.maybe = try row.strataOptionalValue("maybe", of: "Word")
+        self.ratio = try row.strataValue("ratio", of: "Word")
+        self.flag = try row.strataValue("flag", of: "Word")
+        self.day = try row.strataValue("day", of: "Word")
+        self.mood = try row.strataValue("mood", of: "Word")
+        self.maybeMood = try row.strataOptionalValue("maybeMood", of: "Word")
+        self.shelfID = try row.strataOptionalValue("shelfID", of: "Word")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
         if self.id.isSaved { container["id"] = self.id }
-        container["text"] = self.text
-        container["alt"] = self.alt
+        container["text"] = try Strata.InvalidValueError.checked(self.text, "text", of: "Word")
+        container["alt"] = try Strata.InvalidValueError.checked(self.alt, "alt", of: "Word")
         container["number"] = self.number
         container["maybe"] = self.maybe
-        container["ratio"] = self.ratio
+        container["ratio"] = try Strata.InvalidValueError.checked(self.ratio, "ratio", of: "Word")
         container["flag"] = self.flag
         container["day"] = self.day
         container["mood"] = self.mood
