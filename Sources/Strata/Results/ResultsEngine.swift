@@ -38,11 +38,6 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
     /// makes the engine refetch everything instead.
     var refetchMinimum = 64
     var refetchRatio = 0.25
-    /// Counts, for tests: full fetches and incremental updates.
-    private(set) var fullFetchCount = 0
-    private(set) var incrementalCount = 0
-    /// Counts, for tests: snapshots whose changes came from the row journal.
-    private(set) var journaledCount = 0
 
     private(set) var records: [Int64: Record] = [:]
     private(set) var sections: [RawSection] = []
@@ -90,7 +85,6 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
 
     /// Replaces the whole state with a fresh fetch.
     func fetchAll(_ db: Database) throws {
-        fullFetchCount += 1
         records.removeAll(keepingCapacity: true)
         derived = [:]
         pending = .all
@@ -460,7 +454,6 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
             try fetchAll(db)
             return true
         }
-        incrementalCount += 1
         // 3. Remove every affected or deleted item, then insert the re-read ones; journal
         // their places before and after.
         let fetched = try fetchItems(db, ids: Array(affected))
@@ -654,7 +647,6 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
         switch pending {
         case .rows(let journal):
             changes = .rows(Array(journal.values))
-            if !journal.isEmpty { journaledCount += 1 }
         case .sections:
             changes = .sections(changed)
         case .all:

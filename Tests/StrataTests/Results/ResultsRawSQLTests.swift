@@ -197,15 +197,18 @@ import Testing
     /// refetch, no delivery.
     @Test func externalChangesToOtherTablesAreIgnored() throws {
         let store = try Store.inMemory(schema: NotesModel.schema)
+        let trace = store.traceStatements()
         let h = try Harness(store: store, Note.Fetches.all) { db in try db.note("a") }
-        let fetches = h.controller.engineForTesting.fullFetchCount
+        let reads = try ItemReads(lastFullFetchIn: trace.statements)
+        trace.removeAll()
         try store.notifyExternalChanges(in: ["Tag"])
         h.controller.waitForDeliveries()
-        #expect(h.controller.engineForTesting.fullFetchCount == fetches)
+        #expect(reads.fullFetches(in: trace.statements) == 0)
+        #expect(!trace.statements.contains { $0.contains("FROM \"Note\"") }, "\(trace.statements)")
         #expect(lines(h.recorder.updates, text) == ["reload | [a]"])
         try store.notifyExternalChanges(in: ["Note"])
         h.controller.waitForDeliveries()
-        #expect(h.controller.engineForTesting.fullFetchCount == fetches + 1)
+        #expect(reads.fullFetches(in: trace.statements) == 1)
     }
 
     private func writeNoteFromAnotherConnection(_ title: String, path: String) throws {

@@ -143,3 +143,45 @@ extension Database {
         try Note.filter(Column("title") == title).fetchOne(self)!
     }
 }
+
+/// What one results controller read, told apart in a store's statement trace
+/// (``Store/traceStatements()``) by the select list and joins of its item query: the full
+/// fetch is that query as is; an incremental re-read adds `t0."id" IN (…)`.
+struct ItemReads {
+    /// The query up to its WHERE or ORDER BY clause.
+    let signature: String
+
+    /// The reads of the controller whose full fetch is the last item query in `statements`.
+    init(lastFullFetchIn statements: [String], sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let query = try #require(statements.last { $0.hasPrefix("SELECT t0.*") }, sourceLocation: sourceLocation)
+        signature = Self.signature(of: query)
+    }
+
+    /// The reads of the controller whose full fetch is `query`.
+    init(query: String) {
+        signature = Self.signature(of: query)
+    }
+
+    static func signature(of sql: String) -> String {
+        let end = [sql.range(of: " WHERE "), sql.range(of: " ORDER BY ")].compactMap { $0?.lowerBound }.min() ?? sql.endIndex
+        return String(sql[..<end])
+    }
+
+    private func mine(_ statements: [String]) -> [String] {
+        statements.filter { $0.hasPrefix("SELECT t0.*") && Self.signature(of: $0) == signature }
+    }
+
+    /// How many times the controller fetched everything.
+    func fullFetches(in statements: [String]) -> Int {
+        mine(statements).filter { !$0.contains("t0.\"id\" IN (") }.count
+    }
+
+    /// The ids of each incremental re-read, in order.
+    func rowReads(in statements: [String]) -> [[Int64]] {
+        mine(statements).compactMap { sql in
+            guard let start = sql.range(of: "t0.\"id\" IN (") else { return nil }
+            let list = sql[start.upperBound...].prefix { $0 != ")" }
+            return list.split(separator: ",").compactMap { Int64($0.trimmingCharacters(in: .whitespaces)) }
+        }
+    }
+}
