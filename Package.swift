@@ -15,6 +15,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
     ],
     targets: [
         // libyaml, as a system library: a module map and a shim header.
@@ -46,7 +47,12 @@ let package = Package(
             dependencies: ["strata"]
         ),
         // The runtime: store, predicates, fetch requests, live sectioned results.
-        .target(name: "Strata", dependencies: [.product(name: "GRDB", package: "GRDB.swift")]),
+        .target(
+            name: "Strata",
+            dependencies: [
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "OrderedCollections", package: "swift-collections"),
+            ]),
         // The README's main job, on the package's own Models/.
         .executableTarget(name: "StrataDemo", dependencies: ["StrataDemoKit"]),
         // The demo's scenario, interactive shell and renderer, generated model included.

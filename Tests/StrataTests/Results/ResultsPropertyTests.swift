@@ -26,12 +26,7 @@ import Testing
             controller = try ResultsController(
                 store: store, request: request, deliveryQueue: DispatchQueue(label: "strata.tests.property"))
             controller.checksInvariants = true
-            if forceRefetch {
-                controller.engineForTesting.refetchMinimum = 0
-                controller.engineForTesting.refetchRatio = 0
-            } else {
-                controller.engineForTesting.refetchMinimum = .max
-            }
+            controller.engineForTesting.policy = forceRefetch ? .always : .never
             controller.coordinate(recorder)
             controller.waitForDeliveries()
             shown = controller.snapshot

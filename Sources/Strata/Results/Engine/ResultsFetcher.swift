@@ -1,0 +1,161 @@
+import GRDB
+
+/// The keys that place an item: its sort values and its raw section key.
+struct IndexKeys {
+    /// The values of the request's sort keys, as SQLite orders them.
+    var sort: [DatabaseValue]
+    /// The raw section key: the key value, or the section object's id (NULL when nil).
+    var key: DatabaseValue
+    /// The ordering value of the key (enum keys order by declaration).
+    var keyOrder: DatabaseValue
+}
+
+/// A section object as read: its id, its value, and the values of the section sort.
+struct FetchedSection<Section> {
+    var id: Int64
+    var value: Section
+    var order: [DatabaseValue]
+}
+
+/// Everything a results request reads from the database, and nothing it remembers: the
+/// items with the keys that place them, the ids of items that depend on changed related
+/// rows, and the section objects of an entity-sectioned request. Stateless and `Sendable`,
+/// like the fetch half of GRDB's `ValueObservation`; ``ResultsEngine`` keeps the state.
+///
+/// Reads by id go through ``forEachChunk(of:_:)``, at most ``chunkSize`` ids a statement,
+/// below SQLite's limit on bound parameters.
+struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendable {
+    let plan: ResultsQueryPlan
+
+    /// The most ids one statement binds.
+    static var chunkSize: Int { 500 }
+
+    init(plan: ResultsQueryPlan) {
+        self.plan = plan
+    }
+
+    /// Calls `body` with consecutive slices of `ids`, each at most ``chunkSize`` long.
+    static func forEachChunk<C: Collection>(of ids: C, _ body: (C.SubSequence) throws -> Void) rethrows {
+        var start = ids.startIndex
+        while start != ids.endIndex {
+            let end = ids.index(start, offsetBy: chunkSize, limitedBy: ids.endIndex) ?? ids.endIndex
+            try body(ids[start..<end])
+            start = end
+        }
+    }
+
+    /// The number of rows of the item table, an upper bound of the results' size that SQLite
+    /// counts without reading rows.
+    func tableRowCount(_ db: Database) throws -> Int {
+        try Int.fetchOne(db, sql: "SELECT count(*) FROM \(quoted(plan.itemEntity))") ?? 0
+    }
+
+    /// Calls `body` with each item matching the predicate, and whose id is in `ids` when
+    /// given, with its keys: in SQL order for the whole results, chunk by chunk for ids.
+    func forEachItem(_ db: Database, ids: [Int64]?, _ body: (Item, IndexKeys) throws -> Void) throws {
+        guard let ids else {
+            try forEachItem(db, chunk: nil, body)
+            return
+        }
+        try Self.forEachChunk(of: ids) { chunk in try forEachItem(db, chunk: chunk, body) }
+    }
+
+    private func forEachItem(_ db: Database, chunk: ArraySlice<Int64>?, _ body: (Item, IndexKeys) throws -> Void) throws {
+        var builder = try SQLQueryBuilder(schema: plan.schema, rootEntity: plan.itemEntity)
+        var selection = SQL(sql: "\(builder.rootAlias).*")
+        for (index, key) in plan.sort.enumerated() {
+            selection += ", " + (try builder.orderingExpression(key)) + SQL(sql: " AS \"__strata_s\(index)\"")
+        }
+        let keyColumns: Int
+        switch plan.sectionKind {
+        case .none:
+            keyColumns = 0
+        case .key(let path, let descending, _):
+            keyColumns = 2
+            selection += ", " + (try builder.value(path)) + " AS \"__strata_key\""
+            selection += ", " + (try builder.orderingExpression(SortNode(path: path, descending: descending)))
+                + " AS \"__strata_keyorder\""
+        case .entity(let relationship, _, _, _, _):
+            keyColumns = 1
+            selection += ", " + (try builder.value(relationship + ["id"])) + " AS \"__strata_key\""
+        }
+        var conditions: [SQL] = []
+        if let predicate = plan.predicate { conditions.append(try builder.condition(predicate)) }
+        if let chunk {
+            if chunk.isEmpty { return }
+            let list = chunk.map { SQL(sql: "?", arguments: [$0]) }.joined(separator: ", ")
+            conditions.append(SQL(sql: "\(builder.rootAlias).\"id\" IN (") + list + ")")
+        }
+        let order = try builder.orderingTerms(plan.sort)
+        var sql: SQL = "SELECT \(selection) FROM \(builder.fromClause)"
+        if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
+        sql += " ORDER BY \(order)"
+        let sortCount = plan.sort.count
+        // A cursor, not `Row.fetchAll`: its rows find columns through the statement. The
+        // extra columns follow the entity's own, so they are read by index.
+        let rows = try Row.fetchCursor(db, SQLRequest(literal: sql))
+        while let row = try rows.next() {
+            let first = row.count - sortCount - keyColumns
+            var sort: [DatabaseValue] = []
+            sort.reserveCapacity(sortCount)
+            for index in first..<(first + sortCount) { sort.append(DatabaseValueOrdering.sortValue(in: row, at: index)) }
+            let key: DatabaseValue = keyColumns > 0 ? row[first + sortCount] : .null
+            let keyOrder: DatabaseValue = keyColumns > 1 ? row[first + sortCount + 1] : key
+            try body(try Item(row: row), IndexKeys(sort: sort, key: key, keyOrder: keyOrder))
+        }
+    }
+
+    /// The ids of items whose `foreignKeyPath` is one of `ids` (whatever the predicate says).
+    func itemIDs(_ db: Database, where foreignKeyPath: [String], in ids: Set<Int64>) throws -> Set<Int64> {
+        var result = Set<Int64>()
+        try Self.forEachChunk(of: Array(ids)) { chunk in
+            var builder = try SQLQueryBuilder(schema: plan.schema, rootEntity: plan.itemEntity)
+            let value = try builder.value(foreignKeyPath)
+            let list = chunk.map { SQL(sql: "?", arguments: [$0]) }.joined(separator: ", ")
+            let sql: SQL = "SELECT \(SQL(sql: builder.rootAlias)).\"id\" FROM \(builder.fromClause) WHERE \(value) IN (" + list + ")"
+            result.formUnion(try Int64.fetchAll(db, SQLRequest(literal: sql)))
+        }
+        return result
+    }
+
+    /// The section objects of an entity-sectioned request that its section predicate keeps
+    /// (those of `ids` only, when given), in the section sort's order within each chunk.
+    func sectionObjects(_ db: Database, ids: Set<Int64>? = nil) throws -> [FetchedSection<Section>] {
+        guard case .entity(_, let entity, let sort, let predicate, _) = plan.sectionKind else { return [] }
+        guard let type = Section.self as? any FetchableRecord.Type else {
+            throw ResultsError.sectionTypeMismatch(String(describing: Section.self))
+        }
+        func read(_ chunk: [Int64]?) throws -> [FetchedSection<Section>] {
+            var builder = try SQLQueryBuilder(schema: plan.schema, rootEntity: entity)
+            var selection = SQL(sql: "\(builder.rootAlias).*")
+            for (index, key) in sort.enumerated() {
+                selection += ", " + (try builder.orderingExpression(key)) + SQL(sql: " AS \"__strata_s\(index)\"")
+            }
+            var condition = predicate
+            if let chunk {
+                let idCondition = PredicateNode.isIn(.path(["id"]), chunk.map(\.databaseValue))
+                condition = predicate.map { .and([$0, idCondition]) } ?? idCondition
+            }
+            let sql = try builder.select(selection, where: condition, orderBy: sort)
+            return try Row.fetchAll(db, SQLRequest(literal: sql)).map { row in
+                let value = try Self.decode(type, row: row)
+                let id: Int64 = row["id"]
+                var order: [DatabaseValue] = []
+                let first = row.count - sort.count  // the sort columns follow the entity's own
+                for index in first..<row.count { order.append(DatabaseValueOrdering.sortValue(in: row, at: index)) }
+                return FetchedSection(id: id, value: value, order: order)
+            }
+        }
+        guard let ids else { return try read(nil) }
+        var result: [FetchedSection<Section>] = []
+        try Self.forEachChunk(of: ids.sorted()) { chunk in result += try read(Array(chunk)) }
+        return result
+    }
+
+    private static func decode<T: FetchableRecord>(_ type: T.Type, row: Row) throws -> Section {
+        guard let value = try T(row: row) as? Section else {
+            throw ResultsError.sectionTypeMismatch(String(describing: Section.self))
+        }
+        return value
+    }
+}

@@ -1,0 +1,446 @@
+import GRDB
+import OrderedCollections
+
+/// Where every item of a request's results is, by id and keys alone: each item's sort and
+/// section keys and its section, and the sections in order with their item ids in SQL
+/// order. It holds no item values (``ItemPayload`` does), so that what places an item and
+/// what shows it can be loaded separately.
+///
+/// Items whose section is not shown (an entity section the section predicate leaves out, an
+/// orphan without an orphans section) are kept, *hidden*, indexed by their section object's
+/// id, so that a section that appears adopts them without a scan. Keyed and orphan sections
+/// exist only while they hold items; entity sections and the single section always do.
+///
+/// Every order is ``DatabaseValueOrdering``'s, which is SQLite's `ORDER BY`, ties broken by
+/// id, so binary search places an item exactly where a fresh fetch would.
+struct SectionedIndex<Section: Hashable & Sendable> {
+    struct Record {
+        var keys: IndexKeys
+        /// The section the item is in; nil when its section is not shown.
+        var section: SectionID?
+    }
+
+    struct IndexSection {
+        var value: SectionValue<Section>
+        /// The values that order the section among the others.
+        var order: [DatabaseValue]
+        /// Its items' ids, in order.
+        var items: [Int64]
+    }
+
+    /// Where a removed item was.
+    struct Removal {
+        var section: SectionID
+        var index: Int
+        /// The section went with its last item (keyed and orphan sections).
+        var sectionRemoved: Bool
+    }
+
+    /// The state of a build from a fetch in SQL order: the items of each section, in order.
+    struct Builder {
+        fileprivate var buckets: [SectionID: Int] = [:]
+        fileprivate var items: [[Int64]] = []
+        fileprivate var firstKeys: [IndexKeys] = []
+        fileprivate var last: (id: SectionID, bucket: Int)?
+    }
+
+    let kind: ResultsQueryPlan.SectionKind
+    let itemDescending: [Bool]
+    let sectionDescending: [Bool]
+
+    private(set) var records: [Int64: Record] = [:]
+    private(set) var sections: OrderedDictionary<SectionID, IndexSection> = [:]
+    /// The hidden items by their section object's id.
+    private var hidden: [Int64: Set<Int64>] = [:]
+
+    init(kind: ResultsQueryPlan.SectionKind, itemDescending: [Bool]) {
+        self.kind = kind
+        self.itemDescending = itemDescending
+        switch kind {
+        case .none: sectionDescending = []
+        case .key(_, let descending, _): sectionDescending = [descending]
+        case .entity(_, _, let sort, _, _): sectionDescending = sort.map(\.descending)
+        }
+    }
+
+    var isEmptyCapacity: Bool { records.capacity == 0 }
+
+    mutating func reserveCapacity(_ count: Int) {
+        records.reserveCapacity(count)
+    }
+
+    // MARK: - Building from a fetch
+
+    /// Forgets every item and starts a build: the single section, or the entity sections
+    /// read (`sectionObjects`, in any order).
+    mutating func beginBuild(sectionObjects: [FetchedSection<Section>]) -> Builder {
+        records.removeAll(keepingCapacity: true)
+        hidden = [:]
+        sections = [:]
+        switch kind {
+        case .none:
+            sections[.single] = IndexSection(value: .value(NoSection() as! Section), order: [], items: [])
+        case .key:
+            break
+        case .entity:
+            for object in sectionObjects {
+                sections[.object(object.id)] = IndexSection(value: .value(object.value), order: object.order, items: [])
+            }
+        }
+        return Builder()
+    }
+
+    /// Adds an item read in SQL order; returns the number of its section's bucket (the
+    /// order in which the build met the sections), or nil when the item is hidden.
+    mutating func appendFetched(_ id: Int64, _ keys: IndexKeys, to builder: inout Builder) -> Int? {
+        let section = sectionID(for: keys)
+        records[id] = Record(keys: keys, section: section)
+        guard let section else {
+            addHidden(id, keys)
+            return nil
+        }
+        let bucket: Int
+        if let last = builder.last, last.id == section {
+            bucket = last.bucket
+        } else if let existing = builder.buckets[section] {
+            bucket = existing
+        } else {
+            bucket = builder.items.count
+            builder.buckets[section] = bucket
+            builder.items.append([])
+            builder.firstKeys.append(keys)
+        }
+        builder.last = (section, bucket)
+        builder.items[bucket].append(id)
+        return bucket
+    }
+
+    /// Ends a build: creates the keyed sections, orders the sections, and gives each its
+    /// items. Returns the shown sections with their bucket numbers; the items of a key the
+    /// section type cannot represent (an unknown enum raw value written by raw SQL) are
+    /// hidden, as incremental updates hide them.
+    mutating func finishBuild(_ builder: Builder) -> [(section: SectionID, bucket: Int)] {
+        var shown: [(section: SectionID, bucket: Int)] = []
+        shown.reserveCapacity(builder.buckets.count)
+        for (id, bucket) in builder.buckets {
+            if sections[id] == nil {
+                guard let section = try? makeKeySection(id, keys: builder.firstKeys[bucket]) else {
+                    hide(builder.items[bucket])
+                    continue
+                }
+                sections[id] = section
+            }
+            shown.append((id, bucket))
+        }
+        let descending = sectionDescending
+        sections.sort { Self.sectionPrecedes($0.key, $0.value, $1.key, $1.value, descending: descending) }
+        for (id, bucket) in shown { sections[id]?.items = builder.items[bucket] }
+        return shown
+    }
+
+    // MARK: - Incremental changes
+
+    /// Where the item `id` is shown: its section and its index there.
+    func place(of id: Int64) -> RowChange.Place? {
+        guard let record = records[id], let section = record.section, let items = sections[section]?.items else {
+            return nil
+        }
+        return RowChange.Place(section: section, index: insertionIndex(of: id, record.keys.sort, in: items))
+    }
+
+    /// Removes the item `id`; returns where it was shown.
+    mutating func remove(_ id: Int64) -> Removal? {
+        guard let record = records[id] else { return nil }
+        guard let section = record.section, let s = sections.index(forKey: section) else {
+            records[id] = nil
+            removeHidden(id, record.keys)
+            return nil
+        }
+        let index = insertionIndex(of: id, record.keys.sort, in: sections.values[s].items)
+        precondition(
+            index < sections.values[s].items.count && sections.values[s].items[index] == id,
+            "item \(id) not where expected")
+        records[id] = nil
+        sections.values[s].items.remove(at: index)
+        var removed = false
+        if sections.values[s].items.isEmpty, Self.isTransient(section) {
+            sections.remove(at: s)
+            removed = true
+        }
+        return Removal(section: section, index: index, sectionRemoved: removed)
+    }
+
+    /// Inserts the item `id` read afresh; returns where it is shown (nil when hidden).
+    mutating func insert(_ id: Int64, _ keys: IndexKeys) -> RowChange.Place? {
+        guard let section = sectionID(for: keys) else {
+            records[id] = Record(keys: keys, section: nil)
+            addHidden(id, keys)
+            return nil
+        }
+        records[id] = Record(keys: keys, section: section)
+        if sections[section] == nil {
+            guard let created = try? makeKeySection(section, keys: keys) else {
+                hide([id])  // a key the section type cannot represent: left out
+                return nil
+            }
+            sections.updateValue(created, forKey: section, insertingAt: sectionInsertionIndex(of: section, created))
+        }
+        let s = sections.index(forKey: section)!
+        let index = insertionIndex(of: id, keys.sort, in: sections.values[s].items)
+        sections.values[s].items.insert(id, at: index)
+        return RowChange.Place(section: section, index: index)
+    }
+
+    /// Replaces the section objects of `ids` with those read afresh (`fresh`: the ones the
+    /// section predicate keeps), each placed by binary search; items of sections that went
+    /// are hidden, hidden items of sections that appeared are adopted. Returns the sections
+    /// whose items changed wholesale.
+    mutating func updateSections(_ fresh: [FetchedSection<Section>], ids: Set<Int64>) -> Set<SectionID> {
+        var byID: [SectionID: FetchedSection<Section>] = [:]
+        for object in fresh { byID[.object(object.id)] = object }
+        var changed = Set<SectionID>()
+        var appeared: [Int64] = []
+        for id in ids.sorted() {
+            let sectionID = SectionID.object(id)
+            var items: [Int64] = []
+            let old = sections.removeValue(forKey: sectionID)
+            if let old {
+                items = old.items
+                if byID[sectionID] == nil {
+                    changed.insert(sectionID)
+                    hide(old.items)
+                    continue
+                }
+                // Its items stay; its value, read afresh, goes into the next snapshot.
+            }
+            guard let object = byID[sectionID] else { continue }
+            if old == nil { appeared.append(id) }
+            let section = IndexSection(value: .value(object.value), order: object.order, items: items)
+            sections.updateValue(section, forKey: sectionID, insertingAt: sectionInsertionIndex(of: sectionID, section))
+        }
+        changed.formUnion(adoptHiddenItems(of: appeared))
+        return changed
+    }
+
+    /// Replaces every section object with those read afresh (`fresh`, all the section
+    /// predicate keeps, in order); the orphans section stays last. Returns the sections
+    /// whose items changed wholesale.
+    mutating func refreshSections(_ fresh: [FetchedSection<Section>]) -> Set<SectionID> {
+        var old = sections
+        let orphans = old.removeValue(forKey: .orphans)
+        var appeared: [Int64] = []
+        var next: OrderedDictionary<SectionID, IndexSection> = [:]
+        next.reserveCapacity(fresh.count + 1)
+        for object in fresh {
+            let id = SectionID.object(object.id)
+            var section = IndexSection(value: .value(object.value), order: object.order, items: [])
+            if let previous = old.removeValue(forKey: id) {
+                section.items = previous.items
+            } else {
+                appeared.append(object.id)
+            }
+            next[id] = section
+        }
+        if let orphans { next[.orphans] = orphans }
+        sections = next  // in the read order, the section sort's
+        // Items of sections that went are no longer shown.
+        var changed = Set<SectionID>()
+        for (id, gone) in old {
+            changed.insert(id)
+            hide(gone.items)
+        }
+        changed.formUnion(adoptHiddenItems(of: appeared))
+        return changed
+    }
+
+    /// Moves the hidden items of sections that appeared into them; returns those sections.
+    private mutating func adoptHiddenItems(of appeared: [Int64]) -> Set<SectionID> {
+        var adopted = Set<SectionID>()
+        for key in appeared {
+            guard let ids = hidden.removeValue(forKey: key) else { continue }
+            let sectionID = SectionID.object(key)
+            guard sections[sectionID] != nil else { continue }
+            for id in ids { records[id]!.section = sectionID }
+            let (records, descending) = (self.records, itemDescending)
+            sections[sectionID]?.items.append(contentsOf: ids)
+            sections[sectionID]?.items.sort {
+                Self.precedes(records[$0]!.keys.sort, $0, records[$1]!.keys.sort, $1, descending: descending)
+            }
+            adopted.insert(sectionID)
+        }
+        return adopted
+    }
+
+    // MARK: - Hidden items
+
+    private mutating func addHidden(_ id: Int64, _ keys: IndexKeys) {
+        if case .int64(let key) = keys.key.storage { hidden[key, default: []].insert(id) }
+    }
+
+    private mutating func removeHidden(_ id: Int64, _ keys: IndexKeys) {
+        if case .int64(let key) = keys.key.storage {
+            hidden[key]?.remove(id)
+            if hidden[key]?.isEmpty == true { hidden[key] = nil }
+        }
+    }
+
+    /// Takes items out of the shown sections (their section went, or cannot be shown).
+    private mutating func hide(_ items: [Int64]) {
+        for item in items {
+            guard let record = records[item] else { continue }
+            records[item]?.section = nil
+            addHidden(item, record.keys)
+        }
+    }
+
+    // MARK: - Sections
+
+    /// Keyed and orphan sections exist only while they hold items.
+    static func isTransient(_ id: SectionID) -> Bool {
+        switch id {
+        case .key, .orphans: true
+        case .single, .object: false
+        }
+    }
+
+    /// The section an item with `keys` belongs in; nil when it is not shown.
+    private func sectionID(for keys: IndexKeys) -> SectionID? {
+        switch kind {
+        case .none:
+            return .single
+        case .key(_, _, let firstLetter):
+            guard firstLetter else { return .key(keys.key) }
+            guard case .string(let string) = keys.key.storage, let first = string.first else {
+                return .key("".databaseValue)
+            }
+            // Canonically equivalent letters ("é", "e\u{301}") are one section, keyed by their
+            // precomposed form so that its bytes, which order sections, are unique.
+            return .key(String(first).uppercased().precomposedStringWithCanonicalMapping.databaseValue)
+        case .entity(_, _, _, _, let orphans):
+            guard case .int64(let id) = keys.key.storage else { return orphans ? .orphans : nil }
+            let section = SectionID.object(id)
+            return sections[section] == nil ? nil : section
+        }
+    }
+
+    private func makeKeySection(_ id: SectionID, keys: IndexKeys) throws -> IndexSection {
+        switch id {
+        case .orphans:
+            return IndexSection(value: .orphans, order: [], items: [])
+        case .key(let letter):
+            if case .key(_, _, true) = kind {
+                guard case .string(let string) = letter.storage, let value = string as? Section else {
+                    throw ResultsError.sectionTypeMismatch(String(describing: Section.self))
+                }
+                return IndexSection(value: .value(value), order: [letter], items: [])
+            }
+            return IndexSection(value: .value(try Self.sectionValue(keys.key)), order: [keys.keyOrder], items: [])
+        default:
+            throw ResultsError.sectionTypeMismatch(String(describing: Section.self))
+        }
+    }
+
+    private static func sectionValue(_ key: DatabaseValue) throws -> Section {
+        guard let type = Section.self as? any DatabaseValueConvertible.Type else {
+            throw ResultsError.sectionTypeMismatch(String(describing: Section.self))
+        }
+        func convert<T: DatabaseValueConvertible>(_ type: T.Type) -> Section? {
+            if key.isNull, let none = Optional<T>.none as? Section { return none }
+            return T.fromDatabaseValue(key) as? Section
+        }
+        guard let value = convert(type) else { throw ResultsError.sectionValueUnreadable(key.description) }
+        return value
+    }
+
+    // MARK: - Ordering
+
+    private func precedes(_ lhs: [DatabaseValue], _ lhsID: Int64, _ rhs: [DatabaseValue], _ rhsID: Int64) -> Bool {
+        Self.precedes(lhs, lhsID, rhs, rhsID, descending: itemDescending)
+    }
+
+    private static func precedes(
+        _ lhs: [DatabaseValue], _ lhsID: Int64, _ rhs: [DatabaseValue], _ rhsID: Int64, descending: [Bool]
+    ) -> Bool {
+        DatabaseValueOrdering.compare(lhs, id: lhsID, rhs, id: rhsID, descending: descending) < 0
+    }
+
+    private func sectionPrecedes(_ lhsID: SectionID, _ lhs: IndexSection, _ rhsID: SectionID, _ rhs: IndexSection) -> Bool {
+        Self.sectionPrecedes(lhsID, lhs, rhsID, rhs, descending: sectionDescending)
+    }
+
+    private static func sectionPrecedes(
+        _ lhsID: SectionID, _ lhs: IndexSection, _ rhsID: SectionID, _ rhs: IndexSection, descending sectionDescending: [Bool]
+    ) -> Bool {
+        switch (lhsID, rhsID) {
+        case (.orphans, _): return false
+        case (_, .orphans): return true
+        case (.object(let a), .object(let b)):
+            return DatabaseValueOrdering.compare(lhs.order, id: a, rhs.order, id: b, descending: sectionDescending) < 0
+        case (.key(let a), .key(let b)):
+            for index in 0..<min(lhs.order.count, rhs.order.count) {
+                let order = DatabaseValueOrdering.compare(lhs.order[index], rhs.order[index])
+                if order != 0 { return sectionDescending.first == true ? order > 0 : order < 0 }
+            }
+            let order = DatabaseValueOrdering.compare(a, b)
+            return sectionDescending.first == true ? order > 0 : order < 0
+        default:
+            return false
+        }
+    }
+
+    /// The position of `id` (with `sort` values) in `items`, or where it belongs.
+    private func insertionIndex(of id: Int64, _ sort: [DatabaseValue], in items: [Int64]) -> Int {
+        var low = 0
+        var high = items.count
+        while low < high {
+            let mid = (low + high) / 2
+            let other = items[mid]
+            if precedes(records[other]!.keys.sort, other, sort, id) { low = mid + 1 } else { high = mid }
+        }
+        return low
+    }
+
+    private func sectionInsertionIndex(of id: SectionID, _ section: IndexSection) -> Int {
+        var low = 0
+        var high = sections.count
+        while low < high {
+            let mid = (low + high) / 2
+            if sectionPrecedes(sections.keys[mid], sections.values[mid], id, section) { low = mid + 1 } else { high = mid }
+        }
+        return low
+    }
+
+    // MARK: - Invariants
+
+    /// Checks the index (debug builds only): sections in order, transient sections not
+    /// empty, every shown record in exactly its section and in order, the hidden index
+    /// exactly the records without a section.
+    func _checkInvariants() {
+        #if DEBUG
+        var shown = 0
+        for (index, (id, section)) in zip(sections.keys, sections.values).enumerated() {
+            if index > 0 {
+                precondition(
+                    sectionPrecedes(sections.keys[index - 1], sections.values[index - 1], id, section),
+                    "sections out of order")
+            }
+            if Self.isTransient(id) { precondition(!section.items.isEmpty, "empty transient section") }
+            for (position, item) in section.items.enumerated() {
+                guard let record = records[item] else { preconditionFailure("item \(item) has no record") }
+                precondition(record.section == id, "item \(item) in the wrong section")
+                if position > 0 {
+                    let previous = section.items[position - 1]
+                    precondition(precedes(records[previous]!.keys.sort, previous, record.keys.sort, item), "items out of order")
+                }
+            }
+            shown += section.items.count
+        }
+        precondition(shown == records.values.filter { $0.section != nil }.count, "shown records not in sections")
+        var expectedHidden: [Int64: Set<Int64>] = [:]
+        for (id, record) in records where record.section == nil {
+            if case .int64(let key) = record.keys.key.storage { expectedHidden[key, default: []].insert(id) }
+        }
+        precondition(hidden == expectedHidden, "hidden index out of date")
+        #endif
+    }
+}

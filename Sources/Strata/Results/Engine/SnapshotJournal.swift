@@ -1,0 +1,155 @@
+/// What the next snapshot shows and how it differs from the last one: the post-fetch
+/// options, each section's rows as last derived (options applied), and the pending changes
+/// since the last snapshot — the places every changed row left and took (the row journal)
+/// while rows are items, else the sections whose rows were derived again.
+struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
+    /// What changed between two snapshots, as far as the journal knows.
+    enum Changes {
+        /// Every changed row, with its places (see ``ChangeBatch/init(from:to:rowChanges:)``).
+        case rows([RowChange])
+        /// The sections whose rows may differ (derived again); any section's value may differ.
+        case sections(Set<SectionID>)
+        /// Anything may differ (a refetch).
+        case all
+    }
+
+    private enum Pending {
+        /// Rows are items (no post-fetch filter or comparator), and every row changed since
+        /// the last snapshot is journaled with its old and new places.
+        case rows([Int64: RowChange])
+        /// The sections derived again since the last snapshot are the ones that changed.
+        case sections
+        /// Anything may have changed (a refetch).
+        case all
+    }
+
+    var options: ResultsOptions<Item> {
+        didSet {
+            derived.removeAll()
+            if case .rows = pending { pending = .sections }
+        }
+    }
+
+    /// The rows of each section as last derived. While rows are journaled, they are the
+    /// section's items in order and are patched in place.
+    private var derived: [SectionID: [ResultsRow<Item>]] = [:]
+    private var pending = Pending.all
+
+    init(options: ResultsOptions<Item>) {
+        self.options = options
+    }
+
+    /// Whether snapshot rows are the items in fetch order: no post-fetch filter or comparator.
+    var rowsAreItems: Bool { options.filter == nil && options.comparator == nil }
+
+    /// After a refetch: nothing derived, anything may have changed.
+    mutating func reset() {
+        derived = [:]
+        pending = .all
+    }
+
+    /// The rows of `section` as a fetch in order produced them (rows are items).
+    mutating func setRows(_ rows: [ResultsRow<Item>], for section: SectionID) {
+        derived[section] = rows
+    }
+
+    /// The rows of `sections` are derived again for the next snapshot.
+    mutating func invalidate(_ sections: some Sequence<SectionID>) {
+        for section in sections { derived[section] = nil }
+    }
+
+    /// The item at `index` of `section` went: patched in place (`patch`), else derived again.
+    mutating func removed(at index: Int, from section: SectionID, patch: Bool) {
+        if patch, derived[section] != nil { derived[section]!.remove(at: index) } else { derived[section] = nil }
+    }
+
+    /// `item` came in at `index` of `section`: patched in place (`patch`), else derived again.
+    mutating func inserted(_ item: Item, at index: Int, in section: SectionID, patch: Bool) {
+        if patch, derived[section] != nil { derived[section]!.insert(.item(item), at: index) } else { derived[section] = nil }
+    }
+
+    /// At the start of a commit: a row journal describes one step from the last snapshot,
+    /// so a journal the last snapshot did not take means anything may have changed.
+    mutating func beginCommit() {
+        if case .rows(let journal) = pending, !journal.isEmpty { pending = .all }
+    }
+
+    /// The row journal, taken out to be extended (nil when rows are not journaled); give it
+    /// back with ``putRowJournal(_:)``. While it is out, anything may have changed.
+    mutating func takeRowJournal() -> [Int64: RowChange]? {
+        guard case .rows(let journal) = pending else { return nil }
+        pending = .all  // while the journal is out, so that it stays uniquely referenced
+        return journal
+    }
+
+    mutating func putRowJournal(_ journal: [Int64: RowChange]) {
+        pending = .rows(journal)
+    }
+
+    /// The snapshot of `index` with `payload`'s values and the options applied, and what
+    /// changed since the previous call.
+    mutating func snapshotAndChanges(
+        _ index: SectionedIndex<Section>, _ payload: ItemPayload<Item>
+    ) -> (snapshot: ResultsSnapshot<Item, Section>, changes: Changes) {
+        var changed = Set<SectionID>()
+        var result: [ResultsSection<Item, Section>] = []
+        result.reserveCapacity(index.sections.count)
+        for (id, section) in zip(index.sections.keys, index.sections.values) {
+            let rows: [ResultsRow<Item>]
+            if let cached = derived[id] {
+                rows = cached
+            } else {
+                rows = derive(section.items, payload)
+                derived[id] = rows
+                changed.insert(id)
+            }
+            if rows.isEmpty && SectionedIndex<Section>.isTransient(id) { continue }
+            result.append(ResultsSection(id: id, value: section.value, rows: rows))
+        }
+        let changes: Changes
+        switch pending {
+        case .rows(let journal): changes = .rows(Array(journal.values))
+        case .sections: changes = .sections(changed)
+        case .all: changes = .all
+        }
+        pending = rowsAreItems ? .rows([:]) : .sections
+        return (ResultsSnapshot(sections: result), changes)
+    }
+
+    private func derive(_ items: [Int64], _ payload: ItemPayload<Item>) -> [ResultsRow<Item>] {
+        var shown: [Item] = []
+        var rejected: [Item] = []
+        shown.reserveCapacity(items.count)
+        for id in items {
+            let item = payload[id]!
+            if let filter = options.filter, !filter(item) { rejected.append(item) } else { shown.append(item) }
+        }
+        if let comparator = options.comparator {
+            // Stable: ties keep the fetch order.
+            shown = shown.enumerated().sorted { a, b in
+                if comparator(a.element, b.element) { return true }
+                if comparator(b.element, a.element) { return false }
+                return a.offset < b.offset
+            }.map(\.element)
+        }
+        var rows = shown.map { ResultsRow.item($0) }
+        if options.groupFilteredItems && !rejected.isEmpty { rows.append(.group(rejected)) }
+        return rows
+    }
+
+    /// Checks that rows derived while rows are items are exactly their sections' items, and
+    /// that nothing is derived for a section the index no longer has (debug builds only).
+    func _checkInvariants(against index: SectionedIndex<Section>) {
+        #if DEBUG
+        for id in derived.keys {
+            precondition(index.sections[id] != nil, "rows derived for a section that went: \(id)")
+        }
+        if rowsAreItems {
+            for (id, section) in zip(index.sections.keys, index.sections.values) {
+                guard let rows = derived[id] else { continue }
+                precondition(rows.map { $0.item?.id.rawValue } == section.items, "derived rows out of date")
+            }
+        }
+        #endif
+    }
+}
