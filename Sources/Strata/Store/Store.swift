@@ -13,7 +13,9 @@ import GRDB
 /// writer); an in-memory store is a `DatabaseQueue`. Every connection has foreign keys
 /// and recursive triggers on, and the SQL function `strata_match` that string predicates
 /// use. Opening creates the schema, or migrates the file's schema (see
-/// <doc:DeleteRulesAndMigrations>).
+/// <doc:DeleteRulesAndMigrations>): a store is returned only once that is done, and every
+/// one of its connections sees the migrated schema. An open that is refused leaves the file
+/// as it was.
 public final class Store: Sendable {
     /// How a store opens.
     public struct Options: Hashable, Sendable {
@@ -52,29 +54,39 @@ public final class Store: Sendable {
     }
 
     /// Opens (creating if needed) the store at `path`. The folder must exist.
+    ///
+    /// The file is checked before anything is written to it: whether it is a SQLite database
+    /// made by a Strata store, and holds a model that can be migrated without losing data (or
+    /// `options` allow it). These checks run on a connection that does not write; a refused
+    /// open leaves the file byte for byte as it was, and leaves no `-wal` or `-shm` file that
+    /// was not there. A migration then runs on a connection of its
+    /// own, closed before the store's connections open, so none of them predates it.
+    ///
+    /// - Throws: ``MigrationError`` when the store refuses the file's content.
     public convenience init(schema: SchemaDescriptor, path: String, options: Options = Options()) throws {
-        let pool = try DatabasePool(path: path, configuration: Self.configuration())
+        let file = StoreFile(path: path)
+        let migrator = SchemaMigrator(schema: schema, allowDataLoss: options.allowDataLoss)
+        let step = file.exists ? try file.inspect { db in try migrator.step(db) } : .create
+        if step.writes {
+            try file.withMigrationConnection(configuration: Self.configuration()) { queue in try migrator.migrate(queue) }
+        }
+        let pool = try file.openPool(configuration: Self.configuration())
         try self.init(schema: schema, path: path, writer: pool, options: options)
     }
 
     /// A store in memory, gone when released.
     public static func inMemory(schema: SchemaDescriptor, options: Options = Options()) throws -> Store {
         let queue = try DatabaseQueue(configuration: configuration())
+        try SchemaMigrator(schema: schema, allowDataLoss: options.allowDataLoss).migrate(queue)
         return try Store(schema: schema, path: nil, writer: queue, options: options)
     }
 
+    /// A store on `writer`, whose database already holds the schema.
     private init(schema: SchemaDescriptor, path: String?, writer: any DatabaseWriter, options: Options) throws {
         self.schema = schema
         self.path = path
         self.options = options
         self.writer = writer
-        do {
-            try SchemaMigrator(schema: schema, allowDataLoss: options.allowDataLoss).migrate(writer)
-        } catch {
-            // Release the file now, so that a refused migration leaves it as it was.
-            try? Self.close(writer)
-            throw error
-        }
         SchemaRegistry.register(schema)
         let replacedRows = ReplacedRowLog(schema: schema)
         self.replacedRows = replacedRows

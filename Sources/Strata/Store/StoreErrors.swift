@@ -110,7 +110,8 @@ public enum MigrationError: Error, Hashable, Sendable, CustomStringConvertible {
     case destructiveChanges([DestructiveChange])
     /// The file has tables but no Strata metadata: it was not created by a Strata store.
     case notAStrataStore
-    /// The stored model description cannot be read.
+    /// The file has Strata's metadata table, but the model description in it is missing,
+    /// cannot be read, or the table has another shape.
     case unreadableMetadata
     /// After migrating, some rows reference missing rows; nothing was changed.
     case foreignKeyViolations(table: String)
