@@ -43,6 +43,8 @@ public final class Store: Sendable {
     let observer: CommitObserver
     let replacedRows: ReplacedRowLog
     let deniedDeletes = DeniedDeleteWatch()
+    /// Whether ``close()`` was called (and did not fail).
+    private let closed = LockedValue(false)
 
     /// Opens (creating if needed) the store at the platform's default location:
     /// `$XDG_DATA_HOME` (or `~/.local/share`) on Linux, Application Support on Apple
@@ -120,14 +122,48 @@ public final class Store: Sendable {
         return base.appendingPathComponent(schema.name).appendingPathComponent("\(schema.name).sqlite")
     }
 
-    /// Closes the store's connections now (checkpointing the WAL into the file). Using the
-    /// store afterwards throws. Stores also close when released.
+    /// Closes the store's connections now. Using the store afterwards throws; closing it
+    /// again does nothing.
+    ///
+    /// Once `close()` returns, the database file alone holds every commit: the `-wal` is
+    /// checkpointed into it and truncated, then removed with the `-shm` when the store held
+    /// the file's last connection. The file can be copied, backed up or sent on its own.
+    /// Reads still running are waited for first. When another connection — another store
+    /// on the same file, another process — is reading at that moment, SQLite cannot move the
+    /// commits its read may still need; they stay in the `-wal` until the file's last
+    /// connection closes.
+    ///
+    /// A store that is released without `close()` closes its connections too; when they
+    /// are the file's last, SQLite checkpoints the `-wal` into the file and removes it.
     public func close() throws {
-        try Self.close(writer)
+        let wasOpen = closed.withLock { closed in
+            defer { closed = true }
+            return !closed
+        }
+        guard wasOpen else { return }
+        do {
+            try Self.close(writer)
+        } catch {
+            closed.withLock { $0 = false }
+            throw error
+        }
     }
 
     private static func close(_ writer: any DatabaseWriter) throws {
-        if let pool = writer as? DatabasePool { try pool.close() }
+        if let pool = writer as? DatabasePool {
+            // Readers close first (once their reads end), so that the writer is the file's last
+            // connection: SQLite then checkpoints and removes the -wal and -shm when it closes.
+            // GRDB closes the writer before the readers, and a read-only connection closing
+            // last leaves the -wal as it is; hence the explicit checkpoint, which also covers
+            // a read that starts meanwhile.
+            pool.releaseMemory()
+            do {
+                try pool.barrierWriteWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY {
+                // Another connection is reading: its read keeps the commits in the -wal.
+            }
+            try pool.close()
+        }
         if let queue = writer as? DatabaseQueue { try queue.close() }
     }
 

@@ -56,7 +56,6 @@ enum ShopModel {
                 """)
         }
         try store.close()
-        try settle(path)
     }
 
     static func modified(_ change: (inout SchemaDescriptor) -> Void) -> SchemaDescriptor {
@@ -234,7 +233,7 @@ struct MigrationSameProcessTests {
         let options = Store.Options(allowDataLoss: change.allowDataLoss)
         let columns = SchemaSQL(schema: change.schema).columnsByTable
 
-        // The v1 file, copied for every store below.
+        // The v1 file, copied for every store below (close() leaves the file self-contained).
         let v1 = directory.path("v1.sqlite")
         try ShopModel.writeV1(v1)
         let copyOfV1 = { (name: String) throws -> String in

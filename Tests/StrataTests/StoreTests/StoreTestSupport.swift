@@ -199,14 +199,6 @@ struct StoreRandom: RandomNumberGenerator {
     }
 }
 
-/// Moves what the `-wal` of a closed store's file holds into the file and removes the
-/// `-wal` and `-shm`, as SQLite does when the file's last read-write connection closes.
-func settle(_ path: String) throws {
-    let queue = try DatabaseQueue(path: path)
-    _ = try queue.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sqlite_master") }
-    try queue.close()
-}
-
 /// The bytes of a store's file and of its `-wal` and `-shm` companions (nil when absent).
 struct FileState: Equatable, CustomStringConvertible {
     var main: Data?
