@@ -48,26 +48,47 @@ public final class Store: Sendable {
 
     /// Opens (creating if needed) the store at the platform's default location:
     /// `$XDG_DATA_HOME` (or `~/.local/share`) on Linux, Application Support on Apple
-    /// platforms, then `<name>/<name>.sqlite` with the schema's name.
+    /// platforms, then `<name>/<name>.sqlite` with the schema's name. The folder is created
+    /// when missing.
+    ///
+    /// - Throws: as ``init(schema:path:options:)``.
     public convenience init(schema: SchemaDescriptor, options: Options = Options()) throws {
         let url = Self.defaultURL(for: schema)
-        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        do {
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        } catch {
+            let denied = (error as? CocoaError)?.code == .fileWriteNoPermission
+            throw StoreOpenError(path: url.path, reason: denied ? .permissionDenied : .missingFolder)
+        }
         try self.init(schema: schema, path: url.path, options: options)
     }
 
     /// Opens (creating if needed) the store at `path`. The folder must exist.
     ///
-    /// The file is checked before anything is written to it: whether it is a SQLite database
-    /// made by a Strata store, and holds a model that can be migrated without losing data (or
-    /// `options` allow it). These checks run on a connection that does not write; a refused
-    /// open leaves the file byte for byte as it was, and leaves no `-wal` or `-shm` file that
-    /// was not there. A migration then runs on a connection of its
-    /// own, closed before the store's connections open, so none of them predates it.
+    /// The file is checked before anything is written to it: whether it can be opened, is a
+    /// SQLite database made by a Strata store, and holds a model that can be migrated without
+    /// losing data (or `options` allow it). These checks run on a connection that does not
+    /// write; a refused open leaves the file byte for byte as it was, and leaves no `-wal` or
+    /// `-shm` file that was not there. A migration then runs on a connection of its own,
+    /// closed before the store's connections open, so none of them predates it.
     ///
-    /// - Throws: ``MigrationError`` when the store refuses the file's content.
+    /// ```swift
+    /// do {
+    ///     store = try Store(schema: NotesModel.schema, path: path)
+    /// } catch let error as StoreOpenError {
+    ///     print(error)   // "cannot open the store at …: the folder … does not exist; create it first, …"
+    /// } catch let error as MigrationError {
+    ///     print(error)   // "the model changed destructively: attribute Note.priority lost enum case urgent …"
+    /// }
+    /// ```
+    ///
+    /// - Throws: ``StoreOpenError`` when the file cannot be opened (a missing folder, a
+    ///   folder given as the path, a file that is not a SQLite database, missing
+    ///   permissions); ``MigrationError`` when the store refuses the file's content.
     public convenience init(schema: SchemaDescriptor, path: String, options: Options = Options()) throws {
         let file = StoreFile(path: path)
         let migrator = SchemaMigrator(schema: schema, allowDataLoss: options.allowDataLoss)
+        try file.checkAccess()
         let step = file.exists ? try file.inspect { db in try migrator.step(db) } : .create
         if step.writes {
             try file.withMigrationConnection(configuration: Self.configuration()) { queue in try migrator.migrate(queue) }
