@@ -3,6 +3,10 @@ import GRDB
 /// Creates a store's schema, or migrates the one in the file to the app's, in one
 /// transaction. See <doc:DeleteRulesAndMigrations>.
 ///
+/// Deciding is apart from writing: ``step(_:)`` only reads, so a store can decide on a
+/// connection that does not write, and refuse a file without changing it; ``migrate(_:)``
+/// decides again inside its write transaction, and applies.
+///
 /// Plan: entities and attributes are matched by name, then by `renamedFrom`; relationships
 /// likewise (their foreign key column or join table moves with them). Destructive changes
 /// are collected first and refused before anything is written, unless data loss is
@@ -15,42 +19,88 @@ struct SchemaMigrator {
     let schema: SchemaDescriptor
     let allowDataLoss: Bool
 
-    func migrate(_ writer: some DatabaseWriter) throws {
-        let state = try writer.read { db -> (stored: String?, hash: String?, hasTables: Bool) in
-            let hasTables = try Int.fetchOne(
-                db, sql: "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'") ?? 0 > 0
-            guard try db.tableExists(Self.metadataTable) else { return (nil, nil, hasTables) }
-            let stored = try String.fetchOne(db, sql: "SELECT value FROM strata_metadata WHERE key = 'schema'")
-            let hash = try String.fetchOne(db, sql: "SELECT value FROM strata_metadata WHERE key = 'hash'")
-            return (stored, hash, hasTables)
+    /// What opening a database takes.
+    enum Step {
+        /// Nothing: the database holds the schema, with the indexes and triggers it wants.
+        case upToDate
+        /// The database is empty: create the schema.
+        case create
+        /// The same model, with indexes or triggers that an earlier version of Strata
+        /// generated (a fixed delete rule, say): bring them in line.
+        case syncIndexesAndTriggers
+        /// Another model, changed in ways that are applied: migrate.
+        case migrate(MigrationPlan)
+
+        /// Whether the step writes.
+        var writes: Bool {
+            if case .upToDate = self { return false }
+            return true
         }
+    }
+
+    /// Decides what opening `db` takes, reading only. Throws a ``MigrationError`` for a
+    /// database the store refuses: one that is not a Strata store, whose metadata cannot be
+    /// read, or whose model would change destructively when data loss is not allowed.
+    func step(_ db: Database) throws -> Step {
+        let hasTables = try Int.fetchOne(
+            db, sql: "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'") ?? 0 > 0
+        guard try db.tableExists(Self.metadataTable) else {
+            if hasTables { throw MigrationError.notAStrataStore }
+            return .create
+        }
+        let metadata = try readMetadata(db)
         let canonical = CanonicalSchema(schema)
-        if state.stored == nil {
-            if state.hasTables { throw MigrationError.notAStrataStore }
-            try writer.write { db in try create(db, canonical: canonical) }
-            return
+        if metadata["hash"] == canonical.versionHash {
+            return try isInLine(db) ? .upToDate : .syncIndexesAndTriggers
         }
-        if state.hash == canonical.versionHash {
-            // The same model. Its triggers and indexes may still be those an earlier version
-            // of Strata generated (a fixed delete rule, say): bring them in line.
-            if try !writer.read({ db in try isInLine(db) }) {
-                try writer.write { db in try syncIndexesAndTriggers(db) }
-            }
-            return
-        }
-        guard let json = state.stored, let old = CanonicalSchema.decode(json)?.descriptor else {
+        guard let json = metadata["schema"], let old = CanonicalSchema.decode(json)?.descriptor else {
             throw MigrationError.unreadableMetadata
         }
         let plan = MigrationPlan(old: old, new: schema)
         if !plan.destructiveChanges.isEmpty && !allowDataLoss {
             throw MigrationError.destructiveChanges(plan.destructiveChanges)
         }
+        return .migrate(plan)
+    }
+
+    /// The metadata table's text values by key; ``MigrationError/unreadableMetadata`` when
+    /// the table does not have the shape Strata gives it.
+    private func readMetadata(_ db: Database) throws -> [String: String] {
+        let rows: [Row]
+        do {
+            rows = try Row.fetchAll(db, sql: "SELECT key, value FROM \(Self.metadataTable)")
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_ERROR {
+            throw MigrationError.unreadableMetadata
+        }
+        var metadata: [String: String] = [:]
+        for row in rows {
+            guard let key = String.fromDatabaseValue(row[0]), let value = String.fromDatabaseValue(row[1]) else {
+                throw MigrationError.unreadableMetadata
+            }
+            metadata[key] = value
+        }
+        return metadata
+    }
+
+    /// Brings the database of `writer` to the schema, in one immediate transaction that
+    /// decides again what it takes (``step(_:)``, with its refusals) before applying it.
+    func migrate(_ writer: some DatabaseWriter) throws {
+        let canonical = CanonicalSchema(schema)
         try writer.writeWithoutTransaction { db in
             try db.execute(sql: "PRAGMA foreign_keys = OFF")
             defer { try? db.execute(sql: "PRAGMA foreign_keys = ON") }
-            try db.inTransaction {
-                try apply(plan, db)
-                try writeMetadata(db, canonical: canonical)
+            try db.inTransaction(.immediate) {
+                switch try step(db) {
+                case .upToDate:
+                    break
+                case .create:
+                    try create(db, canonical: canonical)
+                case .syncIndexesAndTriggers:
+                    try syncIndexesAndTriggers(db)
+                case .migrate(let plan):
+                    try apply(plan, db)
+                    try writeMetadata(db, canonical: canonical)
+                }
                 return .commit
             }
         }

@@ -13,7 +13,9 @@ import GRDB
 /// writer); an in-memory store is a `DatabaseQueue`. Every connection has foreign keys
 /// and recursive triggers on, and the SQL function `strata_match` that string predicates
 /// use. Opening creates the schema, or migrates the file's schema (see
-/// <doc:DeleteRulesAndMigrations>).
+/// <doc:DeleteRulesAndMigrations>): a store is returned only once that is done, and every
+/// one of its connections sees the migrated schema. An open that is refused leaves the file
+/// as it was.
 public final class Store: Sendable {
     /// How a store opens.
     public struct Options: Hashable, Sendable {
@@ -41,40 +43,73 @@ public final class Store: Sendable {
     let observer: CommitObserver
     let replacedRows: ReplacedRowLog
     let deniedDeletes = DeniedDeleteWatch()
+    /// Whether ``close()`` was called (and did not fail).
+    private let closed = LockedValue(false)
 
     /// Opens (creating if needed) the store at the platform's default location:
     /// `$XDG_DATA_HOME` (or `~/.local/share`) on Linux, Application Support on Apple
-    /// platforms, then `<name>/<name>.sqlite` with the schema's name.
+    /// platforms, then `<name>/<name>.sqlite` with the schema's name. The folder is created
+    /// when missing.
+    ///
+    /// - Throws: as ``init(schema:path:options:)``.
     public convenience init(schema: SchemaDescriptor, options: Options = Options()) throws {
         let url = Self.defaultURL(for: schema)
-        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        do {
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        } catch {
+            let denied = (error as? CocoaError)?.code == .fileWriteNoPermission
+            throw StoreOpenError(path: url.path, reason: denied ? .permissionDenied : .missingFolder)
+        }
         try self.init(schema: schema, path: url.path, options: options)
     }
 
     /// Opens (creating if needed) the store at `path`. The folder must exist.
+    ///
+    /// The file is checked before anything is written to it: whether it can be opened, is a
+    /// SQLite database made by a Strata store, and holds a model that can be migrated without
+    /// losing data (or `options` allow it). These checks run on a connection that does not
+    /// write; a refused open leaves the file byte for byte as it was, and leaves no `-wal` or
+    /// `-shm` file that was not there. A migration then runs on a connection of its own,
+    /// closed before the store's connections open, so none of them predates it.
+    ///
+    /// ```swift
+    /// do {
+    ///     store = try Store(schema: NotesModel.schema, path: path)
+    /// } catch let error as StoreOpenError {
+    ///     print(error)   // "cannot open the store at …: the folder … does not exist; create it first, …"
+    /// } catch let error as MigrationError {
+    ///     print(error)   // "the model changed destructively: attribute Note.priority lost enum case urgent …"
+    /// }
+    /// ```
+    ///
+    /// - Throws: ``StoreOpenError`` when the file cannot be opened (a missing folder, a
+    ///   folder given as the path, a file that is not a SQLite database, missing
+    ///   permissions); ``MigrationError`` when the store refuses the file's content.
     public convenience init(schema: SchemaDescriptor, path: String, options: Options = Options()) throws {
-        let pool = try DatabasePool(path: path, configuration: Self.configuration())
+        let file = StoreFile(path: path)
+        let migrator = SchemaMigrator(schema: schema, allowDataLoss: options.allowDataLoss)
+        try file.checkAccess()
+        let step = file.exists ? try file.inspect { db in try migrator.step(db) } : .create
+        if step.writes {
+            try file.withMigrationConnection(configuration: Self.configuration()) { queue in try migrator.migrate(queue) }
+        }
+        let pool = try file.openPool(configuration: Self.configuration())
         try self.init(schema: schema, path: path, writer: pool, options: options)
     }
 
     /// A store in memory, gone when released.
     public static func inMemory(schema: SchemaDescriptor, options: Options = Options()) throws -> Store {
         let queue = try DatabaseQueue(configuration: configuration())
+        try SchemaMigrator(schema: schema, allowDataLoss: options.allowDataLoss).migrate(queue)
         return try Store(schema: schema, path: nil, writer: queue, options: options)
     }
 
+    /// A store on `writer`, whose database already holds the schema.
     private init(schema: SchemaDescriptor, path: String?, writer: any DatabaseWriter, options: Options) throws {
         self.schema = schema
         self.path = path
         self.options = options
         self.writer = writer
-        do {
-            try SchemaMigrator(schema: schema, allowDataLoss: options.allowDataLoss).migrate(writer)
-        } catch {
-            // Release the file now, so that a refused migration leaves it as it was.
-            try? Self.close(writer)
-            throw error
-        }
         SchemaRegistry.register(schema)
         let replacedRows = ReplacedRowLog(schema: schema)
         self.replacedRows = replacedRows
@@ -108,14 +143,48 @@ public final class Store: Sendable {
         return base.appendingPathComponent(schema.name).appendingPathComponent("\(schema.name).sqlite")
     }
 
-    /// Closes the store's connections now (checkpointing the WAL into the file). Using the
-    /// store afterwards throws. Stores also close when released.
+    /// Closes the store's connections now. Using the store afterwards throws; closing it
+    /// again does nothing.
+    ///
+    /// Once `close()` returns, the database file alone holds every commit: the `-wal` is
+    /// checkpointed into it and truncated, then removed with the `-shm` when the store held
+    /// the file's last connection. The file can be copied, backed up or sent on its own.
+    /// Reads still running are waited for first. When another connection — another store
+    /// on the same file, another process — is reading at that moment, SQLite cannot move the
+    /// commits its read may still need; they stay in the `-wal` until the file's last
+    /// connection closes.
+    ///
+    /// A store that is released without `close()` closes its connections too; when they
+    /// are the file's last, SQLite checkpoints the `-wal` into the file and removes it.
     public func close() throws {
-        try Self.close(writer)
+        let wasOpen = closed.withLock { closed in
+            defer { closed = true }
+            return !closed
+        }
+        guard wasOpen else { return }
+        do {
+            try Self.close(writer)
+        } catch {
+            closed.withLock { $0 = false }
+            throw error
+        }
     }
 
     private static func close(_ writer: any DatabaseWriter) throws {
-        if let pool = writer as? DatabasePool { try pool.close() }
+        if let pool = writer as? DatabasePool {
+            // Readers close first (once their reads end), so that the writer is the file's last
+            // connection: SQLite then checkpoints and removes the -wal and -shm when it closes.
+            // GRDB closes the writer before the readers, and a read-only connection closing
+            // last leaves the -wal as it is; hence the explicit checkpoint, which also covers
+            // a read that starts meanwhile.
+            pool.releaseMemory()
+            do {
+                try pool.barrierWriteWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY {
+                // Another connection is reading: its read keeps the commits in the -wal.
+            }
+            try pool.close()
+        }
         if let queue = writer as? DatabaseQueue { try queue.close() }
     }
 

@@ -272,14 +272,18 @@ public enum DestructiveChange: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-/// Why a store could not open or migrate.
+/// Why a store refused the content of its file: the file was not modified.
+///
+/// A file that cannot be opened at all (a missing folder, a file that is not a SQLite
+/// database, missing permissions) is a ``StoreOpenError`` instead.
 public enum MigrationError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The model changed in ways that lose data; the file was not modified. Open with
     /// ``Store/Options/allowDataLoss`` to apply them anyway.
     case destructiveChanges([DestructiveChange])
     /// The file has tables but no Strata metadata: it was not created by a Strata store.
     case notAStrataStore
-    /// The stored model description cannot be read.
+    /// The file has Strata's metadata table, but the model description in it is missing,
+    /// cannot be read, or the table has another shape.
     case unreadableMetadata
     /// After migrating, some rows reference missing rows; nothing was changed.
     case foreignKeyViolations(table: String)
@@ -318,4 +322,73 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
             "\(entity) has no relationship '\(relationship)' usable here"
         }
     }
+}
+
+/// Why a store's file could not be opened, with its path; the description says what to do.
+///
+/// ```swift
+/// do {
+///     store = try Store(schema: NotesModel.schema, path: path)
+/// } catch let error as StoreOpenError where error.reason == .missingFolder {
+///     try FileManager.default.createDirectory(
+///         atPath: (error.path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+///     store = try Store(schema: NotesModel.schema, path: path)
+/// }
+/// ```
+///
+/// An open refused for the file's content as a store — not made by Strata, or a model that
+/// would change destructively — is a ``MigrationError`` instead. Either way, the file was
+/// not modified.
+public struct StoreOpenError: Error, Hashable, Sendable, CustomStringConvertible, LocalizedError {
+    /// What is wrong with the path.
+    public enum Reason: Hashable, Sendable {
+        /// The folder that should hold the file does not exist.
+        case missingFolder
+        /// The path is a folder, not a file.
+        case isDirectory
+        /// The file is not a SQLite database: another kind of file, or a damaged or
+        /// encrypted database.
+        case notADatabase
+        /// The process may not read or write the file, or create files in its folder.
+        case permissionDenied
+        /// SQLite could not open the file for another reason: its (primary) result code and
+        /// message.
+        case sqlite(code: Int32, message: String)
+    }
+
+    /// The path the store was opened with.
+    public var path: String
+    /// What is wrong with it.
+    public var reason: Reason
+
+    /// An error for the store at `path`.
+    public init(path: String, reason: Reason) {
+        self.path = path
+        self.reason = reason
+    }
+
+    /// A readable message that names the path, what is wrong, and what to do.
+    public var description: String {
+        let problem: String
+        switch reason {
+        case .missingFolder:
+            problem = "the folder \((path as NSString).deletingLastPathComponent) does not exist; "
+                + "create it first, or choose a path in an existing folder"
+        case .isDirectory:
+            problem = "it is a folder, not a file; give the path of a database file, for example one inside this folder"
+        case .notADatabase:
+            problem = "the file is not a SQLite database (another kind of file, or a damaged or encrypted database); "
+                + "move it away or choose another path"
+        case .permissionDenied:
+            problem = "permission denied; this process must be able to read and write the file and create files in "
+                + "its folder (SQLite keeps -wal and -shm files beside it): change the permissions or choose another path"
+        case .sqlite(let code, let message):
+            problem = "SQLite error \(code) (\(message)); check that the disk is available and not full, "
+                + "and that no other process holds the file locked"
+        }
+        return "cannot open the store at \(path): \(problem)"
+    }
+
+    /// The ``description``, for `localizedDescription`.
+    public var errorDescription: String? { description }
 }

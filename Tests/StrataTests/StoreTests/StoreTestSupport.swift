@@ -198,3 +198,47 @@ struct StoreRandom: RandomNumberGenerator {
         return z ^ (z >> 31)
     }
 }
+
+/// The bytes of a store's file and of its `-wal` and `-shm` companions (nil when absent).
+struct FileState: Equatable, CustomStringConvertible {
+    var main: Data?
+    var wal: Data?
+    var shm: Data?
+
+    init(_ path: String) {
+        main = FileManager.default.contents(atPath: path)
+        wal = FileManager.default.contents(atPath: path + "-wal")
+        shm = FileManager.default.contents(atPath: path + "-shm")
+    }
+
+    var description: String {
+        "file \(main.map { "\($0.count) bytes" } ?? "absent"), -wal \(wal.map { "\($0.count) bytes" } ?? "absent"), "
+            + "-shm \(shm.map { "\($0.count) bytes" } ?? "absent")"
+    }
+}
+
+/// A row read the way generated records read theirs: from a cursor whose row is made before
+/// the statement first steps, each column looked up by name. A statement compiled against an
+/// outdated schema shows here as a misplaced or missing column (one the row cannot find by
+/// name reads as `<not found>`, where a generated record would trap) or an unexpected count.
+struct StoredRow: Hashable, CustomStringConvertible {
+    var values: [String: DatabaseValue]
+
+    init(row: GRDB.Row, columns: [String]) {
+        values = Dictionary(
+            columns.map { ($0, row.hasColumn($0) ? row[$0] as DatabaseValue : "<not found>".databaseValue) },
+            uniquingKeysWith: { first, _ in first })
+        if row.count != columns.count { values["<column count>"] = row.count.databaseValue }
+    }
+
+    var description: String {
+        values.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ")
+    }
+
+    /// Every row of `table`, by rowid, expected to have `columns`.
+    static func all(_ db: Database, _ table: String, columns: [String]) throws -> [StoredRow] {
+        try Array(GRDB.Row.fetchCursor(db, sql: "SELECT * FROM \(quoted(table)) ORDER BY rowid").map {
+            StoredRow(row: $0, columns: columns)
+        })
+    }
+}
