@@ -36,6 +36,8 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // Both plugins compile Plugins/PluginsShared/, linked into their folders: the models
+        // folder lookup, and the generator's own OutputNaming.swift (plugins cannot import it).
         .plugin(name: "StrataPlugin", capability: .buildTool(), dependencies: ["strata"]),
         // `swift package strata-generate`: writes generated code into the package, to check it in.
         .plugin(

@@ -9,9 +9,10 @@ import PackagePlugin
 ///
 /// Options: `--target NAME` (repeatable; default: every target with its own `Models/`
 /// folder), `--model-name NAME` (default `StrataModel`), `--output FOLDER` (inside the
-/// target, default `Generated`). The model is found as by StrataPlugin: the target's own
-/// `Models/`, else the package root's `Models/`. A target should use either this command or
-/// the StrataPlugin build plugin, not both (the types would be declared twice).
+/// target, default `Generated`). The model is found as by StrataPlugin (both use
+/// `ModelsFolder`): the target's own `Models/`, else the package root's `Models/`. A target
+/// should use either this command or the StrataPlugin build plugin, not both (the types
+/// would be declared twice).
 @main
 struct StrataGenerate: CommandPlugin {
     func performCommand(context: PluginContext, arguments: [String]) async throws {
@@ -23,16 +24,16 @@ struct StrataGenerate: CommandPlugin {
             throw CommandError("unknown argument '\(unknown)'; use --target NAME, --model-name NAME, --output FOLDER")
         }
 
-        let packageModels = context.package.directoryURL.appendingPathComponent("Models", isDirectory: true)
+        let packageModels = ModelsFolder.folder(in: context.package.directoryURL)
         var targets: [SourceModuleTarget]
         if targetNames.isEmpty {
             targets = context.package.targets.compactMap { $0 as? SourceModuleTarget }.filter {
-                isDirectory($0.directoryURL.appendingPathComponent("Models", isDirectory: true))
+                ModelsFolder.exists(ModelsFolder.folder(in: $0.directoryURL))
             }
             if targets.isEmpty {
                 throw CommandError(
                     "no target has its own Models/ folder; name the target to generate for with --target NAME"
-                        + (isDirectory(packageModels) ? " (it will use \(packageModels.path))" : ""))
+                        + (ModelsFolder.exists(packageModels) ? " (it will use \(packageModels.path))" : ""))
             }
         } else {
             targets = try context.package.targets(named: targetNames).map { target in
@@ -45,10 +46,9 @@ struct StrataGenerate: CommandPlugin {
 
         let tool = try context.tool(named: "strata")
         for target in targets {
-            let own = target.directoryURL.appendingPathComponent("Models", isDirectory: true)
-            let models = isDirectory(own) ? own : packageModels
-            guard isDirectory(models) else {
-                throw CommandError("target '\(target.name)' has no model: create '\(own.path)' or '\(packageModels.path)' with *.yaml files")
+            let folder = ModelsFolder(targetDirectory: target.directoryURL, packageDirectory: context.package.directoryURL)
+            guard let models = folder.existing else {
+                throw CommandError("target '\(target.name)' has no model: create '\(folder.own.path)' or '\(folder.package.path)' with *.yaml files")
             }
             let output = target.directoryURL.appendingPathComponent(outputFolder, isDirectory: true)
             let process = Process()
@@ -61,11 +61,6 @@ struct StrataGenerate: CommandPlugin {
             }
             print("Generated \(target.name)'s model code into \(output.path)")
         }
-    }
-
-    private func isDirectory(_ url: URL) -> Bool {
-        var isDirectory: ObjCBool = false
-        return FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) && isDirectory.boolValue
     }
 }
 

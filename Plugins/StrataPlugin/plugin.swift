@@ -9,8 +9,8 @@ import PackagePlugin
 /// build system reruns it only when one of them changes, and the tool rewrites a file only
 /// when its bytes change.
 ///
-/// Output names (the same rule as `OutputNaming` in StrataCodegen, which this plugin cannot
-/// import; keep both in step): `<stem>.yaml`/`<stem>.yml` → `<stem>.swift`, plus
+/// Output names follow `OutputNaming`, the generator's own file, which this plugin compiles
+/// from `PluginsShared/`: `<stem>.yaml`/`<stem>.yml` → `<stem>.swift`, plus
 /// `<ModelName>+Schema.swift`; names must be unique, compared case-insensitively.
 @main
 struct StrataPlugin: BuildToolPlugin {
@@ -39,11 +39,11 @@ struct StrataPlugin: BuildToolPlugin {
 
     /// The target's `Models/` if it exists, else the package root's `Models/`.
     static func modelsFolder(target: String, targetDirectory: URL, packageDirectory: URL) throws -> URL {
-        let own = targetDirectory.appendingPathComponent("Models", isDirectory: true)
-        if isDirectory(own) { return own }
-        let shared = packageDirectory.appendingPathComponent("Models", isDirectory: true)
-        if isDirectory(shared) { return shared }
-        throw PluginError.noModelsFolder(target: target, targetFolder: own.path, packageFolder: shared.path)
+        let folder = ModelsFolder(targetDirectory: targetDirectory, packageDirectory: packageDirectory)
+        guard let existing = folder.existing else {
+            throw PluginError.noModelsFolder(target: target, targetFolder: folder.own.path, packageFolder: folder.package.path)
+        }
+        return existing
     }
 
     static func modelFiles(in folder: URL) throws -> [URL] {
@@ -55,30 +55,14 @@ struct StrataPlugin: BuildToolPlugin {
 
     /// `<stem>.swift` per model file, then `<ModelName>+Schema.swift`.
     static func outputNames(for files: [URL], modelName: String) throws -> [String] {
-        var names: [String] = []
-        var owners: [String: String] = [:]
-        for file in files {
-            var stem = file.lastPathComponent
-            for ext in [".yaml", ".yml"] where stem.hasSuffix(ext) {
-                stem.removeLast(ext.count)
-                break
+        let names = OutputNaming.fileNames(modelFiles: files.map(\.lastPathComponent), modelName: modelName)
+        if let clash = OutputNaming.clashes(in: names).first {
+            func owner(_ index: Int) -> String {
+                index < files.count ? files[index].lastPathComponent : "the model's schema file"
             }
-            names.append(stem + ".swift")
-        }
-        names.append(modelName + "+Schema.swift")
-        for (index, name) in names.enumerated() {
-            let owner = index < files.count ? files[index].lastPathComponent : "the model's schema file"
-            if let first = owners[name.lowercased()] {
-                throw PluginError.clashingOutputs(first: first, second: owner, output: name)
-            }
-            owners[name.lowercased()] = owner
+            throw PluginError.clashingOutputs(first: owner(clash.first), second: owner(clash.second), output: clash.name)
         }
         return names
-    }
-
-    private static func isDirectory(_ url: URL) -> Bool {
-        var isDirectory: ObjCBool = false
-        return FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) && isDirectory.boolValue
     }
 }
 

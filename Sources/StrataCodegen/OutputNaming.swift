@@ -1,5 +1,7 @@
-/// How output file names derive from input names. The build plugin cannot import this
-/// module, so `Plugins/StrataPlugin/plugin.swift` repeats the same rule; keep both in step:
+/// How output file names derive from input names, for the generator and the build plugin
+/// alike: `Plugins/PluginsShared/OutputNaming.swift` links to this file, so the plugins
+/// compile this very file (a plugin cannot import a library target). It uses the standard
+/// library only, for that reason.
 ///
 /// - each model file `<stem>.yaml` / `<stem>.yml` gives `<stem>.swift` (its entities and enums);
 /// - the model gives `<ModelName>+Schema.swift` (the namespace enum and the schema descriptor);
@@ -18,23 +20,47 @@ public enum OutputNaming {
     /// `<ModelName>+Schema.swift`.
     public static func schemaFileName(modelName: String) -> String { modelName + "+Schema.swift" }
 
-    /// Every output name for these model files, in order (model files first, then the
-    /// schema file), or the clashes as messages that say what to rename.
-    public static func outputFileNames(modelFiles: [String], modelName: String) -> Result<[String], NamingError> {
-        var names = modelFiles.map(fileName(forModelFile:))
-        names.append(schemaFileName(modelName: modelName))
+    /// Every output name for these model files, in order: one per model file, then the
+    /// schema file. Clashes are not checked (see ``clashes(in:)``).
+    public static func fileNames(modelFiles: [String], modelName: String) -> [String] {
+        modelFiles.map(fileName(forModelFile:)) + [schemaFileName(modelName: modelName)]
+    }
+
+    /// Each name equal to an earlier one when compared case-insensitively, in order, with
+    /// the position of the earliest such name.
+    public static func clashes(in names: [String]) -> [Clash] {
         var seen: [String: Int] = [:]
-        var messages: [String] = []
+        var result: [Clash] = []
         for (index, name) in names.enumerated() {
             if let first = seen[name.lowercased()] {
-                let a = first < modelFiles.count ? modelFiles[first] : "the schema file"
-                let b = index < modelFiles.count ? modelFiles[index] : "the schema file of model '\(modelName)'"
-                messages.append("\(a) and \(b) would both generate '\(name)'; rename one of them")
+                result.append(Clash(first: first, second: index, name: name))
             } else {
                 seen[name.lowercased()] = index
             }
         }
+        return result
+    }
+
+    /// Every output name for these model files, in order (model files first, then the
+    /// schema file), or the clashes as messages that say what to rename.
+    public static func outputFileNames(modelFiles: [String], modelName: String) -> Result<[String], NamingError> {
+        let names = fileNames(modelFiles: modelFiles, modelName: modelName)
+        let messages = clashes(in: names).map { clash in
+            let a = clash.first < modelFiles.count ? modelFiles[clash.first] : "the schema file"
+            let b = clash.second < modelFiles.count ? modelFiles[clash.second] : "the schema file of model '\(modelName)'"
+            return "\(a) and \(b) would both generate '\(clash.name)'; rename one of them"
+        }
         return messages.isEmpty ? .success(names) : .failure(NamingError(messages: messages))
+    }
+
+    /// Two inputs that would generate the same file name.
+    public struct Clash: Hashable, Sendable {
+        /// The position of the earlier input, in the list of names checked.
+        public var first: Int
+        /// The position of the later input.
+        public var second: Int
+        /// The later input's output name.
+        public var name: String
     }
 
     /// Model files whose output names would clash, one message per clash.

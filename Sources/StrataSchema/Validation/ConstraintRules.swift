@@ -3,11 +3,13 @@ struct ConstraintNamesRule: SchemaRule {
     static func check(_ context: ValidationContext, _ diagnostics: inout DiagnosticBag) {
         for entity in context.schema.entities {
             let columns = entity.attributes.map(\.name) + entity.relationships.filter { !$0.isToMany }.map(\.name)
-            for (key, lists) in [("unique", entity.uniques), ("indexes", entity.indexes)] {
+            for (constraint, lists) in [(SourceMapKey.Constraint.unique, entity.uniques), (.indexes, entity.indexes)] {
+                let key = constraint.rawValue
                 for (i, names) in lists.enumerated() {
                     var seen: Set<String> = []
                     for (j, name) in names.enumerated() {
-                        let location = context.location("\(entity.name).\(key).\(i).\(j)", or: entity.location)
+                        let location = context.location(
+                            .constraintName(constraint, of: entity.name, list: i, position: j), or: entity.location)
                         if let relationship = entity.relationship(named: name), relationship.isToMany {
                             diagnostics.error(
                                 "'\(name)' in '\(key)' of '\(entity.name)' is a to-many relationship; only attributes and to-one relationships have columns",
@@ -47,7 +49,7 @@ struct RedundantIndexRule: SchemaRule {
                 indexed[unique] = "the unique constraint [\(unique.joined(separator: ", "))]"
             }
             for (i, index) in entity.indexes.enumerated() {
-                let location = context.location("\(entity.name).indexes.\(i)", or: entity.location)
+                let location = context.location(.constraint(.indexes, of: entity.name, list: i), or: entity.location)
                 if let existing = indexed[index] {
                     diagnostics.warning(
                         "index [\(index.joined(separator: ", "))] of '\(entity.name)' duplicates \(existing), which is already indexed",

@@ -97,9 +97,10 @@ enum PredicateRule {
             let entity = schema.entities[entityIndex]
             for fetchIndex in entity.fetches.indices {
                 let fetch = entity.fetches[fetchIndex]
-                let key = "\(entity.name).fetch.\(fetch.name)"
                 if let predicate = fetch.predicate {
-                    let checked = check(predicate, in: entity, snapshot, key: "\(key).where", sourceMap, &diagnostics)
+                    let checked = check(
+                        predicate, in: entity, snapshot, key: .fetch(fetch.name, of: entity.name, .where), sourceMap,
+                        &diagnostics)
                     schema.entities[entityIndex].fetches[fetchIndex].predicate = checked
                 }
                 if case .entity(let name, let sort, let predicate?, let orphans, let location) = fetch.sections,
@@ -107,7 +108,8 @@ enum PredicateRule {
                     let destination = snapshot.entity(named: relationship.destination)
                 {
                     let checked = check(
-                        predicate, in: destination, snapshot, key: "\(key).sections.where", sourceMap, &diagnostics)
+                        predicate, in: destination, snapshot, key: .fetch(fetch.name, of: entity.name, .sectionsWhere),
+                        sourceMap, &diagnostics)
                     schema.entities[entityIndex].fetches[fetchIndex].sections = .entity(
                         relationship: name, sort: sort, predicate: checked, orphans: orphans, location: location)
                 }
@@ -116,7 +118,7 @@ enum PredicateRule {
     }
 
     static func check(
-        _ source: PredicateSource, in entity: Entity, _ schema: Schema, key: String, _ sourceMap: SchemaSourceMap,
+        _ source: PredicateSource, in entity: Entity, _ schema: Schema, key: SourceMapKey, _ sourceMap: SchemaSourceMap,
         _ diagnostics: inout DiagnosticBag
     ) -> PredicateSource {
         let result = PredicateParser.check(source.text, in: entity, schema: schema)
@@ -143,7 +145,7 @@ struct FetchParametersRule: SchemaRule {
                 guard let main = fetch.predicate,
                     case .entity(_, _, let sectionsPredicate?, _, _) = fetch.sections
                 else { continue }
-                let key = "\(entity.name).fetch.\(fetch.name).sections.where"
+                let key = SourceMapKey.fetch(fetch.name, of: entity.name, .sectionsWhere)
                 for parameter in sectionsPredicate.parameters {
                     guard let first = main.parameters.first(where: { $0.name == parameter.name }),
                         first.type != parameter.type || first.isList != parameter.isList

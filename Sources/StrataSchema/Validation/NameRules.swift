@@ -18,7 +18,8 @@ struct IdentifierRule: SchemaRule {
         for enumType in context.schema.enums {
             require(enumType.name, "enum", at: enumType.location)
             for (index, name) in enumType.cases.enumerated() {
-                require(name, "enum case", at: context.location("\(enumType.name).case.\(index)", or: enumType.location))
+                require(
+                    name, "enum case", at: context.location(.enumCase(index, of: enumType.name), or: enumType.location))
             }
         }
         for entity in context.schema.entities {
@@ -84,10 +85,10 @@ struct DuplicateEnumCaseRule: SchemaRule {
                 if let first = seen[name] {
                     diagnostics.error(
                         "duplicate case '\(name)' in enum '\(enumType.name)'",
-                        at: context.location("\(enumType.name).case.\(index)", or: enumType.location))
+                        at: context.location(.enumCase(index, of: enumType.name), or: enumType.location))
                     diagnostics.append(Diagnostic(
                         .note, "'\(name)' is first listed here",
-                        at: context.location("\(enumType.name).case.\(first)", or: enumType.location)))
+                        at: context.location(.enumCase(first, of: enumType.name), or: enumType.location)))
                 } else {
                     seen[name] = index
                 }
@@ -163,7 +164,7 @@ struct EnumCaseNameRule: SchemaRule {
             for (index, name) in enumType.cases.enumerated() where reservedCases.contains(name) {
                 diagnostics.error(
                     "enum case name '\(name)' clashes with the member '\(enumType.name).\(name)' that Swift or the enum's conformances define; rename it",
-                    at: context.location("\(enumType.name).case.\(index)", or: enumType.location))
+                    at: context.location(.enumCase(index, of: enumType.name), or: enumType.location))
             }
         }
     }

@@ -5,7 +5,8 @@ struct RelationshipDestinationRule: SchemaRule {
         for entity in context.schema.entities {
             for relationship in entity.relationships
             where !relationship.destination.isEmpty && context.entity(relationship.destination) == nil {
-                let location = context.location("\(entity.name).\(relationship.name).to", or: relationship.location)
+                let location = context.location(
+                    .relationship(relationship.name, of: entity.name, .to), or: relationship.location)
                 if context.schema.enumType(named: relationship.destination) != nil {
                     diagnostics.error(
                         "'\(relationship.destination)' is an enum; declare '\(relationship.name)' under 'attributes'",
@@ -31,7 +32,8 @@ struct InverseRule: SchemaRule {
                 guard let destination = context.entity(relationship.destination), !relationship.inverse.isEmpty
                 else { continue }
                 let qualified = "\(entity.name).\(relationship.name)"
-                let location = context.location("\(qualified).inverse", or: relationship.location)
+                let location = context.location(
+                    .relationship(relationship.name, of: entity.name, .inverse), or: relationship.location)
                 guard let inverse = destination.relationship(named: relationship.inverse) else {
                     if destination.attribute(named: relationship.inverse) != nil {
                         diagnostics.error(
@@ -72,7 +74,8 @@ struct RequiredToManyRule: SchemaRule {
             for relationship in entity.relationships where relationship.isToMany && relationship.isRequired {
                 diagnostics.error(
                     "'required' applies only to to-one relationships, and '\(entity.name).\(relationship.name)' is to-many",
-                    at: context.location("\(entity.name).\(relationship.name).required", or: relationship.location))
+                    at: context.location(
+                        .relationship(relationship.name, of: entity.name, .required), or: relationship.location))
             }
         }
     }
@@ -89,11 +92,12 @@ struct NullifyRequiredInverseRule: SchemaRule {
                     inverse.destination == entity.name, !inverse.isToMany, inverse.isRequired
                 else { continue }
                 let qualified = "\(entity.name).\(relationship.name)"
+                let deleteRuleKey = SourceMapKey.relationship(relationship.name, of: entity.name, .deleteRule)
                 diagnostics.error(
                     "deleteRule 'nullify' on '\(qualified)' would set the required relationship '\(destination.name).\(inverse.name)' to nil when \(MemberNameRule.article(entity.name)) \(entity.name) is deleted; use 'cascade' or 'deny'"
-                        + (context.sourceMap.location("\(qualified).deleteRule") == nil
+                        + (context.sourceMap.location(deleteRuleKey) == nil
                             ? " (nullify is the default)" : ""),
-                    at: context.location("\(qualified).deleteRule", or: relationship.location))
+                    at: context.location(deleteRuleKey, or: relationship.location))
             }
         }
     }

@@ -20,7 +20,7 @@ struct ValidationContext {
     func entity(_ name: String) -> Entity? { entitiesByName[name] }
 
     /// The recorded location of `key`, or `fallback`.
-    func location(_ key: String, or fallback: SourceLocation) -> SourceLocation {
+    func location(_ key: SourceMapKey, or fallback: SourceLocation) -> SourceLocation {
         sourceMap.location(key) ?? fallback
     }
 }

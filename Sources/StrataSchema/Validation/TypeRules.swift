@@ -6,7 +6,8 @@ struct AttributeTypeRule: SchemaRule {
             for attribute in entity.attributes {
                 guard case .enumeration(let name) = attribute.type, context.schema.enumType(named: name) == nil
                 else { continue }
-                let location = context.location("\(entity.name).\(attribute.name).type", or: attribute.location)
+                let location = context.location(
+                    .attribute(attribute.name, of: entity.name, .type), or: attribute.location)
                 if context.entity(name) != nil {
                     diagnostics.error(
                         "'\(name)' is an entity; declare '\(attribute.name)' under 'relationships' with 'to: \(name)'",
@@ -31,10 +32,12 @@ enum DefaultValueRule {
             let entity = schema.entities[entityIndex]
             for attributeIndex in entity.attributes.indices {
                 let attribute = entity.attributes[attributeIndex]
-                let key = "\(entity.name).\(attribute.name)"
-                guard let node = sourceMap.defaults[key], let scalar = node.scalar else { continue }
+                let qualified = "\(entity.name).\(attribute.name)"
+                guard let node = sourceMap.defaults[.attribute(attribute.name, of: entity.name, .default)],
+                    let scalar = node.scalar
+                else { continue }
                 if case .enumeration(let name) = attribute.type, snapshot.enumType(named: name) == nil { continue }
-                switch DefaultValueParser.parse(scalar, type: attribute.type, schema: snapshot, attribute: key) {
+                switch DefaultValueParser.parse(scalar, type: attribute.type, schema: snapshot, attribute: qualified) {
                 case .success(let value):
                     schema.entities[entityIndex].attributes[attributeIndex].defaultValue = value
                 case .failure(let failure):

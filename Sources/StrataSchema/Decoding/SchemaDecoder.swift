@@ -91,7 +91,7 @@ public struct SchemaDecoder {
         for item in items {
             guard let caseName = nameValue(of: item) else { continue }
             enumType.cases.append(caseName)
-            sourceMap.locations["\(name).case.\(enumType.cases.count - 1)"] = item.location
+            sourceMap.locations[.enumCase(enumType.cases.count - 1, of: name)] = item.location
         }
         return enumType
     }
@@ -122,10 +122,10 @@ public struct SchemaDecoder {
             }
         }
         if let unique = fields["unique"] {
-            entity.uniques = nameLists(unique, entity: name, key: "unique")
+            entity.uniques = nameLists(unique, entity: name, constraint: .unique)
         }
         if let indexes = fields["indexes"] {
-            entity.indexes = nameLists(indexes, entity: name, key: "indexes")
+            entity.indexes = nameLists(indexes, entity: name, constraint: .indexes)
         }
         if let fetches = fields["fetches"] {
             for fetch in mappingEntries(fetches.value, what: "'fetches' of '\(name)'") {
@@ -136,7 +136,10 @@ public struct SchemaDecoder {
     }
 
     /// `unique: [[a, b], [c]]` and `indexes: [[a, b]]`.
-    mutating func nameLists(_ field: YAMLMappingEntry, entity: String, key: String) -> [[String]] {
+    mutating func nameLists(_ field: YAMLMappingEntry, entity: String, constraint: SourceMapKey.Constraint)
+        -> [[String]]
+    {
+        let key = constraint.rawValue
         if field.value.scalar?.isNull == true { return [] }
         guard let lists = field.value.sequence else {
             error("'\(key)' of '\(entity)' must be a list of name lists, e.g. [[name]]", at: field.value.location)
@@ -156,10 +159,10 @@ public struct SchemaDecoder {
             var decoded: [String] = []
             for (j, nameNode) in names.enumerated() {
                 guard let name = nameValue(of: nameNode) else { continue }
-                sourceMap.locations["\(entity).\(key).\(i).\(j)"] = nameNode.location
+                sourceMap.locations[.constraintName(constraint, of: entity, list: i, position: j)] = nameNode.location
                 decoded.append(name)
             }
-            sourceMap.locations["\(entity).\(key).\(i)"] = list.location
+            sourceMap.locations[.constraint(constraint, of: entity, list: i)] = list.location
             result.append(decoded)
         }
         return result
@@ -169,27 +172,27 @@ public struct SchemaDecoder {
 
     mutating func decodeAttribute(_ entry: YAMLMappingEntry, entity: String) -> Attribute? {
         guard let name = nameValue(of: entry.key) else { return nil }
-        let key = "\(entity).\(name)"
+        let qualified = "\(entity).\(name)"
         if let scalar = entry.value.scalar {
             guard let type = attributeType(scalar, at: entry.value.location, attribute: name) else { return nil }
-            sourceMap.locations["\(key).type"] = entry.value.location
+            sourceMap.locations[.attribute(name, of: entity, .type)] = entry.value.location
             return Attribute(name: name, type: type, location: entry.key.location)
         }
         guard let entries = entry.value.mapping else {
-            error("attribute '\(key)' must be a type name or a mapping with 'type', not \(entry.value.kindName)",
+            error("attribute '\(qualified)' must be a type name or a mapping with 'type', not \(entry.value.kindName)",
                   at: entry.value.location)
             return nil
         }
-        let fields = fields(of: entries, allowed: Self.attributeKeys, in: "attribute '\(key)'")
+        let fields = fields(of: entries, allowed: Self.attributeKeys, in: "attribute '\(qualified)'")
         guard let typeField = fields["type"] else {
             if suggestedKeys.contains("type") { return nil }
-            error("attribute '\(key)' needs a 'type'", at: entry.value.location)
+            error("attribute '\(qualified)' needs a 'type'", at: entry.value.location)
             return nil
         }
         guard let typeScalar = scalar(typeField, "type"),
             let type = attributeType(typeScalar, at: typeField.value.location, attribute: name)
         else { return nil }
-        sourceMap.locations["\(key).type"] = typeField.value.location
+        sourceMap.locations[.attribute(name, of: entity, .type)] = typeField.value.location
         var attribute = Attribute(name: name, type: type, location: entry.key.location)
         attribute.isOptional = fields["optional"].flatMap { bool($0, "optional") } ?? false
         attribute.isIndexed = fields["indexed"].flatMap { bool($0, "indexed") } ?? false
@@ -198,11 +201,11 @@ public struct SchemaDecoder {
         attribute.renamedFrom = fields["renamedFrom"].flatMap { string($0, "renamedFrom") }
         if let defaultField = fields["default"] {
             if defaultField.value.scalar == nil {
-                error("the default of '\(key)' must be a scalar, not \(defaultField.value.kindName)",
+                error("the default of '\(qualified)' must be a scalar, not \(defaultField.value.kindName)",
                       at: defaultField.value.location)
             } else {
-                sourceMap.defaults[key] = defaultField.value
-                sourceMap.locations["\(key).default"] = defaultField.value.location
+                sourceMap.defaults[.attribute(name, of: entity, .default)] = defaultField.value
+                sourceMap.locations[.attribute(name, of: entity, .default)] = defaultField.value.location
             }
         }
         return attribute
@@ -228,28 +231,28 @@ public struct SchemaDecoder {
 
     mutating func decodeRelationship(_ entry: YAMLMappingEntry, entity: String) -> Relationship? {
         guard let name = nameValue(of: entry.key) else { return nil }
-        let key = "\(entity).\(name)"
+        let qualified = "\(entity).\(name)"
         guard let entries = entry.value.mapping else {
-            error("relationship '\(key)' must be a mapping with 'to' and 'inverse', not \(entry.value.kindName)",
+            error("relationship '\(qualified)' must be a mapping with 'to' and 'inverse', not \(entry.value.kindName)",
                   at: entry.value.location)
             return nil
         }
-        let fields = fields(of: entries, allowed: Self.relationshipKeys, in: "relationship '\(key)'")
+        let fields = fields(of: entries, allowed: Self.relationshipKeys, in: "relationship '\(qualified)'")
         // A missing `to` or `inverse` leaves an empty name, which the validator skips, so the
         // other side of the pair doesn't report a second, derived error.
         var destination = ""
         if let to = fields["to"] {
             destination = string(to, "to") ?? ""
-            sourceMap.locations["\(key).to"] = to.value.location
+            sourceMap.locations[.relationship(name, of: entity, .to)] = to.value.location
         } else if !suggestedKeys.contains("to") {
-            error("relationship '\(key)' needs 'to', its destination entity", at: entry.value.location)
+            error("relationship '\(qualified)' needs 'to', its destination entity", at: entry.value.location)
         }
         var inverse = ""
         if let inverseField = fields["inverse"] {
             inverse = string(inverseField, "inverse") ?? ""
-            sourceMap.locations["\(key).inverse"] = inverseField.value.location
+            sourceMap.locations[.relationship(name, of: entity, .inverse)] = inverseField.value.location
         } else if !suggestedKeys.contains("inverse") {
-            error("relationship '\(key)' needs an 'inverse': the relationship of '\(destination)' that points back",
+            error("relationship '\(qualified)' needs an 'inverse': the relationship of '\(destination)' that points back",
                   at: entry.key.location)
         }
         var relationship = Relationship(
@@ -257,10 +260,10 @@ public struct SchemaDecoder {
         relationship.isToMany = fields["many"].flatMap { bool($0, "many") } ?? false
         if let required = fields["required"] {
             relationship.isRequired = bool(required, "required") ?? false
-            sourceMap.locations["\(key).required"] = required.key.location
+            sourceMap.locations[.relationship(name, of: entity, .required)] = required.key.location
         }
         if let rule = fields["deleteRule"], let text = string(rule, "deleteRule") {
-            sourceMap.locations["\(key).deleteRule"] = rule.value.location
+            sourceMap.locations[.relationship(name, of: entity, .deleteRule)] = rule.value.location
             if let deleteRule = DeleteRule(rawValue: text) {
                 relationship.deleteRule = deleteRule
             } else {
@@ -278,7 +281,6 @@ public struct SchemaDecoder {
 
     mutating func decodeFetch(_ entry: YAMLMappingEntry, entity: String) -> Fetch? {
         guard let name = nameValue(of: entry.key) else { return nil }
-        let key = "\(entity).fetch.\(name)"
         var fetch = Fetch(name: name, location: entry.key.location)
         if entry.value.scalar?.isNull == true { return fetch }
         guard let entries = entry.value.mapping else {
@@ -289,18 +291,19 @@ public struct SchemaDecoder {
         let fields = fields(of: entries, allowed: Self.fetchKeys, in: "fetch '\(entity).\(name)'")
         fetch.doc = fields["doc"].flatMap { string($0, "doc") }
         if let predicate = fields["where"] {
-            fetch.predicate = predicateSource(predicate, key: "\(key).where")
+            fetch.predicate = predicateSource(predicate, key: .fetch(name, of: entity, .where))
         }
         if let sort = fields["sort"] {
             fetch.sort = sortKeys(sort)
         }
         if let sections = fields["sections"] {
-            fetch.sections = decodeSections(sections, key: key, fetch: "\(entity).\(name)")
+            fetch.sections = decodeSections(sections, fetch: name, of: entity)
         }
         return fetch
     }
 
-    mutating func decodeSections(_ field: YAMLMappingEntry, key: String, fetch: String) -> Sections? {
+    mutating func decodeSections(_ field: YAMLMappingEntry, fetch name: String, of entity: String) -> Sections? {
+        let fetch = "\(entity).\(name)"
         guard let entries = field.value.mapping else {
             error("'sections' of '\(fetch)' must be a mapping: { key: … } or { entity: … }", at: field.value.location)
             return nil
@@ -321,7 +324,7 @@ public struct SchemaDecoder {
         if isKey {
             let fields = fields(of: entries, allowed: Self.keySectionsKeys, in: "'sections' of '\(fetch)'")
             guard let keyField = fields["key"], let path = string(keyField, "key") else { return nil }
-            sourceMap.locations["\(key).sections.key"] = keyField.value.location
+            sourceMap.locations[.fetch(name, of: entity, .sectionsKey)] = keyField.value.location
             sourceMap.keyPathNodes[keyField.value.location] = keyField.value
             var byFirstLetter = false
             if let by = fields["by"], let text = string(by, "by") {
@@ -339,7 +342,7 @@ public struct SchemaDecoder {
         let fields = fields(of: entries, allowed: Self.entitySectionsKeys, in: "'sections' of '\(fetch)'")
         guard let entityField = fields["entity"], let relationship = string(entityField, "entity") else { return nil }
         let sort = fields["sort"].map { sortKeys($0) } ?? []
-        let predicate = fields["where"].flatMap { predicateSource($0, key: "\(key).sections.where") }
+        let predicate = fields["where"].flatMap { predicateSource($0, key: .fetch(name, of: entity, .sectionsWhere)) }
         let orphans = fields["orphans"].flatMap { bool($0, "orphans") } ?? false
         return .entity(
             relationship: relationship, sort: sort, predicate: predicate, orphans: orphans,
@@ -378,7 +381,7 @@ public struct SchemaDecoder {
         return keys
     }
 
-    mutating func predicateSource(_ field: YAMLMappingEntry, key: String) -> PredicateSource? {
+    mutating func predicateSource(_ field: YAMLMappingEntry, key: SourceMapKey) -> PredicateSource? {
         guard let scalar = field.value.scalar, !scalar.isNull else {
             error("'where' must be a predicate string, e.g. \"pinned == true\"", at: field.value.location)
             return nil

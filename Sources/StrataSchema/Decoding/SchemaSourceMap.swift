@@ -2,15 +2,16 @@
 /// `to:` and `inverse:` values, attribute types, defaults, unique and index names.
 ///
 /// `SchemaDecoder` fills it, `SchemaValidator` reads it to point diagnostics at the exact
-/// node. Keys are dotted paths: `Note.notebook.to`, `Note.title.type`, `Note.unique.0.1`.
+/// node. Keys are `SourceMapKey`s: `.relationship("notebook", of: "Note", .to)`,
+/// `.attribute("title", of: "Note", .type)`, `.constraintName(.unique, of: "Note", list: 0, position: 1)`.
 public struct SchemaSourceMap: Hashable, Sendable {
-    var locations: [String: SourceLocation] = [:]
-    /// The raw `default:` scalars by `Entity.attribute`: the validator turns them into
-    /// `DefaultValue`s once every enum is known.
-    var defaults: [String: YAMLNode] = [:]
-    /// The scalar of each `where:` by `Entity.fetch.<name>.where` (or `.sections.where`),
-    /// to map a predicate error's offset back to its line and column.
-    var predicateNodes: [String: YAMLNode] = [:]
+    var locations: [SourceMapKey: SourceLocation] = [:]
+    /// The raw `default:` scalars, by `.attribute(_, of: _, .default)`: the validator turns
+    /// them into `DefaultValue`s once every enum is known.
+    var defaults: [SourceMapKey: YAMLNode] = [:]
+    /// The scalar of each `where:`, by `.fetch(_, of: _, .where)` (or `.sectionsWhere`), to
+    /// map a predicate error's offset back to its line and column.
+    var predicateNodes: [SourceMapKey: YAMLNode] = [:]
 
     /// The scalars of sort keys and section keys, by their location, to point a key path's
     /// error at the segment at fault.
@@ -25,12 +26,12 @@ public struct SchemaSourceMap: Hashable, Sendable {
     }
 
     /// The file location of character `offset` of the predicate stored under `key`.
-    func predicateLocation(_ key: String, offset: Int) -> SourceLocation? {
+    func predicateLocation(_ key: SourceMapKey, offset: Int) -> SourceLocation? {
         predicateNodes[key]?.location(ofValueOffset: offset)
     }
 
     /// An empty map: diagnostics then point at the declarations.
     public init() {}
 
-    func location(_ key: String) -> SourceLocation? { locations[key] }
+    func location(_ key: SourceMapKey) -> SourceLocation? { locations[key] }
 }

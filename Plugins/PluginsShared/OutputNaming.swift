@@ -1,0 +1,1 @@
+../../Sources/StrataCodegen/OutputNaming.swift

@@ -1,0 +1,43 @@
+/// A part of the model whose place in the files `SchemaSourceMap` records: one case per kind
+/// of part, so that a key naming no such part does not compile.
+///
+/// ```swift
+/// sourceMap.location(.relationship("notebook", of: "Note", .inverse))
+/// sourceMap.location(.constraintName(.unique, of: "Note", list: 0, position: 1))
+/// ```
+enum SourceMapKey: Hashable, Sendable {
+    /// Case `index` of an enum, by position in its list.
+    case enumCase(Int, of: String)
+    /// A value written for an attribute of an entity.
+    case attribute(String, of: String, AttributeField)
+    /// A value written for a relationship of an entity.
+    case relationship(String, of: String, RelationshipField)
+    /// A value written for a fetch of an entity.
+    case fetch(String, of: String, FetchField)
+    /// Element `list` of an entity's `unique:` or `indexes:` (a list of names).
+    case constraint(Constraint, of: String, list: Int)
+    /// Name `position` of element `list` of an entity's `unique:` or `indexes:`.
+    case constraintName(Constraint, of: String, list: Int, position: Int)
+
+    /// What of an attribute: `type:` (or the attribute's value when it is a bare type name),
+    /// `default:`.
+    enum AttributeField: Hashable, Sendable {
+        case type, `default`
+    }
+
+    /// What of a relationship: the value of `to:`, `inverse:` or `deleteRule:`, or the key
+    /// `required:`.
+    enum RelationshipField: Hashable, Sendable {
+        case to, inverse, required, deleteRule
+    }
+
+    /// What of a fetch: `where:`, or its sections' `key:` or `where:`.
+    enum FetchField: Hashable, Sendable {
+        case `where`, sectionsKey, sectionsWhere
+    }
+
+    /// An entity's list of constraints: `unique:` or `indexes:`.
+    enum Constraint: String, Hashable, Sendable {
+        case unique, indexes
+    }
+}
