@@ -75,7 +75,10 @@ let package = Package(
             name: "StrataGeneratedTests",
             dependencies: ["Strata", .product(name: "GRDB", package: "GRDB.swift")]
         ),
-        .testTarget(name: "StrataTests", dependencies: ["Strata"]),
+        .testTarget(
+            name: "StrataTests",
+            // SQLite's C API, for the fault-injecting file system of the fault-injection tests.
+            dependencies: ["Strata", .product(name: "GRDBSQLite", package: "GRDB.swift")]),
         .testTarget(name: "StrataDemoTests", dependencies: ["StrataDemoKit"], exclude: ["Reference"]),
     ],
     swiftLanguageModes: [.v6]

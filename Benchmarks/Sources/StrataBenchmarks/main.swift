@@ -90,7 +90,9 @@ struct MemoryFigures {
 
 // MARK: - One size
 
-func benchmark(size: Int, plan: Plan) throws -> (changes: [ChangeFigures], fetch: FetchFigures, memory: MemoryFigures?) {
+func benchmark(size: Int, plan: Plan) throws -> (
+    changes: [ChangeFigures], fetch: FetchFigures, memory: MemoryFigures?, links: [ManyToManyBenchmark.Figures]
+) {
     log("== \(formatCount(size)) notes in \(NotesDatabase.notebookCount) notebooks")
     var database: NotesDatabase?
     let setup = try timed { database = try NotesDatabase(noteCount: size) }
@@ -150,8 +152,15 @@ func benchmark(size: Int, plan: Plan) throws -> (changes: [ChangeFigures], fetch
     withExtendedLifetime(forwarder) {}
     withExtendedLifetime(controller) {}
 
+    // 4. Links and unlinks of a many-to-many relationship the request reads.
+    try ManyToManyBenchmark.populate(database)
+    let (linkWarmUp, linkRepetitions) = plan.incrementalRepetitions(size)
+    let links = try ManyToManyBenchmark(database: database, probe: probe).run(
+        size: size, warmUp: linkWarmUp, repetitions: min(linkRepetitions, 51),
+        baselineRepetitions: plan.baselineRepetitions(size))
+
     let changes = Change.allCases.map { ChangeFigures(size: size, change: $0, ours: ours[$0]!, baseline: base[$0]!) }
-    return (changes, fetch, size == plan.memorySize ? memory : nil)
+    return (changes, fetch, size == plan.memorySize ? memory : nil, links)
 }
 
 /// A new controller vs a plain GRDB fetch of the same rows, in the same order, alternately.
@@ -193,7 +202,10 @@ func machineDescription() -> String {
     return "\(ProcessInfo.processInfo.activeProcessorCount) cores (\(model)), \(String(format: "%.0f", memory)) GiB"
 }
 
-func report(changes: [ChangeFigures], fetches: [FetchFigures], memory: MemoryFigures?, plan: Plan) {
+func report(
+    changes: [ChangeFigures], fetches: [FetchFigures], memory: MemoryFigures?, links: [ManyToManyBenchmark.Figures],
+    plan: Plan
+) {
     let date = ISO8601DateFormatter.string(from: Date(), timeZone: TimeZone(identifier: "UTC")!, formatOptions: [.withFullDate])
     print("Strata benchmarks, \(date), \(machineDescription())")
     print("Note.Fetches.byNotebook: \(NotesDatabase.notebookCount) notebook sections; release build; medians (p90) of the measured runs, after warm-up.")
@@ -206,6 +218,19 @@ func report(changes: [ChangeFigures], fetches: [FetchFigures], memory: MemoryFig
         let ours = figure.ours, base = figure.baseline
         print(
             "| \(formatCount(figure.size)) | \(figure.change.rawValue) "
+                + "| \(formatMilliseconds(ours.medianMilliseconds)) (\(formatMilliseconds(ours.percentile(0.9)))) | \(ours.count) "
+                + "| \(formatMilliseconds(base.medianMilliseconds)) (\(formatMilliseconds(base.percentile(0.9)))) | \(base.count) "
+                + "| \(formatRatio(base.medianMilliseconds / ours.medianMilliseconds)) |")
+    }
+    print("")
+    print("Many-to-many: the notes of one tag (`Store.request(Tag.notes, of:)`), a link or unlink → batch delivered")
+    print("")
+    print("| notes | listed | change | Strata incremental | runs | refetch + diff baseline | runs | baseline ÷ Strata |")
+    print("| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |")
+    for figure in links {
+        let ours = figure.ours, base = figure.baseline
+        print(
+            "| \(formatCount(figure.size)) | \(formatCount(figure.listed)) | \(figure.kind.rawValue) "
                 + "| \(formatMilliseconds(ours.medianMilliseconds)) (\(formatMilliseconds(ours.percentile(0.9)))) | \(ours.count) "
                 + "| \(formatMilliseconds(base.medianMilliseconds)) (\(formatMilliseconds(base.percentile(0.9)))) | \(base.count) "
                 + "| \(formatRatio(base.medianMilliseconds / ours.medianMilliseconds)) |")
@@ -250,6 +275,7 @@ log("warning: a debug build; run `swift run -c release StrataBenchmarks` for mea
 var changes: [ChangeFigures] = []
 var fetches: [FetchFigures] = []
 var memory: MemoryFigures?
+var links: [ManyToManyBenchmark.Figures] = []
 let started = now()
 do {
     // The memory size first, so that its figures are not inflated by earlier sizes.
@@ -259,6 +285,7 @@ do {
         changes += figures.changes
         fetches.append(figures.fetch)
         if let figure = figures.memory { memory = figure }
+        links += figures.links
     }
 } catch {
     log("error: \(error)")
@@ -266,5 +293,6 @@ do {
 }
 changes.sort { ($0.size, Change.allCases.firstIndex(of: $0.change)!) < ($1.size, Change.allCases.firstIndex(of: $1.change)!) }
 fetches.sort { $0.size < $1.size }
-report(changes: changes, fetches: fetches, memory: memory, plan: plan)
+links.sort { ($0.size, $0.kind == .link ? 0 : 1) < ($1.size, $1.kind == .link ? 0 : 1) }
+report(changes: changes, fetches: fetches, memory: memory, links: links, plan: plan)
 log("total \(String(format: "%.0f", Double(now() - started) / 1e9)) s")

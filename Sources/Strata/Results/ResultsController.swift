@@ -33,9 +33,10 @@ import GRDB
 /// it re-reads, on the store's writer and before any later write, only the affected rows by
 /// id — the changed items, and the items whose predicate, sort or section key reads a changed
 /// related row through a to-one relationship — and places them by binary search with
-/// ``DatabaseValueOrdering``, which orders exactly as SQLite's `ORDER BY`. Predicates over
-/// to-many relationships, and commits that touch a large share of the results, make it
-/// refetch instead. Either way the state after every commit equals a fresh fetch. The batch
+/// ``DatabaseValueOrdering``, which orders exactly as SQLite's `ORDER BY`. Links and unlinks
+/// of a many-to-many relationship the predicate reads (`ANY tags.name == $x`) re-read the
+/// items they name. Other predicates over to-many relationships, and commits that touch a
+/// large share of the results, make it refetch instead. Either way the state after every commit equals a fresh fetch. The batch
 /// of an incremental commit is built from the places the changed rows left and took, in
 /// time that grows with the change, not with the results, and rows the commit did not touch
 /// never move. After a refetch, or with post-fetch options, it is the identity difference

@@ -205,7 +205,7 @@ public struct StorageError: Error, Hashable, Sendable, CustomStringConvertible, 
         case .corrupt:
             return "\(file) is damaged (\(message)). Restore it from a backup; `PRAGMA integrity_check` tells what is affected"
         case .io:
-            return "reading or writing \(file) failed (\(message)). Check the disk"
+            return "reading or writing \(file) failed (\(message)). Check the disk, and that its file system is mounted writable"
         }
     }
 

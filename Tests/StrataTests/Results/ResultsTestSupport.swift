@@ -145,10 +145,10 @@ extension Database {
 }
 
 /// What one results controller read, told apart in a store's statement trace
-/// (``Store/traceStatements()``) by the select list and joins of its item query: the full
-/// fetch is that query as is; an incremental re-read adds `t0."id" IN (…)`.
+/// (``Store/traceStatements()``) by its item query: the full fetch is that query as is; an
+/// incremental re-read adds `t0."id" IN (…)` to it.
 struct ItemReads {
-    /// The query up to its WHERE or ORDER BY clause.
+    /// The item query without its id condition.
     let signature: String
 
     /// The reads of the controller whose full fetch is the last item query in `statements`.
@@ -163,8 +163,7 @@ struct ItemReads {
     }
 
     static func signature(of sql: String) -> String {
-        let end = [sql.range(of: " WHERE "), sql.range(of: " ORDER BY ")].compactMap { $0?.lowerBound }.min() ?? sql.endIndex
-        return String(sql[..<end])
+        sql.replacing(#/ AND t0\."id" IN \([^)]*\)/#, with: "").replacing(#/ WHERE t0\."id" IN \([^)]*\)/#, with: "")
     }
 
     private func mine(_ statements: [String]) -> [String] {

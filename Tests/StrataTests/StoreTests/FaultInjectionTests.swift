@@ -10,7 +10,8 @@ import Darwin
 #endif
 
 /// Storage failures: a full disk (SQLite's size limit in process, and a real full file
-/// system in a private mount namespace where the machine allows one), a corrupted page.
+/// system in a private mount namespace where the machine allows one), a file system that
+/// turns read-only mid-session (a faulty VFS in a child process), a corrupted page.
 /// Each must surface as a typed ``StorageError`` naming the store, never a trap, and lose
 /// nothing that was committed. (A writer killed mid-write is ``CrashTests``.)
 @Suite("Store fault injection")
@@ -127,6 +128,68 @@ struct FaultInjectionTests {
         let counts = try store.read { db in [try db.count("Note"), try db.count("Tag")] }
         let integrity = try store.read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") }
         report += "verified \(counts[0]) \(counts[1]) \(integrity.joined(separator: ","))\n"
+        FileHandle.standardOutput.write(Data(report.utf8))
+    }
+
+    static let readOnlyChildKey = "STRATA_READ_ONLY_CHILD_STORE"
+
+    @Test("a file system that turns read-only mid-session: a typed error, reads go on, every commit kept")
+    func readOnlyMidSession() throws {
+        let directory = try TemporaryDirectory()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+        process.arguments = Array(CrashTests.childArguments().dropLast(2)) + ["--filter", "readOnlyChild"]
+        var environment = ProcessInfo.processInfo.environment
+        environment[Self.readOnlyChildKey] = directory.path("readonly.sqlite")
+        process.environment = environment
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        let lines = output.split(separator: "\n").map(String.init)
+        #expect(lines.contains("committed 40"), "\(output)")
+        #expect(lines.contains { $0.hasPrefix("refused io ") || $0.hasPrefix("refused readOnly ") }, "\(output)")
+        #expect(lines.contains("read while read-only 40"), "\(output)")
+        #expect(lines.contains("controller 40"), "\(output)")
+        #expect(lines.contains("after remount 41"), "\(output)")
+        #expect(lines.contains("reopened 41 ok"), "\(output)")
+    }
+
+    /// The child of ``readOnlyMidSession()``: the faulty VFS is the process's default here.
+    @Test(.enabled(if: ProcessInfo.processInfo.environment[readOnlyChildKey] != nil))
+    func readOnlyChild() throws {
+        let path = try #require(ProcessInfo.processInfo.environment[Self.readOnlyChildKey])
+        FaultyFileSystem.install()
+        var report = ""
+        do {
+            let store = try Store(schema: NotesModel.schema, path: path)
+            for index in 0..<40 { try store.insert(Note(title: "n\(index)", updatedAt: Date())) }
+            report += "committed \(try store.read { db in try db.count("Note") })\n"
+            let controller = try ResultsController(store: store, request: Note.Fetches.all, deliveryQueue: DispatchQueue(label: "ro"))
+            FaultyFileSystem.readOnly = true
+            do {
+                try store.insert(Note(title: "refused", body: String(repeating: "x", count: 10_000), updatedAt: Date()))
+                report += "not refused\n"
+            } catch let error as StorageError {
+                report += "refused \(error.kind) \(error)\n"
+            } catch {
+                report += "other \(error)\n"
+            }
+            report += "read while read-only \(try store.read { db in try db.count("Note") })\n"
+            controller.waitForDeliveries()
+            report += "controller \(controller.snapshot.sections.flatMap(\.items).count)\n"
+            FaultyFileSystem.readOnly = false
+            try store.insert(Note(title: "after", updatedAt: Date()))
+            report += "after remount \(try store.read { db in try db.count("Note") })\n"
+            try store.close()
+            let reopened = try Store(schema: NotesModel.schema, path: path)
+            let integrity = try reopened.read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") }
+            report += "reopened \(try reopened.read { db in try db.count("Note") }) \(integrity.joined(separator: ","))\n"
+        } catch {
+            report += "error \(error)\n"
+        }
         FileHandle.standardOutput.write(Data(report.utf8))
     }
 

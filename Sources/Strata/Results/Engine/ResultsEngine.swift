@@ -115,6 +115,26 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
             if ids.isEmpty { continue }
             affected.formUnion(try fetcher.itemIDs(db, where: dependency.foreignKeyPath, in: ids))
         }
+        for join in plan.joinDependencies {
+            let links = changes[join.joinTable]
+            if !links.isEmpty {
+                // A link or unlink: the join row names the item. A join row rewritten in
+                // place, or one without recorded values, is not traced: refetch.
+                let touched = links.inserted.union(links.deleted)
+                guard links.updated.isEmpty, touched.allSatisfy({ links.joinRows[$0]?[join.itemColumn] != nil }) else {
+                    try fetchAll(db)
+                    return true
+                }
+                for rowID in touched { affected.insert(links.joinRows[rowID]![join.itemColumn]!) }
+            }
+            let destinations = changes[join.destination]
+            if destinations.isEmpty { continue }
+            // Deleted or new destinations (dangling links of a `noAction` rule), and updated
+            // ones when the part reads a written column: the items still linked to them.
+            var ids = destinations.inserted.union(destinations.deleted)
+            if !join.columns.isDisjoint(with: destinations.updatedColumns) { ids.formUnion(destinations.updated) }
+            if !ids.isEmpty { affected.formUnion(try fetcher.linkedItemIDs(db, join, to: ids)) }
+        }
         if affected.isEmpty && own.deleted.isEmpty { return relevant }
         if policy.refetches(affected: affected.count + own.deleted.count, of: index.records.count) {
             try fetchAll(db)

@@ -118,6 +118,17 @@ struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendabl
         return result
     }
 
+    /// The ids of items linked through `join` to one of the destination objects `ids`.
+    func linkedItemIDs(_ db: Database, _ join: ResultsQueryPlan.JoinDependency, to ids: Set<Int64>) throws -> Set<Int64> {
+        var result = Set<Int64>()
+        try Self.forEachChunk(of: Array(ids)) { chunk in
+            let list = chunk.map { _ in "?" }.joined(separator: ", ")
+            let sql = "SELECT \(quoted(join.itemColumn)) FROM \(quoted(join.joinTable)) WHERE \(quoted(join.destinationColumn)) IN (\(list))"
+            result.formUnion(try Int64.fetchAll(db, sql: sql, arguments: StatementArguments(Array(chunk))))
+        }
+        return result
+    }
+
     /// The section objects of an entity-sectioned request that its section predicate keeps
     /// (those of `ids` only, when given), in the section sort's order within each chunk.
     func sectionObjects(_ db: Database, ids: Set<Int64>? = nil) throws -> [FetchedSection<Section>] {

@@ -18,6 +18,20 @@ struct ResultsQueryPlan: Sendable {
         var columns: Set<String>?
     }
 
+    /// A many-to-many relationship of the item that a to-many part of the predicate reads
+    /// (`ANY tags.name == $x`, `tags.@count > 2`): a link or unlink in `joinTable` affects
+    /// the item in `itemColumn`; a change of a `destination` row (of the `columns` the part
+    /// reads) affects the items linked to it. Such parts are kept up to date from the join
+    /// rows each commit records, without a refetch.
+    struct JoinDependency: Sendable {
+        var joinTable: String
+        var itemColumn: String
+        var destinationColumn: String
+        var destination: String
+        /// Columns of `destination` the part reads (empty: membership only, as `@count`).
+        var columns: Set<String>
+    }
+
     let schema: SchemaDescriptor
     let itemEntity: String
     let predicate: PredicateNode?
@@ -29,6 +43,7 @@ struct ResultsQueryPlan: Sendable {
     /// Tables whose changes make an entity-sectioned controller re-read its section objects.
     private(set) var sectionTables: Set<String> = []
     private(set) var dependencies: [Dependency] = []
+    private(set) var joinDependencies: [JoinDependency] = []
     /// True when an entity-sectioned request's section predicate and sort read only the
     /// section object's own columns.
     private(set) var sectionsDependOnOwnRowOnly = false
@@ -57,6 +72,7 @@ struct ResultsQueryPlan: Sendable {
     /// those the predicate, sorts and section key read.
     var readTables: Set<String> {
         refetchTables.union(sectionTables).union(dependencies.map(\.table)).union([itemEntity])
+            .union(joinDependencies.flatMap { [$0.joinTable, $0.destination] })
     }
 
     // MARK: - Dependencies
@@ -86,34 +102,75 @@ struct ResultsQueryPlan: Sendable {
 
     private mutating func collect(_ node: PredicateNode, from entity: String, into paths: inout [[String]]) throws {
         var toMany = Set<String>()
-        try collect(node, from: entity, into: &paths, toManyTables: &toMany)
+        var joins: [JoinDependency]? = []
+        try collect(node, from: entity, into: &paths, toManyTables: &toMany, joins: &joins)
         refetchTables.formUnion(toMany)
+        joinDependencies += joins ?? []
     }
 
-    /// Collects the value paths of `node` outside to-many parts into `paths`, and every table
-    /// a to-many part reads into `toManyTables`.
     private func collect(
         _ node: PredicateNode, from entity: String, into paths: inout [[String]], toManyTables: inout Set<String>
     ) throws {
+        var joins: [JoinDependency]? = nil
+        try collect(node, from: entity, into: &paths, toManyTables: &toManyTables, joins: &joins)
+    }
+
+    /// Collects the value paths of `node` outside to-many parts into `paths`, and every table
+    /// a to-many part reads into `toManyTables` — except, when `joins` is given (the item's
+    /// own predicate), the parts over one many-to-many relationship of the item that read
+    /// only the destination's own columns, which go into `joins`.
+    private func collect(
+        _ node: PredicateNode, from entity: String, into paths: inout [[String]], toManyTables: inout Set<String>,
+        joins: inout [JoinDependency]?
+    ) throws {
+        func toMany(_ path: [String], sub: PredicateNode?) throws {
+            if joins != nil, let join = try joinDependency(path, sub: sub, from: entity) {
+                joins?.append(join)
+            } else {
+                try toManyReach(path, from: entity, sub: sub, into: &toManyTables)
+            }
+        }
         func value(_ value: ValueNode) throws {
             switch value {
             case .path(let path): paths.append(path)
-            case .count(let path): try toManyReach(path, from: entity, sub: nil, into: &toManyTables)
+            case .count(let path): try toMany(path, sub: nil)
             case .value: break
             }
         }
         switch node {
         case .constant: break
         case .and(let nodes), .or(let nodes):
-            for node in nodes { try collect(node, from: entity, into: &paths, toManyTables: &toManyTables) }
-        case .not(let node): try collect(node, from: entity, into: &paths, toManyTables: &toManyTables)
+            for node in nodes { try collect(node, from: entity, into: &paths, toManyTables: &toManyTables, joins: &joins) }
+        case .not(let node): try collect(node, from: entity, into: &paths, toManyTables: &toManyTables, joins: &joins)
         case .compare(let lhs, _, let rhs), .match(let lhs, _, let rhs, _):
             try value(lhs)
             try value(rhs)
         case .isIn(let lhs, _), .between(let lhs, _, _): try value(lhs)
         case .quantified(_, let relationship, let sub):
-            try toManyReach(relationship, from: entity, sub: sub, into: &toManyTables)
+            try toMany(relationship, sub: sub)
         }
+    }
+
+    /// The join dependency of a to-many part over `path` (then `sub` from its destination),
+    /// when it is one many-to-many hop from `entity` (not its own inverse) and `sub` reads
+    /// only the destination's own columns; nil otherwise.
+    private func joinDependency(_ path: [String], sub: PredicateNode?, from entity: String) throws -> JoinDependency? {
+        guard path.count == 1, let owner = schema.entity(named: entity),
+              let relationship = owner.relationship(named: path[0]),
+              case .joinTable(let table, let column, let inverseColumn) = relationship.storage,
+              owner.symmetricJoinTable(relationship) == nil
+        else { return nil }
+        var columns = Set<String>()
+        if let sub {
+            var subPaths: [[String]] = []
+            var reach = Set<String>()
+            try collect(sub, from: relationship.destination, into: &subPaths, toManyTables: &reach)
+            guard reach.isEmpty, subPaths.allSatisfy({ $0.count == 1 }) else { return nil }
+            columns = Set(subPaths.map { $0[0] })
+        }
+        return JoinDependency(
+            joinTable: table, itemColumn: column, destinationColumn: inverseColumn,
+            destination: relationship.destination, columns: columns)
     }
 
     /// Every table a to-many part (`relationship` path, then `sub` from its destination) reads.
