@@ -85,8 +85,8 @@ struct ManyToManyBenchmark {
 
         let ours = try rounds(warmUp, repetitions)
         controller.pause()
-        let probe = self.probe
-        let baseline = try FlatRefetchBaseline(store: store, tag: tag, deliveryQueue: deliveries) { probe.batchDidArrive($0) }
+        let forward = probe
+        let baseline = try FlatRefetchBaseline(store: store, tag: tag, deliveryQueue: deliveries) { forward.batchDidArrive($0) }
         let base = try rounds(baselineRepetitions.0, baselineRepetitions.1)
         baseline.cancel()
         deliveries.sync {}
