@@ -116,13 +116,21 @@ enum StrataStorage {
         case .null:
             return true   // `fromDatabaseValue` refuses NULL for a non-optional type.
         case .int64(let value):
+            // Metatype comparisons first: the optimizer folds them for a known type, where
+            // a conformance check could cost a runtime lookup for every value read.
             if type == Bool.self { return value == 0 || value == 1 }
-            return type is any BinaryInteger.Type || type is any BinaryFloatingPoint.Type
-                || type is any StrataIntegerStored.Type || type == Decimal.self
+            if type == Int.self || type == Int64.self || type == Int32.self || type == Int16.self
+                || type == Double.self || type == Float.self || type == Decimal.self
+            {
+                return true
+            }
+            return type is any StrataIntegerStored.Type || type is any BinaryInteger.Type
+                || type is any BinaryFloatingPoint.Type
         case .double(let value):
             // A finite real too large for a Float would read as infinity.
             if type == Float.self { return Float(value).isFinite || !value.isFinite }
-            return type is any BinaryFloatingPoint.Type || type == Decimal.self
+            if type == Double.self || type == Decimal.self { return true }
+            return type is any BinaryFloatingPoint.Type
         case .string(let text):
             // Text is refused by the other numeric types themselves. A decimal must be a
             // whole decimal number ("12abc" would parse as 12); data is stored as blobs.
