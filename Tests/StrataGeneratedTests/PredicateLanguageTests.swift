@@ -741,7 +741,7 @@ extension PredicateLanguageTests {
 // MARK: - Random numbers
 
 /// SplitMix64: small, fast, and the same sequence on every platform for a seed.
-struct SplitMix {
+struct SplitMix: RandomNumberGenerator {
     private var state: UInt64
     init(seed: UInt64) { state = seed }
     mutating func next() -> UInt64 {

@@ -258,7 +258,7 @@ struct StoredValueTests {
         let environment = ProcessInfo.processInfo.environment
         let iterations = environment["STRATA_FUZZ_ITERATIONS"].flatMap(Int.init) ?? 150
         let seed = environment["STRATA_FUZZ_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 0...UInt64.max)
-        var random = Generator(seed: seed)
+        var random = SplitMix(seed: seed)
         let store = try EdgeCasesFixtures.store()
         let queue = DispatchQueue(label: "fuzz")
         let controller = try ResultsController(store: store, request: Item.Fetches.all, deliveryQueue: queue)
@@ -316,25 +316,12 @@ struct StoredValueTests {
         #expect(log.errors.allSatisfy { $0 is ValueDecodingError }, "seed \(seed): \(log.errors)")
     }
 
-    private func randomLiteral(_ random: inout Generator) -> String {
+    private func randomLiteral(_ random: inout SplitMix) -> String {
         switch random.next() % 4 {
         case 0: return String(Int64(bitPattern: random.next()))
         case 1: return String(Double(bitPattern: random.next() & 0x7FEF_FFFF_FFFF_FFFF))
         case 2: return "'" + String((0..<Int(random.next() % 6)).map { _ in "aZé1 -:.".randomElement(using: &random)! }) + "'"
         default: return "X'" + (0..<Int(random.next() % 20)).map { _ in String(format: "%02X", Int(random.next() % 256)) }.joined() + "'"
         }
-    }
-}
-
-/// A small seeded generator (SplitMix64).
-private struct Generator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -70,6 +70,28 @@ struct FaultInjectionTests {
         #expect(try reopened.read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") } == ["ok"])
     }
 
+    /// Runs the test `name` of this test binary in a child process with `environment` added
+    /// (through `launcher`, given the shell-quoted command, when set); returns its output.
+    static func runChild(
+        _ name: String, environment: [String: String], launcher: ((String) -> [String])? = nil
+    ) throws -> String {
+        let command = [CommandLine.arguments[0]] + CrashTests.childArguments().dropLast(2) + ["--filter", name]
+        let arguments = launcher.map { launch in
+            launch(command.map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " "))
+        } ?? command
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: arguments[0])
+        process.arguments = Array(arguments.dropFirst())
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return output
+    }
+
     /// Whether this machine lets an unprivileged process mount a tmpfs in a private mount
     /// namespace (`unshare -rm`); CI containers may not.
     static let canMountPrivately: Bool = {
@@ -91,20 +113,11 @@ struct FaultInjectionTests {
         let directory = try TemporaryDirectory()
         let mountPoint = directory.path("small")
         try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
-        let test = ([CommandLine.arguments[0]] + CrashTests.childArguments().dropLast(2) + ["--filter", "diskFullChild"])
-            .map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
-        process.arguments = ["-rm", "sh", "-c", "mount -t tmpfs -o size=1m tmpfs '\(mountPoint)' && exec \(test)"]
-        var environment = ProcessInfo.processInfo.environment
-        environment[Self.childEnvironmentKey] = mountPoint + "/full.sqlite"
-        process.environment = environment
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let output = try Self.runChild(
+            "diskFullChild", environment: [Self.childEnvironmentKey: mountPoint + "/full.sqlite"],
+            launcher: { test in
+                ["/usr/bin/unshare", "-rm", "sh", "-c", "mount -t tmpfs -o size=1m tmpfs '\(mountPoint)' && exec \(test)"]
+            })
         let lines = output.split(separator: "\n")
         let committed = try #require(lines.first { $0.hasPrefix("committed ") }.flatMap { Int($0.dropFirst(10)) }, "\(output)")
         #expect(committed > 5)
@@ -136,18 +149,7 @@ struct FaultInjectionTests {
     @Test("a file system that turns read-only mid-session: a typed error, reads go on, every commit kept")
     func readOnlyMidSession() throws {
         let directory = try TemporaryDirectory()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
-        process.arguments = Array(CrashTests.childArguments().dropLast(2)) + ["--filter", "readOnlyChild"]
-        var environment = ProcessInfo.processInfo.environment
-        environment[Self.readOnlyChildKey] = directory.path("readonly.sqlite")
-        process.environment = environment
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let output = try Self.runChild("readOnlyChild", environment: [Self.readOnlyChildKey: directory.path("readonly.sqlite")])
         let lines = output.split(separator: "\n").map(String.init)
         #expect(lines.contains("committed 40"), "\(output)")
         #expect(lines.contains { $0.hasPrefix("refused io ") || $0.hasPrefix("refused readOnly ") }, "\(output)")
