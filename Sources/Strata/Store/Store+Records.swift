@@ -317,6 +317,77 @@ extension Store {
     public func fetchOne<Entity: StrataEntity>(_ type: Entity.Type, id: Entity.ID) throws -> Entity? {
         try read { db in try db.fetchOne(type, id: id) }
     }
+
+    /// Every object of `type`, by id, in one read.
+    ///
+    /// ```swift
+    /// let notes = try store.fetchAll(Note.self)
+    /// ```
+    public func fetchAll<Entity: StrataEntity>(_ type: Entity.Type) throws -> [Entity] {
+        try read { db in try db.fetchAll(type) }
+    }
+
+    /// The objects of `type` that match `predicate`, in `sort` order (then by id).
+    ///
+    /// ```swift
+    /// let urgent = try store.fetchAll(Note.self, where: Note.priority == .high, sortedBy: [Note.title.ascending])
+    /// ```
+    public func fetchAll<Entity: StrataEntity>(
+        _ type: Entity.Type, where predicate: EntityPredicate<Entity>? = nil, sortedBy sort: [SortKey<Entity>] = []
+    ) throws -> [Entity] {
+        try read { db in try db.fetchAll(type, where: predicate, sortedBy: sort) }
+    }
+
+    /// The number of objects of `type` that match `predicate` (all of them without one).
+    public func fetchCount<Entity: StrataEntity>(
+        _ type: Entity.Type, where predicate: EntityPredicate<Entity>? = nil
+    ) throws -> Int {
+        try read { db in try db.fetchCount(type, where: predicate) }
+    }
+
+    /// The number of items of a request (a generated fetch such as `Note.Fetches.search(text:)`).
+    public func fetchCount<Entity: StrataEntity, Section>(_ request: ResultsRequest<Entity, Section>) throws -> Int {
+        try read { db in try db.fetchCount(request) }
+    }
+}
+
+// MARK: - One-shot reads, asynchronous
+
+extension Store {
+    /// The items of a request, flat, read off the caller's thread.
+    public func fetchAll<Entity: StrataEntity, Section>(_ request: ResultsRequest<Entity, Section>) async throws -> [Entity] {
+        try await read { db in try db.fetchAll(request) }
+    }
+
+    /// The object of `type` with `id`, if any, read off the caller's thread.
+    public func fetchOne<Entity: StrataEntity>(_ type: Entity.Type, id: Entity.ID) async throws -> Entity? {
+        try await read { db in try db.fetchOne(type, id: id) }
+    }
+
+    /// Every object of `type`, by id, read off the caller's thread.
+    public func fetchAll<Entity: StrataEntity>(_ type: Entity.Type) async throws -> [Entity] {
+        try await read { db in try db.fetchAll(type) }
+    }
+
+    /// The objects of `type` that match `predicate`, in `sort` order (then by id), read off
+    /// the caller's thread.
+    public func fetchAll<Entity: StrataEntity>(
+        _ type: Entity.Type, where predicate: EntityPredicate<Entity>? = nil, sortedBy sort: [SortKey<Entity>] = []
+    ) async throws -> [Entity] {
+        try await read { db in try db.fetchAll(type, where: predicate, sortedBy: sort) }
+    }
+
+    /// The number of objects of `type` that match `predicate`, read off the caller's thread.
+    public func fetchCount<Entity: StrataEntity>(
+        _ type: Entity.Type, where predicate: EntityPredicate<Entity>? = nil
+    ) async throws -> Int {
+        try await read { db in try db.fetchCount(type, where: predicate) }
+    }
+
+    /// The number of items of a request, read off the caller's thread.
+    public func fetchCount<Entity: StrataEntity, Section>(_ request: ResultsRequest<Entity, Section>) async throws -> Int {
+        try await read { db in try db.fetchCount(request) }
+    }
 }
 
 extension DatabaseValue {

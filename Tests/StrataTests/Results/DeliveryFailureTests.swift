@@ -71,7 +71,8 @@ struct DeliveryFailureTests {
         #expect(delegate.events.last == "batch 2")
         var again = controller.updates.makeAsyncIterator()
         guard case .reload(let snapshot)? = try await again.next() else { Issue.record("no reload"); return }
-        #expect(snapshot.sections.flatMap(\.items) == (try store.fetchAll(Note.Fetches.all)))
+        let fresh = try await store.fetchAll(Note.Fetches.all)
+        #expect(snapshot.sections.flatMap(\.items) == fresh)
     }
 
     @Test("public errors bridge to localizedDescription with their description")

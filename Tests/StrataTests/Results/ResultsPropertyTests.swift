@@ -256,7 +256,9 @@ import Testing
             try Checker(store: store, request: Self.notebookNameRequest, forceRefetch: false, rule: Self.notebookNameRule)
         )
         // The first checker's fetch is the first item query of the trace.
-        let reads = ItemReads(query: try #require(trace.statements.first { $0.hasPrefix("SELECT t0.*") }))
+        let reads = ItemReads(query: try #require(trace.statements.first {
+            $0.hasPrefix("SELECT t0.*") && $0.contains("FROM \"Note\" AS t0")
+        }))
         var journaled = 0
         let titles = ["a", "b", "c", "Ab", "ba", "x", "xy", "é", "e\u{301}", ""]
         var notebookCounter = 0

@@ -153,7 +153,9 @@ struct ItemReads {
 
     /// The reads of the controller whose full fetch is the last item query in `statements`.
     init(lastFullFetchIn statements: [String], sourceLocation: SourceLocation = #_sourceLocation) throws {
-        let query = try #require(statements.last { $0.hasPrefix("SELECT t0.*") }, sourceLocation: sourceLocation)
+        let query = try #require(
+            statements.last { $0.hasPrefix("SELECT t0.*") && $0.contains("FROM \"Note\" AS t0") },
+            sourceLocation: sourceLocation)
         signature = Self.signature(of: query)
     }
 
