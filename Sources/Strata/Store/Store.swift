@@ -91,7 +91,12 @@ public final class Store: Sendable {
         try file.checkAccess()
         let step = file.exists ? try file.inspect { db in try migrator.step(db) } : .create
         if step.writes {
-            try file.withMigrationConnection(configuration: Self.configuration()) { queue in try migrator.migrate(queue) }
+            do {
+                try file.withMigrationConnection(configuration: Self.configuration()) { queue in try migrator.migrate(queue) }
+            } catch let error where UniqueConstraintError(error) != nil {
+                let unique = UniqueConstraintError(error)!
+                throw MigrationError.duplicateValues(entity: unique.entity, attributes: unique.attributes)
+            }
         }
         let pool = try file.openPool(configuration: Self.configuration())
         try self.init(schema: schema, path: path, writer: pool, options: options)

@@ -287,6 +287,10 @@ public enum MigrationError: Error, Hashable, Sendable, CustomStringConvertible {
     case unreadableMetadata
     /// After migrating, some rows reference missing rows; nothing was changed.
     case foreignKeyViolations(table: String)
+    /// A `unique` constraint the model adds (or an attribute made `unique`) does not hold
+    /// for the rows already stored: some share the values of `attributes`. Nothing was
+    /// changed; remove or edit the duplicates with the older model first.
+    case duplicateValues(entity: String, attributes: [String])
 
     /// A readable message that names what is at fault.
     public var description: String {
@@ -297,6 +301,9 @@ public enum MigrationError: Error, Hashable, Sendable, CustomStringConvertible {
         case .notAStrataStore: "the database was not created by a Strata store"
         case .unreadableMetadata: "the store's model description cannot be read"
         case .foreignKeyViolations(let table): "migration would leave invalid references in table \(table)"
+        case .duplicateValues(let entity, let attributes):
+            "the new unique constraint on \(entity) (\(attributes.joined(separator: ", "))) does not hold: "
+                + "stored rows share those values; remove the duplicates first"
         }
     }
 }
