@@ -18,7 +18,17 @@ import Testing
         let input = TestResources.directory.appendingPathComponent(name + ".yaml")
         let contents = try Data(contentsOf: input)
         let result = SchemaPipeline.load(files: [ModelFile(path: name + ".yaml", contents: Array(contents))], modelName: modelName)
-        #expect(result.diagnostics == [], "\(result.diagnostics.map(\.description).joined(separator: "\n"))")
+        // EdgeCases names entities like runtime and Foundation types on purpose: warnings say
+        // how to write those types in the app's code; nothing else is reported.
+        let expected: [String] = name == "EdgeCases"
+            ? [("entity", "Store", "Strata", "94:3"), ("entity", "Predicate", "Foundation", "107:3"), ("entity", "Date", "Foundation", "113:3")]
+                .map { kind, type, module, position in
+                    "EdgeCases.yaml:\(position): warning: \(kind) '\(type)' hides \(module).\(type) in the code of the target "
+                        + "that generates it: write \(module).\(type) there for the \(module) type (generated code always does), "
+                        + "or rename the \(kind)"
+                }
+            : []
+        #expect(result.diagnostics.map(\.description) == expected)
         let schema = try #require(result.schema)
         let files = try Generator.generate(schema, modelFiles: [name + ".yaml"])
         #expect(files.map(\.name) == [name + ".swift", modelName + "+Schema.swift"])

@@ -61,7 +61,29 @@ struct ReservedTypeNameRule: SchemaRule {
             diagnostics.error(
                 "enum name '\(enumType.name)' is a built-in attribute type; rename the enum", at: enumType.location)
         }
+        // Allowed, but in the app's own files the generated type hides the runtime's or
+        // Foundation's: say so, and how to write the other one.
+        for (kind, name, location) in types {
+            guard let module = shadowedTypes[name], kind == "entity" || AttributeType.builtins[name] == nil else { continue }
+            diagnostics.warning(
+                "\(kind) '\(name)' hides \(module).\(name) in the code of the target that generates it: write "
+                    + "\(module).\(name) there for the \(module) type (generated code always does), or rename the \(kind)",
+                at: location)
+        }
     }
+
+    /// Names of types of the Strata runtime and of Foundation that app code commonly writes
+    /// unqualified, and their module.
+    static let shadowedTypes: [String: String] = {
+        var names: [String: String] = [:]
+        for name in [
+            "Store", "ResultsController", "LiveResults", "LiveSection", "ResultsRequest", "ResultsSnapshot",
+            "ResultsSection", "ResultsRow", "ResultsOptions", "ChangeBatch", "ItemPath", "SectionID", "SectionValue",
+            "EntityID", "EntityPredicate", "SortKey", "TypedColumn", "NoSection", "Sectioning",
+        ] { names[name] = "Strata" }
+        for name in ["Date", "Data", "URL", "UUID", "Decimal", "Predicate"] { names[name] = "Foundation" }
+        return names
+    }()
 }
 
 /// An enum and an entity can't share a name.
