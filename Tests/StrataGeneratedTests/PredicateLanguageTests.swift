@@ -85,7 +85,12 @@ struct PredicateLanguageTests {
         ("résumé", .like, "r?sum?", [.d], true),
         ("a%b", .like, "a%b", [], true),
         ("axb", .like, "a%b", [], false),
-        ("a\\b", .like, "a\\?", [], true),
+        ("a\\b", .like, "a\\?", [], false),  // `\?` is a literal `?`
+        ("a?", .like, "a\\?", [], true),
+        ("a*b", .like, "a\\*b", [], true),
+        ("axb", .like, "a\\*b", [], false),
+        ("a\\b", .like, "a\\\\b", [], true),
+        ("a\\", .like, "a\\", [], true),  // a trailing backslash is itself
         ("", .like, "*", [], true),
         ("", .contains, "", [], true),
         ("a\0b", .endsWith, "b", [], false),
@@ -314,20 +319,33 @@ enum Reference {
         }
     }
 
-    /// `*` any run of characters, `?` one character, everything else itself (no escape).
-    static func like(_ v: [Character], _ p: [Character]) -> Bool {
+    /// `*` any run of characters, `?` one character, `\` before a character makes it itself
+    /// (a trailing `\` is itself), everything else itself.
+    static func like(_ v: [Character], _ raw: [Character]) -> Bool {
+        // The pattern as (character, is a wildcard).
+        var p: [(Character, Bool)] = []
+        var k = 0
+        while k < raw.count {
+            if raw[k] == "\\" && k + 1 < raw.count {
+                p.append((raw[k + 1], false))
+                k += 2
+            } else {
+                p.append((raw[k], raw[k] == "*" || raw[k] == "?"))
+                k += 1
+            }
+        }
         // matches[i][j]: v[i...] matches p[j...].
         var matches = Array(repeating: Array(repeating: false, count: p.count + 1), count: v.count + 1)
         matches[v.count][p.count] = true
         for j in stride(from: p.count - 1, through: 0, by: -1) {
-            matches[v.count][j] = p[j] == "*" && matches[v.count][j + 1]
+            matches[v.count][j] = p[j] == ("*", true) && matches[v.count][j + 1]
         }
         for i in stride(from: v.count - 1, through: 0, by: -1) {
             for j in stride(from: p.count - 1, through: 0, by: -1) {
                 switch p[j] {
-                case "*": matches[i][j] = matches[i][j + 1] || matches[i + 1][j]
-                case "?": matches[i][j] = matches[i + 1][j + 1]
-                default: matches[i][j] = p[j] == v[i] && matches[i + 1][j + 1]
+                case ("*", true): matches[i][j] = matches[i][j + 1] || matches[i + 1][j]
+                case ("?", true): matches[i][j] = matches[i + 1][j + 1]
+                default: matches[i][j] = p[j].0 == v[i] && matches[i + 1][j + 1]
                 }
             }
         }

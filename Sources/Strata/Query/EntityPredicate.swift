@@ -275,7 +275,13 @@ extension TypedColumn where Value: StringValue {
         match(.endsWith, text, options)
     }
 
-    /// `LIKE`: `*` matches any run of characters, `?` exactly one.
+    /// `LIKE`: `*` matches any run of characters, `?` exactly one, and a backslash makes the
+    /// character after it literal (`\\*`, `\\?`, `\\\\` in a Swift literal). Escape a literal
+    /// text with ``StringMatching/likeEscaped(_:)``:
+    ///
+    /// ```swift
+    /// Note.title.like(StringMatching.likeEscaped("50% *off*") + "*")   // begins with the text
+    /// ```
     public func like(_ pattern: String, _ options: StringOptions = []) -> EntityPredicate<Root> {
         match(.like, pattern, options)
     }

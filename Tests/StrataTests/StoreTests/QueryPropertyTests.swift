@@ -263,6 +263,14 @@ struct QueryPropertyTests {
         ("abc", .like, "*c", [], true),
         ("abc", .like, "*x*", [], false),
         ("", .like, "*", [], true),
+        ("a*b", .like, "a\\*b", [], true),  // `\*` is a literal `*`
+        ("axb", .like, "a\\*b", [], false),
+        ("a?", .like, "a\\?", [], true),
+        ("ab", .like, "a\\?", [], false),
+        ("a\\b", .like, "a\\\\b", [], true),
+        ("a\\", .like, "a\\", [], true),  // a trailing backslash is itself
+        ("50% *off*", .like, StringMatching.likeEscaped("50% *off*"), [], true),
+        ("50% xoffx", .like, StringMatching.likeEscaped("50% *off*"), [], false),
         ("", .contains, "", [], true),
         ("ABC", .like, "a*", [.caseInsensitive], true),
         ("ß", .like, "?", [], true),

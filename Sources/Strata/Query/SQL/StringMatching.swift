@@ -68,15 +68,41 @@ public enum StringMatching {
         return matches(value.upToNUL, op, pattern.upToNUL, options)
     }
 
+    /// A pattern character: a wildcard, or a character that matches itself.
+    enum PatternToken: Equatable {
+        case anyRun, anyOne
+        case literal(Character)
+    }
+
+    /// The tokens of a LIKE pattern: `*` any run, `?` one character, `\` makes the next
+    /// character literal (`\*`, `\?`, `\\`); a trailing `\` is itself.
+    static func tokens(_ pattern: [Character]) -> [PatternToken] {
+        var result: [PatternToken] = []
+        result.reserveCapacity(pattern.count)
+        var index = 0
+        while index < pattern.count {
+            let character = pattern[index]
+            if character == "\\", index + 1 < pattern.count {
+                result.append(.literal(pattern[index + 1]))
+                index += 2
+                continue
+            }
+            result.append(character == "*" ? .anyRun : character == "?" ? .anyOne : .literal(character))
+            index += 1
+        }
+        return result
+    }
+
     /// Wildcard matching without backtracking blow-up (greedy with the last `*` remembered).
     static func like(_ value: [Character], _ pattern: [Character]) -> Bool {
+        let pattern = tokens(pattern)
         var v = 0, p = 0
         var star = -1, mark = 0
         while v < value.count {
-            if p < pattern.count && (pattern[p] == "?" || (pattern[p] != "*" && pattern[p] == value[v])) {
+            if p < pattern.count && (pattern[p] == .anyOne || pattern[p] == .literal(value[v])) {
                 v += 1
                 p += 1
-            } else if p < pattern.count && pattern[p] == "*" {
+            } else if p < pattern.count && pattern[p] == .anyRun {
                 star = p
                 mark = v
                 p += 1
@@ -88,8 +114,23 @@ public enum StringMatching {
                 return false
             }
         }
-        while p < pattern.count && pattern[p] == "*" { p += 1 }
+        while p < pattern.count && pattern[p] == .anyRun { p += 1 }
         return p == pattern.count
+    }
+
+    /// `text` as a LIKE pattern that matches exactly `text`: `*`, `?` and `\` escaped.
+    ///
+    /// ```swift
+    /// Note.title.like(StringMatching.likeEscaped("50% off *today*") + "*")   // starts with it
+    /// ```
+    public static func likeEscaped(_ text: String) -> String {
+        var result = ""
+        result.reserveCapacity(text.count)
+        for character in text {
+            if character == "*" || character == "?" || character == "\\" { result.append("\\") }
+            result.append(character)
+        }
+        return result
     }
 
     /// The SQL function behind string operators in SQL.
