@@ -311,7 +311,7 @@ public final class DemoSession {
         let same = received.count == expected.count
             && zip(received, expected).allSatisfy { $0.snapshot == $1.snapshot && $0.batch == $1.batch }
         if same {
-            output.line("controller.updates, an AsyncStream, delivered the same \(expected.count) updates (a")
+            output.line("controller.updates, an AsyncSequence, delivered the same \(expected.count) updates (a")
             output.line("  reload, then every batch and reload above), in the same order.")
         } else {
             output.line(style.red("MISMATCH") + ": controller.updates delivered \(received.count) updates, expected \(expected.count)")
