@@ -40,10 +40,13 @@ public struct EntityID<Entity>: Hashable, Comparable, Sendable, Codable, RawRepr
     }
 
     /// The rowid, as an SQLite integer.
+    @inlinable
     public var databaseValue: DatabaseValue { rawValue.databaseValue }
 
     /// The identifier stored in `dbValue`; nil when it is not an integer.
+    @inlinable
     public static func fromDatabaseValue(_ dbValue: DatabaseValue) -> EntityID? {
-        Int64.fromDatabaseValue(dbValue).map(EntityID.init(rawValue:))
+        guard case .int64(let value) = dbValue.storage else { return nil }
+        return EntityID(rawValue: value)
     }
 }

@@ -76,7 +76,7 @@ extension Row {
     public func strataValue<Value: DatabaseValueConvertible>(
         _ column: String, of entity: String, as type: Value.Type = Value.self
     ) throws -> Value {
-        guard let dbValue = try? decode(DatabaseValue.self, forColumn: column) else {
+        guard let dbValue = strataDatabaseValue(column) else {
             throw strataDecodingError(column, of: entity, expected: Value.self)
         }
         if StrataStorage.accepts(Value.self, dbValue), let value = Value.fromDatabaseValue(dbValue) { return value }
@@ -89,12 +89,22 @@ extension Row {
     public func strataOptionalValue<Wrapped: DatabaseValueConvertible>(
         _ column: String, of entity: String, as type: Wrapped.Type = Wrapped.self
     ) throws -> Wrapped? {
-        guard let dbValue = try? decode(DatabaseValue.self, forColumn: column) else {
+        guard let dbValue = strataDatabaseValue(column) else {
             throw strataDecodingError(column, of: entity, expected: Wrapped.self)
         }
         if dbValue.isNull { return nil }
         if StrataStorage.accepts(Wrapped.self, dbValue), let value = Wrapped.fromDatabaseValue(dbValue) { return value }
         throw strataDecodingError(column, of: entity, expected: Wrapped.self)
+    }
+
+    /// The value of `column` as stored (NULL included); nil when the row has no such column.
+    /// Read through GRDB's non-generic accessor: its generic decoding path costs a runtime
+    /// metadata lookup for every value read.
+    @usableFromInline
+    func strataDatabaseValue(_ column: String) -> DatabaseValue? {
+        let stored: (any DatabaseValueConvertible)? = self[column]
+        if let stored { return stored.databaseValue }
+        return hasColumn(column) ? .null : nil
     }
 
     @usableFromInline
