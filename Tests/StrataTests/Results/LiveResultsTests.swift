@@ -107,6 +107,44 @@ struct LiveResultsTests {
         #expect(live.lastBatch == nil, "a reload")
     }
 
+    /// Seeded random commits (the property tests' writes): after each, the live sections
+    /// are exactly the controller's snapshot, a section whose rows did not change was not
+    /// notified, and `lastBatch` replays the previous state into the current one.
+    @Test(arguments: [UInt64(31), 32, 33])
+    func randomCommits(seed: UInt64) async throws {
+        var random = SeededGenerator(seed: seed)
+        let store = try Store.inMemory(schema: NotesModel.schema)
+        let live = try LiveResults(store: store, request: Note.Fetches.byNotebook)
+        let titles = ["a", "b", "c", "Ab", "x", "é", ""]
+        var counter = 0
+        for step in 0..<60 {
+            // Watch every current section's rows.
+            let watched = live.sections.map { section in (section.id, section.rows, Tracker { _ = section.rows }) }
+            let before = live.snapshot
+            try ResultsPropertyTests.randomCommit(
+                store, writes: Int.random(in: 1...3, using: &random), kinds: 0..<11, titles: titles,
+                counter: &counter, random: &random)
+            await deliveries()
+            let context = "seed \(seed), step \(step)"
+            #expect(live.snapshot == live.controller.snapshot, "\(context)")
+            #expect(live.sections.map(\.id) == live.snapshot.sections.map(\.id), "\(context)")
+            for (section, rows) in zip(live.sections, live.snapshot.sections) {
+                #expect(section.rows == rows.rows && section.value == rows.value, "\(context)")
+            }
+            for (id, oldRows, tracker) in watched {
+                let newRows = live.snapshot.sections.first { $0.id == id }?.rows
+                if newRows == oldRows || newRows == nil {
+                    #expect(tracker.count == 0, "\(context): section \(id) notified without a change")
+                } else {
+                    #expect(tracker.count == 1, "\(context): section \(id) notified \(tracker.count) times")
+                }
+            }
+            if let batch = live.lastBatch, live.snapshot != before {
+                #expect(try batch.apply(to: before, reading: live.snapshot) == live.snapshot, "\(context)")
+            }
+        }
+    }
+
     @Test("a tracking failure is published, and cleared by the next change")
     func failure() async throws {
         let (store, live, _) = try fixture()
