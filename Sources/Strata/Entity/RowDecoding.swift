@@ -14,7 +14,7 @@ import GRDB
 /// do {
 ///     let notes = try store.read { db in try db.fetchAll(Note.self) }
 /// } catch let error as ValueDecodingError {
-///     print(error)   // cannot read Note.priority of the row with id 7: the stored text 'urgent' is not a Priority
+///     print(error)   // cannot read Note.priority of the row with id 7: the stored text 'urgent' is not a valid Priority
 /// }
 /// ```
 public struct ValueDecodingError: Error, Hashable, Sendable, CustomStringConvertible, LocalizedError {
