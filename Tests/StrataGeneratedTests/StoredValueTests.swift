@@ -215,6 +215,28 @@ struct StoredValueTests {
         }
     }
 
+    @Test("text another program stored with a NUL character is read in full, never cut; writing it back is refused")
+    func textWithNUL() throws {
+        let store = try EdgeCasesFixtures.store()
+        try store.writer.write { db in
+            try db.execute(sql: "UPDATE Item SET name = CAST(X'61006200' AS TEXT), uniqueCode = CAST(X'00' AS TEXT) WHERE id = 1")
+        }
+        let item = try #require(try store.fetchOne(Item.self, id: Item.ID(1)))
+        #expect(item.name == "a\u{0}b\u{0}" && item.uniqueCode == "\u{0}")
+        #expect(Array(item.name.utf8) == [0x61, 0, 0x62, 0])
+        // Updating another attribute re-encodes every value: the NUL text is refused rather
+        // than written back cut (the stored value stays as it was).
+        var edited = item
+        edited.count = 5
+        #expect(throws: InvalidValueError(entity: "Item", attribute: "name", reason: .nulCharacter)) {
+            try store.update(edited)
+        }
+        // In an enumeration column, text with a NUL is not a case.
+        try store.writer.write { db in try db.execute(sql: "UPDATE Item SET class = CAST(X'706C61696E00' AS TEXT) WHERE id = 1") }
+        let error = try #require(throws: ValueDecodingError.self) { try store.fetchOne(Item.self, id: Item.ID(1)) }
+        #expect(error.column == "class" && error.storedValue == "plain\u{0}".databaseValue)
+    }
+
     @Test("the error names the table, the row id, the column and the value")
     func errorMessage() throws {
         let store = try EdgeCasesFixtures.store()

@@ -103,14 +103,25 @@ extension Row {
     @usableFromInline
     func strataDatabaseValue(_ column: String) -> DatabaseValue? {
         let stored: (any DatabaseValueConvertible)? = self[column]
-        if let stored { return stored.databaseValue }
-        return hasColumn(column) ? .null : nil
+        guard let stored else { return hasColumn(column) ? .null : nil }
+        let value = stored.databaseValue
+        // GRDB reads text as a C string, up to a NUL character that another program may
+        // have stored in it: read such text in full, so that it is never silently cut.
+        if case .string(let text) = value.storage,
+           let full = try? withUnsafeData(named: column, { data -> String? in
+               guard let data, data.count != text.utf8.count else { return nil }
+               return String(decoding: data, as: UTF8.self)
+           })
+        {
+            return full.databaseValue
+        }
+        return value
     }
 
     @usableFromInline
     func strataDecodingError(_ column: String, of entity: String, expected: Any.Type) -> ValueDecodingError {
         let id = (try? decode(DatabaseValue.self, forColumn: "id")).flatMap { Int64.fromDatabaseValue($0) }
-        let value = try? decode(DatabaseValue.self, forColumn: column)
+        let value = strataDatabaseValue(column)
         return ValueDecodingError(
             entity: entity, id: id, column: column, storedValue: value, expectedType: String(describing: expected))
     }
