@@ -76,13 +76,30 @@ struct CommitEventTests {
     func typedUpdateComparesStoredValues() throws {
         let store = try Store.inMemory(schema: NotesModel.schema)
         let note = try store.insert(Note(title: "a", updatedAt: Date(timeIntervalSince1970: 0)))
-        // Text with a NUL character decodes up to the NUL: the decoded note says "a".
+        // A date another program wrote in another format decodes to the same Date: the
+        // update writes it in Strata's format, because the stored bytes differ.
+        try store.write { db in
+            try db.execute(sql: "UPDATE Note SET updatedAt = '1970-01-01T00:00:00' WHERE id = ?", arguments: [note.id])
+        }
+        let decoded = try #require(try store.fetchOne(Note.self, id: note.id))
+        #expect(decoded == note)
+        #expect(try store.update(decoded))
+        let stored = try store.read { db in try String.fetchOne(db, sql: "SELECT updatedAt FROM Note") }
+        #expect(stored == "1970-01-01 00:00:00.000")
+        #expect(try store.update(decoded) == false)
+
+        // Text with a NUL character is read in full; writing it back is refused rather
+        // than stored cut, and a changed value is written.
         try store.write { db in
             try db.execute(sql: "UPDATE Note SET title = CAST(X'610062' AS TEXT) WHERE id = ?", arguments: [note.id])
         }
-        let decoded = try #require(try store.fetchOne(Note.self, id: note.id))
-        #expect(decoded.title == "a")
-        #expect(try store.update(decoded))
+        var withNUL = try #require(try store.fetchOne(Note.self, id: note.id))
+        #expect(withNUL.title == "a\u{0}b")
+        #expect(throws: InvalidValueError(entity: "Note", attribute: "title", reason: .nulCharacter)) {
+            try store.update(withNUL)
+        }
+        withNUL.title = "a"
+        #expect(try store.update(withNUL))
         let length = try store.read { db in try Int.fetchOne(db, sql: "SELECT length(CAST(title AS BLOB)) FROM Note") }
         #expect(length == 1)
     }
