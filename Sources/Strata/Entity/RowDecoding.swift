@@ -76,11 +76,7 @@ extension Row {
     public func strataValue<Value: DatabaseValueConvertible>(
         _ column: String, of entity: String, as type: Value.Type = Value.self
     ) throws -> Value {
-        guard let dbValue = strataDatabaseValue(column) else {
-            throw strataDecodingError(column, of: entity, expected: Value.self)
-        }
-        if StrataStorage.accepts(Value.self, dbValue), let value = Value.fromDatabaseValue(dbValue) { return value }
-        throw strataDecodingError(column, of: entity, expected: Value.self)
+        try strataDecode(strataDatabaseValue(column), column, of: entity)
     }
 
     /// The value of an optional `column`: nil for NULL, else as ``strataValue(_:of:as:)``.
@@ -89,33 +85,31 @@ extension Row {
     public func strataOptionalValue<Wrapped: DatabaseValueConvertible>(
         _ column: String, of entity: String, as type: Wrapped.Type = Wrapped.self
     ) throws -> Wrapped? {
-        guard let dbValue = strataDatabaseValue(column) else {
-            throw strataDecodingError(column, of: entity, expected: Wrapped.self)
-        }
-        if dbValue.isNull { return nil }
-        if StrataStorage.accepts(Wrapped.self, dbValue), let value = Wrapped.fromDatabaseValue(dbValue) { return value }
-        throw strataDecodingError(column, of: entity, expected: Wrapped.self)
+        let dbValue = strataDatabaseValue(column)
+        if dbValue?.isNull == true { return nil }
+        return try strataDecode(dbValue, column, of: entity) as Wrapped
     }
 
-    /// The value of `column` as stored (NULL included); nil when the row has no such column.
+    /// `dbValue` (nil: the column is missing) as a `Value`, or ``ValueDecodingError``.
+    @inlinable
+    func strataDecode<Value: DatabaseValueConvertible>(
+        _ dbValue: DatabaseValue?, _ column: String, of entity: String
+    ) throws -> Value {
+        if let dbValue, StrataStorage.accepts(Value.self, dbValue), let value = Value.fromDatabaseValue(dbValue) {
+            return value
+        }
+        throw strataDecodingError(column, of: entity, expected: Value.self)
+    }
+
+    /// The value of `column` as stored (NULL included), text read in full past a NUL
+    /// character (see ``DatabaseValue/inFull(_:)``); nil when the row has no such column.
     /// Read through GRDB's non-generic accessor: its generic decoding path costs a runtime
     /// metadata lookup for every value read.
     @usableFromInline
     func strataDatabaseValue(_ column: String) -> DatabaseValue? {
         let stored: (any DatabaseValueConvertible)? = self[column]
         guard let stored else { return hasColumn(column) ? .null : nil }
-        let value = stored.databaseValue
-        // GRDB reads text as a C string, up to a NUL character that another program may
-        // have stored in it: read such text in full, so that it is never silently cut.
-        if case .string(let text) = value.storage,
-           let full = try? withUnsafeData(named: column, { data -> String? in
-               guard let data, data.count != text.utf8.count else { return nil }
-               return String(decoding: data, as: UTF8.self)
-           })
-        {
-            return full.databaseValue
-        }
-        return value
+        return stored.databaseValue.inFull { try withUnsafeData(named: column, $0) }
     }
 
     @usableFromInline
@@ -124,6 +118,22 @@ extension Row {
         let value = strataDatabaseValue(column)
         return ValueDecodingError(
             entity: entity, id: id, column: column, storedValue: value, expectedType: String(describing: expected))
+    }
+}
+
+extension DatabaseValue {
+    /// This value, with text that GRDB cut at a NUL character read in full: GRDB reads
+    /// text as a C string, but another program may have stored NUL characters in it.
+    /// `readBytes` gives the stored bytes of the same value to a closure (GRDB's
+    /// `Row.withUnsafeData`); only text pays for the extra read.
+    @usableFromInline
+    func inFull(_ readBytes: ((Data?) -> String?) throws -> String?) -> DatabaseValue {
+        guard case .string(let text) = storage else { return self }
+        let full = try? readBytes { data in
+            guard let data, data.count != text.utf8.count else { return nil }
+            return String(decoding: data, as: UTF8.self)
+        }
+        return full.flatMap { $0 }?.databaseValue ?? self
     }
 }
 

@@ -64,12 +64,7 @@ public enum DatabaseValueOrdering {
     /// full (GRDB's `DatabaseValue` stops at the first NUL), so that it orders as in SQLite.
     static func sortValue(in row: Row, at index: Int) -> DatabaseValue {
         let value: DatabaseValue = row[index]
-        guard case .string(let string) = value.storage else { return value }
-        let full = try? row.withUnsafeData(atIndex: index) { data -> String? in
-            guard let data, data.count != string.utf8.count else { return nil }
-            return String(decoding: data, as: UTF8.self)
-        }
-        return full.flatMap { $0 }.map(\.databaseValue) ?? value
+        return value.inFull { try row.withUnsafeData(atIndex: index, $0) }
     }
 
     static func compareDoubles(_ a: Double, _ b: Double) -> Int {
