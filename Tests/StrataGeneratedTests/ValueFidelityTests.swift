@@ -126,6 +126,37 @@ struct ValueFidelityTests {
         #expect(try store.read { db in try Int64.fetchAll(db, sql: "SELECT id FROM Note") } == [note.id.rawValue])
     }
 
+    @Test("an id change is refused for GRDB's query interface, another connection to the file, and a file opened before the trigger existed")
+    func identityChangesEverywhere() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("strata-identity-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("notes.sqlite").path
+        do {
+            let store = try Strata.Store(schema: NotesModel.schema, path: path)
+            let note = try store.insert(Note(title: "t", updatedAt: Foundation.Date()))
+            #expect(throws: IdentityChangeError(entity: "Note")) {
+                try store.write { db in
+                    _ = try Note.filter(GRDB.Column("id") == note.id).updateAll(db, GRDB.Column("id").set(to: 100))
+                }
+            }
+            // A file as an earlier version left it: no identity trigger.
+            try store.writer.writeWithoutTransaction { db in try db.execute(sql: "DROP TRIGGER strata_identity_Note") }
+            try store.close()
+        }
+        // Opening it adds the trigger; another program's connection then meets it too.
+        try Strata.Store(schema: NotesModel.schema, path: path).close()
+        let other = try GRDB.DatabaseQueue(path: path)
+        do {
+            try other.write { db in try db.execute(sql: "UPDATE Note SET id = 7") }
+            Issue.record("another connection changed an id")
+        } catch {
+            #expect(IdentityChangeError(error) == IdentityChangeError(entity: "Note"))
+        }
+        #expect(try other.read { db in try Int64.fetchAll(db, sql: "SELECT id FROM Note") } == [1])
+        try other.close()
+    }
+
     @Test("a unique constraint violation names the entity and the attributes")
     func uniqueConstraints() throws {
         let (store, section) = try edgeStore()

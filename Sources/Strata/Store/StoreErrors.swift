@@ -49,8 +49,10 @@ public struct DeleteDeniedError: Error, Hashable, Sendable, CustomStringConverti
 ///
 /// Results controllers, change events and relationships follow rows by id; a row whose id
 /// changed would be a new object that took another's place. Every entity table has a
-/// trigger that refuses such an update, whoever runs it (raw SQL on ``Store/writer``,
-/// GRDB's record APIs, another program), so insert a new row and delete the old one
+/// trigger that refuses such an update, whoever runs it (raw SQL or GRDB's query interface
+/// on ``Store/writer``, another connection or program on the file, a file opened before
+/// this version of Strata, whose trigger the store adds when it opens it), so insert a new
+/// row and delete the old one
 /// instead. The statement is undone; through ``Store/write(_:)`` the error fails the
 /// transaction like any other.
 ///
