@@ -67,7 +67,7 @@ extension ChangeBatch {
             for (k, pair) in candidates.enumerated() {
                 let oldPath = ItemPath(section: o, item: pair.oldRow)
                 let newPath = ItemPath(section: mappedSection, item: pair.newRow)
-                let changed = section.rows[pair.oldRow] != new[newPath]
+                let changed = old.rowDiffers(at: ItemPath(section: o, item: pair.oldRow), from: new, at: newPath)
                 if stayingRows.contains(k) {
                     if changed { itemUpdates.append(oldPath) }
                 } else {
@@ -266,14 +266,14 @@ extension ChangeBatch {
                     }
                 }
                 itemMoves.append(Move(from: oldPath, to: newPath))
-                if old[oldPath] != new[newPath] { movedAndUpdatedItems.append(newPath) }
+                if old.rowDiffers(at: oldPath, from: new, at: newPath) { movedAndUpdatedItems.append(newPath) }
             }
         }
         for var rows in gaps.values {
             rows.sort { $0.old < $1.old }
             let staying = rows.count == 1 ? [0] : longestIncreasingSubsequence(rows.map(\.new.item))
             for (k, row) in rows.enumerated() {
-                let changed = old[row.old] != new[row.new]
+                let changed = old.rowDiffers(at: row.old, from: new, at: row.new)
                 if staying.contains(k) {
                     if changed { itemUpdates.append(row.old) }
                 } else {

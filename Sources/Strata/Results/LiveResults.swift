@@ -44,9 +44,11 @@ public final class LiveResults<Item: StrataEntity, Section: Hashable & Sendable>
     /// Fetches `request` from `store` and keeps the results up to date. Call it on the main
     /// actor; changes arrive there.
     public init(
-        store: Store, request: ResultsRequest<Item, Section>, options: ResultsOptions<Item> = ResultsOptions()
+        store: Store, request: ResultsRequest<Item, Section>, options: ResultsOptions<Item> = ResultsOptions(),
+        loading: ResultsLoading = .eager
     ) throws {
-        controller = try ResultsController(store: store, request: request, options: options, deliveryQueue: .main)
+        controller = try ResultsController(
+            store: store, request: request, options: options, loading: loading, deliveryQueue: .main)
         snapshot = controller.snapshot
         show(snapshot, batch: nil)
         let adapter = Adapter(owner: self)
@@ -84,7 +86,7 @@ public final class LiveResults<Item: StrataEntity, Section: Hashable & Sendable>
             }
         }
         if next.map(\.id) != sections.map(\.id) { sections = next }
-        let newCount = new.sections.reduce(0) { $0 + $1.rows.reduce(0) { $0 + $1.itemCount } }
+        let newCount = new.sections.reduce(0) { $0 + $1.itemCount }
         if newCount != count { count = newCount }
         snapshot = new
         lastBatch = batch
@@ -143,7 +145,7 @@ public final class LiveSection<Item: StrataEntity, Section: Hashable & Sendable>
     /// The key value or section object (see ``SectionValue``).
     public private(set) var value: SectionValue<Section>
     /// The rows, in display order.
-    public private(set) var rows: [ResultsRow<Item>]
+    public private(set) var rows: ResultsRows<Item>
 
     init(_ section: ResultsSection<Item, Section>) {
         id = section.id
@@ -160,12 +162,11 @@ public final class LiveSection<Item: StrataEntity, Section: Hashable & Sendable>
     }
 }
 
-extension ResultsRow {
+extension ResultsSection {
+    /// The number of item rows (without loading a batched section).
     fileprivate var itemCount: Int {
-        switch self {
-        case .item: 1
-        case .group: 0
-        }
+        if rows.isBatched { return rows.count }
+        return rows.count - (rows.last?.isGroup == true ? 1 : 0)
     }
 }
 #endif

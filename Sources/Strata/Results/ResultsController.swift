@@ -104,18 +104,21 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
     /// - Parameters:
     ///   - options: a post-fetch filter, comparator, and group rows (see ``ResultsOptions``).
     ///   - mode: ``DeliveryMode/batches`` (default) or ``DeliveryMode/reloads``.
+    ///   - loading: ``ResultsLoading/eager`` (default) reads every value up front;
+    ///     ``ResultsLoading/batched(pageSize:cachedPages:)`` reads ids and keys, and values a
+    ///     page at a time when rows are read.
     ///   - deliveryQueue: where deliveries happen; the main queue by default.
     /// - Throws: a database error, ``QueryError`` for a request that does not fit the store's
     ///   schema, or ``ResultsError`` for a `Section` type that does not fit the sectioning.
     public init(
         store: Store, request: ResultsRequest<Item, Section>, options: ResultsOptions<Item> = ResultsOptions(),
-        mode: DeliveryMode = .batches, deliveryQueue: DispatchQueue = .main
+        mode: DeliveryMode = .batches, loading: ResultsLoading = .eager, deliveryQueue: DispatchQueue = .main
     ) throws {
         self.store = store
         self.request = request
         self.deliveryQueue = deliveryQueue
         self._deliveryMode = mode
-        engine = try ResultsEngine(request: request, schema: store.schema, options: options)
+        engine = try ResultsEngine(request: request, schema: store.schema, options: options, loading: loading, store: store)
         computed = .empty
         delivered = .empty
         try startTracking(deliverReload: false)
@@ -162,10 +165,24 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
     /// non-empty included); it never refetches. While the controller is paused, setting it
     /// delivers nothing: the reload that ``resume()`` delivers applies the options then in
     /// effect.
+    ///
+    /// On a batched controller (see ``ResultsLoading``), a filter or comparator reads every
+    /// value once, in the state of the last snapshot, and the controller loads eagerly from
+    /// then on. If that read fails, the options stay as they were and the error goes to
+    /// every consumer, as a failed commit's does.
     public var options: ResultsOptions<Item> {
         get { locked { engine.options } }
         set {
             locked {
+                if engine.isBatched && (newValue.filter != nil || newValue.comparator != nil) {
+                    do {
+                        try engine.loadEagerly()
+                    } catch {
+                        let error = store.typedError(error)
+                        deliveryQueue.async { [self] in deliver(.failure(error)) }
+                        return
+                    }
+                }
                 engine.options = newValue
                 if observation != nil { publish(reload: false) }
             }
@@ -283,6 +300,11 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
             return
         }
         let batch: ChangeBatch
+        if case .all = changes, engine.isBatched {
+            // A refetch of batched results: values are not loaded to compare, so a reload.
+            deliveryQueue.async { [self] in deliver(.update(.reload(new))) }
+            return
+        }
         switch changes {
         case .rows(let rows): batch = ChangeBatch(from: old, to: new, rowChanges: rows)
         case .sections(let sections): batch = ChangeBatch(from: old, to: new, changedSections: sections)

@@ -40,12 +40,30 @@ where Item.ID: Sendable {
     /// Every item shown as a row, in display order (items inside group rows excluded).
     public var items: [Item] { sections.flatMap(\.items) }
 
-    /// The path of the row that shows the item identified by `id`, or nil. Linear time.
+    /// The path of the row that shows the item identified by `id`, or nil. Linear time;
+    /// loads nothing in a batched snapshot.
     public func path(of id: Item.ID) -> ItemPath? {
+        let rowID = (id as? any RawRepresentable)?.rawValue as? Int64
         for (s, section) in sections.enumerated() {
+            if let ids = section.rows.batchedIDs {
+                if let rowID, let r = ids.firstIndex(of: rowID) { return ItemPath(section: s, item: r) }
+                continue
+            }
             if let r = section.rows.firstIndex(where: { $0.item?.id == id }) { return ItemPath(section: s, item: r) }
         }
         return nil
+    }
+
+    /// Whether the row at `path` may show another value at `newPath` of `new` (the rows are
+    /// of the same item): compares the values, or, between batched snapshots, asks which
+    /// items changed in between, without loading them.
+    func rowDiffers(at path: ItemPath, from new: ResultsSnapshot, at newPath: ItemPath) -> Bool {
+        let oldRows = sections[path.section].rows
+        let newRows = new.sections[newPath.section].rows
+        if let ids = oldRows.batchedIDs, let oldPages = oldRows.batchedPages, let newPages = newRows.batchedPages {
+            return oldPages.valueMayDiffer(ids[path.item], in: newPages)
+        }
+        return oldRows[path.item] != newRows[newPath.item]
     }
 
     /// The index of the section identified by `id`, or nil. Linear time.
@@ -93,10 +111,17 @@ where Item.ID: Sendable {
     /// What the section stands for: a key value, a section object, or the orphans.
     public let value: SectionValue<Section>
     /// The rows, in display order. When filtered items are grouped, the group row is last.
-    public let rows: [ResultsRow<Item>]
+    public let rows: ResultsRows<Item>
 
     /// A section.
     public init(id: SectionID, value: SectionValue<Section>, rows: [ResultsRow<Item>]) {
+        self.id = id
+        self.value = value
+        self.rows = ResultsRows(rows)
+    }
+
+    /// A section of rows that may be batched.
+    init(id: SectionID, value: SectionValue<Section>, rows: ResultsRows<Item>) {
         self.id = id
         self.value = value
         self.rows = rows

@@ -45,6 +45,19 @@ public final class Store: Sendable {
     let deniedDeletes = DeniedDeleteWatch()
     /// Whether ``close()`` was called (and did not fail).
     private let closed = LockedValue(false)
+    /// The pinned readers of batched results (see ``ResultsLoading``), released on close.
+    private let pinnedReaders = LockedValue<[WeakPinnedReader]>([])
+
+    private struct WeakPinnedReader {
+        weak var reader: PinnedReader?
+    }
+
+    func register(_ reader: PinnedReader) {
+        pinnedReaders.withLock { readers in
+            readers.removeAll { $0.reader == nil }
+            readers.append(WeakPinnedReader(reader: reader))
+        }
+    }
 
     /// Opens (creating if needed) the store at the platform's default location:
     /// `$XDG_DATA_HOME` (or `~/.local/share`) on Linux, Application Support on Apple
@@ -167,6 +180,8 @@ public final class Store: Sendable {
             return !closed
         }
         guard wasOpen else { return }
+        // Batched results' open reads would keep the commits in the -wal.
+        for entry in pinnedReaders.withLock({ $0 }) { entry.reader?.release() }
         do {
             try Self.close(writer)
         } catch {

@@ -20,11 +20,14 @@ import Testing
         /// Independent of the engine: whether a note is shown at all, and in which section.
         let rule: Rule<Section>
 
-        init(store: Store, request: ResultsRequest<Note, Section>, forceRefetch: Bool, rule: Rule<Section>) throws {
+        init(
+            store: Store, request: ResultsRequest<Note, Section>, forceRefetch: Bool, rule: Rule<Section>,
+            loading: ResultsLoading = .eager
+        ) throws {
             self.store = store
             self.rule = rule
             controller = try ResultsController(
-                store: store, request: request, deliveryQueue: DispatchQueue(label: "strata.tests.property"))
+                store: store, request: request, loading: loading, deliveryQueue: DispatchQueue(label: "strata.tests.property"))
             controller.checksInvariants = true
             controller.engineForTesting.policy = forceRefetch ? .always : .never
             controller.coordinate(recorder)

@@ -22,6 +22,12 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
     private(set) var payload = ItemPayload<Item>()
     private var journal: SnapshotJournal<Item, Section>
     var policy = RefetchPolicy()
+    /// Batched loading: what it needs to start (nil when eager), and its loader once started.
+    private var batching: (store: Store, path: String, pageSize: Int, cachedPages: Int)?
+    private(set) var loader: PageLoader<Item>?
+
+    /// Whether values are loaded in pages (see ``ResultsLoading``).
+    var isBatched: Bool { batching != nil }
 
     var plan: ResultsQueryPlan { fetcher.plan }
 
@@ -30,7 +36,10 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
         set { journal.options = newValue }
     }
 
-    init(request: ResultsRequest<Item, Section>, schema: SchemaDescriptor, options: ResultsOptions<Item>) throws {
+    init(
+        request: ResultsRequest<Item, Section>, schema: SchemaDescriptor, options: ResultsOptions<Item>,
+        loading: ResultsLoading = .eager, store: Store? = nil
+    ) throws {
         let plan = try ResultsQueryPlan(request: request, schema: schema)
         if case .none = plan.sectionKind {
             guard NoSection() is Section else { throw ResultsError.sectionTypeMismatch(String(describing: Section.self)) }
@@ -38,6 +47,28 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
         fetcher = ResultsFetcher(plan: plan)
         index = SectionedIndex(kind: plan.sectionKind, itemDescending: plan.itemDescending)
         journal = SnapshotJournal(options: options)
+        if case .batched(let pageSize, let cachedPages) = loading, let store, let path = store.path,
+            options.filter == nil && options.comparator == nil
+        {
+            batching = (store, path, pageSize, cachedPages)
+        }
+    }
+
+    /// Leaves batched loading (a filter or comparator was set): every value is read, in the
+    /// state of the last commit applied, through the pinned reader.
+    func loadEagerly() throws {
+        guard batching != nil, let loader else {
+            batching = nil
+            return
+        }
+        let ids = Array(index.records.keys)
+        let values = try loader.reader.read { db in try PageLoader<Item>.fetch(ids, db) }
+        payload.reserveCapacity(values.count)
+        for (id, item) in values { payload[id] = item }
+        for id in ids where payload[id] == nil { throw ResultsError.itemUnavailable(id) }
+        batching = nil
+        self.loader = nil
+        journal.reset()
     }
 
     // MARK: - Fetching
@@ -45,6 +76,10 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
     /// Replaces the whole state with a fresh fetch, in one pass over the rows: index,
     /// payload, and (without post-fetch options, where rows are items) the snapshot's rows.
     func fetchAll(_ db: Database) throws {
+        if let batching {
+            try fetchKeys(db, batching)
+            return
+        }
         let sectionObjects = try fetcher.sectionObjects(db)
         if index.isEmptyCapacity {
             // The first fetch: room for every row of the table, so that the dictionaries are
@@ -71,6 +106,23 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
         }
     }
 
+    /// The batched fetch: ids and keys only; the snapshots' pages read the values later,
+    /// through a reader pinned to this state.
+    private func fetchKeys(_ db: Database, _ batching: (store: Store, path: String, pageSize: Int, cachedPages: Int)) throws {
+        let sectionObjects = try fetcher.sectionObjects(db)
+        if index.isEmptyCapacity { index.reserveCapacity(try fetcher.tableRowCount(db)) }
+        if let loader {
+            try loader.detach()
+        } else {
+            loader = try PageLoader(
+                store: batching.store, path: batching.path, pageSize: batching.pageSize, cachedPages: batching.cachedPages)
+        }
+        journal.reset()
+        var builder = index.beginBuild(sectionObjects: sectionObjects)
+        try fetcher.forEachKeys(db, ids: nil) { id, keys in _ = index.appendFetched(id, keys, to: &builder) }
+        _ = index.finishBuild(builder)
+    }
+
     // MARK: - Incremental maintenance
 
     /// Brings the state up to date with one commit (or several merged). Returns false when
@@ -89,6 +141,18 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
             try fetchAll(db)
             return true
         }
+        let own = changes[plan.itemEntity]
+        if let loader {
+            // Keep, for older snapshots, the values this commit changes, then read its state.
+            // A commit too large to patch is refetched: the reader stays in the old state for
+            // the snapshots made before it.
+            let changed = own.inserted.union(own.updated).union(own.deleted)
+            if policy.refetches(affected: changed.count, of: index.records.count) {
+                try fetchAll(db)
+                return true
+            }
+            try loader.commit(changed: changed) { index.records[$0] != nil }
+        }
         var relevant = false
         // 1. Section objects.
         if case .entity(_, let entity, _, _, _) = plan.sectionKind, !plan.sectionTables.isDisjoint(with: changedTables) {
@@ -101,7 +165,6 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
             }
         }
         // 2. Affected items.
-        let own = changes[plan.itemEntity]
         var affected = own.inserted.union(own.updated)
         for dependency in plan.dependencies {
             let table = changes[dependency.table]
@@ -142,13 +205,17 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
         }
         // 3. Remove every affected or deleted item, then insert the re-read ones; journal
         // their places before and after.
-        var fetched: [(item: Item, keys: IndexKeys)] = []
+        var fetched: [(id: Int64, item: Item?, keys: IndexKeys)] = []
         fetched.reserveCapacity(affected.count)
-        try fetcher.forEachItem(db, ids: Array(affected)) { fetched.append(($0, $1)) }
+        if isBatched {
+            try fetcher.forEachKeys(db, ids: Array(affected)) { fetched.append(($0, nil, $1)) }
+        } else {
+            try fetcher.forEachItem(db, ids: Array(affected)) { fetched.append(($0.id.rawValue, $0, $1)) }
+        }
         let gone = affected.union(own.deleted)
         guard var rows = journal.takeRowJournal() else {
             for id in gone { remove(id, patch: false) }
-            for (item, keys) in fetched { insert(item, keys, patch: false) }
+            for row in fetched { insert(row.id, row.item, row.keys, patch: false) }
             return true
         }
         let patch = gone.count <= policy.patchLimit
@@ -156,10 +223,9 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
             if let place = index.place(of: id) { rows[id] = RowChange(old: place) }
         }
         for id in gone { remove(id, patch: patch) }
-        for (item, keys) in fetched { insert(item, keys, patch: patch) }
-        for (item, _) in fetched {
-            let id = item.id.rawValue
-            if let place = index.place(of: id) { rows[id, default: RowChange()].new = place }
+        for row in fetched { insert(row.id, row.item, row.keys, patch: patch) }
+        for row in fetched {
+            if let place = index.place(of: row.id) { rows[row.id, default: RowChange()].new = place }
         }
         journal.putRowJournal(rows)
         return true
@@ -172,11 +238,15 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
         if removal.sectionRemoved { journal.invalidate([removal.section]) }
     }
 
-    private func insert(_ item: Item, _ keys: IndexKeys, patch: Bool) {
-        let id = item.id.rawValue
-        payload[id] = item
+    /// Places the item `id` read afresh (`item` is nil in batched mode: no values are kept).
+    private func insert(_ id: Int64, _ item: Item?, _ keys: IndexKeys, patch: Bool) {
+        if let item { payload[id] = item }
         guard let place = index.insert(id, keys) else { return }
-        journal.inserted(item, at: place.index, in: place.section, patch: patch)
+        if let item {
+            journal.inserted(item, at: place.index, in: place.section, patch: patch)
+        } else {
+            journal.invalidate([place.section])
+        }
     }
 
     // MARK: - Snapshots
@@ -186,7 +256,8 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
 
     /// The current results, and what changed since the previous call.
     func snapshotAndChanges() -> (snapshot: ResultsSnapshot<Item, Section>, changes: Changes) {
-        journal.snapshotAndChanges(index, payload)
+        if let loader { return journal.batchedSnapshotAndChanges(index, loader.makePages()) }
+        return journal.snapshotAndChanges(index, payload)
     }
 
     // MARK: - Invariants
@@ -195,7 +266,7 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
     func _checkInvariants() {
         #if DEBUG
         index._checkInvariants()
-        payload._checkInvariants(against: index)
+        if !isBatched { payload._checkInvariants(against: index) }
         journal._checkInvariants(against: index)
         #endif
     }

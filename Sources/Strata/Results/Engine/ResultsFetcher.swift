@@ -53,16 +53,27 @@ struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendabl
     /// Calls `body` with each item matching the predicate, and whose id is in `ids` when
     /// given, with its keys: in SQL order for the whole results, chunk by chunk for ids.
     func forEachItem(_ db: Database, ids: [Int64]?, _ body: (Item, IndexKeys) throws -> Void) throws {
-        guard let ids else {
-            try forEachItem(db, chunk: nil, body)
-            return
-        }
-        try Self.forEachChunk(of: ids) { chunk in try forEachItem(db, chunk: chunk, body) }
+        try forEachRow(db, ids: ids, keysOnly: false) { row, keys in try body(try Item(row: row), keys) }
     }
 
-    private func forEachItem(_ db: Database, chunk: ArraySlice<Int64>?, _ body: (Item, IndexKeys) throws -> Void) throws {
+    /// Like ``forEachItem(_:ids:_:)``, reading only ids and keys (batched loading).
+    func forEachKeys(_ db: Database, ids: [Int64]?, _ body: (Int64, IndexKeys) throws -> Void) throws {
+        try forEachRow(db, ids: ids, keysOnly: true) { row, keys in try body(row[0], keys) }
+    }
+
+    private func forEachRow(_ db: Database, ids: [Int64]?, keysOnly: Bool, _ body: (Row, IndexKeys) throws -> Void) throws {
+        guard let ids else {
+            try forEachRow(db, chunk: nil, keysOnly: keysOnly, body)
+            return
+        }
+        try Self.forEachChunk(of: ids) { chunk in try forEachRow(db, chunk: chunk, keysOnly: keysOnly, body) }
+    }
+
+    private func forEachRow(
+        _ db: Database, chunk: ArraySlice<Int64>?, keysOnly: Bool, _ body: (Row, IndexKeys) throws -> Void
+    ) throws {
         var builder = try SQLQueryBuilder(schema: plan.schema, rootEntity: plan.itemEntity)
-        var selection = SQL(sql: "\(builder.rootAlias).*")
+        var selection = SQL(sql: keysOnly ? "\(builder.rootAlias).\"id\"" : "\(builder.rootAlias).*")
         for (index, key) in plan.sort.enumerated() {
             selection += ", " + (try builder.orderingExpression(key)) + SQL(sql: " AS \"__strata_s\(index)\"")
         }
@@ -101,7 +112,7 @@ struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendabl
             for index in first..<(first + sortCount) { sort.append(DatabaseValueOrdering.sortValue(in: row, at: index)) }
             let key: DatabaseValue = keyColumns > 0 ? row[first + sortCount] : .null
             let keyOrder: DatabaseValue = keyColumns > 1 ? row[first + sortCount + 1] : key
-            try body(try Item(row: row), IndexKeys(sort: sort, key: key, keyOrder: keyOrder))
+            try body(row, IndexKeys(sort: sort, key: key, keyOrder: keyOrder))
         }
     }
 

@@ -116,6 +116,28 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
         return (ResultsSnapshot(sections: result), changes)
     }
 
+    /// The batched snapshot of `index`: each section's rows are its item ids, read through
+    /// `pages` (rows are items: batched loading has no post-fetch options).
+    mutating func batchedSnapshotAndChanges(
+        _ index: SectionedIndex<Section>, _ pages: BatchedPages<Item>
+    ) -> (snapshot: ResultsSnapshot<Item, Section>, changes: Changes) {
+        var result: [ResultsSection<Item, Section>] = []
+        result.reserveCapacity(index.sections.count)
+        for (id, section) in zip(index.sections.keys, index.sections.values) {
+            if section.items.isEmpty && SectionedIndex<Section>.isTransient(id) { continue }
+            result.append(ResultsSection(id: id, value: section.value, rows: ResultsRows(ids: section.items, pages: pages)))
+        }
+        let changes: Changes
+        switch pending {
+        case .rows(let journal): changes = .rows(Array(journal.values))
+        case .sections: changes = .all
+        case .all: changes = .all
+        }
+        derived = [:]
+        pending = .rows([:])
+        return (ResultsSnapshot(sections: result), changes)
+    }
+
     private func derive(_ items: [Int64], _ payload: ItemPayload<Item>) -> [ResultsRow<Item>] {
         var shown: [Item] = []
         var rejected: [Item] = []

@@ -1,0 +1,287 @@
+import Foundation
+import GRDB
+
+/// A read-only connection to the store's file that holds a read transaction open, so that it
+/// keeps seeing the database as it was at one commit while others commit after it (SQLite's
+/// WAL isolation). Batched results read their pages through it, and move it forward after
+/// each commit, once the values that commit changed have been kept for older snapshots.
+///
+/// ``Store/close()`` releases it (ends the transaction and closes the connection, so that
+/// the close can empty the WAL); reads after that open the file for each read.
+final class PinnedReader: @unchecked Sendable {
+    private let path: String
+    private let lock = NSLock()
+    private var queue: DatabaseQueue?
+
+    init(path: String) throws {
+        self.path = path
+        let queue = try DatabaseQueue(path: path, configuration: Self.configuration())
+        try queue.inDatabase { db in try Self.begin(db) }
+        self.queue = queue
+    }
+
+    deinit {
+        try? queue?.close()
+    }
+
+    private static func configuration() -> Configuration {
+        var configuration = Configuration()
+        configuration.readonly = true
+        configuration.label = "Strata.PinnedReader"
+        // The read transaction stays open between accesses: that is the pin.
+        configuration.allowsUnsafeTransactions = true
+        return configuration
+    }
+
+    private static func begin(_ db: Database) throws {
+        try db.beginTransaction(.deferred)
+        // A read starts the transaction's view of the database.
+        _ = try Row.fetchOne(db, sql: "SELECT 1 FROM sqlite_master LIMIT 1")
+    }
+
+    /// Reads in the pinned state (the file's state, after ``release()``).
+    func read<T>(_ body: (Database) throws -> T) throws -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        if let queue { return try queue.inDatabase(body) }
+        let transient = try DatabaseQueue(path: path, configuration: Self.configuration())
+        defer { try? transient.close() }
+        return try transient.inDatabase(body)
+    }
+
+    /// Moves the pinned state to the last commit.
+    func advance() throws {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let queue else { return }
+        try queue.inDatabase { db in
+            if db.isInsideTransaction { try db.commit() }
+            try Self.begin(db)
+        }
+    }
+
+    /// Ends the read transaction and closes the connection.
+    func release() {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let queue else { return }
+        try? queue.inDatabase { db in if db.isInsideTransaction { try db.commit() } }
+        try? queue.close()
+        self.queue = nil
+    }
+}
+
+/// The shared state of one batched controller's snapshots: the pinned reader of the current
+/// generation, the page size and cache bound, and the snapshots still alive, so that a commit
+/// can keep, for each of them, the values it is about to change.
+///
+/// One lock serialises every page load with every commit's capture and advance, so a load
+/// never reads a state between the two.
+final class PageLoader<Item: StrataEntity>: @unchecked Sendable {
+    let pageSize: Int
+    let cachedPages: Int
+    private let path: String
+    private let store: Store
+    private let lock = NSLock()
+    private(set) var reader: PinnedReader
+    private(set) var generation = 0
+    private var version = 0
+    private var live: [Weak] = []
+    /// Ids whose values changed since the last snapshot was made (for the next one).
+    private var changedSinceSnapshot = Set<Int64>()
+    /// Whether everything may have changed since the last snapshot (a refetch).
+    private var unknownSinceSnapshot = false
+
+    private struct Weak {
+        weak var pages: BatchedPages<Item>?
+    }
+
+    init(store: Store, path: String, pageSize: Int, cachedPages: Int) throws {
+        self.store = store
+        self.path = path
+        self.pageSize = max(1, pageSize)
+        self.cachedPages = max(1, cachedPages)
+        reader = try PinnedReader(path: path)
+        store.register(reader)
+    }
+
+    func locked<T>(_ body: () throws -> T) rethrows -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body()
+    }
+
+    /// Before the engine applies a commit that changed the values of `changed` items: keeps
+    /// their current values (read in the pinned state, which is the state before the commit)
+    /// for every live snapshot that has not loaded them, then moves the reader forward.
+    /// `wasShown` tells which ids the results held before the commit.
+    func commit(changed: Set<Int64>, wasShown: (Int64) -> Bool) throws {
+        try locked {
+            if !changed.isEmpty {
+                var needed: [(BatchedPages<Item>, [Int64])] = []
+                var ids = Set<Int64>()
+                live.removeAll { $0.pages == nil }
+                for entry in live {
+                    guard let pages = entry.pages, pages.generation == generation else { continue }
+                    var missing: [Int64] = []
+                    for id in changed {
+                        pages.changedSince.insert(id)
+                        if pages.keepCachedValue(id) { continue }
+                        if wasShown(id) { missing.append(id) }
+                    }
+                    if !missing.isEmpty {
+                        needed.append((pages, missing))
+                        ids.formUnion(missing)
+                    }
+                }
+                if !ids.isEmpty {
+                    let values = try reader.read { db in try Self.fetch(Array(ids), db) }
+                    for (pages, missing) in needed {
+                        for id in missing { if let value = values[id] { pages.keep(value, for: id) } }
+                    }
+                }
+                changedSinceSnapshot.formUnion(changed)
+            }
+            try reader.advance()
+        }
+    }
+
+    /// After a refetch: what changed is not traced. The live snapshots keep the current
+    /// reader, frozen in their state; a new reader pins the state after the commit.
+    func detach() throws {
+        try locked {
+            let fresh = try PinnedReader(path: path)
+            store.register(fresh)
+            reader = fresh
+            generation += 1
+            unknownSinceSnapshot = true
+        }
+    }
+
+    /// The pages of a new snapshot.
+    func makePages() -> BatchedPages<Item> {
+        locked {
+            version += 1
+            let previous = live.last?.pages
+            let pages = BatchedPages(
+                loader: self, reader: reader, generation: generation, version: version,
+                parent: unknownSinceSnapshot || previous?.generation != generation ? nil : previous,
+                changedSinceParent: changedSinceSnapshot)
+            changedSinceSnapshot = []
+            unknownSinceSnapshot = false
+            live.append(Weak(pages: pages))
+            return pages
+        }
+    }
+
+    /// The items `ids` read with `db`, by id (missing ids are left out).
+    static func fetch(_ ids: [Int64], _ db: Database) throws -> [Int64: Item] {
+        var result: [Int64: Item] = [:]
+        result.reserveCapacity(ids.count)
+        let table = Item.entityName.replacingOccurrences(of: "\"", with: "\"\"")
+        try ResultsFetcher<Item, NoSection>.forEachChunk(of: ids) { chunk in
+            let list = chunk.map { _ in "?" }.joined(separator: ", ")
+            let rows = try Row.fetchCursor(
+                db, sql: "SELECT * FROM \"\(table)\" WHERE \"id\" IN (\(list))", arguments: StatementArguments(Array(chunk)))
+            while let row = try rows.next() {
+                let item = try Item(row: row)
+                result[item.id.rawValue] = item
+            }
+        }
+        return result
+    }
+}
+
+/// The values of one batched snapshot, loaded a page at a time.
+///
+/// A value comes, in this order, from: what a later commit changed and the loader kept for
+/// this snapshot (never evicted); the pages this snapshot loaded (at most the loader's
+/// `cachedPages`, the oldest evicted first); the previous snapshot's values of items no
+/// commit changed in between; else the page is read through the pinned reader, whose state
+/// equals this snapshot's for every item not kept (the loader keeps each changed one before
+/// it moves the reader).
+final class BatchedPages<Item: StrataEntity>: ItemPages, @unchecked Sendable {
+    let generation: Int
+    let version: Int
+    private let loader: PageLoader<Item>
+    private let reader: PinnedReader
+    private weak var parent: BatchedPages<Item>?
+    private let changedSinceParent: Set<Int64>
+    /// Ids whose values changed after this snapshot (guarded by the loader's lock).
+    fileprivate(set) var changedSince = Set<Int64>()
+    /// Values of items changed after this snapshot, as they were in it.
+    private var kept: [Int64: Item] = [:]
+    /// Loaded pages' values, and the pages in the order they were loaded.
+    private var values: [Int64: Item] = [:]
+    private var pageOrder: [[Int64]] = []
+    /// Page loads and values read (for tests and benchmarks).
+    private(set) var pagesLoaded = 0
+
+    init(
+        loader: PageLoader<Item>, reader: PinnedReader, generation: Int, version: Int, parent: BatchedPages<Item>?,
+        changedSinceParent: Set<Int64>
+    ) {
+        self.loader = loader
+        self.reader = reader
+        self.generation = generation
+        self.version = version
+        self.parent = parent
+        self.changedSinceParent = changedSinceParent
+    }
+
+    // The loader's lock is held by every caller of these.
+
+    /// Moves the value of `id`, if this snapshot has it, where eviction cannot reach it;
+    /// returns false when it has none.
+    fileprivate func keepCachedValue(_ id: Int64) -> Bool {
+        if kept[id] != nil { return true }
+        guard let value = cachedValue(id) else { return false }
+        kept[id] = value
+        return true
+    }
+
+    fileprivate func keep(_ value: Item, for id: Int64) { kept[id] = value }
+
+    private func cachedValue(_ id: Int64) -> Item? {
+        if let value = kept[id] ?? values[id] { return value }
+        var child = self
+        while !child.changedSinceParent.contains(id), let parent = child.parent {
+            if let value = parent.kept[id] ?? parent.values[id] { return value }
+            child = parent
+        }
+        return nil
+    }
+
+    func item(at position: Int, of ids: [Int64]) throws -> Item {
+        try loader.locked {
+            let id = ids[position]
+            if let value = cachedValue(id) { return value }
+            let start = position - position % loader.pageSize
+            let page = Array(ids[start..<min(ids.count, start + loader.pageSize)])
+            let wanted = page.filter { cachedValue($0) == nil }
+            let read = try reader.read { db in try PageLoader<Item>.fetch(wanted, db) }
+            pagesLoaded += 1
+            for id in wanted {
+                guard let value = read[id] else {
+                    throw ResultsError.itemUnavailable(id)
+                }
+                values[id] = value
+            }
+            pageOrder.append(wanted)
+            while pageOrder.count > loader.cachedPages {
+                for id in pageOrder.removeFirst() { values[id] = nil }
+            }
+            return values[id]!
+        }
+    }
+
+    func valueMayDiffer(_ id: Int64, in other: any ItemPages<Item>) -> Bool {
+        guard let other = other as? BatchedPages<Item> else { return true }
+        if other === self { return false }
+        return loader.locked {
+            let (older, newer) = version <= other.version ? (self, other) : (other, self)
+            guard older.generation == newer.generation else { return true }
+            return older.changedSince.contains(id)
+        }
+    }
+}

@@ -1,0 +1,140 @@
+/// The rows of a ``ResultsSection``, in display order: a random-access collection of
+/// ``ResultsRow`` values.
+///
+/// With eager loading (the default) every row holds its item. With batched loading (see
+/// ``ResultsLoading``) a section knows its item ids from the start and reads the items
+/// themselves a page at a time, the first time a row of the page is read: `rows[i]`,
+/// iteration, `snapshot[path]`. A page once read stays with the snapshot, so reading a row
+/// twice gives the same value. What a value read later means is in ``ResultsLoading``.
+///
+/// Rows compare equal when they hold the same items with the same values; two sections of
+/// the same batched snapshot compare by ids without loading anything.
+public struct ResultsRows<Item: Identifiable & Hashable & Sendable>: RandomAccessCollection, Hashable, Sendable,
+    ExpressibleByArrayLiteral
+where Item.ID: Sendable {
+    enum Storage: Sendable {
+        case eager([ResultsRow<Item>])
+        case batched(ids: [Int64], pages: any ItemPages<Item>)
+    }
+
+    let storage: Storage
+
+    /// Rows that hold their items.
+    public init(_ rows: [ResultsRow<Item>]) {
+        storage = .eager(rows)
+    }
+
+    /// Rows that hold their items.
+    public init(arrayLiteral elements: ResultsRow<Item>...) {
+        storage = .eager(elements)
+    }
+
+    init(ids: [Int64], pages: any ItemPages<Item>) {
+        storage = .batched(ids: ids, pages: pages)
+    }
+
+    public var startIndex: Int { 0 }
+
+    public var endIndex: Int {
+        switch storage {
+        case .eager(let rows): rows.count
+        case .batched(let ids, _): ids.count
+        }
+    }
+
+    /// The row at `position`. In a batched section, reading it loads its page if the snapshot
+    /// has not read it yet; a page that cannot be read (an I/O error, or a value stored by
+    /// another program in a form Strata refuses) stops the program with the error: use
+    /// ``item(at:)`` to handle it instead.
+    public subscript(position: Int) -> ResultsRow<Item> {
+        switch storage {
+        case .eager(let rows):
+            return rows[position]
+        case .batched(let ids, let pages):
+            do {
+                return .item(try pages.item(at: position, of: ids))
+            } catch {
+                preconditionFailure("a page of batched results could not be read: \(error)")
+            }
+        }
+    }
+
+    /// The item of the row at `position` (nil for a group row), loading its page in a batched
+    /// section; throws the error that kept the page from being read.
+    public func item(at position: Int) throws -> Item? {
+        switch storage {
+        case .eager(let rows): return rows[position].item
+        case .batched(let ids, let pages): return try pages.item(at: position, of: ids)
+        }
+    }
+
+    /// Whether the items are read a page at a time (batched loading).
+    public var isBatched: Bool {
+        if case .batched = storage { return true }
+        return false
+    }
+
+    /// The items' ids, in order, without loading anything; nil for eager rows.
+    var batchedIDs: [Int64]? {
+        if case .batched(let ids, _) = storage { return ids }
+        return nil
+    }
+
+    var batchedPages: (any ItemPages<Item>)? {
+        if case .batched(_, let pages) = storage { return pages }
+        return nil
+    }
+
+    /// The rows as an array (loads every page of a batched section).
+    public var array: [ResultsRow<Item>] {
+        switch storage {
+        case .eager(let rows): return rows
+        case .batched: return Array(self)
+        }
+    }
+
+    public static func == (lhs: ResultsRows, rhs: ResultsRows) -> Bool {
+        if case .batched(let a, let pa) = lhs.storage, case .batched(let b, let pb) = rhs.storage {
+            // Same ids; values are loaded only for items changed between the two snapshots.
+            guard a == b else { return false }
+            if pa === pb { return true }
+            for (position, id) in a.enumerated() where pa.valueMayDiffer(id, in: pb) {
+                if lhs[position] != rhs[position] { return false }
+            }
+            return true
+        }
+        guard lhs.count == rhs.count else { return false }
+        return lhs.elementsEqual(rhs)
+    }
+
+    /// Whether `lhs` holds exactly the rows of `rhs`.
+    public static func == (lhs: ResultsRows, rhs: [ResultsRow<Item>]) -> Bool {
+        lhs.count == rhs.count && lhs.elementsEqual(rhs)
+    }
+
+    /// Whether `lhs` holds exactly the rows of `rhs`.
+    public static func == (lhs: [ResultsRow<Item>], rhs: ResultsRows) -> Bool { rhs == lhs }
+
+    /// Whether `lhs` differs from the rows of `rhs`.
+    public static func != (lhs: ResultsRows, rhs: [ResultsRow<Item>]) -> Bool { !(lhs == rhs) }
+
+    /// Whether `lhs` differs from the rows of `rhs`.
+    public static func != (lhs: [ResultsRow<Item>], rhs: ResultsRows) -> Bool { !(rhs == lhs) }
+
+    /// Hashes the number of rows, without loading anything.
+    public func hash(into hasher: inout Hasher) {
+        // The count only: eager and batched rows can be equal, and a batched row's id is not
+        // loaded. Snapshots hash their sections' ids as well.
+        hasher.combine(count)
+    }
+}
+
+/// The pages of a batched snapshot: reads an item by its position in a section's ids,
+/// loading the page around it the first time.
+protocol ItemPages<Item>: AnyObject, Sendable {
+    associatedtype Item
+    func item(at position: Int, of ids: [Int64]) throws -> Item
+    /// Whether the value of the item `id` may differ between `self`'s snapshot and `other`'s
+    /// (a later one), without loading it.
+    func valueMayDiffer(_ id: Int64, in other: any ItemPages<Item>) -> Bool
+}
