@@ -4,6 +4,14 @@ import Foundation
 /// Monotonic time in nanoseconds.
 func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 
+/// CPU time of the calling thread in nanoseconds: less sensitive than `now()` to other
+/// processes on a busy machine. Work the measured code hands to other threads is not in it.
+func threadCPUTime() -> UInt64 {
+    var time = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+    return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+}
+
 /// Durations (nanoseconds) of the measured repetitions of one case.
 struct Samples {
     var nanoseconds: [UInt64] = []

@@ -17,6 +17,9 @@ struct Plan {
     var memorySize = 100_000
     var incrementalOnly = false
     var fetchOnly = false
+    /// Only batched loading (`--batched`), at the sizes given.
+    var batchedOnly = false
+    var batchedOpenOnly = false
 
     init(arguments: [String]) {
         var iterator = arguments.makeIterator()
@@ -32,6 +35,11 @@ struct Plan {
             case "--incremental-only":
                 // For profiling: many rounds of the incremental controller, nothing else.
                 incrementalOnly = true
+            case "--batched":
+                batchedOnly = true
+            case "--batched-open-only":
+                // For profiling: batched controllers opened again and again, nothing else.
+                batchedOpenOnly = true
             case "--fetch-only":
                 // For profiling: the initial fetch beside plain GRDB, nothing else.
                 fetchOnly = true
@@ -56,7 +64,7 @@ struct Plan {
 }
 
 func usage(exitCode: Int32 = 2) -> Never {
-    let text = "usage: StrataBenchmarks [--quick] [--sizes N,N,...] [--incremental-only | --fetch-only]\n"
+    let text = "usage: StrataBenchmarks [--quick] [--sizes N,N,...] [--incremental-only | --fetch-only | --batched]\n"
     FileHandle.standardError.write(Data(text.utf8))
     exit(exitCode)
 }
@@ -277,6 +285,33 @@ var fetches: [FetchFigures] = []
 var memory: MemoryFigures?
 var links: [ManyToManyBenchmark.Figures] = []
 let started = now()
+if plan.batchedOpenOnly {
+    do {
+        let database = try NotesDatabase(noteCount: plan.sizes[0])
+        defer { database.remove() }
+        log("populated; opening")
+        for _ in 0..<20 {
+            let controller = try ResultsController(
+                store: database.store, request: Note.Fetches.byNotebook, loading: BatchedLoadingBenchmark.loading)
+            withExtendedLifetime(controller) {}
+        }
+    } catch {
+        log("error: \(error)")
+        exit(1)
+    }
+    exit(0)
+}
+if plan.batchedOnly {
+    do {
+        let figures = try plan.sizes.map { try BatchedLoadingBenchmark.run(size: $0, repetitions: $0 >= 1_000_000 ? 3 : 7) }
+        BatchedLoadingBenchmark.report(figures)
+    } catch {
+        log("error: \(error)")
+        exit(1)
+    }
+    log("total \(String(format: "%.0f", Double(now() - started) / 1e9)) s")
+    exit(0)
+}
 do {
     // The memory size first, so that its figures are not inflated by earlier sizes.
     let order = plan.sizes.filter { $0 == plan.memorySize } + plan.sizes.filter { $0 != plan.memorySize }

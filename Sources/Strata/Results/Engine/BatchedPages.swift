@@ -180,9 +180,11 @@ final class PageLoader<Item: StrataEntity>: @unchecked Sendable {
         result.reserveCapacity(ids.count)
         let table = Item.entityName.replacingOccurrences(of: "\"", with: "\"\"")
         try ResultsFetcher<Item, NoSection>.forEachChunk(of: ids) { chunk in
+            // Pages have one size: their prepared statement is reused.
             let list = chunk.map { _ in "?" }.joined(separator: ", ")
-            let rows = try Row.fetchCursor(
-                db, sql: "SELECT * FROM \"\(table)\" WHERE \"id\" IN (\(list))", arguments: StatementArguments(Array(chunk)))
+            let statement = try db.cachedStatement(sql: "SELECT * FROM \"\(table)\" WHERE \"id\" IN (\(list))")
+            statement.setUncheckedArguments(StatementArguments(Array(chunk)))
+            let rows = try Row.fetchCursor(statement)
             while let row = try rows.next() {
                 let item = try Item(row: row)
                 result[item.id.rawValue] = item

@@ -25,6 +25,8 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
     /// Batched loading: what it needs to start (nil when eager), and its loader once started.
     private var batching: (store: Store, path: String, pageSize: Int, cachedPages: Int)?
     private(set) var loader: PageLoader<Item>?
+    /// The start of the statement a compact index reads sort keys with.
+    private var sortKeysBase: SQL?
 
     /// Whether values are loaded in pages (see ``ResultsLoading``).
     var isBatched: Bool { batching != nil }
@@ -45,13 +47,13 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
             guard NoSection() is Section else { throw ResultsError.sectionTypeMismatch(String(describing: Section.self)) }
         }
         fetcher = ResultsFetcher(plan: plan)
-        index = SectionedIndex(kind: plan.sectionKind, itemDescending: plan.itemDescending)
         journal = SnapshotJournal(options: options)
         if case .batched(let pageSize, let cachedPages) = loading, let store, let path = store.path,
             options.filter == nil && options.comparator == nil
         {
             batching = (store, path, pageSize, cachedPages)
         }
+        index = SectionedIndex(kind: plan.sectionKind, itemDescending: plan.itemDescending, compact: batching != nil)
     }
 
     /// Leaves batched loading (a filter or comparator was set): every value is read, in the
@@ -61,11 +63,21 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
             batching = nil
             return
         }
-        let ids = Array(index.records.keys)
+        let ids = index.ids
         let values = try loader.reader.read { db in try PageLoader<Item>.fetch(ids, db) }
         payload.reserveCapacity(values.count)
         for (id, item) in values { payload[id] = item }
         for id in ids where payload[id] == nil { throw ResultsError.itemUnavailable(id) }
+        // The index keeps the keys from now on: they are read once, in the same state.
+        var full = SectionedIndex<Section>(kind: plan.sectionKind, itemDescending: plan.itemDescending)
+        full.reserveCapacity(ids.count)
+        let sectionObjects = try loader.reader.read { db in try fetcher.sectionObjects(db) }
+        var builder = full.beginBuild(sectionObjects: sectionObjects)
+        try loader.reader.read { db in
+            try fetcher.forEachKeys(db, ids: nil) { id, keys in _ = full.appendFetched(id, keys, to: &builder) }
+        }
+        _ = full.finishBuild(builder)
+        index = full
         batching = nil
         self.loader = nil
         journal.reset()
@@ -147,21 +159,26 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
             // A commit too large to patch is refetched: the reader stays in the old state for
             // the snapshots made before it.
             let changed = own.inserted.union(own.updated).union(own.deleted)
-            if policy.refetches(affected: changed.count, of: index.records.count) {
+            if policy.refetches(affected: changed.count, of: index.count) {
                 try fetchAll(db)
                 return true
             }
-            try loader.commit(changed: changed) { index.records[$0] != nil }
+            try loader.commit(changed: changed) { index.contains($0) }
+            let base = try sortKeysBase ?? fetcher.sortKeysBase()
+            sortKeysBase = base
+            let fetcher = self.fetcher
+            index.keyReader = { id in try fetcher.sortKeys(db, of: id, base: base) }
         }
+        defer { index.keyReader = nil }
         var relevant = false
         // 1. Section objects.
         if case .entity(_, let entity, _, _, _) = plan.sectionKind, !plan.sectionTables.isDisjoint(with: changedTables) {
             relevant = true
             if plan.sectionsDependOnOwnRowOnly {
                 let ids = changes[entity].all
-                journal.invalidate(index.updateSections(try fetcher.sectionObjects(db, ids: ids), ids: ids))
+                journal.invalidate(try index.updateSections(try fetcher.sectionObjects(db, ids: ids), ids: ids))
             } else {
-                journal.invalidate(index.refreshSections(try fetcher.sectionObjects(db)))
+                journal.invalidate(try index.refreshSections(try fetcher.sectionObjects(db)))
             }
         }
         // 2. Affected items.
@@ -199,7 +216,7 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
             if !ids.isEmpty { affected.formUnion(try fetcher.linkedItemIDs(db, join, to: ids)) }
         }
         if affected.isEmpty && own.deleted.isEmpty { return relevant }
-        if policy.refetches(affected: affected.count + own.deleted.count, of: index.records.count) {
+        if policy.refetches(affected: affected.count + own.deleted.count, of: index.count) {
             try fetchAll(db)
             return true
         }
@@ -214,34 +231,34 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
         }
         let gone = affected.union(own.deleted)
         guard var rows = journal.takeRowJournal() else {
-            for id in gone { remove(id, patch: false) }
-            for row in fetched { insert(row.id, row.item, row.keys, patch: false) }
+            for id in gone { try remove(id, patch: false) }
+            for row in fetched { try insert(row.id, row.item, row.keys, patch: false) }
             return true
         }
         let patch = gone.count <= policy.patchLimit
         for id in gone {
-            if let place = index.place(of: id) { rows[id] = RowChange(old: place) }
+            if let place = try index.place(of: id) { rows[id] = RowChange(old: place) }
         }
-        for id in gone { remove(id, patch: patch) }
-        for row in fetched { insert(row.id, row.item, row.keys, patch: patch) }
+        for id in gone { try remove(id, patch: patch) }
+        for row in fetched { try insert(row.id, row.item, row.keys, patch: patch) }
         for row in fetched {
-            if let place = index.place(of: row.id) { rows[row.id, default: RowChange()].new = place }
+            if let place = try index.place(of: row.id) { rows[row.id, default: RowChange()].new = place }
         }
         journal.putRowJournal(rows)
         return true
     }
 
-    private func remove(_ id: Int64, patch: Bool) {
+    private func remove(_ id: Int64, patch: Bool) throws {
         payload[id] = nil
-        guard let removal = index.remove(id) else { return }
+        guard let removal = try index.remove(id) else { return }
         journal.removed(at: removal.index, from: removal.section, patch: patch)
         if removal.sectionRemoved { journal.invalidate([removal.section]) }
     }
 
     /// Places the item `id` read afresh (`item` is nil in batched mode: no values are kept).
-    private func insert(_ id: Int64, _ item: Item?, _ keys: IndexKeys, patch: Bool) {
+    private func insert(_ id: Int64, _ item: Item?, _ keys: IndexKeys, patch: Bool) throws {
         if let item { payload[id] = item }
-        guard let place = index.insert(id, keys) else { return }
+        guard let place = try index.insert(id, keys) else { return }
         if let item {
             journal.inserted(item, at: place.index, in: place.section, patch: patch)
         } else {

@@ -53,28 +53,34 @@ struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendabl
     /// Calls `body` with each item matching the predicate, and whose id is in `ids` when
     /// given, with its keys: in SQL order for the whole results, chunk by chunk for ids.
     func forEachItem(_ db: Database, ids: [Int64]?, _ body: (Item, IndexKeys) throws -> Void) throws {
-        try forEachRow(db, ids: ids, keysOnly: false) { row, keys in try body(try Item(row: row), keys) }
+        try forEachRow(db, ids: ids, keysOnly: false) { row, _, keys in try body(try Item(row: row), keys) }
     }
 
-    /// Like ``forEachItem(_:ids:_:)``, reading only ids and keys (batched loading).
-    func forEachKeys(_ db: Database, ids: [Int64]?, _ body: (Int64, IndexKeys) throws -> Void) throws {
-        try forEachRow(db, ids: ids, keysOnly: true) { row, keys in try body(row[0], keys) }
-    }
-
-    private func forEachRow(_ db: Database, ids: [Int64]?, keysOnly: Bool, _ body: (Row, IndexKeys) throws -> Void) throws {
-        guard let ids else {
-            try forEachRow(db, chunk: nil, keysOnly: keysOnly, body)
-            return
-        }
-        try Self.forEachChunk(of: ids) { chunk in try forEachRow(db, chunk: chunk, keysOnly: keysOnly, body) }
+    /// Like ``forEachItem(_:ids:_:)``, reading only ids and keys (batched loading); without
+    /// the sort keys when `sortKeys` is false (a compact index's fetch in order: the keys'
+    /// `sort` is then empty).
+    func forEachKeys(_ db: Database, ids: [Int64]?, sortKeys: Bool = true, _ body: (Int64, IndexKeys) throws -> Void) throws {
+        try forEachRow(db, ids: ids, keysOnly: true, sortKeys: sortKeys) { _, id, keys in try body(id!, keys) }
     }
 
     private func forEachRow(
-        _ db: Database, chunk: ArraySlice<Int64>?, keysOnly: Bool, _ body: (Row, IndexKeys) throws -> Void
+        _ db: Database, ids: [Int64]?, keysOnly: Bool, sortKeys: Bool = true, _ body: (Row, Int64?, IndexKeys) throws -> Void
+    ) throws {
+        guard let ids else {
+            try forEachRow(db, chunk: nil, keysOnly: keysOnly, sortKeys: sortKeys, body)
+            return
+        }
+        try Self.forEachChunk(of: ids) { chunk in
+            try forEachRow(db, chunk: chunk, keysOnly: keysOnly, sortKeys: sortKeys, body)
+        }
+    }
+
+    private func forEachRow(
+        _ db: Database, chunk: ArraySlice<Int64>?, keysOnly: Bool, sortKeys: Bool, _ body: (Row, Int64?, IndexKeys) throws -> Void
     ) throws {
         var builder = try SQLQueryBuilder(schema: plan.schema, rootEntity: plan.itemEntity)
         var selection = SQL(sql: keysOnly ? "\(builder.rootAlias).\"id\"" : "\(builder.rootAlias).*")
-        for (index, key) in plan.sort.enumerated() {
+        for (index, key) in plan.sort.enumerated() where sortKeys {
             selection += ", " + (try builder.orderingExpression(key)) + SQL(sql: " AS \"__strata_s\(index)\"")
         }
         let keyColumns: Int
@@ -101,19 +107,47 @@ struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendabl
         var sql: SQL = "SELECT \(selection) FROM \(builder.fromClause)"
         if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
         sql += " ORDER BY \(order)"
-        let sortCount = plan.sort.count
+        let sortCount = sortKeys ? plan.sort.count : 0
         // A cursor, not `Row.fetchAll`: its rows find columns through the statement. The
         // extra columns follow the entity's own, so they are read by index.
-        let rows = try Row.fetchCursor(db, SQLRequest(literal: sql))
+        let statement = try SQLRequest<Row>(literal: sql).makePreparedRequest(db, forSingleResult: false).statement
+        let sqliteStatement = statement.sqliteStatement
+        let rows = try Row.fetchCursor(statement)
         while let row = try rows.next() {
+            if keysOnly && sortCount == 0 {
+                // Ids and raw keys straight from the statement (a compact index's fetch).
+                let id = Int64(sqliteStatement: sqliteStatement, index: 0)
+                let key: DatabaseValue = keyColumns > 0 ? DatabaseValue(sqliteStatement: sqliteStatement, index: 1) : .null
+                let keyOrder: DatabaseValue =
+                    keyColumns > 1 ? DatabaseValue(sqliteStatement: sqliteStatement, index: 2) : key
+                try body(row, id, IndexKeys(sort: [], key: key, keyOrder: keyOrder))
+                continue
+            }
             let first = row.count - sortCount - keyColumns
             var sort: [DatabaseValue] = []
             sort.reserveCapacity(sortCount)
             for index in first..<(first + sortCount) { sort.append(DatabaseValueOrdering.sortValue(in: row, at: index)) }
             let key: DatabaseValue = keyColumns > 0 ? row[first + sortCount] : .null
             let keyOrder: DatabaseValue = keyColumns > 1 ? row[first + sortCount + 1] : key
-            try body(row, IndexKeys(sort: sort, key: key, keyOrder: keyOrder))
+            try body(row, keysOnly ? Int64(sqliteStatement: sqliteStatement, index: 0) : nil, IndexKeys(sort: sort, key: key, keyOrder: keyOrder))
         }
+    }
+
+    /// The start of the statement that reads one item's sort keys by id (see
+    /// ``sortKeys(_:of:base:)``).
+    func sortKeysBase() throws -> SQL {
+        var builder = try SQLQueryBuilder(schema: plan.schema, rootEntity: plan.itemEntity)
+        var selection: [SQL] = []
+        for key in plan.sort { selection.append(try builder.orderingExpression(key)) }
+        if selection.isEmpty { selection.append(SQL(sql: "NULL")) }
+        return "SELECT \(selection.joined(separator: ", ")) FROM \(builder.fromClause) WHERE \(SQL(sql: builder.rootAlias)).\"id\" = "
+    }
+
+    /// The sort keys of the item `id` as stored (a compact index's binary search reads them).
+    func sortKeys(_ db: Database, of id: Int64, base: SQL) throws -> [DatabaseValue] {
+        let request = SQLRequest<Row>(literal: base + SQL(sql: "?", arguments: [id]), cached: true)
+        guard let row = try Row.fetchOne(db, request) else { throw ResultsError.itemUnavailable(id) }
+        return (0..<plan.sort.count).map { DatabaseValueOrdering.sortValue(in: row, at: $0) }
     }
 
     /// The ids of items whose `foreignKeyPath` is one of `ids` (whatever the predicate says).

@@ -13,6 +13,12 @@ import OrderedCollections
 ///
 /// Every order is ``DatabaseValueOrdering``'s, which is SQLite's `ORDER BY`, ties broken by
 /// id, so binary search places an item exactly where a fresh fetch would.
+///
+/// A *compact* index (batched loading) keeps no keys: per item only the slot of its
+/// section, and the raw key of a hidden item. It reads the sort keys of the items a binary
+/// search visits through ``keyReader`` (set by the engine while it applies a commit: the
+/// items it has not removed are unchanged, so their stored keys are their keys), and finds
+/// an item it removes by a scan of its section.
 struct SectionedIndex<Section: Hashable & Sendable> {
     struct Record {
         var keys: IndexKeys
@@ -42,20 +48,43 @@ struct SectionedIndex<Section: Hashable & Sendable> {
         fileprivate var items: [[Int64]] = []
         fileprivate var firstKeys: [IndexKeys] = []
         fileprivate var last: (id: SectionID, bucket: Int)?
+        /// What an integer (or NULL) raw key resolved to: most keys are (entity sections'
+        /// object ids, or the one NULL of a request without sections), and a row is then
+        /// placed without hashing a section id.
+        fileprivate var integerKeys: [Int64: Resolved] = [:]
+        fileprivate var nullKey: Resolved?
+
+        fileprivate struct Resolved {
+            var section: SectionID?
+            var bucket: Int?
+        }
     }
 
     let kind: ResultsQueryPlan.SectionKind
     let itemDescending: [Bool]
     let sectionDescending: [Bool]
+    /// Whether keys are left in the database (batched loading).
+    let compact: Bool
 
+    /// The full records (when not compact).
     private(set) var records: [Int64: Record] = [:]
+    /// Compact: each item's section slot (``hiddenSlot`` when hidden).
+    private var slots: [Int64: UInt32] = [:]
+    private var slotSections: [SectionID] = []
+    private var slotOfSection: [SectionID: UInt32] = [:]
+    /// Compact: the raw section key of each hidden item.
+    private var hiddenKeys: [Int64: DatabaseValue] = [:]
+    private static var hiddenSlot: UInt32 { .max }
+    /// Compact: reads the sort keys of an item from the database.
+    var keyReader: ((Int64) throws -> [DatabaseValue])?
     private(set) var sections: OrderedDictionary<SectionID, IndexSection> = [:]
     /// The hidden items by their section object's id.
     private var hidden: [Int64: Set<Int64>] = [:]
 
-    init(kind: ResultsQueryPlan.SectionKind, itemDescending: [Bool]) {
+    init(kind: ResultsQueryPlan.SectionKind, itemDescending: [Bool], compact: Bool = false) {
         self.kind = kind
         self.itemDescending = itemDescending
+        self.compact = compact
         switch kind {
         case .none: sectionDescending = []
         case .key(_, let descending, _): sectionDescending = [descending]
@@ -63,10 +92,76 @@ struct SectionedIndex<Section: Hashable & Sendable> {
         }
     }
 
-    var isEmptyCapacity: Bool { records.capacity == 0 }
+    var isEmptyCapacity: Bool { compact ? slots.capacity == 0 : records.capacity == 0 }
 
     mutating func reserveCapacity(_ count: Int) {
-        records.reserveCapacity(count)
+        if compact { slots.reserveCapacity(count) } else { records.reserveCapacity(count) }
+    }
+
+    // MARK: - Records
+
+    /// The number of items, shown or hidden.
+    var count: Int { compact ? slots.count : records.count }
+
+    /// Whether the item `id` is indexed (shown or hidden).
+    func contains(_ id: Int64) -> Bool { compact ? slots[id] != nil : records[id] != nil }
+
+    /// Every indexed id.
+    var ids: [Int64] { compact ? Array(slots.keys) : Array(records.keys) }
+
+    /// The section of the item `id`: nil when not indexed, `.some(nil)` when hidden.
+    private func section(of id: Int64) -> SectionID?? {
+        if compact {
+            guard let slot = slots[id] else { return nil }
+            return .some(slot == Self.hiddenSlot ? nil : slotSections[Int(slot)])
+        }
+        guard let record = records[id] else { return nil }
+        return .some(record.section)
+    }
+
+    private mutating func setRecord(_ id: Int64, _ keys: IndexKeys, section: SectionID?) {
+        if compact {
+            slots[id] = slot(for: section)
+            if section == nil { hiddenKeys[id] = keys.key }
+        } else {
+            records[id] = Record(keys: keys, section: section)
+        }
+    }
+
+    private mutating func setSection(_ id: Int64, _ section: SectionID?) {
+        if compact { slots[id] = slot(for: section) } else { records[id]?.section = section }
+    }
+
+    private mutating func removeRecord(_ id: Int64) {
+        if compact {
+            slots[id] = nil
+            hiddenKeys[id] = nil
+        } else {
+            records[id] = nil
+        }
+    }
+
+    private mutating func slot(for section: SectionID?) -> UInt32 {
+        guard let section else { return Self.hiddenSlot }
+        if let slot = slotOfSection[section] { return slot }
+        let slot = UInt32(slotSections.count)
+        slotSections.append(section)
+        slotOfSection[section] = slot
+        return slot
+    }
+
+    /// The raw section key of a hidden item.
+    private func hiddenKey(of id: Int64) -> DatabaseValue? {
+        compact ? hiddenKeys[id] : records[id]?.keys.key
+    }
+
+    /// The sort keys of the item `id`.
+    private func sortKeys(of id: Int64) throws -> [DatabaseValue] {
+        if compact {
+            guard let keyReader else { preconditionFailure("a compact index reads keys only while a commit is applied") }
+            return try keyReader(id)
+        }
+        return records[id]!.keys.sort
     }
 
     // MARK: - Building from a fetch
@@ -75,6 +170,8 @@ struct SectionedIndex<Section: Hashable & Sendable> {
     /// read (`sectionObjects`, in any order).
     mutating func beginBuild(sectionObjects: [FetchedSection<Section>]) -> Builder {
         records.removeAll(keepingCapacity: true)
+        slots.removeAll(keepingCapacity: true)
+        hiddenKeys = [:]
         hidden = [:]
         sections = [:]
         switch kind {
@@ -93,10 +190,41 @@ struct SectionedIndex<Section: Hashable & Sendable> {
     /// Adds an item read in SQL order; returns the number of its section's bucket (the
     /// order in which the build met the sections), or nil when the item is hidden.
     mutating func appendFetched(_ id: Int64, _ keys: IndexKeys, to builder: inout Builder) -> Int? {
+        let resolved: Builder.Resolved?
+        switch keys.key.storage {
+        case .int64(let raw) where !isFirstLetter: resolved = builder.integerKeys[raw]
+        case .null where !isFirstLetter: resolved = builder.nullKey
+        default: resolved = nil
+        }
+        if let resolved {
+            setRecord(id, keys, section: resolved.section)
+            guard let bucket = resolved.bucket else {
+                addHidden(id, keys.key)
+                return nil
+            }
+            builder.items[bucket].append(id)
+            return bucket
+        }
+        let bucket = appendFetchedResolving(id, keys, to: &builder)
+        let result = Builder.Resolved(section: bucket == nil ? nil : builder.last?.id, bucket: bucket)
+        switch keys.key.storage {
+        case .int64(let raw) where !isFirstLetter: builder.integerKeys[raw] = result
+        case .null where !isFirstLetter: builder.nullKey = result
+        default: break
+        }
+        return bucket
+    }
+
+    private var isFirstLetter: Bool {
+        if case .key(_, _, true) = kind { return true }
+        return false
+    }
+
+    private mutating func appendFetchedResolving(_ id: Int64, _ keys: IndexKeys, to builder: inout Builder) -> Int? {
         let section = sectionID(for: keys)
-        records[id] = Record(keys: keys, section: section)
+        setRecord(id, keys, section: section)
         guard let section else {
-            addHidden(id, keys)
+            addHidden(id, keys.key)
             return nil
         }
         let bucket: Int
@@ -141,26 +269,35 @@ struct SectionedIndex<Section: Hashable & Sendable> {
     // MARK: - Incremental changes
 
     /// Where the item `id` is shown: its section and its index there.
-    func place(of id: Int64) -> RowChange.Place? {
-        guard let record = records[id], let section = record.section, let items = sections[section]?.items else {
+    func place(of id: Int64) throws -> RowChange.Place? {
+        guard let found = section(of: id), let section = found, let items = sections[section]?.items else {
             return nil
         }
-        return RowChange.Place(section: section, index: insertionIndex(of: id, record.keys.sort, in: items))
+        return RowChange.Place(section: section, index: try index(of: id, in: items))
+    }
+
+    /// The position of the indexed item `id` in `items`, its section's.
+    private func index(of id: Int64, in items: [Int64]) throws -> Int {
+        if compact {
+            guard let index = items.firstIndex(of: id) else { preconditionFailure("item \(id) not in its section") }
+            return index
+        }
+        return try insertionIndex(of: id, records[id]!.keys.sort, in: items)
     }
 
     /// Removes the item `id`; returns where it was shown.
-    mutating func remove(_ id: Int64) -> Removal? {
-        guard let record = records[id] else { return nil }
-        guard let section = record.section, let s = sections.index(forKey: section) else {
-            records[id] = nil
-            removeHidden(id, record.keys)
+    mutating func remove(_ id: Int64) throws -> Removal? {
+        guard let found = section(of: id) else { return nil }
+        guard let section = found, let s = sections.index(forKey: section) else {
+            if let key = hiddenKey(of: id) { removeHidden(id, key) }
+            removeRecord(id)
             return nil
         }
-        let index = insertionIndex(of: id, record.keys.sort, in: sections.values[s].items)
+        let index = try self.index(of: id, in: sections.values[s].items)
         precondition(
             index < sections.values[s].items.count && sections.values[s].items[index] == id,
             "item \(id) not where expected")
-        records[id] = nil
+        removeRecord(id)
         sections.values[s].items.remove(at: index)
         var removed = false
         if sections.values[s].items.isEmpty, Self.isTransient(section) {
@@ -171,13 +308,13 @@ struct SectionedIndex<Section: Hashable & Sendable> {
     }
 
     /// Inserts the item `id` read afresh; returns where it is shown (nil when hidden).
-    mutating func insert(_ id: Int64, _ keys: IndexKeys) -> RowChange.Place? {
+    mutating func insert(_ id: Int64, _ keys: IndexKeys) throws -> RowChange.Place? {
         guard let section = sectionID(for: keys) else {
-            records[id] = Record(keys: keys, section: nil)
-            addHidden(id, keys)
+            setRecord(id, keys, section: nil)
+            addHidden(id, keys.key)
             return nil
         }
-        records[id] = Record(keys: keys, section: section)
+        setRecord(id, keys, section: section)
         if sections[section] == nil {
             guard let created = try? makeKeySection(section, keys: keys) else {
                 hide([id])  // a key the section type cannot represent: left out
@@ -186,7 +323,7 @@ struct SectionedIndex<Section: Hashable & Sendable> {
             sections.updateValue(created, forKey: section, insertingAt: sectionInsertionIndex(of: section, created))
         }
         let s = sections.index(forKey: section)!
-        let index = insertionIndex(of: id, keys.sort, in: sections.values[s].items)
+        let index = try insertionIndex(of: id, keys.sort, in: sections.values[s].items)
         sections.values[s].items.insert(id, at: index)
         return RowChange.Place(section: section, index: index)
     }
@@ -195,7 +332,7 @@ struct SectionedIndex<Section: Hashable & Sendable> {
     /// section predicate keeps), each placed by binary search; items of sections that went
     /// are hidden, hidden items of sections that appeared are adopted. Returns the sections
     /// whose items changed wholesale.
-    mutating func updateSections(_ fresh: [FetchedSection<Section>], ids: Set<Int64>) -> Set<SectionID> {
+    mutating func updateSections(_ fresh: [FetchedSection<Section>], ids: Set<Int64>) throws -> Set<SectionID> {
         var byID: [SectionID: FetchedSection<Section>] = [:]
         for object in fresh { byID[.object(object.id)] = object }
         var changed = Set<SectionID>()
@@ -218,14 +355,14 @@ struct SectionedIndex<Section: Hashable & Sendable> {
             let section = IndexSection(value: .value(object.value), order: object.order, items: items)
             sections.updateValue(section, forKey: sectionID, insertingAt: sectionInsertionIndex(of: sectionID, section))
         }
-        changed.formUnion(adoptHiddenItems(of: appeared))
+        changed.formUnion(try adoptHiddenItems(of: appeared))
         return changed
     }
 
     /// Replaces every section object with those read afresh (`fresh`, all the section
     /// predicate keeps, in order); the orphans section stays last. Returns the sections
     /// whose items changed wholesale.
-    mutating func refreshSections(_ fresh: [FetchedSection<Section>]) -> Set<SectionID> {
+    mutating func refreshSections(_ fresh: [FetchedSection<Section>]) throws -> Set<SectionID> {
         var old = sections
         let orphans = old.removeValue(forKey: .orphans)
         var appeared: [Int64] = []
@@ -249,22 +386,27 @@ struct SectionedIndex<Section: Hashable & Sendable> {
             changed.insert(id)
             hide(gone.items)
         }
-        changed.formUnion(adoptHiddenItems(of: appeared))
+        changed.formUnion(try adoptHiddenItems(of: appeared))
         return changed
     }
 
     /// Moves the hidden items of sections that appeared into them; returns those sections.
-    private mutating func adoptHiddenItems(of appeared: [Int64]) -> Set<SectionID> {
+    private mutating func adoptHiddenItems(of appeared: [Int64]) throws -> Set<SectionID> {
         var adopted = Set<SectionID>()
         for key in appeared {
             guard let ids = hidden.removeValue(forKey: key) else { continue }
             let sectionID = SectionID.object(key)
             guard sections[sectionID] != nil else { continue }
-            for id in ids { records[id]!.section = sectionID }
-            let (records, descending) = (self.records, itemDescending)
+            var keys: [Int64: [DatabaseValue]] = [:]
+            for id in ids {
+                keys[id] = try sortKeys(of: id)
+                setSection(id, sectionID)
+                hiddenKeys[id] = nil
+            }
+            let descending = itemDescending
             sections[sectionID]?.items.append(contentsOf: ids)
             sections[sectionID]?.items.sort {
-                Self.precedes(records[$0]!.keys.sort, $0, records[$1]!.keys.sort, $1, descending: descending)
+                Self.precedes(keys[$0]!, $0, keys[$1]!, $1, descending: descending)
             }
             adopted.insert(sectionID)
         }
@@ -273,12 +415,12 @@ struct SectionedIndex<Section: Hashable & Sendable> {
 
     // MARK: - Hidden items
 
-    private mutating func addHidden(_ id: Int64, _ keys: IndexKeys) {
-        if case .int64(let key) = keys.key.storage { hidden[key, default: []].insert(id) }
+    private mutating func addHidden(_ id: Int64, _ rawKey: DatabaseValue) {
+        if case .int64(let key) = rawKey.storage { hidden[key, default: []].insert(id) }
     }
 
-    private mutating func removeHidden(_ id: Int64, _ keys: IndexKeys) {
-        if case .int64(let key) = keys.key.storage {
+    private mutating func removeHidden(_ id: Int64, _ rawKey: DatabaseValue) {
+        if case .int64(let key) = rawKey.storage {
             hidden[key]?.remove(id)
             if hidden[key]?.isEmpty == true { hidden[key] = nil }
         }
@@ -287,9 +429,18 @@ struct SectionedIndex<Section: Hashable & Sendable> {
     /// Takes items out of the shown sections (their section went, or cannot be shown).
     private mutating func hide(_ items: [Int64]) {
         for item in items {
-            guard let record = records[item] else { continue }
-            records[item]?.section = nil
-            addHidden(item, record.keys)
+            guard let found = section(of: item) else { continue }
+            // The raw key; a compact index knows it from the section, an entity section's id.
+            let rawKey: DatabaseValue?
+            if compact {
+                if case .some(.object(let key)) = found { rawKey = key.databaseValue } else { rawKey = nil }
+            } else {
+                rawKey = records[item]!.keys.key
+            }
+            setSection(item, nil)
+            guard let rawKey else { continue }
+            if compact { hiddenKeys[item] = rawKey }
+            addHidden(item, rawKey)
         }
     }
 
@@ -389,13 +540,13 @@ struct SectionedIndex<Section: Hashable & Sendable> {
     }
 
     /// The position of `id` (with `sort` values) in `items`, or where it belongs.
-    private func insertionIndex(of id: Int64, _ sort: [DatabaseValue], in items: [Int64]) -> Int {
+    private func insertionIndex(of id: Int64, _ sort: [DatabaseValue], in items: [Int64]) throws -> Int {
         var low = 0
         var high = items.count
         while low < high {
             let mid = (low + high) / 2
             let other = items[mid]
-            if precedes(records[other]!.keys.sort, other, sort, id) { low = mid + 1 } else { high = mid }
+            if precedes(try sortKeys(of: other), other, sort, id) { low = mid + 1 } else { high = mid }
         }
         return low
     }
@@ -426,19 +577,29 @@ struct SectionedIndex<Section: Hashable & Sendable> {
             }
             if Self.isTransient(id) { precondition(!section.items.isEmpty, "empty transient section") }
             for (position, item) in section.items.enumerated() {
-                guard let record = records[item] else { preconditionFailure("item \(item) has no record") }
-                precondition(record.section == id, "item \(item) in the wrong section")
-                if position > 0 {
+                guard let found = self.section(of: item) else { preconditionFailure("item \(item) has no record") }
+                precondition(found == id, "item \(item) in the wrong section")
+                // A compact index keeps no keys to check the order with (the property tests
+                // compare its results with fresh fetches).
+                if position > 0 && !compact {
                     let previous = section.items[position - 1]
-                    precondition(precedes(records[previous]!.keys.sort, previous, record.keys.sort, item), "items out of order")
+                    precondition(
+                        precedes(records[previous]!.keys.sort, previous, records[item]!.keys.sort, item), "items out of order")
                 }
             }
             shown += section.items.count
         }
-        precondition(shown == records.values.filter { $0.section != nil }.count, "shown records not in sections")
         var expectedHidden: [Int64: Set<Int64>] = [:]
-        for (id, record) in records where record.section == nil {
-            if case .int64(let key) = record.keys.key.storage { expectedHidden[key, default: []].insert(id) }
+        if compact {
+            precondition(shown == slots.values.filter { $0 != Self.hiddenSlot }.count, "shown records not in sections")
+            for (id, slot) in slots where slot == Self.hiddenSlot {
+                if case .int64(let key)? = hiddenKeys[id]?.storage { expectedHidden[key, default: []].insert(id) }
+            }
+        } else {
+            precondition(shown == records.values.filter { $0.section != nil }.count, "shown records not in sections")
+            for (id, record) in records where record.section == nil {
+                if case .int64(let key) = record.keys.key.storage { expectedHidden[key, default: []].insert(id) }
+            }
         }
         precondition(hidden == expectedHidden, "hidden index out of date")
         #endif
