@@ -22,6 +22,10 @@ public struct ResultsRequest<Item: StrataEntity, Section: Hashable & Sendable>: 
     public var sortKeys: [SortKey<Item>]
     /// How items are grouped into sections, and the sections ordered.
     public var sectioning: Sectioning<Item, Section>
+    /// At most this many rows are shown (nil: every row); see ``limit(_:offset:)``.
+    public var limit: Int?
+    /// The number of rows skipped before the first one shown (with ``limit``, or alone).
+    public var offset: Int = 0
 
     /// A request for the items matching `predicate`, sorted by `sortKeys` (then id), in the
     /// sections `sectioning` describes.
@@ -47,6 +51,35 @@ public struct ResultsRequest<Item: StrataEntity, Section: Hashable & Sendable>: 
         copy.sortKeys = keys
         return copy
     }
+
+    /// This request showing at most `limit` rows, after skipping `offset` rows: a live
+    /// window, such as "the 50 most recent notes".
+    ///
+    /// ```swift
+    /// let recent = Note.Fetches.all.sorted(by: Note.updatedAt.descending).limit(50)
+    /// let controller = try ResultsController(store: store, request: recent)
+    /// ```
+    ///
+    /// A results controller counts the rows it shows, in display order: sections in order,
+    /// each section's rows in order (after the post-fetch filter and comparator, a group row
+    /// counting as one row). Only sections with rows in the window are shown. It keeps the
+    /// window as commits come: a row that enters it pushes the last one out, and both are in
+    /// the same batch. ``Store/fetchAll(_:)-(ResultsRequest<Entity,Section>)`` and
+    /// ``Store/fetchCount(_:)-(ResultsRequest<Entity,Section>)`` apply the window to their
+    /// own flat order (the item sort, sections ignored), which is the controller's for a
+    /// request without sections.
+    ///
+    /// - Precondition: `limit` and `offset` are not negative.
+    public func limit(_ limit: Int?, offset: Int = 0) -> ResultsRequest {
+        precondition(limit.map { $0 >= 0 } ?? true && offset >= 0, "a request's limit and offset are not negative")
+        var copy = self
+        copy.limit = limit
+        copy.offset = offset
+        return copy
+    }
+
+    /// Whether the request shows a window of its rows.
+    var isWindowed: Bool { limit != nil || offset > 0 }
 }
 
 extension ResultsRequest where Section == NoSection {

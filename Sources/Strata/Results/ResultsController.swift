@@ -308,7 +308,7 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
         switch changes {
         case .rows(let rows): batch = ChangeBatch(from: old, to: new, rowChanges: rows)
         case .sections(let sections): batch = ChangeBatch(from: old, to: new, changedSections: sections)
-        case .all: batch = ChangeBatch(from: old, to: new)
+        case .all, .window: batch = ChangeBatch(from: old, to: new)
         }
         #if DEBUG
         if checksInvariants {

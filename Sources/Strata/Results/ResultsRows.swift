@@ -85,6 +85,14 @@ where Item.ID: Sendable {
         return nil
     }
 
+    /// The rows in `range`, sharing a batched section's pages.
+    func slice(_ range: Range<Int>) -> ResultsRows {
+        switch storage {
+        case .eager(let rows): return ResultsRows(Array(rows[range]))
+        case .batched(let ids, let pages): return ResultsRows(ids: Array(ids[range]), pages: pages)
+        }
+    }
+
     /// The rows as an array (loads every page of a batched section).
     public var array: [ResultsRow<Item>] {
         switch storage {

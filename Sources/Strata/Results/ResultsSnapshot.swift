@@ -73,6 +73,30 @@ where Item.ID: Sendable {
     public var rowCounts: [Int] { sections.map(\.rows.count) }
 }
 
+// MARK: - Windows
+
+extension ResultsSnapshot {
+    /// The rows `offset..<offset + limit` in display order, in their sections; sections
+    /// without a row in the window are left out (see ``ResultsRequest/limit(_:offset:)``).
+    func window(limit: Int?, offset: Int) -> ResultsSnapshot {
+        var skip = offset
+        var remaining = limit ?? .max
+        var result: [ResultsSection<Item, Section>] = []
+        for section in sections where remaining > 0 {
+            let count = section.rows.count
+            if skip >= count {
+                skip -= count
+                continue
+            }
+            let end = count - skip > remaining ? skip + remaining : count
+            result.append(ResultsSection(id: section.id, value: section.value, rows: section.rows.slice(skip..<end)))
+            remaining -= end - skip
+            skip = 0
+        }
+        return ResultsSnapshot(sections: result)
+    }
+}
+
 // MARK: - Description
 
 extension ResultsSnapshot: CustomStringConvertible {

@@ -43,10 +43,15 @@ extension Database {
         return try Entity.fetchAll(self, SQLRequest<Entity>(literal: sql))
     }
 
-    /// The items of a request, flat: its predicate and item sort (then id). Sections are
-    /// ignored here; results controllers group items into sections.
+    /// The items of a request, flat: its predicate and item sort (then id), and its window
+    /// (``ResultsRequest/limit(_:offset:)``) in that order. Sections are ignored here;
+    /// results controllers group items into sections.
     public func fetchAll<Entity: StrataEntity, Section>(_ request: ResultsRequest<Entity, Section>) throws -> [Entity] {
-        try fetchAll(Entity.self, where: request.predicate, sortedBy: request.sortKeys)
+        var builder = try Self.builder(for: Entity.self)
+        var sql = try builder.select(
+            SQL(sql: "\(builder.rootAlias).*"), where: request.predicate?.node, orderBy: request.sortKeys.map(\.node))
+        if request.isWindowed { sql += SQL(sql: " LIMIT ? OFFSET ?", arguments: [request.limit ?? -1, request.offset]) }
+        return try Entity.fetchAll(self, SQLRequest<Entity>(literal: sql))
     }
 
     /// The number of objects of `type` that match `predicate`.
@@ -59,9 +64,10 @@ extension Database {
         return try Int.fetchOne(self, SQLRequest<Int>(literal: sql)) ?? 0
     }
 
-    /// The number of items of a request.
+    /// The number of items of a request, within its window.
     public func fetchCount<Entity: StrataEntity, Section>(_ request: ResultsRequest<Entity, Section>) throws -> Int {
-        try fetchCount(Entity.self, where: request.predicate)
+        let count = max(0, try fetchCount(Entity.self, where: request.predicate) - request.offset)
+        return request.limit.map { min($0, count) } ?? count
     }
 
     /// The destination of a to-one relationship of the object `id` (nil when the

@@ -25,6 +25,8 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
     /// Batched loading: what it needs to start (nil when eager), and its loader once started.
     private var batching: (store: Store, path: String, pageSize: Int, cachedPages: Int)?
     private(set) var loader: PageLoader<Item>?
+    /// The request's window, if any.
+    private let window: (limit: Int?, offset: Int)?
     /// The start of the statement a compact index reads sort keys with.
     private var sortKeysBase: SQL?
 
@@ -48,6 +50,7 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
         }
         fetcher = ResultsFetcher(plan: plan)
         journal = SnapshotJournal(options: options)
+        window = request.isWindowed ? (request.limit, request.offset) : nil
         if case .batched(let pageSize, let cachedPages) = loading, let store, let path = store.path,
             options.filter == nil && options.comparator == nil
         {
@@ -131,7 +134,7 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
         }
         journal.reset()
         var builder = index.beginBuild(sectionObjects: sectionObjects)
-        try fetcher.forEachKeys(db, ids: nil) { id, keys in _ = index.appendFetched(id, keys, to: &builder) }
+        try fetcher.forEachKeys(db, ids: nil, sortKeys: false) { id, keys in _ = index.appendFetched(id, keys, to: &builder) }
         _ = index.finishBuild(builder)
     }
 
@@ -273,8 +276,16 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
 
     /// The current results, and what changed since the previous call.
     func snapshotAndChanges() -> (snapshot: ResultsSnapshot<Item, Section>, changes: Changes) {
-        if let loader { return journal.batchedSnapshotAndChanges(index, loader.makePages()) }
-        return journal.snapshotAndChanges(index, payload)
+        let (snapshot, changes) =
+            if let loader {
+                journal.batchedSnapshotAndChanges(index, loader.makePages())
+            } else {
+                journal.snapshotAndChanges(index, payload)
+            }
+        guard let window else { return (snapshot, changes) }
+        // The whole results are kept up to date; the window is cut from them.
+        if case .all = changes { return (snapshot.window(limit: window.limit, offset: window.offset), .all) }
+        return (snapshot.window(limit: window.limit, offset: window.offset), .window)
     }
 
     // MARK: - Invariants
