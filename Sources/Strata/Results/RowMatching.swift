@@ -1,0 +1,286 @@
+// MARK: - Matching rows by identity
+
+/// The rows of two snapshots matched by identity, and the row half of their batch: what
+/// ``ChangeBatch/init(from:to:)`` computes after a refetch or a change of options.
+///
+/// Only the rows of sections that stay (old sections that are not deleted, new ones that
+/// are not inserted) and that may have changed are compared. Each is given a position in
+/// one flat list per snapshot; ids are matched once, through a table of old positions,
+/// and everything after that works on arrays of positions. Item ids that are 64-bit
+/// integers (``EntityID``, `Int`, `Int64`) are matched by value through an array indexed by
+/// id when ids are dense, as row ids are, or an open-addressing table otherwise; other ids
+/// through a `Dictionary`. A group row matches the group row of the same section.
+///
+/// The per-row work on `Item` values is one read of each id and one comparison of each
+/// kept row with its new value; in a client's module the snapshot's types are generic
+/// here, so that is where most of the remaining time goes.
+struct RowMatching {
+    var deletes: [ItemPath] = []
+    var inserts: [ItemPath] = []
+    var moves: [Move<ItemPath>] = []
+    var updates: [ItemPath] = []
+    var movedAndUpdated: [ItemPath] = []
+
+    init<Item, Section>(
+        from old: ResultsSnapshot<Item, Section>, to new: ResultsSnapshot<Item, Section>,
+        sections: SectionMatching, changedSections: Set<SectionID>?
+    ) {
+        func mayHaveChanged(_ id: SectionID) -> Bool { changedSections?.contains(id) ?? true }
+
+        // 1. Flat positions of the compared rows. An offset of -1: not compared.
+        let oldRows = old.sections.map(\.rows)
+        let newRows = new.sections.map(\.rows)
+        var oldOffset = [Int](repeating: -1, count: oldRows.count)
+        var oldCount = 0
+        for (o, section) in old.sections.enumerated() where sections.oldToNew[o] != nil && mayHaveChanged(section.id) {
+            oldOffset[o] = oldCount
+            oldCount += oldRows[o].count
+        }
+        var newOffset = [Int](repeating: -1, count: newRows.count)
+        var newCount = 0
+        for (n, section) in new.sections.enumerated() where !sections.newIsInserted[n] && mayHaveChanged(section.id) {
+            newOffset[n] = newCount
+            newCount += newRows[n].count
+        }
+        precondition(oldCount < Int32.max && newCount < Int32.max, "too many rows")
+
+        // 2. Each compared old row's new flat position (-1: not in a compared new section, so
+        // deleted), and whether each compared new row has an old one (else it is inserted).
+        var oldMatch = [Int32](repeating: -1, count: oldCount)
+        var newMatched = [Bool](repeating: false, count: newCount)
+        if let reader = Int64IDReader<Item.ID>() {
+            Self.matchItems(
+                oldRows, oldOffset, newRows, newOffset, oldCount: oldCount, &oldMatch, &newMatched,
+                table: Int64PositionTable.self, key: reader.read)
+        } else {
+            Self.matchItems(
+                oldRows, oldOffset, newRows, newOffset, oldCount: oldCount, &oldMatch, &newMatched,
+                table: DictionaryPositionTable<Item.ID>.self, key: { $0 })
+        }
+        Self.matchGroups(oldRows, oldOffset, newRows, newOffset, sections.oldToNew, &oldMatch, &newMatched)
+
+        // The new section of each compared new row, to turn a flat position into a path.
+        var newSectionOf = [Int32](repeating: 0, count: newCount)
+        for n in newRows.indices where newOffset[n] >= 0 {
+            let start = newOffset[n]
+            for r in 0..<newRows[n].count { newSectionOf[start + r] = Int32(truncatingIfNeeded: n) }
+        }
+
+        // 3. Per old section that stays: deletes, moves to other sections, and the rows that
+        // stay in it, of which a longest increasing subsequence needs not move.
+        var candidateOld: [Int] = []
+        var candidateNew: [Int] = []
+        for o in oldRows.indices where oldOffset[o] >= 0 {
+            let n = sections.oldToNew[o]!
+            let start = oldOffset[o]
+            candidateOld.removeAll(keepingCapacity: true)
+            candidateNew.removeAll(keepingCapacity: true)
+            oldRows[o].withUnsafeBufferPointer { before in
+                for r in 0..<before.count {
+                    let match = Int(oldMatch[start + r])
+                    let oldPath = ItemPath(section: o, item: r)
+                    if match < 0 {
+                        deletes.append(oldPath)  // gone, or gone into a section that is inserted
+                        continue
+                    }
+                    let s = Int(newSectionOf[match])
+                    let newPath = ItemPath(section: s, item: match - newOffset[s])
+                    if s == n {
+                        candidateOld.append(r)
+                        candidateNew.append(newPath.item)
+                    } else {
+                        moves.append(Move(from: oldPath, to: newPath))
+                        let changed = newRows[s].withUnsafeBufferPointer { after in before[r] != after[newPath.item] }
+                        if changed { movedAndUpdated.append(newPath) }
+                    }
+                }
+                let staying = longestIncreasingSubsequence(candidateNew)
+                newRows[n].withUnsafeBufferPointer { after in
+                    for k in candidateOld.indices {
+                        let oldPath = ItemPath(section: o, item: candidateOld[k])
+                        let newPath = ItemPath(section: n, item: candidateNew[k])
+                        let changed = before[oldPath.item] != after[newPath.item]
+                        if staying[k] {
+                            if changed { updates.append(oldPath) }
+                        } else {
+                            moves.append(Move(from: oldPath, to: newPath))
+                            if changed { movedAndUpdated.append(newPath) }
+                        }
+                    }
+                }
+            }
+        }
+
+        // 4. Compared new rows without an old one are inserted (a row that left a deleted
+        // section included).
+        for n in newRows.indices where newOffset[n] >= 0 {
+            let start = newOffset[n]
+            for r in 0..<newRows[n].count where !newMatched[start + r] {
+                inserts.append(ItemPath(section: n, item: r))
+            }
+        }
+    }
+
+    /// Matches item rows by id: the table is filled with the old rows' keys, then every new
+    /// row looks its key up. When ids repeat (an invalid snapshot), the last one wins.
+    private static func matchItems<Item, Key, Table: PositionTable>(
+        _ oldRows: [[ResultsRow<Item>]], _ oldOffset: [Int], _ newRows: [[ResultsRow<Item>]], _ newOffset: [Int],
+        oldCount: Int, _ oldMatch: inout [Int32], _ newMatched: inout [Bool],
+        table: Table.Type, key: (Item.ID) -> Key
+    ) where Table.Key == Key {
+        var keys: [Key] = []
+        var positions: [Int32] = []
+        keys.reserveCapacity(oldCount)
+        positions.reserveCapacity(oldCount)
+        for o in oldRows.indices where oldOffset[o] >= 0 {
+            let start = oldOffset[o]
+            oldRows[o].withUnsafeBufferPointer { rows in
+                for r in 0..<rows.count {
+                    guard case .item(let item) = rows[r] else { continue }
+                    keys.append(key(item.id))
+                    positions.append(Int32(truncatingIfNeeded: start + r))
+                }
+            }
+        }
+        let table = Table(keys: keys, positions: positions)
+        for n in newRows.indices where newOffset[n] >= 0 {
+            let start = newOffset[n]
+            newRows[n].withUnsafeBufferPointer { rows in
+                for r in 0..<rows.count {
+                    guard case .item(let item) = rows[r] else { continue }
+                    let o = table.position(of: key(item.id))
+                    if o >= 0 {
+                        oldMatch[o] = Int32(truncatingIfNeeded: start + r)
+                        newMatched[start + r] = true
+                    }
+                }
+            }
+        }
+    }
+
+    /// Matches group rows: the old group row of a section that stays matches the new group
+    /// row of the same section (the last one when a section has several).
+    private static func matchGroups<Item>(
+        _ oldRows: [[ResultsRow<Item>]], _ oldOffset: [Int], _ newRows: [[ResultsRow<Item>]], _ newOffset: [Int],
+        _ oldToNew: [Int?], _ oldMatch: inout [Int32], _ newMatched: inout [Bool]
+    ) {
+        for o in oldRows.indices where oldOffset[o] >= 0 {
+            let n = oldToNew[o]!
+            guard newOffset[n] >= 0, let newGroup = newRows[n].lastIndex(where: \.isGroup) else { continue }
+            for r in oldRows[o].indices where oldRows[o][r].isGroup {
+                oldMatch[oldOffset[o] + r] = Int32(truncatingIfNeeded: newOffset[n] + newGroup)
+                newMatched[newOffset[n] + newGroup] = true
+            }
+        }
+    }
+}
+
+// MARK: - Position tables
+
+/// Old flat positions by key.
+protocol PositionTable {
+    associatedtype Key
+    /// A table of `keys[i] → positions[i]`; when a key repeats, the last wins.
+    init(keys: [Key], positions: [Int32])
+    /// The position of `key`, or -1.
+    func position(of key: Key) -> Int
+}
+
+/// Positions by 64-bit integer id: an array indexed by id when the ids are dense (row ids
+/// usually are), else an open-addressing table with linear probing.
+struct Int64PositionTable: PositionTable {
+    private var minimum: Int64 = 0
+    private var maximum: Int64 = -1
+    /// Dense: the position of id `minimum + i` at `direct[i]`, or -1.
+    private var direct: [Int32] = []
+    /// Sparse: indexes into `keys` and `positions` in slots (-1 for empty), probed from a
+    /// hash of the id.
+    private var slots: [Int32] = []
+    private var keys: [Int64] = []
+    private var positions: [Int32] = []
+    private var shift: UInt64 = 63
+
+    init(keys: [Int64], positions: [Int32]) {
+        guard let first = keys.first else { return }
+        minimum = first
+        maximum = first
+        for key in keys {
+            if key < minimum { minimum = key }
+            if key > maximum { maximum = key }
+        }
+        let (span, overflow) = maximum.subtractingReportingOverflow(minimum)
+        if !overflow && span < Int64(4 * keys.count + 1024) {
+            direct = [Int32](repeating: -1, count: Int(span) + 1)
+            direct.withUnsafeMutableBufferPointer { direct in
+                for i in keys.indices { direct[Int(keys[i] &- minimum)] = positions[i] }
+            }
+            return
+        }
+        var capacity = 16
+        while capacity < 2 * keys.count { capacity *= 2 }
+        shift = UInt64(64 - capacity.trailingZeroBitCount)
+        slots = [Int32](repeating: -1, count: capacity)
+        self.keys = keys
+        self.positions = positions
+        let mask = capacity - 1
+        slots.withUnsafeMutableBufferPointer { slots in
+            for i in keys.indices {
+                var slot = Self.hash(keys[i], shift)
+                while slots[slot] >= 0 && keys[Int(slots[slot])] != keys[i] { slot = (slot + 1) & mask }
+                slots[slot] = Int32(truncatingIfNeeded: i)
+            }
+        }
+    }
+
+    private static func hash(_ key: Int64, _ shift: UInt64) -> Int {
+        Int(truncatingIfNeeded: (UInt64(bitPattern: key) &* 0x9E37_79B9_7F4A_7C15) >> shift)
+    }
+
+    func position(of key: Int64) -> Int {
+        if !direct.isEmpty {
+            guard key >= minimum && key <= maximum else { return -1 }
+            return Int(direct[Int(key &- minimum)])
+        }
+        if slots.isEmpty { return -1 }
+        let mask = slots.count - 1
+        var slot = Self.hash(key, shift)
+        while true {
+            let index = Int(slots[slot])
+            if index < 0 { return -1 }
+            if keys[index] == key { return Int(positions[index]) }
+            slot = (slot + 1) & mask
+        }
+    }
+}
+
+/// Positions by any hashable id.
+struct DictionaryPositionTable<Key: Hashable>: PositionTable {
+    private var table: [Key: Int32] = [:]
+
+    init(keys: [Key], positions: [Int32]) {
+        table.reserveCapacity(keys.count)
+        for i in keys.indices { table[keys[i]] = positions[i] }
+    }
+
+    func position(of key: Key) -> Int { table[key].map(Int.init) ?? -1 }
+}
+
+// MARK: - Ids that are 64-bit integers
+
+/// Identifier types whose whole value is one 64-bit integer, so that two ids are equal
+/// exactly when their integers are: their identity difference skips hashing.
+protocol Int64Identifier: Hashable {}
+
+extension EntityID: Int64Identifier {}
+extension Int64: Int64Identifier {}
+extension UInt64: Int64Identifier {}
+extension Int: Int64Identifier {}
+
+/// Reads an `ID` as its 64-bit integer; nil when `ID` is not such an identifier.
+struct Int64IDReader<ID> {
+    init?() {
+        guard ID.self is any Int64Identifier.Type, MemoryLayout<ID>.size == 8 else { return nil }
+    }
+
+    func read(_ id: ID) -> Int64 { unsafeBitCast(id, to: Int64.self) }
+}
