@@ -29,6 +29,8 @@ struct Plan {
     /// The size of the large-list scenarios.
     var largeSize = 100_000
     var kValues = [10, 100, 1_000, 10_000, 25_000]
+    /// Measured runs of Strata's identity difference (a profiler wants fewer).
+    var diffRuns = 21
 
     /// Whether only large-list scenarios run.
     var largeListsOnly: Bool { diffOnly || kCommitsOnly || fallbackOnly }
@@ -58,6 +60,9 @@ struct Plan {
                 fallbackOnly = true
             case "--no-stdlib":
                 withStdlib = false
+            case "--diff-runs":
+                guard let value = iterator.next().flatMap({ Int($0) }), value > 0 else { usage() }
+                diffRuns = value
             case "--large-size":
                 guard let value = iterator.next().flatMap({ Int($0) }), value > 0 else { usage() }
                 largeSize = value
@@ -84,7 +89,7 @@ struct Plan {
 func usage(exitCode: Int32 = 2) -> Never {
     let text = """
         usage: StrataBenchmarks [--quick] [--sizes N,N,...] [--incremental-only | --fetch-only]
-               StrataBenchmarks [--diff-only] [--k-commits] [--fallback] [--no-stdlib] [--large-size N]
+               StrataBenchmarks [--diff-only] [--k-commits] [--fallback] [--no-stdlib] [--diff-runs N] [--large-size N]
 
         """
     FileHandle.standardError.write(Data(text.utf8))
@@ -310,7 +315,9 @@ func benchmarkLargeLists(plan: Plan) throws -> LargeListFigures {
     let all = !plan.largeListsOnly
     if all || plan.diffOnly {
         log("== identity difference")
-        figures.differences = try IdentityDifferenceBenchmark().run(rows: plan.largeSize, withStdlib: plan.withStdlib)
+        var difference = IdentityDifferenceBenchmark()
+        difference.strataRuns = (plan.diffRuns >= 21 ? 3 : 1, plan.diffRuns)
+        figures.differences = try difference.run(rows: plan.largeSize, withStdlib: plan.withStdlib)
     }
     guard all || plan.kCommitsOnly || plan.fallbackOnly else { return figures }
     let size = plan.largeSize

@@ -5,15 +5,16 @@
 ///
 /// Only the rows of sections that stay (old sections that are not deleted, new ones that
 /// are not inserted) and that may have changed are compared. Each is given a position in
-/// one flat list per snapshot; ids are matched once, through a table of old positions,
+/// one flat list per snapshot, and each item is copied out of its row once, with its id,
+/// into contiguous storage; ids are then matched once, through a table of old positions,
 /// and everything after that works on arrays of positions. Item ids that are 64-bit
-/// integers (``EntityID``, `Int`, `Int64`) are matched by value through an array indexed by
+/// integers (``EntityID``, `Int`, `Int64`) are matched by value, through an array indexed by
 /// id when ids are dense, as row ids are, or an open-addressing table otherwise; other ids
 /// through a `Dictionary`. A group row matches the group row of the same section.
 ///
-/// The per-row work on `Item` values is one read of each id and one comparison of each
-/// kept row with its new value; in a client's module the snapshot's types are generic
-/// here, so that is where most of the remaining time goes.
+/// In a client's module this code is not specialized for the client's item type, so every
+/// operation on an item goes through its witness tables: the work per row is kept to one
+/// copy of the item, one read of its id and, for rows in both snapshots, one `==`.
 struct RowMatching {
     var deletes: [ItemPath] = []
     var inserts: [ItemPath] = []
@@ -44,26 +45,43 @@ struct RowMatching {
         }
         precondition(oldCount < Int32.max && newCount < Int32.max, "too many rows")
 
-        // 2. Each compared old row's new flat position (-1: not in a compared new section, so
-        // deleted), and whether each compared new row has an old one (else it is inserted).
+        // 2. The items, and each compared old row's new flat position (-1: not in a compared
+        // new section, so deleted), and whether each compared new row has an old one (else
+        // it is inserted).
+        let reader = Int64IDReader<Item.ID>()
+        let before = FlatItems(oldRows, oldOffset, count: oldCount, reader)
+        let after = FlatItems(newRows, newOffset, count: newCount, reader)
         var oldMatch = [Int32](repeating: -1, count: oldCount)
         var newMatched = [Bool](repeating: false, count: newCount)
-        if let reader = Int64IDReader<Item.ID>() {
-            Self.matchItems(
-                oldRows, oldOffset, newRows, newOffset, oldCount: oldCount, &oldMatch, &newMatched,
-                table: Int64PositionTable.self, key: reader.read)
+        if reader != nil {
+            let table = Int64PositionTable(keys: before.int64Keys, positions: before.flat)
+            Self.match(after.int64Keys, after.flat, table, &oldMatch, &newMatched)
         } else {
-            Self.matchItems(
-                oldRows, oldOffset, newRows, newOffset, oldCount: oldCount, &oldMatch, &newMatched,
-                table: DictionaryPositionTable<Item.ID>.self, key: { $0 })
+            let table = DictionaryPositionTable(keys: before.keys, positions: before.flat)
+            Self.match(after.keys, after.flat, table, &oldMatch, &newMatched)
         }
-        Self.matchGroups(oldRows, oldOffset, newRows, newOffset, sections.oldToNew, &oldMatch, &newMatched)
+        // A group row matches the (last) group row of the same section.
+        for o in oldRows.indices where oldOffset[o] >= 0 && before.groupIndex[o] >= 0 {
+            let n = sections.oldToNew[o]!
+            guard newOffset[n] >= 0, after.groupIndex[n] >= 0 else { continue }
+            let g = newOffset[n] + after.groupIndex[n]
+            oldMatch[oldOffset[o] + before.groupIndex[o]] = Int32(truncatingIfNeeded: g)
+            newMatched[g] = true
+        }
 
         // The new section of each compared new row, to turn a flat position into a path.
         var newSectionOf = [Int32](repeating: 0, count: newCount)
         for n in newRows.indices where newOffset[n] >= 0 {
             let start = newOffset[n]
             for r in 0..<newRows[n].count { newSectionOf[start + r] = Int32(truncatingIfNeeded: n) }
+        }
+
+        /// Whether the row at old flat position `o` differs from the row at new flat
+        /// position `n` (old path `oldPath`, new path `newPath`).
+        func differs(_ o: Int, _ n: Int, _ oldPath: ItemPath, _ newPath: ItemPath) -> Bool {
+            let i = Int(before.slot[o]), j = Int(after.slot[n])
+            if i >= 0 && j >= 0 { return before.items[i] != after.items[j] }
+            return oldRows[oldPath.section][oldPath.item] != newRows[newPath.section][newPath.item]  // group rows
         }
 
         // 3. Per old section that stays: deletes, moves to other sections, and the rows that
@@ -75,38 +93,33 @@ struct RowMatching {
             let start = oldOffset[o]
             candidateOld.removeAll(keepingCapacity: true)
             candidateNew.removeAll(keepingCapacity: true)
-            oldRows[o].withUnsafeBufferPointer { before in
-                for r in 0..<before.count {
-                    let match = Int(oldMatch[start + r])
-                    let oldPath = ItemPath(section: o, item: r)
-                    if match < 0 {
-                        deletes.append(oldPath)  // gone, or gone into a section that is inserted
-                        continue
-                    }
-                    let s = Int(newSectionOf[match])
-                    let newPath = ItemPath(section: s, item: match - newOffset[s])
-                    if s == n {
-                        candidateOld.append(r)
-                        candidateNew.append(newPath.item)
-                    } else {
-                        moves.append(Move(from: oldPath, to: newPath))
-                        let changed = newRows[s].withUnsafeBufferPointer { after in before[r] != after[newPath.item] }
-                        if changed { movedAndUpdated.append(newPath) }
-                    }
+            for r in 0..<oldRows[o].count {
+                let match = Int(oldMatch[start + r])
+                let oldPath = ItemPath(section: o, item: r)
+                if match < 0 {
+                    deletes.append(oldPath)  // gone, or gone into a section that is inserted
+                    continue
                 }
-                let staying = longestIncreasingSubsequence(candidateNew)
-                newRows[n].withUnsafeBufferPointer { after in
-                    for k in candidateOld.indices {
-                        let oldPath = ItemPath(section: o, item: candidateOld[k])
-                        let newPath = ItemPath(section: n, item: candidateNew[k])
-                        let changed = before[oldPath.item] != after[newPath.item]
-                        if staying[k] {
-                            if changed { updates.append(oldPath) }
-                        } else {
-                            moves.append(Move(from: oldPath, to: newPath))
-                            if changed { movedAndUpdated.append(newPath) }
-                        }
-                    }
+                let s = Int(newSectionOf[match])
+                if s == n {
+                    candidateOld.append(r)
+                    candidateNew.append(match - newOffset[s])
+                } else {
+                    let newPath = ItemPath(section: s, item: match - newOffset[s])
+                    moves.append(Move(from: oldPath, to: newPath))
+                    if differs(start + r, match, oldPath, newPath) { movedAndUpdated.append(newPath) }
+                }
+            }
+            let staying = longestIncreasingSubsequence(candidateNew)
+            for k in candidateOld.indices {
+                let oldPath = ItemPath(section: o, item: candidateOld[k])
+                let newPath = ItemPath(section: n, item: candidateNew[k])
+                let changed = differs(start + oldPath.item, newOffset[n] + newPath.item, oldPath, newPath)
+                if staying[k] {
+                    if changed { updates.append(oldPath) }
+                } else {
+                    moves.append(Move(from: oldPath, to: newPath))
+                    if changed { movedAndUpdated.append(newPath) }
                 }
             }
         }
@@ -121,57 +134,75 @@ struct RowMatching {
         }
     }
 
-    /// Matches item rows by id: the table is filled with the old rows' keys, then every new
-    /// row looks its key up. When ids repeat (an invalid snapshot), the last one wins.
-    private static func matchItems<Item, Key, Table: PositionTable>(
-        _ oldRows: [[ResultsRow<Item>]], _ oldOffset: [Int], _ newRows: [[ResultsRow<Item>]], _ newOffset: [Int],
-        oldCount: Int, _ oldMatch: inout [Int32], _ newMatched: inout [Bool],
-        table: Table.Type, key: (Item.ID) -> Key
-    ) where Table.Key == Key {
-        var keys: [Key] = []
-        var positions: [Int32] = []
-        keys.reserveCapacity(oldCount)
-        positions.reserveCapacity(oldCount)
-        for o in oldRows.indices where oldOffset[o] >= 0 {
-            let start = oldOffset[o]
-            oldRows[o].withUnsafeBufferPointer { rows in
-                for r in 0..<rows.count {
-                    guard case .item(let item) = rows[r] else { continue }
-                    keys.append(key(item.id))
-                    positions.append(Int32(truncatingIfNeeded: start + r))
-                }
-            }
-        }
-        let table = Table(keys: keys, positions: positions)
-        for n in newRows.indices where newOffset[n] >= 0 {
-            let start = newOffset[n]
-            newRows[n].withUnsafeBufferPointer { rows in
-                for r in 0..<rows.count {
-                    guard case .item(let item) = rows[r] else { continue }
-                    let o = table.position(of: key(item.id))
-                    if o >= 0 {
-                        oldMatch[o] = Int32(truncatingIfNeeded: start + r)
-                        newMatched[start + r] = true
-                    }
-                }
+    /// Looks up every new item's key: its old flat position, if any.
+    private static func match<Table: PositionTable>(
+        _ keys: [Table.Key], _ flat: [Int32], _ table: Table, _ oldMatch: inout [Int32], _ newMatched: inout [Bool]
+    ) {
+        for i in keys.indices {
+            let o = table.position(of: keys[i])
+            if o >= 0 {
+                let n = Int(flat[i])
+                oldMatch[o] = Int32(truncatingIfNeeded: n)  // when ids repeat (an invalid snapshot), the last wins
+                newMatched[n] = true
             }
         }
     }
+}
 
-    /// Matches group rows: the old group row of a section that stays matches the new group
-    /// row of the same section (the last one when a section has several).
-    private static func matchGroups<Item>(
-        _ oldRows: [[ResultsRow<Item>]], _ oldOffset: [Int], _ newRows: [[ResultsRow<Item>]], _ newOffset: [Int],
-        _ oldToNew: [Int?], _ oldMatch: inout [Int32], _ newMatched: inout [Bool]
-    ) {
-        for o in oldRows.indices where oldOffset[o] >= 0 {
-            let n = oldToNew[o]!
-            guard newOffset[n] >= 0, let newGroup = newRows[n].lastIndex(where: \.isGroup) else { continue }
-            for r in oldRows[o].indices where oldRows[o][r].isGroup {
-                oldMatch[oldOffset[o] + r] = Int32(truncatingIfNeeded: newOffset[n] + newGroup)
-                newMatched[newOffset[n] + newGroup] = true
+/// The items of the compared rows of one snapshot, each copied out of its row once, in
+/// order, with its id; and where each section's group row is.
+final class FlatItems<Item: Identifiable & Hashable & Sendable> where Item.ID: Sendable {
+    /// The items, `count` of them.
+    let items: UnsafeMutablePointer<Item>
+    let count: Int
+    /// The flat position of each item.
+    let flat: [Int32]
+    /// The item index of each flat position; -1 for a group row.
+    let slot: [Int32]
+    /// The ids, as integers (when read by an ``Int64IDReader``), or as they are.
+    let int64Keys: [Int64]
+    let keys: [Item.ID]
+    /// For each section, the index of its (last) group row, or -1.
+    let groupIndex: [Int]
+
+    init(_ rows: [[ResultsRow<Item>]], _ offsets: [Int], count rowCount: Int, _ reader: Int64IDReader<Item.ID>?) {
+        let items = UnsafeMutablePointer<Item>.allocate(capacity: max(rowCount, 1))
+        var count = 0
+        var flat: [Int32] = []
+        flat.reserveCapacity(rowCount)
+        var slot = [Int32](repeating: -1, count: rowCount)
+        var int64Keys: [Int64] = []
+        var keys: [Item.ID] = []
+        if reader != nil { int64Keys.reserveCapacity(rowCount) } else { keys.reserveCapacity(rowCount) }
+        var groupIndex = [Int](repeating: -1, count: rows.count)
+        for s in rows.indices where offsets[s] >= 0 {
+            let start = offsets[s]
+            rows[s].withUnsafeBufferPointer { rows in
+                for r in 0..<rows.count {
+                    guard case .item(let item) = rows[r] else {
+                        groupIndex[s] = r
+                        continue
+                    }
+                    if let reader { int64Keys.append(reader.read(item.id)) } else { keys.append(item.id) }
+                    flat.append(Int32(truncatingIfNeeded: start + r))
+                    slot[start + r] = Int32(truncatingIfNeeded: count)
+                    (items + count).initialize(to: item)
+                    count += 1
+                }
             }
         }
+        self.items = items
+        self.count = count
+        self.flat = flat
+        self.slot = slot
+        self.int64Keys = int64Keys
+        self.keys = keys
+        self.groupIndex = groupIndex
+    }
+
+    deinit {
+        items.deinitialize(count: count)
+        items.deallocate()
     }
 }
 
