@@ -60,6 +60,11 @@ struct Plan {
                 fallbackOnly = true
             case "--no-stdlib":
                 withStdlib = false
+            case "--k":
+                guard let list = iterator.next() else { usage() }
+                let parsed = list.split(separator: ",").compactMap { Int($0) }
+                guard !parsed.isEmpty, parsed.allSatisfy({ $0 > 0 }) else { usage() }
+                kValues = parsed
             case "--diff-runs":
                 guard let value = iterator.next().flatMap({ Int($0) }), value > 0 else { usage() }
                 diffRuns = value
@@ -89,7 +94,7 @@ struct Plan {
 func usage(exitCode: Int32 = 2) -> Never {
     let text = """
         usage: StrataBenchmarks [--quick] [--sizes N,N,...] [--incremental-only | --fetch-only]
-               StrataBenchmarks [--diff-only] [--k-commits] [--fallback] [--no-stdlib] [--diff-runs N] [--large-size N]
+               StrataBenchmarks [--diff-only] [--k-commits [--k N,N,...]] [--fallback] [--no-stdlib] [--diff-runs N] [--large-size N]
 
         """
     FileHandle.standardError.write(Data(text.utf8))
