@@ -151,7 +151,7 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
             for (item, keys) in fetched { insert(item, keys, patch: false) }
             return true
         }
-        let patch = gone.count <= policy.patchLimit
+        let patch = policy.patches(changed: gone.count, sections: index.sections.count)
         for id in gone {
             if let place = index.place(of: id) { rows[id] = RowChange(old: place) }
         }
