@@ -10,7 +10,7 @@
 /// and everything after that works on arrays of positions. Item ids that are 64-bit
 /// integers (``EntityID``, `Int`, `Int64`) are matched by value, through an array indexed by
 /// id when ids are dense, as row ids are, or an open-addressing table otherwise; other ids
-/// through a `Dictionary`. A group row matches the group row of the same section.
+/// through an open-addressing table of their hash values. A group row matches the group row of the same section.
 ///
 /// In a client's module this code is not specialized for the client's item type, so every
 /// operation on an item goes through its witness tables: the work per row is kept to one
@@ -57,7 +57,7 @@ struct RowMatching {
             let table = Int64PositionTable(keys: before.int64Keys, positions: before.flat)
             Self.match(after.int64Keys, after.flat, table, &oldMatch, &newMatched)
         } else {
-            let table = DictionaryPositionTable(keys: before.keys, positions: before.flat)
+            let table = HashedPositionTable(keys: before.keys, positions: before.flat)
             Self.match(after.keys, after.flat, table, &oldMatch, &newMatched)
         }
         // A group row matches the (last) group row of the same section.
@@ -284,16 +284,61 @@ struct Int64PositionTable: PositionTable {
     }
 }
 
-/// Positions by any hashable id.
-struct DictionaryPositionTable<Key: Hashable>: PositionTable {
-    private var table: [Key: Int32] = [:]
+/// Positions by any hashable id: an open-addressing table of hash values, comparing ids
+/// only when their hashes are equal. Cheaper than a `Dictionary` where `Key` is generic (in
+/// a client's module), since each id is hashed once and nothing else goes through `Key`'s
+/// witness tables.
+struct HashedPositionTable<Key: Hashable>: PositionTable {
+    private var slots: [Int32] = []
+    private var hashes: [Int] = []
+    private let keys: [Key]
+    private let positions: [Int32]
 
     init(keys: [Key], positions: [Int32]) {
-        table.reserveCapacity(keys.count)
-        for i in keys.indices { table[keys[i]] = positions[i] }
+        self.keys = keys
+        self.positions = positions
+        var capacity = 16
+        while capacity < 2 * keys.count { capacity *= 2 }
+        let mask = capacity - 1
+        var hashes: [Int] = []
+        hashes.reserveCapacity(keys.count)
+        var slots = [Int32](repeating: -1, count: capacity)
+        keys.withUnsafeBufferPointer { keys in
+            for i in 0..<keys.count { hashes.append(keys[i].hashValue) }
+            slots.withUnsafeMutableBufferPointer { slots in
+                for i in 0..<keys.count {
+                    let hash = hashes[i]
+                    var slot = Self.slot(hash, mask)
+                    while slots[slot] >= 0 {
+                        let j = Int(slots[slot])
+                        if hashes[j] == hash && keys[j] == keys[i] { break }  // a repeated id: the last wins
+                        slot = (slot + 1) & mask
+                    }
+                    slots[slot] = Int32(truncatingIfNeeded: i)
+                }
+            }
+        }
+        self.hashes = hashes
+        self.slots = slots
     }
 
-    func position(of key: Key) -> Int { table[key].map(Int.init) ?? -1 }
+    private static func slot(_ hash: Int, _ mask: Int) -> Int {
+        Int(truncatingIfNeeded: (UInt64(bitPattern: Int64(hash)) &* 0x9E37_79B9_7F4A_7C15) >> 32) & mask
+    }
+
+    func position(of key: Key) -> Int {
+        let hash = key.hashValue
+        let mask = slots.count - 1
+        var slot = Self.slot(hash, mask)
+        return keys.withUnsafeBufferPointer { keys in
+            while true {
+                let index = Int(slots[slot])
+                if index < 0 { return -1 }
+                if hashes[index] == hash && keys[index] == key { return Int(positions[index]) }
+                slot = (slot + 1) & mask
+            }
+        }
+    }
 }
 
 // MARK: - Ids that are 64-bit integers
