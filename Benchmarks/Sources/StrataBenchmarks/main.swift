@@ -4,6 +4,9 @@
 //     swift run -c release StrataBenchmarks            # 10k, 100k and 1M notes
 //     swift run -c release StrataBenchmarks --quick    # without 1M
 //     swift run -c release StrataBenchmarks --sizes 10000,100000
+//     swift run -c release StrataBenchmarks --diff-only   # the identity difference alone
+//     swift run -c release StrataBenchmarks --k-commits   # commits of k changed rows at 100k
+//     swift run -c release StrataBenchmarks --fallback    # large commits, options, resume at 100k
 import Dispatch
 import Foundation
 import GRDB
@@ -20,6 +23,20 @@ struct Plan {
     /// Only batched loading (`--batched`), at the sizes given.
     var batchedOnly = false
     var batchedOpenOnly = false
+    /// Large-list scenarios run on their own when any of these is given, all of them otherwise.
+    var diffOnly = false
+    var kCommitsOnly = false
+    var fallbackOnly = false
+    /// The standard library's difference takes seconds at 100k: it can be left out.
+    var withStdlib = true
+    /// The size of the large-list scenarios.
+    var largeSize = 100_000
+    var kValues = [10, 100, 1_000, 10_000, 25_000]
+    /// Measured runs of Strata's identity difference (a profiler wants fewer).
+    var diffRuns = 21
+
+    /// Whether only large-list scenarios run.
+    var largeListsOnly: Bool { diffOnly || kCommitsOnly || fallbackOnly }
 
     init(arguments: [String]) {
         var iterator = arguments.makeIterator()
@@ -43,6 +60,25 @@ struct Plan {
             case "--fetch-only":
                 // For profiling: the initial fetch beside plain GRDB, nothing else.
                 fetchOnly = true
+            case "--diff-only":
+                diffOnly = true
+            case "--k-commits":
+                kCommitsOnly = true
+            case "--fallback":
+                fallbackOnly = true
+            case "--no-stdlib":
+                withStdlib = false
+            case "--k":
+                guard let list = iterator.next() else { usage() }
+                let parsed = list.split(separator: ",").compactMap { Int($0) }
+                guard !parsed.isEmpty, parsed.allSatisfy({ $0 > 0 }) else { usage() }
+                kValues = parsed
+            case "--diff-runs":
+                guard let value = iterator.next().flatMap({ Int($0) }), value > 0 else { usage() }
+                diffRuns = value
+            case "--large-size":
+                guard let value = iterator.next().flatMap({ Int($0) }), value > 0 else { usage() }
+                largeSize = value
             case "-h", "--help":
                 usage(exitCode: 0)
             default:
@@ -64,7 +100,12 @@ struct Plan {
 }
 
 func usage(exitCode: Int32 = 2) -> Never {
-    let text = "usage: StrataBenchmarks [--quick] [--sizes N,N,...] [--incremental-only | --fetch-only | --batched]\n"
+    let text = """
+        usage: StrataBenchmarks [--quick] [--sizes N,N,...] [--incremental-only | --fetch-only]
+               StrataBenchmarks [--diff-only] [--k-commits [--k N,N,...]] [--fallback] [--no-stdlib] [--diff-runs N] [--large-size N]
+               StrataBenchmarks --batched [--sizes N,N,...]
+
+        """
     FileHandle.standardError.write(Data(text.utf8))
     exit(exitCode)
 }
@@ -274,6 +315,102 @@ func report(
     }
 }
 
+// MARK: - Large lists
+
+struct LargeListFigures {
+    var differences: [IdentityDifferenceBenchmark.Figures] = []
+    var kCommits: [LargeCommitsBenchmark.Figures] = []
+    var fallback: [LargeCommitsBenchmark.Figures] = []
+}
+
+/// The identity difference, commits of k rows, and the fallback path, at `plan.largeSize`.
+func benchmarkLargeLists(plan: Plan) throws -> LargeListFigures {
+    var figures = LargeListFigures()
+    let all = !plan.largeListsOnly
+    if all || plan.diffOnly {
+        log("== identity difference")
+        var difference = IdentityDifferenceBenchmark()
+        difference.strataRuns = (plan.diffRuns >= 21 ? 3 : 1, plan.diffRuns)
+        figures.differences = try difference.run(rows: plan.largeSize, withStdlib: plan.withStdlib)
+    }
+    guard all || plan.kCommitsOnly || plan.fallbackOnly else { return figures }
+    let size = plan.largeSize
+    log("== large commits: \(formatCount(size)) notes in \(NotesDatabase.notebookCount) notebooks")
+    let database = try NotesDatabase(noteCount: size, seed: 43)
+    defer { database.remove() }
+    let deliveries = DispatchQueue(label: "strata.benchmarks.large")
+    let probe = LatencyProbe(store: database.store)
+    let controller = try ResultsController(store: database.store, request: Note.Fetches.byNotebook, deliveryQueue: deliveries)
+    let forwarder = BatchForwarder(probe: probe)
+    controller.coordinate(forwarder)
+    controller.waitForDeliveries()
+    var bench = LargeCommitsBenchmark(database: database, probe: probe, controller: controller, deliveries: deliveries)
+    if all || plan.kCommitsOnly { figures.kCommits = try bench.kCommits(plan.kValues) }
+    if all || plan.fallbackOnly { figures.fallback = try bench.fallback() }
+    withExtendedLifetime(forwarder) {}
+    return figures
+}
+
+func reportLargeLists(_ figures: LargeListFigures, plan: Plan) {
+    if !figures.differences.isEmpty {
+        print("")
+        print("Identity difference, `ChangeBatch(from:to:)` vs the standard library's `difference(from:).inferringMoves()` on the ids")
+        print("")
+        print("| shape | item | Strata | runs | batch: deletes / inserts / moves | CollectionDifference | runs | removals / insertions / moves | stdlib ÷ Strata |")
+        print("| --- | --- | ---: | ---: | --- | ---: | ---: | --- | ---: |")
+        for figure in figures.differences {
+            let b = figure.batchCounts
+            var line = "| \(figure.shape) | \(figure.item) "
+                + "| \(formatMilliseconds(figure.strata.medianMilliseconds)) (\(formatMilliseconds(figure.strata.percentile(0.9)))) "
+                + "| \(figure.strata.count) | \(b.deletes) / \(b.inserts) / \(b.moves) "
+            if let stdlib = figure.stdlib, let c = figure.stdlibCounts {
+                line += "| \(formatMilliseconds(stdlib.medianMilliseconds)) | \(stdlib.count) | \(c.removals) / \(c.insertions) / \(c.moves) "
+                    + "| \(formatRatio(stdlib.medianMilliseconds / figure.strata.medianMilliseconds)) |"
+            } else {
+                line += "| | | | |"
+            }
+            print(line)
+        }
+    }
+    func table(_ title: String, _ rows: [LargeCommitsBenchmark.Figures], baselineName: String) {
+        guard !rows.isEmpty else { return }
+        print("")
+        print(title)
+        print("")
+        print("| change | rows changed | Strata | runs | \(baselineName) | runs | baseline ÷ Strata |")
+        print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+        for figure in rows {
+            var line = "| \(figure.label) | \(formatCount(figure.changedRows)) "
+                + "| \(formatMilliseconds(figure.ours.medianMilliseconds)) (\(formatMilliseconds(figure.ours.percentile(0.9)))) | \(figure.ours.count) "
+            if let base = figure.baseline {
+                line += "| \(formatMilliseconds(base.medianMilliseconds)) (\(formatMilliseconds(base.percentile(0.9)))) | \(base.count) "
+                    + "| \(formatRatio(base.medianMilliseconds / figure.ours.medianMilliseconds)) |"
+            } else {
+                line += "| | | |"
+            }
+            print(line)
+        }
+    }
+    let size = formatCount(plan.largeSize)
+    table("Commits of k retitled notes at \(size), commit → batch delivered", figures.kCommits, baselineName: "refetch + diff baseline")
+    table(
+        "The fallback path at \(size): large commits (commit → batch), options (setter → batch), resume() (→ reload; "
+            + "the baseline column is a plain GRDB refetch without a difference)",
+        figures.fallback, baselineName: "baseline")
+    print("")
+    print("Aims")
+    for figure in figures.differences where figure.shape.sections == 50 && figure.item == "Note" {
+        let ms = figure.strata.medianMilliseconds
+        print("- identity difference of \(figure.shape): under 60 ms: \(ms < 60 ? "met" : "MISSED") (\(formatMilliseconds(ms)))")
+    }
+    for figure in figures.kCommits {
+        guard let base = figure.baseline else { continue }
+        let ratio = base.medianMilliseconds / figure.ours.medianMilliseconds
+        let needed = figure.changedRows <= 1_000 ? 2.0 : 1.0
+        print("- \(figure.label): ≥ \(formatRatio(needed)) the baseline: \(ratio >= needed ? "met" : "MISSED") (\(formatRatio(ratio)))")
+    }
+}
+
 // MARK: - Main
 
 let plan = Plan(arguments: Array(CommandLine.arguments.dropFirst()))
@@ -284,6 +421,7 @@ var changes: [ChangeFigures] = []
 var fetches: [FetchFigures] = []
 var memory: MemoryFigures?
 var links: [ManyToManyBenchmark.Figures] = []
+var large = LargeListFigures()
 let started = now()
 if plan.batchedOpenOnly {
     do {
@@ -313,6 +451,12 @@ if plan.batchedOnly {
     exit(0)
 }
 do {
+    if plan.largeListsOnly {
+        large = try benchmarkLargeLists(plan: plan)
+        reportLargeLists(large, plan: plan)
+        log("total \(String(format: "%.0f", Double(now() - started) / 1e9)) s")
+        exit(0)
+    }
     // The memory size first, so that its figures are not inflated by earlier sizes.
     let order = plan.sizes.filter { $0 == plan.memorySize } + plan.sizes.filter { $0 != plan.memorySize }
     for size in order {
@@ -322,6 +466,7 @@ do {
         if let figure = figures.memory { memory = figure }
         links += figures.links
     }
+    large = try benchmarkLargeLists(plan: plan)
 } catch {
     log("error: \(error)")
     exit(1)
@@ -330,4 +475,5 @@ changes.sort { ($0.size, Change.allCases.firstIndex(of: $0.change)!) < ($1.size,
 fetches.sort { $0.size < $1.size }
 links.sort { ($0.size, $0.kind == .link ? 0 : 1) < ($1.size, $1.kind == .link ? 0 : 1) }
 report(changes: changes, fetches: fetches, memory: memory, links: links, plan: plan)
+reportLargeLists(large, plan: plan)
 log("total \(String(format: "%.0f", Double(now() - started) / 1e9)) s")

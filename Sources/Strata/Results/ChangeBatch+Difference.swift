@@ -4,10 +4,12 @@ extension ChangeBatch {
     /// The batch that turns `old` into `new`, matching sections by ``SectionID`` and rows by
     /// item id (a group row by its section).
     ///
-    /// Runs in O(n log n) for n rows: hashing finds what was deleted, inserted and kept, and a
-    /// longest increasing subsequence picks the largest set of kept sections (and of kept
+    /// Runs in O(n log n) for n rows: matching ids finds what was deleted, inserted and kept
+    /// (by value when ids are 64-bit integers, as ``EntityID``s are; by hash otherwise), and
+    /// a longest increasing subsequence picks the largest set of kept sections (and of kept
     /// rows inside each section) that need not move, so the batch reports as few moves as
-    /// possible. The result obeys every rule listed on ``ChangeBatch``.
+    /// possible. The result obeys every rule listed on ``ChangeBatch``. At 100k rows in 50
+    /// sections with a tenth deleted, a tenth inserted and 2% moved, it takes about 30 ms.
     ///
     /// ```swift
     /// let batch = ChangeBatch(from: oldSnapshot, to: newSnapshot)
@@ -26,100 +28,52 @@ extension ChangeBatch {
         from old: ResultsSnapshot<Item, Section>, to new: ResultsSnapshot<Item, Section>,
         changedSections: Set<SectionID>?
     ) {
-        func mayHaveChanged(_ id: SectionID) -> Bool { changedSections?.contains(id) ?? true }
         let sections = SectionMatching(from: old, to: new)
-        let oldToNew = sections.oldToNew
-        let newIsInserted = sections.newIsInserted
-        let sectionDeletes = sections.deletes
-
-        // Rows: where each row of the new snapshot is.
-        var newRowPath: [RowKey<Item.ID>: ItemPath] = [:]
-        for (n, section) in new.sections.enumerated() where mayHaveChanged(section.id) {
-            for (r, row) in section.rows.enumerated() {
-                newRowPath[row.key(in: section.id)] = ItemPath(section: n, item: r)
-            }
-        }
-        var itemDeletes: [ItemPath] = []
-        var itemMoves: [Move<ItemPath>] = []
-        var itemUpdates: [ItemPath] = []
-        var movedAndUpdatedItems: [ItemPath] = []
-        var oldRowKeys = Set<RowKey<Item.ID>>()
-        for (o, section) in old.sections.enumerated() {
-            guard let mappedSection = oldToNew[o] else { continue }  // the section delete takes its rows
-            guard mayHaveChanged(section.id) else { continue }  // same rows before and after
-            var candidates: [(oldRow: Int, newRow: Int)] = []
-            for (r, row) in section.rows.enumerated() {
-                let key = row.key(in: section.id)
-                oldRowKeys.insert(key)
-                let oldPath = ItemPath(section: o, item: r)
-                guard let newPath = newRowPath[key], !newIsInserted[newPath.section] else {
-                    itemDeletes.append(oldPath)  // gone, or gone into a section that is inserted
-                    continue
-                }
-                if newPath.section == mappedSection {
-                    candidates.append((r, newPath.item))
-                } else {
-                    itemMoves.append(Move(from: oldPath, to: newPath))
-                    if row != new[newPath] { movedAndUpdatedItems.append(newPath) }
-                }
-            }
-            let stayingRows = longestIncreasingSubsequence(candidates.map(\.newRow))
-            for (k, pair) in candidates.enumerated() {
-                let oldPath = ItemPath(section: o, item: pair.oldRow)
-                let newPath = ItemPath(section: mappedSection, item: pair.newRow)
-                let changed = old.rowDiffers(at: ItemPath(section: o, item: pair.oldRow), from: new, at: newPath)
-                if stayingRows.contains(k) {
-                    if changed { itemUpdates.append(oldPath) }
-                } else {
-                    itemMoves.append(Move(from: oldPath, to: newPath))
-                    if changed { movedAndUpdatedItems.append(newPath) }
-                }
-            }
-        }
-        // Deleted old sections' rows still count as "old" for insert detection: a row that
-        // left a deleted section is inserted into its new one.
-        var deletedSectionRowKeys = Set<RowKey<Item.ID>>()
-        for o in sectionDeletes {
-            for row in old.sections[o].rows { deletedSectionRowKeys.insert(row.key(in: old.sections[o].id)) }
-        }
-        var itemInserts: [ItemPath] = []
-        for (n, section) in new.sections.enumerated() where !newIsInserted[n] && mayHaveChanged(section.id) {
-            for (r, row) in section.rows.enumerated() {
-                let key = row.key(in: section.id)
-                if !oldRowKeys.contains(key) || deletedSectionRowKeys.contains(key) {
-                    itemInserts.append(ItemPath(section: n, item: r))
-                }
-            }
-        }
+        let rows = RowMatching(from: old, to: new, sections: sections, changedSections: changedSections)
         self.init(
-            sectionDeletes: sectionDeletes, sectionInserts: sections.inserts, sectionMoves: sections.moves,
+            sectionDeletes: sections.deletes, sectionInserts: sections.inserts, sectionMoves: sections.moves,
             sectionUpdates: sections.updates, movedAndUpdatedSections: sections.movedAndUpdated,
-            itemDeletes: itemDeletes, itemInserts: itemInserts, itemMoves: itemMoves,
-            itemUpdates: itemUpdates, movedAndUpdatedItems: movedAndUpdatedItems
+            itemDeletes: rows.deletes, itemInserts: rows.inserts, itemMoves: rows.moves,
+            itemUpdates: rows.updates, movedAndUpdatedItems: rows.movedAndUpdated
         )
     }
 }
 
-/// The positions (in `values`) of one longest strictly increasing subsequence of `values`.
-/// O(n log n) (patience sorting).
-func longestIncreasingSubsequence(_ values: [Int]) -> Set<Int> {
-    if values.isEmpty { return [] }
-    var tails: [Int] = []  // tails[k]: position of the smallest tail of an increasing run of length k+1
+/// Which positions of `values` belong to one longest strictly increasing subsequence:
+/// `result[i]` is true for those. O(n log n) (patience sorting), O(n) when `values` is
+/// already increasing; arrays only.
+///
+/// Among several longest subsequences it picks, at each length, the one ending with the
+/// smallest value seen last (the classic predecessor chain from the last pile).
+func longestIncreasingSubsequence(_ values: [Int]) -> [Bool] {
+    var result = [Bool](repeating: false, count: values.count)
+    if values.isEmpty { return result }
+    // tails[k]: position of the smallest tail of an increasing run of length k + 1.
+    var tails: [Int] = []
     var previous = [Int](repeating: -1, count: values.count)
-    for (i, value) in values.enumerated() {
-        var low = 0
-        var high = tails.count
-        while low < high {
-            let mid = (low + high) / 2
-            if values[tails[mid]] < value { low = mid + 1 } else { high = mid }
+    values.withUnsafeBufferPointer { values in
+        previous.withUnsafeMutableBufferPointer { previous in
+            for i in 0..<values.count {
+                let value = values[i]
+                var low: Int
+                if let last = tails.last, values[last] < value {
+                    low = tails.count  // extends the longest run: most rows that stay do
+                } else {
+                    low = 0
+                    var high = tails.count
+                    while low < high {
+                        let mid = (low + high) / 2
+                        if values[tails[mid]] < value { low = mid + 1 } else { high = mid }
+                    }
+                }
+                if low > 0 { previous[i] = tails[low - 1] }
+                if low == tails.count { tails.append(i) } else { tails[low] = i }
+            }
         }
-        if low > 0 { previous[i] = tails[low - 1] }
-        if low == tails.count { tails.append(i) } else { tails[low] = i }
     }
-    var result = Set<Int>()
     var i = tails[tails.count - 1]
     while i >= 0 {
-        result.insert(i)
+        result[i] = true
         i = previous[i]
     }
     return result
@@ -161,7 +115,7 @@ struct SectionMatching {
         let staying = longestIncreasingSubsequence(kept.map(\.new))
         for (k, pair) in kept.enumerated() {
             let changed = old.sections[pair.old].value != new.sections[pair.new].value
-            if staying.contains(k) {
+            if staying[k] {
                 if changed { updates.append(pair.old) }
             } else {
                 moves.append(Move(from: pair.old, to: pair.new))
@@ -271,10 +225,10 @@ extension ChangeBatch {
         }
         for var rows in gaps.values {
             rows.sort { $0.old < $1.old }
-            let staying = rows.count == 1 ? [0] : longestIncreasingSubsequence(rows.map(\.new.item))
+            let staying = rows.count == 1 ? [true] : longestIncreasingSubsequence(rows.map(\.new.item))
             for (k, row) in rows.enumerated() {
                 let changed = old.rowDiffers(at: row.old, from: new, at: row.new)
-                if staying.contains(k) {
+                if staying[k] {
                     if changed { itemUpdates.append(row.old) }
                 } else {
                     itemMoves.append(Move(from: row.old, to: row.new))

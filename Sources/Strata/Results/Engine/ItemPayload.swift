@@ -38,14 +38,25 @@ struct RefetchPolicy: Hashable, Sendable {
     /// A commit that affects more than `max(minimum, ratio × results)` items refetches.
     var minimum: Int
     var ratio: Double
-    /// Above this many changed rows in one commit, changed sections are derived again rather
-    /// than patched row by row.
+    /// A commit that changes at most `max(patchLimit, patchLimitPerSection × sections)` rows
+    /// patches the snapshot's rows in place, one removal and one insertion per row; above,
+    /// the changed sections are derived again. A patch moves on average half a section per
+    /// row, a derivation reads every row of the changed sections, so the limit grows with
+    /// the number of sections (smaller sections for the same results).
     var patchLimit: Int
+    var patchLimitPerSection: Int
 
-    init(minimum: Int = 64, ratio: Double = 0.25, patchLimit: Int = 64) {
+    init(minimum: Int = 64, ratio: Double = 0.25, patchLimit: Int = 64, patchLimitPerSection: Int = 32) {
         self.minimum = minimum
         self.ratio = ratio
         self.patchLimit = patchLimit
+        self.patchLimitPerSection = patchLimitPerSection
+    }
+
+    /// Whether a commit that changed `changed` rows of results in `sections` sections
+    /// patches the snapshot's rows rather than deriving the changed sections again.
+    func patches(changed: Int, sections: Int) -> Bool {
+        changed <= max(patchLimit, patchLimitPerSection * sections)
     }
 
     /// Every commit refetches (tests).

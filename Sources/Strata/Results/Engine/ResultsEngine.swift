@@ -238,7 +238,7 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
             for row in fetched { try insert(row.id, row.item, row.keys, patch: false) }
             return true
         }
-        let patch = gone.count <= policy.patchLimit
+        let patch = policy.patches(changed: gone.count, sections: index.sections.count)
         for id in gone {
             if let place = try index.place(of: id) { rows[id] = RowChange(old: place) }
         }

@@ -1,6 +1,13 @@
 import GRDB
 import OrderedCollections
 
+/// An item's place in a ``SectionedIndex``: its keys, and its section.
+struct SectionedIndexRecord {
+    var keys: IndexKeys
+    /// The section the item is in; nil when its section is not shown.
+    var section: SectionID?
+}
+
 /// Where every item of a request's results is, by id and keys alone: each item's sort and
 /// section keys and its section, and the sections in order with their item ids in SQL
 /// order. It holds no item values (``ItemPayload`` does), so that what places an item and
@@ -20,11 +27,9 @@ import OrderedCollections
 /// items it has not removed are unchanged, so their stored keys are their keys), and finds
 /// an item it removes by a scan of its section.
 struct SectionedIndex<Section: Hashable & Sendable> {
-    struct Record {
-        var keys: IndexKeys
-        /// The section the item is in; nil when its section is not shown.
-        var section: SectionID?
-    }
+    /// Not nested in this generic type, so that the `records` dictionary is specialized
+    /// even where the index is not: its lookups are the inner loop of every binary search.
+    typealias Record = SectionedIndexRecord
 
     struct IndexSection {
         var value: SectionValue<Section>
