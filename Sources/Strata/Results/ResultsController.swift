@@ -288,7 +288,7 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
         publishedVersion += 1
         let version = publishedVersion
         if reload || _deliveryMode == .reloads {
-            if !reload && old == new { return }
+            if !reload && old == new { return deliverUnchanged(new, version: version) }
             deliveryQueue.async { [self] in deliver(.update(.reload(new)), version: version, touched: nil) }
             return
         }
@@ -312,7 +312,7 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
             }
         }
         #endif
-        if batch.isEmpty { return }
+        if batch.isEmpty { return deliverUnchanged(new, version: version) }
         let touched = batch.touchedSections(from: old, to: new)
         deliveryQueue.async { [self] in deliver(.update(.batch(batch, new)), version: version, touched: touched) }
     }
@@ -339,6 +339,23 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
             return
         }
         deliver(.update(.batch(batch, new)))
+    }
+
+    /// A commit that changed nothing the consumers see: nothing to deliver, unless a user
+    /// edit waits for it (its own commit), which then resolves against `new`.
+    private func deliverUnchanged(_ new: ResultsSnapshot<Item, Section>, version: Int) {
+        deliveryQueue.async { [self] in
+            guard let edit = pendingEdit, version >= edit.version else { return }
+            pendingEdit = nil
+            let batch = ChangeBatch(from: snapshot, to: new, changedSections: edit.touched)
+            if batch.isEmpty {
+                deliveredLock.lock()
+                delivered = new
+                deliveredLock.unlock()
+                return
+            }
+            deliver(.update(.batch(batch, new)))
+        }
     }
 
     /// Delivers a user edit's batch now (on the delivery queue, before the edit returns):
