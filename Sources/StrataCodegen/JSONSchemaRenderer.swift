@@ -18,8 +18,9 @@ public enum JSONSchemaRenderer {
 
     static func document() -> [String: Any] {
         let typeNames = AttributeType.builtins.keys.sorted()
-        // A list of key paths, or a single one (`sort: title`); `-` descending, `+` ascending.
-        let keyPath = "^[-+]?[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)*$"
+        // A list of key paths, or a single one (`sort: title`); `-` descending, `+` ascending;
+        // `.@position` last: the place in an ordered relationship (`list.@position`).
+        let keyPath = "^[-+]?[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)*(\\.@position)?$"
         let keyPathList: [String: Any] = [
             "type": ["array", "string"], "pattern": keyPath, "items": ["type": "string", "pattern": keyPath],
         ]
