@@ -17,6 +17,12 @@ struct Plan {
     var memorySize = 100_000
     var incrementalOnly = false
     var fetchOnly = false
+    /// Only the ordered-list benchmark (`--ordered-only`); `--no-ordered` leaves it out.
+    var orderedOnly = false
+    var ordered = true
+    /// The ordered list's size and number of moves.
+    var orderedSize = 100_000
+    var orderedMoves = 10_000
 
     init(arguments: [String]) {
         var iterator = arguments.makeIterator()
@@ -35,6 +41,16 @@ struct Plan {
             case "--fetch-only":
                 // For profiling: the initial fetch beside plain GRDB, nothing else.
                 fetchOnly = true
+            case "--ordered-only":
+                orderedOnly = true
+            case "--no-ordered":
+                ordered = false
+            case "--ordered-size":
+                guard let value = iterator.next().flatMap({ Int($0) }), value > 1 else { usage() }
+                orderedSize = value
+            case "--ordered-moves":
+                guard let value = iterator.next().flatMap({ Int($0) }), value > 0 else { usage() }
+                orderedMoves = value
             case "-h", "--help":
                 usage(exitCode: 0)
             default:
@@ -56,7 +72,7 @@ struct Plan {
 }
 
 func usage(exitCode: Int32 = 2) -> Never {
-    let text = "usage: StrataBenchmarks [--quick] [--sizes N,N,...] [--incremental-only | --fetch-only]\n"
+    let text = "usage: StrataBenchmarks [--quick] [--sizes N,N,...] [--incremental-only | --fetch-only | --ordered-only | --no-ordered] [--ordered-size N] [--ordered-moves N]\n"
     FileHandle.standardError.write(Data(text.utf8))
     exit(exitCode)
 }
@@ -277,6 +293,17 @@ var fetches: [FetchFigures] = []
 var memory: MemoryFigures?
 var links: [ManyToManyBenchmark.Figures] = []
 let started = now()
+if plan.orderedOnly {
+    do {
+        log("ordered list: \(plan.orderedSize) todos, \(plan.orderedMoves) moves")
+        try OrderedListBenchmark(size: plan.orderedSize, moves: plan.orderedMoves).run().printReport()
+    } catch {
+        log("error: \(error)")
+        exit(1)
+    }
+    log("total \(String(format: "%.0f", Double(now() - started) / 1e9)) s")
+    exit(0)
+}
 do {
     // The memory size first, so that its figures are not inflated by earlier sizes.
     let order = plan.sizes.filter { $0 == plan.memorySize } + plan.sizes.filter { $0 != plan.memorySize }
@@ -295,4 +322,13 @@ changes.sort { ($0.size, Change.allCases.firstIndex(of: $0.change)!) < ($1.size,
 fetches.sort { $0.size < $1.size }
 links.sort { ($0.size, $0.kind == .link ? 0 : 1) < ($1.size, $1.kind == .link ? 0 : 1) }
 report(changes: changes, fetches: fetches, memory: memory, links: links, plan: plan)
+if plan.ordered {
+    do {
+        log("ordered list: \(plan.orderedSize) todos, \(plan.orderedMoves) moves")
+        try OrderedListBenchmark(size: plan.orderedSize, moves: plan.orderedMoves).run().printReport()
+    } catch {
+        log("error: \(error)")
+        exit(1)
+    }
+}
 log("total \(String(format: "%.0f", Double(now() - started) / 1e9)) s")

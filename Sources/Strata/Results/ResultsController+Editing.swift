@@ -210,13 +210,15 @@ extension ResultsController {
         var rows = section.rows
         rows.remove(at: path.item)
         var sections = old.sections
+        var batch: ChangeBatch
         if rows.isEmpty && SectionedIndex<Section>.isTransient(section.id) {
             sections.remove(at: path.section)
+            batch = ChangeBatch(sectionDeletes: [path.section])
         } else {
             sections[path.section] = ResultsSection(id: section.id, value: section.value, rows: rows)
+            batch = ChangeBatch(itemDeletes: [path])
         }
         let new = ResultsSnapshot(sections: sections)
-        var batch = ChangeBatch(from: old, to: new, changedSections: [section.id])
         batch.userEdit = .delete
         deliverUserEdit(batch, new, touched: [section.id], before: version)
     }

@@ -90,7 +90,9 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
     /// commit (`version` lower) are folded into the next one, which is delivered as the
     /// difference from the delivered snapshot. `touched`: the sections whose rows those
     /// updates and the edit changed (nil: any).
-    private var pendingEdit: (version: Int, touched: Set<SectionID>?)?
+    /// `batch`: the edit's own batch while no update was skipped; an update from the
+    /// snapshot before the edit that is this very batch then leads to the edited snapshot.
+    private var pendingEdit: (version: Int, touched: Set<SectionID>?, batch: ChangeBatch?)?
 
     /// What a subscriber receives.
     private enum Event {
@@ -326,11 +328,21 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
         let touched = edit.touched.flatMap { mine in touched.map { mine.union($0) } }
         if version < edit.version {
             // Computed before the edit's commit: its changes reach consumers with the next update.
-            pendingEdit = (edit.version, touched)
+            pendingEdit = (edit.version, touched, nil)
             return
         }
         pendingEdit = nil
-        guard case .batch(_, let new) = update else { return deliver(event) }
+        guard case .batch(let commitBatch, let new) = update else { return deliver(event) }
+        var userBatch = edit.batch
+        userBatch?.userEdit = nil
+        if let userBatch, userBatch == commitBatch {
+            // The edit's commit did exactly what the edit showed: nothing to deliver, and no
+            // difference to compute (a list of 100k rows would take milliseconds).
+            deliveredLock.lock()
+            delivered = new
+            deliveredLock.unlock()
+            return
+        }
         let batch = ChangeBatch(from: snapshot, to: new, changedSections: touched)
         if batch.isEmpty {
             deliveredLock.lock()
@@ -368,7 +380,7 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
         dispatchPrecondition(condition: .onQueue(deliveryQueue))
         var all: Set<SectionID>? = touched
         if let edit = pendingEdit { all = edit.touched.map { $0.union(touched) } }
-        pendingEdit = (version + 1, all)
+        pendingEdit = (version + 1, all, pendingEdit == nil ? batch : nil)
         #if DEBUG
         if checksInvariants {
             do {
