@@ -91,9 +91,12 @@ extension ResultsController {
         }
         if options.comparator != nil { throw ResultsEditError.orderedByComparator }
         let sourceSection = old.sections[source.section], targetSection = old.sections[destination.section]
-        var targetRows = targetSection.rows
-        if source.section == destination.section { targetRows.remove(at: source.item) }
-        let itemRows = targetRows.count - (targetRows.last?.isGroup == true ? 1 : 0)
+        let sameSection = source.section == destination.section
+        // The target's rows once the item left them (without copying them): row `i` of that
+        // list is `targetSection.rows[original(i)]`.
+        func original(_ index: Int) -> Int { sameSection && index >= source.item ? index + 1 : index }
+        let targetCount = targetSection.rows.count - (sameSection ? 1 : 0)
+        let itemRows = targetCount - (targetSection.rows.last?.isGroup == true ? 1 : 0)
         guard destination.item >= 0, destination.item <= itemRows else { throw ResultsEditError.outsideList(destination) }
         if source == destination { return }
 
@@ -109,8 +112,8 @@ extension ResultsController {
             newParent = id
         }
         // The neighbours in display order, as storage anchors.
-        let previous = destination.item > 0 ? targetRows[destination.item - 1].item?.id.rawValue : nil
-        let next = destination.item < itemRows ? targetRows[destination.item].item?.id.rawValue : nil
+        let previous = destination.item > 0 ? targetSection.rows[original(destination.item - 1)].item?.id.rawValue : nil
+        let next = destination.item < itemRows ? targetSection.rows[original(destination.item)].item?.id.rawValue : nil
         let (storageBefore, storageAfter) = ordering.descending ? (next, previous) : (previous, next)
 
         var version = 0
@@ -162,12 +165,16 @@ extension ResultsController {
         // The snapshot the list view shows now: the row moved (a section it leaves stays,
         // empty, until the next batch removes it).
         var sections = old.sections
-        var sourceRows = sections[source.section].rows
+        var sourceRows = sourceSection.rows
         sourceRows.remove(at: source.item)
+        if sameSection {
+            sourceRows.insert(.item(moved), at: destination.item)
+        } else {
+            var destinationRows = targetSection.rows
+            destinationRows.insert(.item(moved), at: destination.item)
+            sections[destination.section] = ResultsSection(id: targetSection.id, value: targetSection.value, rows: destinationRows)
+        }
         sections[source.section] = ResultsSection(id: sourceSection.id, value: sourceSection.value, rows: sourceRows)
-        var destinationRows = sections[destination.section].rows
-        destinationRows.insert(.item(moved), at: destination.item)
-        sections[destination.section] = ResultsSection(id: targetSection.id, value: targetSection.value, rows: destinationRows)
         let new = ResultsSnapshot(sections: sections)
         var batch = ChangeBatch(
             itemMoves: [Move(from: source, to: destination)], movedAndUpdatedItems: moved != item ? [destination] : [])
