@@ -61,7 +61,7 @@ extension ResultsController {
     /// The request must be ordered by an ordered relationship (`sort: [list.@position]`,
     /// possibly after keys of the parent such as `list.name`). The move is one write
     /// transaction that gives the item a position between the items it was dropped between
-    /// (``Database/move(_:in:of:after:)``), by their ids: a move within a section keeps its
+    /// (`db.move(_:in:of:after:)`), by their ids: a move within a section keeps its
     /// parent; a move into another section of entity sections by the same relationship
     /// (`sections: { entity: list }`) makes that section's object the parent.
     ///

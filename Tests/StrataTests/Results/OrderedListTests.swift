@@ -206,6 +206,7 @@ extension Database {
                 maximum = max(maximum, write.rowsWritten)
                 #expect(try db.titles(of: list) == expected, "move \(index)")
             }
+            print("100 moves to one place in a list of 200: \(rebalances) rebalances, at most \(maximum) rows written by one move")
             #expect(rebalances > 0 && rebalances < 20, "rebalances: \(rebalances)")
             #expect(maximum < 100, "rows written by one move: \(maximum)")
         }
