@@ -42,6 +42,13 @@ import GRDB
 /// never move. After a refetch, or with post-fetch options, it is the identity difference
 /// between the previous and the new snapshot.
 ///
+/// ## User edits
+///
+/// For a request ordered by an ordered relationship (`sort: [list.@position]`),
+/// ``moveItem(from:to:)`` and ``deleteItem(at:)`` turn a drag or a swipe that a list view
+/// reports into one write, and deliver it, marked ``ChangeBatch/userEdit``, before they
+/// return; later batches are relative to the edited snapshot. See <doc:OrderedLists>.
+///
 /// ## Isolation
 ///
 /// The controller is `Sendable`: its state is behind a lock and is computed on the store's
