@@ -647,3 +647,35 @@ func todoIDs<Section>(_ snapshot: ResultsSnapshot<Todo, Section>) -> String {
         print("seed \(seed): \(moves) moves, \(movedRows) rows written, at most \(maxRows), \(rebalances) with a rebalance")
     }
 }
+
+// MARK: - Sections in an ordered relationship's order
+
+@Suite struct OrderedSectionTests {
+    /// `sections: { entity: list, sort: [board.@position, name] }`: the lists (sections) in
+    /// the order the board gives them; reordering a list is a section move.
+    @Test func sectionsFollowTheirParentsOrder() throws {
+        let h = try TodoHarness(Todo.Fetches.byBoard) { db in
+            let board = try db.insert(Board(name: "B"))
+            for name in ["One", "Two", "Three"] {
+                let list = try db.insert(TodoList(name: name, boardID: board.id))
+                try db.todo("\(name.lowercased())-1", in: list)
+            }
+        }
+        #expect(h.text == "One[one-1] Two[two-1] Three[three-1]")
+        try h.write { db in
+            let board = try Board.fetchOne(db)!
+            try db.move(try db.list(named: "Three").id, in: Board.lists, of: board.id, to: 0)
+        }
+        try h.write { db in
+            let board = try Board.fetchOne(db)!
+            try db.move(try db.list(named: "One").id, in: Board.lists, of: board.id, after: try db.list(named: "Two").id)
+        }
+        #expect(try h.deliveries() == [
+            "s>[2→0] | Three[three-1] One[one-1] Two[two-1]",
+            "s>[1→2] | Three[three-1] Two[two-1] One[one-1]",
+        ])
+        // A todo dragged across the reordered sections goes to the list shown there.
+        try h.move(ItemPath(section: 0, item: 0), ItemPath(section: 2, item: 1))
+        #expect(try h.deliveries() == ["i>[[0, 0]→[2, 1]] i>~[[2, 1]] (user move) | Three[] Two[two-1] One[one-1 three-1]"])
+    }
+}

@@ -3,6 +3,59 @@ import Foundation
 import GRDB
 import Strata
 
+/// A board holds lists, in the order the user gives them.
+public struct Board: Strata.StrataEntity {
+    public typealias ID = Strata.EntityID<Board>
+
+    public var id: ID
+    public var name: Swift.String
+
+    public init(id: ID = .unsaved, name: Swift.String) {
+        self.id = id
+        self.name = name
+    }
+}
+
+extension Board {
+    public static let databaseTableName: Swift.String = "Board"
+    public static let entityDescriptor: Strata.EntityDescriptor = TodosModel.schema.entity(named: "Board")!
+
+    public init(row: GRDB.Row) throws {
+        self.id = try row.strataValue("id", of: "Board")
+        self.name = try row.strataValue("name", of: "Board")
+    }
+
+    public func encode(to container: inout GRDB.PersistenceContainer) throws {
+        if self.id.isSaved { container["id"] = self.id }
+        container["name"] = try Strata.InvalidValueError.checked(self.name, "name", of: "Board")
+    }
+
+    public mutating func didInsert(_ inserted: GRDB.InsertionSuccess) {
+        self.id = ID(rawValue: inserted.rowID)
+    }
+}
+
+extension Board {
+    public static var id: Strata.TypedColumn<Board, ID> { .init("id") }
+    public static var name: Strata.TypedColumn<Board, Swift.String> { .init("name") }
+    public static var lists: Strata.ToMany<Board, TodoList> { .init("lists") }
+}
+
+extension Strata.ToOne where Destination == Board {
+    public var id: Strata.TypedColumn<Root, Board.ID?> { _column("id") }
+    public var name: Strata.TypedColumn<Root, Swift.String?> { _column("name") }
+}
+
+extension Board {
+    /// GRDB associations of the relationships, keyed by relationship name, for GRDB's query
+    /// interface: `Board.including(all: Board.Associations.lists)`.
+    public enum Associations {
+        /// `lists`: the TodoList objects whose `boardID` points to this object.
+        public static let lists: GRDB.HasManyAssociation<Board, TodoList> =
+            Board.hasMany(TodoList.self, key: "lists", using: GRDB.ForeignKey(["boardID"], to: ["id"]))
+    }
+}
+
 /// A list of todos, in the order the user gives them.
 public struct TodoList: Strata.StrataEntity {
     public typealias ID = Strata.EntityID<TodoList>
@@ -10,11 +63,13 @@ public struct TodoList: Strata.StrataEntity {
     public var id: ID
     public var name: Swift.String
     public var position: Swift.Int
+    public var boardID: Board.ID?
 
-    public init(id: ID = .unsaved, name: Swift.String, position: Swift.Int = 0) {
+    public init(id: ID = .unsaved, name: Swift.String, position: Swift.Int = 0, boardID: Board.ID? = nil) {
         self.id = id
         self.name = name
         self.position = position
+        self.boardID = boardID
     }
 }
 
@@ -26,12 +81,14 @@ extension TodoList {
         self.id = try row.strataValue("id", of: "TodoList")
         self.name = try row.strataValue("name", of: "TodoList")
         self.position = try row.strataValue("position", of: "TodoList")
+        self.boardID = try row.strataOptionalValue("boardID", of: "TodoList")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
         if self.id.isSaved { container["id"] = self.id }
         container["name"] = try Strata.InvalidValueError.checked(self.name, "name", of: "TodoList")
         container["position"] = self.position
+        container["boardID"] = self.boardID
     }
 
     public mutating func didInsert(_ inserted: GRDB.InsertionSuccess) {
@@ -43,13 +100,20 @@ extension TodoList {
     public static var id: Strata.TypedColumn<TodoList, ID> { .init("id") }
     public static var name: Strata.TypedColumn<TodoList, Swift.String> { .init("name") }
     public static var position: Strata.TypedColumn<TodoList, Swift.Int> { .init("position") }
+    public static var boardID: Strata.TypedColumn<TodoList, Board.ID?> { .init("boardID") }
+    /// The place among the children of `board` (`board.@position` in the model).
+    public static var boardPosition: Strata.TypedColumn<TodoList, Swift.Int?> { .init("boardPosition") }
     public static var todos: Strata.ToMany<TodoList, Todo> { .init("todos") }
+    public static var board: Strata.ToOne<TodoList, Board> { .init("board") }
 }
 
 extension Strata.ToOne where Destination == TodoList {
     public var id: Strata.TypedColumn<Root, TodoList.ID?> { _column("id") }
     public var name: Strata.TypedColumn<Root, Swift.String?> { _column("name") }
     public var position: Strata.TypedColumn<Root, Swift.Int?> { _column("position") }
+    public var boardID: Strata.TypedColumn<Root, Board.ID?> { _column("boardID") }
+    public var boardPosition: Strata.TypedColumn<Root, Swift.Int?> { _column("boardPosition") }
+    public var board: Strata.ToOne<Root, Board> { _toOne("board") }
 }
 
 extension TodoList {
@@ -59,6 +123,9 @@ extension TodoList {
         /// `todos`: the Todo objects whose `listID` points to this object.
         public static let todos: GRDB.HasManyAssociation<TodoList, Todo> =
             TodoList.hasMany(Todo.self, key: "todos", using: GRDB.ForeignKey(["listID"], to: ["id"]))
+        /// `board`: the Board this object's `boardID` points to.
+        public static let board: GRDB.BelongsToAssociation<TodoList, Board> =
+            TodoList.belongsTo(Board.self, key: "board", using: GRDB.ForeignKey(["boardID"], to: ["id"]))
     }
 }
 
@@ -152,6 +219,13 @@ extension Todo {
 
         public static func inList(name: Swift.String?) -> Strata.ResultsRequest<Todo, Strata.NoSection> {
             .init(where: Todo.list.name == name, sortedBy: [Todo.listPosition.ascending])
+        }
+
+        public static var byBoard: Strata.ResultsRequest<Todo, TodoList> {
+            .init(
+                sortedBy: [Todo.listPosition.ascending],
+                sections: .entity(Todo.list, sortedBy: [TodoList.boardPosition.ascending, TodoList.name.ascending])
+            )
         }
 
         public static var byDone: Strata.ResultsRequest<Todo, Swift.Bool> {

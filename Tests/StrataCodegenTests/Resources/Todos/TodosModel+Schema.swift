@@ -9,6 +9,23 @@ public enum TodosModel {
         name: "TodosModel",
         entities: [
             Strata.EntityDescriptor(
+                name: "Board",
+                attributes: [
+                    .init(name: "name", type: .string),
+                ],
+                relationships: [
+                    .init(
+                        name: "lists",
+                        destination: "TodoList",
+                        inverse: "board",
+                        isToMany: true,
+                        deleteRule: .cascade,
+                        storage: .inverseForeignKey,
+                        isOrdered: true
+                    ),
+                ]
+            ),
+            Strata.EntityDescriptor(
                 name: "TodoList",
                 attributes: [
                     .init(name: "name", type: .string),
@@ -24,6 +41,14 @@ public enum TodosModel {
                         storage: .inverseForeignKey,
                         isOrdered: true,
                         initialOrder: [Strata.SortNode(path: ["title"], descending: false)]
+                    ),
+                    .init(
+                        name: "board",
+                        destination: "Board",
+                        inverse: "lists",
+                        isToMany: false,
+                        storage: .foreignKey(column: "boardID"),
+                        positionColumn: "boardPosition"
                     ),
                 ]
             ),
