@@ -149,22 +149,30 @@ extension OrderedPositions {
             rebalanced += try renumber(parent: parent, except: child, storage, db)
         }
         var (before, after) = try neighbours(of: child, parent: parent, placement, storage, db)
-        var position = Self.between(before?.position, after?.position)
-        if position == nil || (oldParent != parent && position == oldPosition) {
+        // A re-parenting must not keep the old position: the parent trigger would take the
+        // write for a raw re-parenting and move the child last.
+        let avoid = oldParent != parent ? oldPosition : nil
+        var position = Self.between(before?.position, after?.position, avoiding: avoid)
+        if position == nil {
             rebalanced += try rebalance(around: before, after, parent: parent, except: child, storage, db)
             (before, after) = try neighbours(of: child, parent: parent, placement, storage, db)
-            position = Self.between(before?.position, after?.position)
-            if oldParent != parent && position == oldPosition, let p = position {
-                // Only one free integer, equal to the old position: the parent trigger would
-                // take the write for a raw re-parenting. Take the other side of the gap.
-                position = (after?.position).map { p + 1 < $0 ? p + 1 : p - 1 } ?? p + 1
-            }
+            position = Self.between(before?.position, after?.position, avoiding: avoid)
         }
         guard let position else { throw OrderError.noRoom(entity: storage.table, parent: parent) }
         if oldParent == parent && oldPosition == position { return OrderWrite(rowsWritten: rebalanced, rebalancedRows: rebalanced) }
         try db.execute(
             sql: "UPDATE \(t) SET \(fk) = ?, \(pos) = ? WHERE \"id\" = ?", arguments: [parent, position, child])
         return OrderWrite(rowsWritten: rebalanced + 1, rebalancedRows: rebalanced)
+    }
+
+    /// ``between(_:_:)``, but never `avoided`: the next integer inside the range instead, or
+    /// nil when there is none.
+    static func between(_ low: Int64?, _ high: Int64?, avoiding avoided: Int64?) -> Int64? {
+        guard let position = between(low, high) else { return nil }
+        guard let avoided, position == avoided else { return position }
+        if high.map({ position + 1 < $0 }) ?? true { return position + 1 }
+        if low.map({ position - 1 > $0 }) ?? true { return position - 1 }
+        return nil
     }
 
     /// The integer halfway between `low` and `high` (exclusive), a ``gap`` past an open end;

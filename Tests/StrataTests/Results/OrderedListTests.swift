@@ -212,6 +212,22 @@ extension Database {
         }
     }
 
+    /// A child moved into another parent where the midpoint equals its old position takes
+    /// the next integer: one row, not a rebalance, and not the trigger's last place.
+    @Test func reparentingNeverKeepsTheOldPosition() throws {
+        let store = try Store.inMemory(schema: TodosModel.schema)
+        try store.write { db in
+            let a = try db.list("A"), b = try db.list("B")
+            for title in ["a1", "a2", "c"] { try db.todo(title, in: a) }  // c at 3 × gap
+            for title in ["p", "q", "r", "s"] { try db.todo(title, in: b) }  // q at 2 ×, s at 4 × gap
+            _ = try db.delete(Todo.self, id: try db.todo(titled: "r").id)
+            let write = try db.insert(try db.todo(titled: "c").id, into: TodoList.todos, of: b.id, at: 2)
+            #expect(write == OrderWrite(rowsWritten: 1, rebalancedRows: 0))
+            #expect(try db.titles(of: b) == ["p", "q", "c", "s"])
+            #expect(try db.titles(of: a) == ["a1", "a2"])
+        }
+    }
+
     @Test func siblingsWithoutPositionAreNumberedFirst() throws {
         let store = try Store.inMemory(schema: TodosModel.schema)
         try store.write { db in
@@ -555,7 +571,7 @@ func todoIDs<Section>(_ snapshot: ResultsSnapshot<Todo, Section>) -> String {
             if kind >= 7 || raced {
                 counter += 1
                 let n = counter
-                let choice = [0, 0, 1, 2, 3, 4][Int.random(in: 0..<6, using: &random)]
+                let choice = [0, 0, 1, 2, 3, 4, 5][Int.random(in: 0..<7, using: &random)]
                 let pick = UInt64.random(in: 0..<1000, using: &random)
                 external = { db in
                     let lists = try TodoList.order(Column("id")).fetchAll(db)
@@ -569,6 +585,15 @@ func todoIDs<Section>(_ snapshot: ResultsSnapshot<Todo, Section>) -> String {
                         var todo = todos[Int(pick) % todos.count]
                         todo.listID = lists[Int(pick / 7) % lists.count].id
                         _ = try db.update(todo)   // the trigger appends it
+                    case 5 where !lists.isEmpty:
+                        // Another program packs a list's positions into consecutive
+                        // integers, same order: the next moves there need rebalances.
+                        try db.execute(
+                            sql: """
+                                UPDATE Todo SET listPosition = (SELECT COUNT(*) FROM Todo AS t WHERE t.listID = Todo.listID \
+                                AND (t.listPosition, t.id) < (Todo.listPosition, Todo.id)) WHERE listID = ?
+                                """,
+                            arguments: [lists[Int(pick) % lists.count].id])
                     case 3 where !lists.isEmpty:
                         var list = lists[Int(pick) % lists.count]
                         list.name += "'"
