@@ -65,7 +65,8 @@ extension ResultsController {
     /// parent; a move into another section of entity sections by the same relationship
     /// (`sections: { entity: list }`) makes that section's object the parent.
     ///
-    /// What is delivered: before the call returns, every consumer gets one batch with
+    /// What is delivered (in ``DeliveryMode/batches``; in ``DeliveryMode/reloads``, a reload
+    /// of the same snapshot): before the call returns, every consumer gets one batch with
     /// ``ChangeBatch/userEdit`` `== .move` holding exactly this move (from `source` to
     /// `destination`, listed in ``ChangeBatch/movedAndUpdatedItems`` too when the item's
     /// value changed, e.g. its parent), and ``snapshot`` is the snapshot with the row moved:
@@ -190,7 +191,8 @@ extension ResultsController {
     /// Deletes the item at `path` of ``snapshot`` (a swipe to delete), in one write
     /// transaction that applies the delete rules. Call it on the delivery queue.
     ///
-    /// What is delivered: before the call returns, every consumer gets one batch with
+    /// What is delivered (in ``DeliveryMode/batches``; in ``DeliveryMode/reloads``, a reload
+    /// of the same snapshot): before the call returns, every consumer gets one batch with
     /// ``ChangeBatch/userEdit`` `== .delete` that deletes the row (or its section, for a
     /// keyed section it leaves empty), and ``snapshot`` is the snapshot without it. A table
     /// view adapter applies it like any batch (`tableView(_:commit:forRowAt:)` expects the

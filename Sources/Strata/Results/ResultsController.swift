@@ -339,7 +339,11 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
             return
         }
         pendingEdit = nil
-        guard case .batch(let commitBatch, let new) = update else { return deliver(event) }
+        guard case .batch(let commitBatch, let new) = update else {
+            // A reload (reload mode): nothing more when it is what the edit showed.
+            if update.snapshot == snapshot { return }
+            return deliver(event)
+        }
         var userBatch = edit.batch
         userBatch?.userEdit = nil
         if let userBatch, userBatch == commitBatch {
@@ -398,7 +402,8 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
             }
         }
         #endif
-        deliver(.update(.batch(batch, new)))
+        // Consumers that asked for reloads get the edited snapshot as one.
+        deliver(.update(deliveryMode == .reloads ? .reload(new) : .batch(batch, new)))
     }
 
     /// The one outlet: every subscriber, then the delegate, gets each event in order.

@@ -704,3 +704,23 @@ func todoIDs<Section>(_ snapshot: ResultsSnapshot<Todo, Section>) -> String {
         #expect(try h.deliveries() == ["i>[[0, 0]→[2, 1]] i>~[[2, 1]] (user move) | Three[] Two[two-1] One[one-1 three-1]"])
     }
 }
+
+@Suite struct ControllerEditReloadModeTests {
+    /// In reload mode a user edit is delivered as a reload of the edited snapshot.
+    @Test func editsInReloadMode() throws {
+        let h = try TodoHarness(Todo.Fetches.byList) { db in
+            let list = try db.list("L")
+            for title in ["a", "b"] { try db.todo(title, in: list) }
+        }
+        h.controller.deliveryMode = .reloads
+        try h.move(ItemPath(section: 0, item: 0), ItemPath(section: 0, item: 1))
+        let last = try #require(h.recorder.updates.last)
+        guard case .reload(let snapshot) = last else {
+            Issue.record("expected a reload, got \(last)")
+            return
+        }
+        #expect(todoText(snapshot) == "L[b a]")
+        #expect(h.recorder.updates.count == 2)  // the first reload, then the edit's
+        #expect(try h.store.read { try $0.titles(of: try $0.list(named: "L")) } == ["b", "a"])
+    }
+}
