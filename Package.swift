@@ -1,4 +1,5 @@
 // swift-tools-version:6.1
+// (Models/ holds Notes.yaml, Tags.yaml and Todos.yaml; see README on adding model files.)
 import PackageDescription
 
 let package = Package(

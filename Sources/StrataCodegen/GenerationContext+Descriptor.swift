@@ -132,6 +132,31 @@ extension GenerationContext {
         if let renamedFrom = relationship.renamedFrom {
             arguments.append("renamedFrom: \(SwiftNames.stringLiteral(renamedFrom))")
         }
+        if relationship.isOrdered { arguments.append("isOrdered: true") }
+        if let position = layout.positionColumn(of: relationship, in: entity) {
+            arguments.append("positionColumn: \(SwiftNames.stringLiteral(position))")
+        }
+        if relationship.isOrdered, !relationship.initialOrder.isEmpty, let destination = schema.entity(named: relationship.destination) {
+            let keys = relationship.initialOrder.map { key in
+                let path = storedPath(key.path, from: destination)
+                return "Strata.SortNode(path: [\(path.map(SwiftNames.stringLiteral).joined(separator: ", "))], descending: \(key.descending))"
+            }
+            arguments.append("initialOrder: [\(keys.joined(separator: ", "))]")
+        }
         return arguments
+    }
+
+    /// A key path as the runtime reads it: `list.@position` becomes the position column
+    /// (`listPosition`) of the entity that holds `list`.
+    func storedPath(_ path: [String], from root: Entity) -> [String] {
+        guard path.count >= 2, path.last == "@position" else { return path }
+        var entity: Entity? = root
+        for name in path.dropLast(2) {
+            entity = entity?.relationship(named: name).flatMap { schema.entity(named: $0.destination) }
+        }
+        guard let entity, let relationship = entity.relationship(named: path[path.count - 2]),
+              let position = layout.positionColumn(of: relationship, in: entity)
+        else { return path }
+        return Array(path.dropLast(2)) + [position]
     }
 }

@@ -126,6 +126,13 @@ extension GenerationContext {
                     "public static var \(SwiftNames.identifier(key.column)): Strata.TypedColumn<\(type), \(key.swiftType)> { .init(\(SwiftNames.stringLiteral(key.column))) }"
                 )
             }
+            for key in keys {
+                guard let position = layout.positionColumn(of: key.relationship, in: entity) else { continue }
+                w.line("/// The place among the children of `\(key.relationship.name)` (`\(key.relationship.name).@position` in the model).")
+                w.line(
+                    "public static var \(SwiftNames.identifier(position)): Strata.TypedColumn<\(type), Swift.Int?> { .init(\(SwiftNames.stringLiteral(position))) }"
+                )
+            }
             for relationship in entity.relationships {
                 let kind = relationship.isToMany ? "ToMany" : "ToOne"
                 w.docComment(relationship.doc)
@@ -147,6 +154,12 @@ extension GenerationContext {
             for key in keys {
                 w.line(
                     "public var \(SwiftNames.identifier(key.column)): Strata.TypedColumn<Root, \(key.destinationType).ID?> { _column(\(SwiftNames.stringLiteral(key.column))) }"
+                )
+            }
+            for key in keys {
+                guard let position = layout.positionColumn(of: key.relationship, in: entity) else { continue }
+                w.line(
+                    "public var \(SwiftNames.identifier(position)): Strata.TypedColumn<Root, Swift.Int?> { _column(\(SwiftNames.stringLiteral(position))) }"
                 )
             }
             for relationship in entity.relationships where !relationship.isToMany {

@@ -41,6 +41,15 @@ extension GenerationContext {
                     code: code + "." + SwiftNames.member(name), baseType: SwiftNames.type(attribute.type),
                     attributeType: attribute.type, isOptional: throughToOne || attribute.isOptional, toOneCode: nil)
             }
+            if index == path.count - 2, path[index + 1] == "@position",
+               let relationship = entity.relationship(named: name), !relationship.isToMany,
+               let position = layout.positionColumn(of: relationship, in: entity)
+            {
+                // `list.@position`: the position column stored beside the foreign key.
+                return Column(
+                    code: code + "." + SwiftNames.member(position), baseType: "Swift.Int", attributeType: .int,
+                    isOptional: true, toOneCode: nil)
+            }
             guard let relationship = entity.relationship(named: name), !relationship.isToMany else {
                 throw SchemaError(diagnostics: [
                     .error("'\(path.joined(separator: "."))' is not a key path of '\(root.name)'", at: location)

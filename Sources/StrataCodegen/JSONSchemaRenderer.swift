@@ -18,8 +18,9 @@ public enum JSONSchemaRenderer {
 
     static func document() -> [String: Any] {
         let typeNames = AttributeType.builtins.keys.sorted()
-        // A list of key paths, or a single one (`sort: title`); `-` descending, `+` ascending.
-        let keyPath = "^[-+]?[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)*$"
+        // A list of key paths, or a single one (`sort: title`); `-` descending, `+` ascending;
+        // `.@position` last: the place in an ordered relationship (`list.@position`).
+        let keyPath = "^[-+]?[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)*(\\.@position)?$"
         let keyPathList: [String: Any] = [
             "type": ["array", "string"], "pattern": keyPath, "items": ["type": "string", "pattern": keyPath],
         ]
@@ -54,11 +55,25 @@ public enum JSONSchemaRenderer {
                 "inverse": ["type": "string", "pattern": identifier],
                 "required": ["type": "boolean", "description": "To-one only: the relationship must not be nil."],
                 "deleteRule": ["enum": DeleteRule.allCases.map(\.rawValue)],
+                "ordered": ["type": "boolean", "description": "To-many only, whose inverse is to-one: the destinations keep an order of their own (sort by '<inverse>.@position')."],
+                "initialOrder": ["$ref": "#/$defs/sort", "description": "With 'ordered: true': the destination's sort keys that give the first order when a migration makes the relationship ordered."],
                 "doc": ["type": "string"], "renamedFrom": ["type": "string"],
             ] as [String: Any],
-            // `required` applies to to-one relationships only.
-            "if": ["required": ["many"], "properties": ["many": ["const": true]]] as [String: Any],
-            "then": ["properties": ["required": ["const": false, "description": "A to-many relationship cannot be required."]]],
+            "allOf": [
+                // `required` applies to to-one relationships only.
+                [
+                    "if": ["required": ["many"], "properties": ["many": ["const": true]]] as [String: Any],
+                    "then": ["properties": ["required": ["const": false, "description": "A to-many relationship cannot be required."]]],
+                ] as [String: Any],
+                // `ordered` applies to to-many relationships only.
+                [
+                    "if": ["required": ["ordered"], "properties": ["ordered": ["const": true]]] as [String: Any],
+                    "then": [
+                        "required": ["many"],
+                        "properties": ["many": ["const": true, "description": "Only a to-many relationship can be ordered."]],
+                    ] as [String: Any],
+                ] as [String: Any],
+            ],
         ]
         let sections: [String: Any] = [
             "oneOf": [

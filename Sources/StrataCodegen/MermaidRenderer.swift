@@ -30,6 +30,9 @@ public enum MermaidRenderer {
                         if let column = layout.foreignKeyColumn(of: relationship, in: entity) {
                             w.line("Int \(column) FK \"\(relationship.name) to \(relationship.destination)\"")
                         }
+                        if let column = layout.positionColumn(of: relationship, in: entity) {
+                            w.line("Int \(column) \"place in \(relationship.destination).\(relationship.inverse), optional\"")
+                        }
                     }
                 }
             }
@@ -46,9 +49,9 @@ public enum MermaidRenderer {
                         left = "}o"
                     }
                     let right = relationship.isToMany ? "o{" : relationship.isRequired ? "||" : "o|"
-                    var label = "\(relationship.name) (\(relationship.deleteRule.rawValue))"
+                    var label = "\(relationship.name) (\(relationship.deleteRule.rawValue)\(relationship.isOrdered ? ", ordered" : ""))"
                     if let inverse, inverse.name != relationship.name || relationship.destination != entity.name {
-                        label += " / \(inverse.name) (\(inverse.deleteRule.rawValue))"
+                        label += " / \(inverse.name) (\(inverse.deleteRule.rawValue)\(inverse.isOrdered ? ", ordered" : ""))"
                     }
                     w.line("\(entity.name) \(left)--\(right) \(relationship.destination) : \"\(label)\"")
                 }

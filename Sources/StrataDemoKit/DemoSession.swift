@@ -33,14 +33,14 @@ public final class DemoSession {
     private var streamTask: Task<Void, Never>?
     /// Every update the coordinator received, the first reload included.
     private var coordinated: [ResultsUpdate<Note, Notebook>] = []
-    private let output: DemoOutput
+    let output: DemoOutput
     private let renderer: ListRenderer
-    private var style: TextStyle { renderer.style }
+    var style: TextStyle { renderer.style }
     /// The list as rebuilt from batches.
     private(set) var mirror: ResultsSnapshot<Note, Notebook> = .empty
     /// Every step so far.
-    public private(set) var records: [StepRecord] = []
-    private var stepNumber = 0
+    public internal(set) var records: [StepRecord] = []
+    var stepNumber = 0
     /// A fixed date, so that runs are reproducible.
     static let day = Date(timeIntervalSince1970: 1_767_225_600)  // 2026-01-01
 
@@ -319,7 +319,7 @@ public final class DemoSession {
         return same
     }
 
-    private func header(_ title: String) -> String {
+    func header(_ title: String) -> String {
         let text = "== " + clipped(title, width: 73) + " "
         return style.bold(text + String(repeating: "=", count: max(3, 78 - text.count)))
     }

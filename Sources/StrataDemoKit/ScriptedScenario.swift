@@ -94,6 +94,8 @@ public enum ScriptedScenario {
         ) {
             try session.controller.resume()
         }
+
+        try OrderedListScene(session: session).run()
         return session.records
     }
 }

@@ -200,6 +200,11 @@ public struct Relationship: Hashable, Sendable {
     public var doc: String?
     /// The relationship's former name (`renamedFrom:`), for migrations.
     public var renamedFrom: String?
+    /// True for `ordered: true`: a to-many whose destinations keep an order of their own.
+    public var isOrdered: Bool = false
+    /// `initialOrder:`: sort keys of the destination that give the first order when a
+    /// migration makes the relationship ordered (the id breaks ties).
+    public var initialOrder: [SortKey] = []
     /// Where the relationship is declared.
     public var location: SourceLocation
 

@@ -15,6 +15,9 @@
 ///   a self many-to-many that is its own inverse uses `<lowerFirst(Entity)>ID` and
 ///   `<relationship>ID`. Both sides' descriptors name the same table and columns.
 ///
+/// - A to-one whose inverse is ordered (`ordered: true`) also stores `<relationship>Position`,
+///   the object's place among its siblings.
+///
 /// The validator checks the names this layout produces (table and column clashes, SQLite's
 /// reserved names); the generator writes them into the schema descriptor.
 public struct StorageLayout: Sendable {
@@ -29,15 +32,28 @@ public struct StorageLayout: Sendable {
     }
 
     private var storages: [String: Storage] = [:]
+    private var positions: [String: String] = [:]
 
     /// The storage of every relationship of `schema`.
     public init(schema: Schema) {
         for entity in schema.entities {
             for relationship in entity.relationships {
-                storages[Self.key(entity.name, relationship.name)] =
-                    Self.storage(of: relationship, in: entity, schema: schema)
+                let storage = Self.storage(of: relationship, in: entity, schema: schema)
+                storages[Self.key(entity.name, relationship.name)] = storage
+                if case .foreignKey = storage,
+                   schema.entity(named: relationship.destination)?.relationship(named: relationship.inverse)?.isOrdered == true
+                {
+                    positions[Self.key(entity.name, relationship.name)] = relationship.name + "Position"
+                }
             }
         }
+    }
+
+    /// The position column of a to-one stored as a foreign key whose inverse is an ordered
+    /// to-many (`listPosition` for `Task.list` when `TaskList.tasks` is `ordered: true`):
+    /// the child's place among its siblings.
+    public func positionColumn(of relationship: Relationship, in entity: Entity) -> String? {
+        positions[Self.key(entity.name, relationship.name)]
     }
 
     /// Where `relationship` of `entity` is stored.

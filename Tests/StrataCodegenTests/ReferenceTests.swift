@@ -10,6 +10,7 @@ import Testing
         ("Notes", "NotesModel"),
         ("EdgeCases", "EdgeModel"),
         ("Predicates", "PredicateModel"),
+        ("Todos", "TodosModel"),
     ]
 
     @Test(arguments: cases.map(\.name))

@@ -29,7 +29,7 @@ struct ScriptedScenarioTests {
     private func records() throws -> [String: StepRecord] {
         let session = try DemoSession(location: .inMemory, style: .plain, output: DemoOutput { _ in })
         let records = try ScriptedScenario.run(on: session)
-        #expect(records.count == 10)
+        #expect(records.count == 15)
         for record in records {
             #expect(record.consistent, "\(record.title)")
             #expect(record.error == nil, "\(record.title): \(record.error ?? "")")
@@ -80,6 +80,23 @@ struct ScriptedScenarioTests {
         #expect(pause.batches.isEmpty && pause.reloads == 0)
         let resume = try step(records, "Resume")
         #expect(resume.batches.isEmpty && resume.reloads == 1)
+
+        // Lists the user orders by hand.
+        var within = ChangeBatch(itemMoves: [Move(from: ItemPath(section: 0, item: 0), to: ItemPath(section: 0, item: 2))])
+        within.userEdit = .move
+        #expect(try step(records, "Drag a todo within").batches == [within])
+        let across = try #require(step(records, "Drag a todo into").batches.first)
+        #expect(across.userEdit == .move)
+        #expect(across.itemMoves == [Move(from: ItemPath(section: 0, item: 0), to: ItemPath(section: 1, item: 1))])
+        #expect(across.movedAndUpdatedItems == [ItemPath(section: 1, item: 1)])
+        let raced = try step(records, "A commit lands")
+        #expect(raced.batches.map(\.userEdit) == [.move, nil])
+        #expect(raced.batches.last == ChangeBatch(itemInserts: [ItemPath(section: 0, item: 0)]))
+        let refused = try step(records, "A move the list")
+        #expect(refused.batches.isEmpty && refused.refusal == "[0, 3] is outside the list")
+        var swipe = ChangeBatch(itemDeletes: [ItemPath(section: 1, item: 0)])
+        swipe.userEdit = .delete
+        #expect(try step(records, "Swipe").batches == [swipe])
     }
 
     @Test("A file store: fresh at every run, the previous file deleted first")

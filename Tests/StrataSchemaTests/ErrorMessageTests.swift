@@ -341,6 +341,36 @@ struct ErrorMessageTests {
             "required to-many", pair("b: { to: B, inverse: a, many: true, required: true }", "a: { to: A, inverse: b }"),
             "m.yaml:5:43: error: 'required' applies only to to-one relationships, and 'A.b' is to-many"),
         BadModel(
+            "ordered to-one", pair("b: { to: B, inverse: a, many: true }", "a: { to: A, inverse: b, ordered: true }"),
+            "m.yaml:10:31: error: 'ordered' applies only to to-many relationships, and 'B.a' is to-one; declare 'ordered: true' on its inverse"),
+        BadModel(
+            "ordered many-to-many", pair("b: { to: B, inverse: a, many: true, ordered: true }", "a: { to: A, inverse: b, many: true }"),
+            "m.yaml:5:43: error: 'A.b' is many-to-many, and ordered many-to-many relationships are not supported; order a to-many whose inverse is to-one (through an entity for the link, if need be)"),
+        BadModel(
+            "initialOrder without ordered", pair("b: { to: B, inverse: a, many: true, initialOrder: [title] }", "a: { to: A, inverse: b }"),
+            "m.yaml:5:43: error: 'initialOrder' applies only to ordered relationships; add 'ordered: true' to 'A.b'"),
+        BadModel(
+            "initialOrder with an unknown key",
+            pair("b: { to: B, inverse: a, many: true, ordered: true, initialOrder: [titel] }", "a: { to: A, inverse: b }"),
+            "m.yaml:5:73: error: initial order key: unknown attribute or relationship 'titel' in 'B'; did you mean 'title'?"),
+        BadModel(
+            "@position without an ordered inverse",
+            pair("b: { to: B, inverse: a, many: true }", "a: { to: A, inverse: b }", bExtra: "    fetches: { f: { sort: [a.@position] } }"),
+            "m.yaml:11:30: error: sort key: 'a.@position' needs an ordered inverse, but 'A.b' is not 'ordered: true'"),
+        BadModel(
+            "@position not last",
+            pair("b: { to: B, inverse: a, many: true, ordered: true }", "a: { to: A, inverse: b }", bExtra: "    fetches: { f: { sort: [a.@position.name] } }"),
+            "m.yaml:11:30: error: sort key: '@position' must end the key path 'a.@position.name'"),
+        BadModel(
+            "@position first",
+            pair("b: { to: B, inverse: a, many: true, ordered: true }", "a: { to: A, inverse: b }", bExtra: "    fetches: { f: { sort: ['@position'] } }"),
+            "m.yaml:11:29: error: sort key: '@position' follows the to-one relationship whose inverse is ordered, e.g. 'list.@position'"),
+        BadModel(
+            "position column clash",
+            pair("b: { to: B, inverse: a, many: true, ordered: true }", "a: { to: A, inverse: b }")
+                .replacingOccurrences(of: "attributes: { title: String }", with: "attributes: { title: String, aPosition: Int }"),
+            "m.yaml:8:34: error: the to-one relationship 'a' stores its position in 'aPosition', which clashes with the attribute 'aPosition' of 'B'"),
+        BadModel(
             "nullify on a required inverse",
             pair("b: { to: B, inverse: a, many: true }", "a: { to: A, inverse: b, required: true }"),
             "m.yaml:5:7: error: deleteRule 'nullify' on 'A.b' would set the required relationship 'B.a' to nil when an A is deleted; use 'cascade' or 'deny' (nullify is the default)"),

@@ -69,4 +69,22 @@ struct ReadmeTourTests {
         }
         #expect(resumed.sections[0].items.map(\.title) == ["Ship it", "While paused"])
     }
+
+    /// 6. Lists the user orders by hand.
+    @Test func orderedListTour() throws {
+        let store = try Store.inMemory(schema: TodosModel.schema)
+        let (inbox, todo) = try store.write { db in
+            let inbox = try db.insert(TodoList(name: "Inbox"))
+            try db.insert(Todo(title: "a", listID: inbox.id))
+            return (inbox, try db.insert(Todo(title: "b", listID: inbox.id)))
+        }
+        let queue = DispatchQueue(label: "tour")
+        let todos = try ResultsController(store: store, request: Todo.Fetches.byList, deliveryQueue: queue)
+        try queue.sync { try todos.moveItem(from: IndexPath(indexes: [0, 1]), to: IndexPath(indexes: [0, 0])) }
+        #expect(todos.snapshot.sections[0].items.map(\.title) == ["b", "a"])
+        try queue.sync { try todos.deleteItem(at: IndexPath(indexes: [0, 1])) }
+        try store.write { db in try db.move(todo.id, in: TodoList.todos, of: inbox.id, to: 0) }
+        todos.waitForDeliveries()
+        #expect(todos.snapshot.sections[0].items.map(\.title) == ["b"])
+    }
 }

@@ -37,6 +37,12 @@ struct Plan {
 
     /// Whether only large-list scenarios run.
     var largeListsOnly: Bool { diffOnly || kCommitsOnly || fallbackOnly }
+    /// Only the ordered-list benchmark (`--ordered-only`); `--no-ordered` leaves it out.
+    var orderedOnly = false
+    var ordered = true
+    /// The ordered list's size and number of moves.
+    var orderedSize = 100_000
+    var orderedMoves = 10_000
 
     init(arguments: [String]) {
         var iterator = arguments.makeIterator()
@@ -79,6 +85,16 @@ struct Plan {
             case "--large-size":
                 guard let value = iterator.next().flatMap({ Int($0) }), value > 0 else { usage() }
                 largeSize = value
+            case "--ordered-only":
+                orderedOnly = true
+            case "--no-ordered":
+                ordered = false
+            case "--ordered-size":
+                guard let value = iterator.next().flatMap({ Int($0) }), value > 1 else { usage() }
+                orderedSize = value
+            case "--ordered-moves":
+                guard let value = iterator.next().flatMap({ Int($0) }), value > 0 else { usage() }
+                orderedMoves = value
             case "-h", "--help":
                 usage(exitCode: 0)
             default:
@@ -101,7 +117,8 @@ struct Plan {
 
 func usage(exitCode: Int32 = 2) -> Never {
     let text = """
-        usage: StrataBenchmarks [--quick] [--sizes N,N,...] [--incremental-only | --fetch-only]
+        usage: StrataBenchmarks [--quick] [--sizes N,N,...] [--incremental-only | --fetch-only | --ordered-only | --no-ordered]
+               StrataBenchmarks [--ordered-size N] [--ordered-moves N]
                StrataBenchmarks [--diff-only] [--k-commits [--k N,N,...]] [--fallback] [--no-stdlib] [--diff-runs N] [--large-size N]
                StrataBenchmarks --batched [--sizes N,N,...]
 
@@ -450,6 +467,17 @@ if plan.batchedOnly {
     log("total \(String(format: "%.0f", Double(now() - started) / 1e9)) s")
     exit(0)
 }
+if plan.orderedOnly {
+    do {
+        log("ordered list: \(plan.orderedSize) todos, \(plan.orderedMoves) moves")
+        try OrderedListBenchmark(size: plan.orderedSize, moves: plan.orderedMoves).run().printReport()
+    } catch {
+        log("error: \(error)")
+        exit(1)
+    }
+    log("total \(String(format: "%.0f", Double(now() - started) / 1e9)) s")
+    exit(0)
+}
 do {
     if plan.largeListsOnly {
         large = try benchmarkLargeLists(plan: plan)
@@ -476,4 +504,13 @@ fetches.sort { $0.size < $1.size }
 links.sort { ($0.size, $0.kind == .link ? 0 : 1) < ($1.size, $1.kind == .link ? 0 : 1) }
 report(changes: changes, fetches: fetches, memory: memory, links: links, plan: plan)
 reportLargeLists(large, plan: plan)
+if plan.ordered {
+    do {
+        log("ordered list: \(plan.orderedSize) todos, \(plan.orderedMoves) moves")
+        try OrderedListBenchmark(size: plan.orderedSize, moves: plan.orderedMoves).run().printReport()
+    } catch {
+        log("error: \(error)")
+        exit(1)
+    }
+}
 log("total \(String(format: "%.0f", Double(now() - started) / 1e9)) s")

@@ -42,6 +42,21 @@ public struct ChangeBatch: Hashable, Sendable, CustomStringConvertible {
     public var itemUpdates: [ItemPath]
     /// Rows whose value changed and that moved (new paths; each is a move target).
     public var movedAndUpdatedItems: [ItemPath]
+    /// Set on the batch a user edit delivers before it returns (``ResultsController/moveItem(from:to:)``,
+    /// ``ResultsController/deleteItem(at:)``); nil for batches of commits and options.
+    /// For ``UserEdit/move`` the list view already shows the change (the user dragged the
+    /// row): take the new snapshot without animating. A ``UserEdit/delete`` is applied like
+    /// any batch.
+    public var userEdit: UserEdit? = nil
+
+    /// What the user did that a batch reports.
+    public enum UserEdit: Hashable, Sendable {
+        /// The user moved one row (``itemMoves`` holds it); the list view already shows it.
+        case move
+        /// The user deleted one row (``itemDeletes`` holds it, or ``sectionDeletes`` its
+        /// section when the section goes with it); the list view does not show it yet.
+        case delete
+    }
 
     /// A batch; lists are sorted on creation.
     public init(
@@ -86,6 +101,7 @@ public struct ChangeBatch: Hashable, Sendable, CustomStringConvertible {
         add("i>", itemMoves)
         add("i~", itemUpdates)
         add("i>~", movedAndUpdatedItems)
+        if let userEdit { parts.append("(user \(userEdit))") }
         return parts.isEmpty ? "(no changes)" : parts.joined(separator: " ")
     }
 }

@@ -42,6 +42,13 @@ import GRDB
 /// never move. After a refetch, or with post-fetch options, it is the identity difference
 /// between the previous and the new snapshot.
 ///
+/// ## User edits
+///
+/// For a request ordered by an ordered relationship (`sort: [list.@position]`),
+/// ``moveItem(from:to:)`` and ``deleteItem(at:)`` turn a drag or a swipe that a list view
+/// reports into one write, and deliver it, marked ``ChangeBatch/userEdit``, before they
+/// return; later batches are relative to the edited snapshot. See <doc:OrderedLists>.
+///
 /// ## Isolation
 ///
 /// The controller is `Sendable`: its state is behind a lock and is computed on the store's
@@ -73,6 +80,8 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
     private var observation: CommitObservation?
     private var needsRefetch = false
     private var _deliveryMode: DeliveryMode
+    /// Incremented by every ``publish(reload:)``: the version of the snapshot it computes.
+    private var publishedVersion = 0
     /// Tests set this to check the engine's invariants after every change.
     var checksInvariants = false
 
@@ -83,6 +92,14 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
     /// Every consumer but the delegate, in subscription order: coordinators (held weakly)
     /// and `updates` sequences. One list, one event type, failures included.
     private var subscribers: [Subscriber] = []
+    /// Set by a user edit (``moveItem(from:to:)``, ``deleteItem(at:)``) that changed the
+    /// delivered snapshot before its commit was delivered: updates computed before the edit's
+    /// commit (`version` lower) are folded into the next one, which is delivered as the
+    /// difference from the delivered snapshot. `touched`: the sections whose rows those
+    /// updates and the edit changed (nil: any).
+    /// `batch`: the edit's own batch while no update was skipped; an update from the
+    /// snapshot before the edit that is this very batch then leads to the edited snapshot.
+    private var pendingEdit: (version: Int, touched: Set<SectionID>?, batch: ChangeBatch?)?
 
     /// What a subscriber receives.
     private enum Event {
@@ -294,9 +311,11 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
         let old = computed
         let (new, changes) = engine.snapshotAndChanges()
         computed = new
+        publishedVersion += 1
+        let version = publishedVersion
         if reload || _deliveryMode == .reloads {
-            if !reload && old == new { return }
-            deliveryQueue.async { [self] in deliver(.update(.reload(new))) }
+            if !reload && old == new { return deliverUnchanged(new, version: version) }
+            deliveryQueue.async { [self] in deliver(.update(.reload(new)), version: version, touched: nil) }
             return
         }
         let batch: ChangeBatch
@@ -324,11 +343,90 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
             }
         }
         #endif
-        if batch.isEmpty { return }
-        deliveryQueue.async { [self] in deliver(.update(.batch(batch, new))) }
+        if batch.isEmpty { return deliverUnchanged(new, version: version) }
+        let touched = batch.touchedSections(from: old, to: new)
+        deliveryQueue.async { [self] in deliver(.update(.batch(batch, new)), version: version, touched: touched) }
     }
 
     // MARK: - Delivery (on the delivery queue)
+
+    /// An update computed by `publish` (the `version`th), after a user edit: skipped when it
+    /// was computed before the edit's commit, otherwise rebased on the delivered snapshot.
+    private func deliver(_ event: Event, version: Int, touched: Set<SectionID>?) {
+        guard case .update(let update) = event, let edit = pendingEdit else { return deliver(event) }
+        let touched = edit.touched.flatMap { mine in touched.map { mine.union($0) } }
+        if version < edit.version {
+            // Computed before the edit's commit: its changes reach consumers with the next update.
+            pendingEdit = (edit.version, touched, nil)
+            return
+        }
+        pendingEdit = nil
+        guard case .batch(let commitBatch, let new) = update else {
+            // A reload (reload mode): nothing more when it is what the edit showed.
+            if update.snapshot == snapshot { return }
+            return deliver(event)
+        }
+        var userBatch = edit.batch
+        userBatch?.userEdit = nil
+        if let userBatch, userBatch == commitBatch {
+            // The edit's commit did exactly what the edit showed: nothing to deliver, and no
+            // difference to compute (a list of 100k rows would take milliseconds).
+            deliveredLock.lock()
+            delivered = new
+            deliveredLock.unlock()
+            return
+        }
+        let batch = ChangeBatch(from: snapshot, to: new, changedSections: touched)
+        if batch.isEmpty {
+            deliveredLock.lock()
+            delivered = new
+            deliveredLock.unlock()
+            return
+        }
+        deliver(.update(.batch(batch, new)))
+    }
+
+    /// A commit that changed nothing the consumers see: nothing to deliver, unless a user
+    /// edit waits for it (its own commit), which then resolves against `new`.
+    private func deliverUnchanged(_ new: ResultsSnapshot<Item, Section>, version: Int) {
+        deliveryQueue.async { [self] in
+            guard let edit = pendingEdit, version >= edit.version else { return }
+            pendingEdit = nil
+            let batch = ChangeBatch(from: snapshot, to: new, changedSections: edit.touched)
+            if batch.isEmpty {
+                deliveredLock.lock()
+                delivered = new
+                deliveredLock.unlock()
+                return
+            }
+            deliver(.update(.batch(batch, new)))
+        }
+    }
+
+    /// Delivers a user edit's batch now (on the delivery queue, before the edit returns):
+    /// `snapshot` becomes `new`, and later updates are rebased on it (see `pendingEdit`).
+    /// `version` is ``publishedVersion`` read inside the edit's write transaction: the
+    /// updates up to it were computed before the edit's commit.
+    func deliverUserEdit(
+        _ batch: ChangeBatch, _ new: ResultsSnapshot<Item, Section>, touched: Set<SectionID>, before version: Int
+    ) {
+        dispatchPrecondition(condition: .onQueue(deliveryQueue))
+        var all: Set<SectionID>? = touched
+        if let edit = pendingEdit { all = edit.touched.map { $0.union(touched) } }
+        pendingEdit = (version + 1, all, pendingEdit == nil ? batch : nil)
+        #if DEBUG
+        if checksInvariants {
+            do {
+                let replayed = try batch.apply(to: snapshot, reading: new)
+                precondition(replayed == new, "the user edit's batch does not replay")
+            } catch {
+                preconditionFailure("invalid user edit batch \(batch): \(error)")
+            }
+        }
+        #endif
+        // Consumers that asked for reloads get the edited snapshot as one.
+        deliver(.update(deliveryMode == .reloads ? .reload(new) : .batch(batch, new)))
+    }
 
     /// The one outlet: every subscriber, then the delegate, gets each event in order.
     private func deliver(_ event: Event) {
@@ -498,6 +596,9 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
     public func waitForDeliveries() {
         deliveryQueue.sync {}
     }
+
+    /// The version of the last computed snapshot (see ``publish(reload:)``).
+    var currentPublishedVersion: Int { locked { publishedVersion } }
 
     // MARK: - Invariants
 

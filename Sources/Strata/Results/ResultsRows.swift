@@ -9,18 +9,34 @@
 ///
 /// Rows compare equal when they hold the same items with the same values; two sections of
 /// the same batched snapshot compare by ids without loading anything.
-public struct ResultsRows<Item: Identifiable & Hashable & Sendable>: RandomAccessCollection, Hashable, Sendable,
-    ExpressibleByArrayLiteral
+///
+/// Rows can be edited like an array (`remove(at:)`, `insert(_:at:)`, …), for a snapshot a
+/// list view edits itself; editing batched rows reads every page first.
+public struct ResultsRows<Item: Identifiable & Hashable & Sendable>: RandomAccessCollection, RangeReplaceableCollection,
+    Hashable, Sendable, ExpressibleByArrayLiteral
 where Item.ID: Sendable {
     enum Storage: Sendable {
         case eager([ResultsRow<Item>])
         case batched(ids: [Int64], pages: any ItemPages<Item>)
     }
 
-    let storage: Storage
+    private(set) var storage: Storage
 
     /// Rows that hold their items.
     public init(_ rows: [ResultsRow<Item>]) {
+        storage = .eager(rows)
+    }
+
+    /// No rows.
+    public init() {
+        storage = .eager([])
+    }
+
+    /// Replaces the rows in `range` with `newRows` (batched rows are read first).
+    public mutating func replaceSubrange<C: Collection>(_ range: Range<Int>, with newRows: C)
+    where C.Element == ResultsRow<Item> {
+        var rows = array
+        rows.replaceSubrange(range, with: newRows)
         storage = .eager(rows)
     }
 

@@ -144,8 +144,8 @@ where Item.ID: Sendable {
         self.rows = ResultsRows(rows)
     }
 
-    /// A section of rows that may be batched.
-    init(id: SectionID, value: SectionValue<Section>, rows: ResultsRows<Item>) {
+    /// A section of `rows` (eager or batched).
+    public init(id: SectionID, value: SectionValue<Section>, rows: ResultsRows<Item>) {
         self.id = id
         self.value = value
         self.rows = rows

@@ -159,11 +159,23 @@ public struct RelationshipDescriptor: Hashable, Sendable {
     public var storage: RelationshipStorage
     /// The relationship's previous name, so that a migration keeps its storage.
     public var renamedFrom: String?
+    /// True for a to-many relationship whose destinations are in an order of their own
+    /// (`ordered: true`): each destination's place is stored in the destination's table,
+    /// in the ``positionColumn`` of the inverse to-one.
+    public var isOrdered: Bool
+    /// For a to-one stored as a foreign key whose inverse is ordered: the column of this
+    /// entity's table that holds the object's place among its siblings (`listPosition`).
+    public var positionColumn: String?
+    /// For an ordered to-many: the order its destinations take when a migration makes the
+    /// relationship ordered (sort keys of the destination; the id breaks ties). A migration
+    /// hint, like ``renamedFrom``: not part of the stored model.
+    public var initialOrder: [SortNode]
 
     /// A relationship; see the properties for each part.
     public init(
         name: String, destination: String, inverse: String, isToMany: Bool, isRequired: Bool = false,
-        deleteRule: DeleteRule = .nullify, storage: RelationshipStorage, renamedFrom: String? = nil
+        deleteRule: DeleteRule = .nullify, storage: RelationshipStorage, renamedFrom: String? = nil,
+        isOrdered: Bool = false, positionColumn: String? = nil, initialOrder: [SortNode] = []
     ) {
         self.name = name
         self.destination = destination
@@ -173,5 +185,8 @@ public struct RelationshipDescriptor: Hashable, Sendable {
         self.deleteRule = deleteRule
         self.storage = storage
         self.renamedFrom = renamedFrom
+        self.isOrdered = isOrdered
+        self.positionColumn = positionColumn
+        self.initialOrder = initialOrder
     }
 }

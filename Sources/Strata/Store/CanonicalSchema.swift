@@ -37,6 +37,10 @@ struct CanonicalSchema: Codable, Hashable {
         var inverseColumn: String?
         var joinTable: String?
         var renamedFrom: String?
+        /// `true` for an ordered to-many, absent otherwise (so that older files hash the same).
+        var ordered: Bool?
+        /// The position column of a to-one whose inverse is ordered.
+        var positionColumn: String?
     }
 
     /// A default value: `now`, `uuid`, or a constant.
@@ -89,7 +93,8 @@ struct CanonicalSchema: Codable, Hashable {
                         name: relationship.name, destination: relationship.destination, inverse: relationship.inverse,
                         toMany: relationship.isToMany, required: relationship.isRequired,
                         deleteRule: relationship.deleteRule.rawValue, storage: storage, column: column,
-                        inverseColumn: inverseColumn, joinTable: joinTable, renamedFrom: relationship.renamedFrom)
+                        inverseColumn: inverseColumn, joinTable: joinTable, renamedFrom: relationship.renamedFrom,
+                        ordered: relationship.isOrdered ? true : nil, positionColumn: relationship.positionColumn)
                 },
                 uniques: entity.uniques, indexes: entity.indexes, renamedFrom: entity.renamedFrom)
         }
@@ -120,7 +125,8 @@ struct CanonicalSchema: Codable, Hashable {
                         name: relationship.name, destination: relationship.destination, inverse: relationship.inverse,
                         isToMany: relationship.toMany, isRequired: relationship.required,
                         deleteRule: DeleteRule(rawValue: relationship.deleteRule) ?? .nullify, storage: storage,
-                        renamedFrom: relationship.renamedFrom)
+                        renamedFrom: relationship.renamedFrom, isOrdered: relationship.ordered ?? false,
+                        positionColumn: relationship.positionColumn)
                 },
                 uniques: entity.uniques, indexes: entity.indexes, renamedFrom: entity.renamedFrom)
         })

@@ -139,6 +139,7 @@ struct SchemaMigrator {
     /// type), and the statements of those it wants and are missing (name → SQL).
     private func stale(_ db: Database) throws -> (unwanted: [String: String], missing: [String: String]) {
         let wanted = SchemaSQL(schema: schema).indexes.merging(DeleteRuleTriggers(schema: schema).triggers) { $1 }
+            .merging(OrderedPositions.triggers(of: schema)) { $1 }
         let existing = try Row.fetchAll(
             db, sql: "SELECT type, name, sql FROM sqlite_master WHERE type IN ('index', 'trigger') AND name LIKE 'strata\\_%' ESCAPE '\\'")
         var unwanted: [String: String] = [:], missing = wanted
@@ -221,6 +222,7 @@ struct SchemaMigrator {
             try db.execute(sql: "ALTER TABLE \(quoted(temporary)) RENAME TO \(quoted(join.name))")
         }
 
+        try OrderedPositions.assignInitialPositions(db, schema: schema, old: plan.old)
         try syncIndexesAndTriggers(db)
         if let violation = try Row.fetchOne(db, sql: "PRAGMA foreign_key_check") {
             throw MigrationError.foreignKeyViolations(table: violation[0])
@@ -327,6 +329,19 @@ struct MigrationPlan {
                         sources[column] = ColumnSource(expression: "0")
                     } else {
                         sources[column] = ColumnSource(expression: nil)
+                    }
+                    if let position = relationship.positionColumn {
+                        // Kept when the relationship was ordered; otherwise NULL, then the
+                        // initial order (OrderedPositions.assignInitialPositions).
+                        let oldPosition = oldRelationship.flatMap { old in
+                            if case .foreignKey = old.storage { return old.positionColumn }
+                            return nil
+                        }
+                        sources[position] = ColumnSource(expression: oldPosition.map(quoted))
+                    }
+                    if let oldPosition = oldRelationship?.positionColumn, relationship.positionColumn == nil {
+                        // The relationship is no longer ordered: the stored order goes.
+                        destructiveChanges.append(.removedAttribute(entity: entity.name, attribute: oldPosition))
                     }
                 case .joinTable(let name, _, _):
                     if let oldRelationship, case .foreignKey = oldRelationship.storage {

@@ -14,7 +14,10 @@ import GRDB
 ///   `UNIQUE(column, inverseColumn)` and an index on the inverse column;
 /// - indexes (`strata_index_…`) for `indexes`, indexed attributes and every foreign key
 ///   column, unique indexes (`strata_unique_…`) for `unique` constraints;
-/// - delete rules as triggers (``DeleteRuleTriggers``).
+/// - for a to-one whose inverse is ordered, a position column `INTEGER` after the foreign
+///   keys, and an index over (foreign key, position);
+/// - delete rules as triggers (``DeleteRuleTriggers``), and the triggers that give a new
+///   or re-parented child the last place (``OrderedPositions/triggers(of:)``).
 struct SchemaSQL {
     let schema: SchemaDescriptor
 
@@ -51,11 +54,21 @@ struct SchemaSQL {
         }
     }
 
+    /// The to-one relationships of `entity` whose inverse is ordered: their foreign key
+    /// column and the column holding each object's place among its siblings.
+    static func positionColumns(of entity: EntityDescriptor) -> [(relationship: RelationshipDescriptor, foreignKey: String, position: String)] {
+        entity.relationships.compactMap {
+            if case .foreignKey(let column) = $0.storage, let position = $0.positionColumn { return ($0, column, position) }
+            return nil
+        }
+    }
+
     /// Every column of every table (for change events).
     var columnsByTable: [String: [String]] {
         var result: [String: [String]] = [:]
         for entity in schema.entities {
             result[entity.name] = ["id"] + entity.attributes.map(\.name) + Self.foreignKeys(of: entity).map(\.1)
+                + Self.positionColumns(of: entity).map(\.position)
         }
         for join in joinTables { result[join.name] = [join.column, join.inverseColumn] }
         return result
@@ -78,6 +91,9 @@ struct SchemaSQL {
                 definition += " REFERENCES \(quoted(relationship.destination))(\"id\")"
             }
             columns.append(definition)
+        }
+        for (_, _, position) in Self.positionColumns(of: entity) {
+            columns.append("\(quoted(position)) INTEGER")
         }
         return "CREATE TABLE \(quoted(tableName ?? entity.name)) (\(columns.joined(separator: ", ")))"
     }
@@ -140,6 +156,9 @@ struct SchemaSQL {
                 if attribute.isUnique { add(entity.name, [attribute.name], unique: true) }
             }
             for (_, column) in Self.foreignKeys(of: entity) { add(entity.name, [column], unique: false) }
+            for (_, foreignKey, position) in Self.positionColumns(of: entity) {
+                add(entity.name, [foreignKey, position], unique: false)
+            }
         }
         for join in joinTables { add(join.name, [join.inverseColumn], unique: false) }
         return result

@@ -7,7 +7,9 @@ public struct SchemaDecoder {
     static let rootKeys = ["version", "enums", "entities"]
     static let entityKeys = ["doc", "attributes", "relationships", "unique", "indexes", "fetches", "renamedFrom"]
     static let attributeKeys = ["type", "optional", "default", "indexed", "unique", "doc", "renamedFrom"]
-    static let relationshipKeys = ["to", "many", "inverse", "required", "deleteRule", "doc", "renamedFrom"]
+    static let relationshipKeys = [
+        "to", "many", "inverse", "required", "deleteRule", "ordered", "initialOrder", "doc", "renamedFrom",
+    ]
     static let fetchKeys = ["where", "sort", "sections", "doc"]
     static let keySectionsKeys = ["key", "descending", "by"]
     static let entitySectionsKeys = ["entity", "sort", "where", "orphans"]
@@ -271,6 +273,14 @@ public struct SchemaDecoder {
                       + Suggestions.didYouMean(text, in: DeleteRule.allCases.map(\.rawValue)),
                       at: rule.value.location)
             }
+        }
+        if let ordered = fields["ordered"] {
+            relationship.isOrdered = bool(ordered, "ordered") ?? false
+            sourceMap.locations[.relationship(name, of: entity, .ordered)] = ordered.key.location
+        }
+        if let initialOrder = fields["initialOrder"] {
+            relationship.initialOrder = sortKeys(initialOrder)
+            sourceMap.locations[.relationship(name, of: entity, .initialOrder)] = initialOrder.key.location
         }
         relationship.doc = fields["doc"].flatMap { string($0, "doc") }
         relationship.renamedFrom = fields["renamedFrom"].flatMap { string($0, "renamedFrom") }

@@ -26,9 +26,9 @@ enum SourceMapKey: Hashable, Sendable {
     }
 
     /// What of a relationship: the value of `to:`, `inverse:` or `deleteRule:`, or the key
-    /// `required:`.
+    /// `required:`, `ordered:` or `initialOrder:`.
     enum RelationshipField: Hashable, Sendable {
-        case to, inverse, required, deleteRule
+        case to, inverse, required, deleteRule, ordered, initialOrder
     }
 
     /// What of a fetch: `where:`, or its sections' `key:` or `where:`.

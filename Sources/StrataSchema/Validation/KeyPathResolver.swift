@@ -13,6 +13,9 @@ enum KeyPathResolver {
             let isLast = index == path.count - 1
             // Where this segment starts in the spelled path.
             let offset = path[..<index].reduce(0) { $0 + $1.unicodeScalars.count + 1 }
+            if segment == Self.positionSegment {
+                return resolvePosition(path, at: index, root: entity, in: context)
+            }
             if isLast, segment == "id" {
                 return .success(Attribute(name: "id", type: .int, location: current.location))
             }
@@ -45,5 +48,48 @@ enum KeyPathResolver {
             current = destination
         }
         return .failure(SchemaProblem("'\(spelled)' is not a key path"))
+    }
+
+    /// The segment that names a child's place in its parent's ordered to-many relationship:
+    /// `list.@position` orders tasks as their list orders them.
+    static let positionSegment = "@position"
+
+    /// `<to-one>.@position`: the position column of the to-one before it, whose inverse must
+    /// be an ordered to-many. Resolves to an optional `Int` named like the column
+    /// (`listPosition`).
+    private static func resolvePosition(_ path: [String], at index: Int, root: Entity, in context: ValidationContext)
+        -> Result<Attribute, SchemaProblem>
+    {
+        let spelled = path.joined(separator: ".")
+        let offset = path[..<index].reduce(0) { $0 + $1.unicodeScalars.count + 1 }
+        guard index == path.count - 1 else {
+            return .failure(SchemaProblem("'@position' must end the key path '\(spelled)'", offset: offset))
+        }
+        guard index > 0 else {
+            return .failure(SchemaProblem(
+                "'@position' follows the to-one relationship whose inverse is ordered, e.g. 'list.@position'",
+                offset: offset))
+        }
+        // The entity that holds the relationship before '@position'.
+        var owner: Entity? = root
+        for segment in path[..<(index - 1)] {
+            guard let relationship = owner?.relationship(named: segment) else { break }
+            owner = context.entity(relationship.destination)
+        }
+        let name = path[index - 1]
+        guard let owner, let relationship = owner.relationship(named: name), !relationship.isToMany,
+              let inverse = context.entity(relationship.destination)?.relationship(named: relationship.inverse)
+        else {
+            return .failure(SchemaProblem(
+                "'@position' follows the to-one relationship whose inverse is ordered, e.g. 'list.@position'",
+                offset: offset))
+        }
+        guard inverse.isOrdered else {
+            return .failure(SchemaProblem(
+                "'\(spelled)' needs an ordered inverse, but '\(relationship.destination).\(inverse.name)' is not "
+                    + "'ordered: true'", offset: offset))
+        }
+        return .success(Attribute(
+            name: name + "Position", type: .int, isOptional: true, location: relationship.location))
     }
 }

@@ -157,3 +157,62 @@ struct RequiredCycleRule: SchemaRule {
         }
     }
 }
+
+/// `ordered: true` is for a to-many whose inverse is to-one (the order is stored with each
+/// destination, beside its foreign key); `initialOrder` only with it, its keys paths of the
+/// destination; the to-one's position column must not clash with a member.
+struct OrderedRelationshipRule: SchemaRule {
+    static func check(_ context: ValidationContext, _ diagnostics: inout DiagnosticBag) {
+        let layout = StorageLayout(schema: context.schema)
+        for entity in context.schema.entities {
+            for relationship in entity.relationships {
+                let qualified = "\(entity.name).\(relationship.name)"
+                let orderedLocation = context.location(
+                    .relationship(relationship.name, of: entity.name, .ordered), or: relationship.location)
+                let inverse = context.entity(relationship.destination)?.relationship(named: relationship.inverse)
+                if relationship.isOrdered {
+                    if !relationship.isToMany {
+                        diagnostics.error(
+                            "'ordered' applies only to to-many relationships, and '\(qualified)' is to-one; "
+                                + "declare 'ordered: true' on its inverse", at: orderedLocation)
+                    } else if inverse?.isToMany == true {
+                        diagnostics.error(
+                            "'\(qualified)' is many-to-many, and ordered many-to-many relationships are not supported; "
+                                + "order a to-many whose inverse is to-one (through an entity for the link, if need be)",
+                            at: orderedLocation)
+                    }
+                }
+                if !relationship.initialOrder.isEmpty {
+                    let location = context.location(
+                        .relationship(relationship.name, of: entity.name, .initialOrder), or: relationship.location)
+                    if !relationship.isOrdered {
+                        diagnostics.error(
+                            "'initialOrder' applies only to ordered relationships; add 'ordered: true' to '\(qualified)'",
+                            at: location)
+                    } else if let destination = context.entity(relationship.destination) {
+                        for key in relationship.initialOrder {
+                            if case .failure(let failure) = KeyPathResolver.resolve(key.path, from: destination, in: context) {
+                                diagnostics.error(
+                                    "initial order key: " + failure.message,
+                                    at: context.sourceMap.keyPathLocation(key.location, offset: failure.offset))
+                            }
+                        }
+                    }
+                }
+                if !relationship.isToMany, let column = layout.positionColumn(of: relationship, in: entity) {
+                    if let attribute = entity.attribute(named: column) {
+                        diagnostics.error(
+                            "the to-one relationship '\(relationship.name)' stores its position in '\(column)', which clashes with the attribute '\(column)' of '\(entity.name)'",
+                            at: attribute.location)
+                    } else if entity.relationship(named: column) != nil
+                        || entity.relationships.contains(where: { !$0.isToMany && $0.name + "ID" == column })
+                    {
+                        diagnostics.error(
+                            "the to-one relationship '\(relationship.name)' stores its position in '\(column)', which clashes with another member of '\(entity.name)'",
+                            at: relationship.location)
+                    }
+                }
+            }
+        }
+    }
+}

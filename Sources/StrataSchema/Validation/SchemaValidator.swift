@@ -23,6 +23,7 @@ public enum SchemaValidator {
         RequiredToManyRule.self,
         NullifyRequiredInverseRule.self,
         RequiredCycleRule.self,
+        OrderedRelationshipRule.self,
         ConstraintNamesRule.self,
         RedundantIndexRule.self,
         SortKeyRule.self,

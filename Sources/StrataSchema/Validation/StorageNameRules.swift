@@ -83,6 +83,9 @@ struct ColumnNameRule: SchemaRule {
                 if let column = layout.foreignKeyColumn(of: relationship, in: entity) {
                     columns.append((column, "foreign key column '\(column)' of relationship '\(relationship.name)'", relationship.location))
                 }
+                if let column = layout.positionColumn(of: relationship, in: entity) {
+                    columns.append((column, "position column '\(column)' of relationship '\(relationship.name)'", relationship.location))
+                }
             }
             columns.sort { $0.location < $1.location }
             var seen: [String: (column: String, owner: String, location: SourceLocation)] = [

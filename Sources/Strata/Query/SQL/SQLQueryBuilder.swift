@@ -155,7 +155,7 @@ public struct SQLQueryBuilder: Sendable {
     static func isColumn(_ name: String, of entity: EntityDescriptor) -> Bool {
         if name == "id" || entity.attribute(named: name) != nil { return true }
         return entity.relationships.contains {
-            if case .foreignKey(let column) = $0.storage { return column == name }
+            if case .foreignKey(let column) = $0.storage { return column == name || $0.positionColumn == name }
             return false
         }
     }

@@ -1,0 +1,1 @@
+../../../Tests/StrataCodegenTests/Resources/Todos/TodosModel+Schema.swift

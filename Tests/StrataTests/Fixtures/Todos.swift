@@ -1,0 +1,1 @@
+../../StrataCodegenTests/Resources/Todos/Todos.swift
