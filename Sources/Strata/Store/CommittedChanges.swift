@@ -15,8 +15,11 @@ import GRDB
 /// to code that re-reads the rows it is told about. Join rows replaced that way are not
 /// reported (the statement writes the same link again).
 ///
-/// Changes made outside the store's connections (another process writing the same file)
-/// are invisible to SQLite's update hook. Announce them with
+/// Changes committed by other connections to the file — another process, another store —
+/// are read from the file's change history and delivered with ``origin``
+/// ``Origin/otherConnections`` (see <doc:ChangeHistory>). Changes that are not in the
+/// history (a program that is not a Strata store, a store with
+/// ``Store/Options/recordsHistory`` off) are invisible to this store. Announce them with
 /// ``Store/notifyExternalChanges(in:)`` (or GRDB's `Database.notifyChanges(in:)` inside a
 /// write): the commit then lists the tables in ``invalidatedTables``, with no row detail —
 /// every table the store tracks when GRDB's method was used, since it does not tell which.

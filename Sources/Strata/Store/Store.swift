@@ -223,7 +223,11 @@ public final class Store: Sendable {
             // a read that starts meanwhile.
             pool.releaseMemory()
             do {
-                try pool.barrierWriteWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+                try pool.barrierWriteWithoutTransaction { db in
+                    // Not worth waiting for: another connection's read keeps it busy.
+                    try db.execute(sql: "PRAGMA busy_timeout = 0")
+                    _ = try db.checkpoint(.truncate)
+                }
             } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY {
                 // Another connection is reading: its read keeps the commits in the -wal.
             }
@@ -232,9 +236,16 @@ public final class Store: Sendable {
         if let queue = writer as? DatabaseQueue { try queue.close() }
     }
 
+    /// How long a write waits for another connection's write transaction (another process
+    /// writing the same file) before it fails with `SQLITE_BUSY`, in seconds.
+    static let busyTimeout: TimeInterval = 10
+
     static func configuration() -> Configuration {
         var configuration = Configuration()
         configuration.foreignKeysEnabled = true
+        // Another process may be writing the same file: wait for its transaction to end
+        // instead of failing at once.
+        configuration.busyMode = .timeout(Self.busyTimeout)
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA recursive_triggers = ON")
             db.add(function: StringMatching.sqlFunction)
@@ -388,14 +399,16 @@ extension Store {
     }
 
     /// Announces that rows of `tables` (entity or join tables, by name; every table of the
-    /// store when nil) changed outside the store — another process, or a connection the
-    /// store does not own, wrote to the file. SQLite reports no detail of such changes, so
-    /// the commit this method makes lists the tables in
+    /// store when nil) changed outside the store — a connection that does not record the
+    /// change history (a program that is not a Strata store) wrote to the file. SQLite reports
+    /// no detail of such changes, so the commit this method makes lists the tables in
     /// ``CommittedChanges/invalidatedTables``, and results controllers that read them
-    /// refetch and deliver the difference.
+    /// refetch and deliver the difference. The commit is recorded in the history, so stores
+    /// in other processes refetch too. (Other Strata stores' commits need no announcement:
+    /// see <doc:ChangeHistory>.)
     ///
     /// ```swift
-    /// // After a sync process wrote notes to the same file:
+    /// // After a tool wrote notes to the same file with the sqlite3 shell:
     /// try store.notifyExternalChanges(in: ["Note"])
     /// ```
     ///
