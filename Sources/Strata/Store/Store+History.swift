@@ -56,8 +56,9 @@ extension Store {
         }
     }
 
-    /// Removes the history of the transactions up to `token` included; returns how many
-    /// were removed. Readers that had not read them yet (``changes(since:excludingAuthors:)``
+    /// Removes the history of the transactions up to `token` included — except the newest
+    /// transaction's, which is always kept so that tokens are never reused — and returns how
+    /// many were removed. Readers that had not read them yet (``changes(since:excludingAuthors:)``
     /// with an older token, a store in another process that is behind) are told that the
     /// history was pruned: ``HistoryPrunedError``, or a delivery with
     /// ``CommittedChanges/missedHistory`` after which controllers refetch once. This store

@@ -192,10 +192,10 @@ struct ChangeHistoryTests {
             try store.changes(since: HistoryToken(rawValue: 1))
         }
         #expect(try store.pruneHistory(before: Date().addingTimeInterval(-3600)) == 0)
-        #expect(try store.pruneHistory(before: Date().addingTimeInterval(3600)) == 3)
-        // Everything pruned: only the current token reads, and tokens are not reused.
-        #expect(try store.changes(since: HistoryToken(rawValue: 5)).transactions.isEmpty)
-        #expect(throws: HistoryPrunedError.self) { try store.changes(since: HistoryToken(rawValue: 4)) }
+        // Everything before now: the newest row stays, so that tokens are never reused.
+        #expect(try store.pruneHistory(before: Date().addingTimeInterval(3600)) == 2)
+        #expect(try store.changes(since: HistoryToken(rawValue: 4)).transactions.map(\.token.rawValue) == [5])
+        #expect(throws: HistoryPrunedError.self) { try store.changes(since: HistoryToken(rawValue: 3)) }
         try store.write { db in try db.note("after") }
         #expect(try store.changes(since: HistoryToken(rawValue: 5)).transactions.map(\.token.rawValue) == [6])
     }

@@ -5,25 +5,27 @@ import GRDB
 ///
 /// ```sql
 /// CREATE TABLE strata_history (
-///     token INTEGER PRIMARY KEY AUTOINCREMENT,  -- HistoryToken: commit order, never reused
-///     date REAL NOT NULL,                       -- seconds since 1970
-///     author TEXT,                              -- Store.write(author:) or Options.author
-///     writer INTEGER NOT NULL,                  -- the committing store instance (0: a migration)
-///     changes BLOB NOT NULL                     -- HistoryCoding of the net CommittedChanges
+///     token INTEGER PRIMARY KEY,   -- HistoryToken: commit order, consecutive
+///     date REAL NOT NULL,          -- seconds since 1970
+///     author TEXT,                 -- Store.write(author:) or Options.author
+///     writer INTEGER NOT NULL,     -- the committing store instance (0: a migration)
+///     changes BLOB NOT NULL        -- HistoryCoding of the net CommittedChanges
 /// )
 /// ```
 ///
 /// Rows are written by the committing transaction itself, just before it commits, so a
 /// transaction and its history row are committed (or lost) together. SQLite serialises
-/// writers, and `AUTOINCREMENT` allocates the next token inside the transaction (a rolled
-/// back transaction gives its number back), so the tokens of committed transactions are
-/// consecutive: a reader that finds a gap after the token it had read knows that the
+/// writers, and a new row takes the largest token plus one inside the transaction, so the
+/// tokens of committed transactions are consecutive. Pruning never removes the newest row,
+/// so the largest token never goes down and tokens are never reused (`AUTOINCREMENT` would
+/// guarantee the same at the cost of one more page written per commit, in
+/// `sqlite_sequence`). A reader that finds a gap after the token it had read knows that the
 /// history was pruned past it.
 enum HistoryTable {
     static let name = "strata_history"
 
     static let createSQL = """
-        CREATE TABLE IF NOT EXISTS \(name) (token INTEGER PRIMARY KEY AUTOINCREMENT, date REAL NOT NULL, \
+        CREATE TABLE IF NOT EXISTS \(name) (token INTEGER PRIMARY KEY, date REAL NOT NULL, \
         author TEXT, writer INTEGER NOT NULL, changes BLOB NOT NULL)
         """
 
@@ -53,12 +55,11 @@ enum HistoryTable {
         return HistoryToken(rawValue: db.lastInsertedRowID)
     }
 
-    /// The token of the last transaction ever recorded (pruned or not); ``HistoryToken/beginning``
-    /// when none was.
+    /// The token of the last transaction recorded (the newest row is never pruned);
+    /// ``HistoryToken/beginning`` when none was.
     static func lastToken(_ db: Database) throws -> HistoryToken {
         guard try exists(db) else { return .beginning }
-        let sequence = try Int64.fetchOne(db, sql: "SELECT seq FROM main.sqlite_sequence WHERE name = ?", arguments: [name])
-        return HistoryToken(rawValue: sequence ?? 0)
+        return HistoryToken(rawValue: try Int64.fetchOne(db, sql: "SELECT MAX(token) FROM main.\(name)") ?? 0)
     }
 
     /// The rows after `token`, in order, and whether the history was pruned past it. The
@@ -86,20 +87,18 @@ enum HistoryTable {
                 token: HistoryToken(rawValue: row[0]), date: Date(timeIntervalSince1970: row[1]), author: row[2],
                 writer: writer, changes: changes, isDecodable: decodable))
         }
-        let pruned: Bool
-        if let first = entries.first {
-            pruned = first.token.rawValue > token.rawValue + 1
-        } else {
-            pruned = try lastToken(db) > token
-        }
+        // The newest row is never pruned: rows after the token, if any, start right after it.
+        let pruned = entries.first.map { $0.token.rawValue > token.rawValue + 1 } ?? false
         return (entries, pruned)
     }
 
-    /// Removes the rows up to `token` included; returns how many.
+    /// Removes the rows up to `token` included, except the newest; returns how many.
     @discardableResult
     static func prune(through token: HistoryToken, _ db: Database) throws -> Int {
         guard try exists(db) else { return 0 }
-        try db.execute(sql: "DELETE FROM \(name) WHERE token <= ?", arguments: [token.rawValue])
+        try db.execute(
+            sql: "DELETE FROM main.\(name) WHERE token <= ? AND token < (SELECT MAX(token) FROM main.\(name))",
+            arguments: [token.rawValue])
         return db.changesCount
     }
 
