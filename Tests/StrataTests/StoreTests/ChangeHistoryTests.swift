@@ -238,6 +238,26 @@ struct ChangeHistoryTests {
         #expect(commits.compactMap(\.token).max() == (try reader.historyToken()))
     }
 
+    @Test("a transaction on the writer outside write(_:) is delivered here but not recorded; notifyExternalChanges is recorded")
+    func unrecordedWrites() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("shared.sqlite")
+        let reader = try Store(schema: NotesModel.schema, path: path, options: Self.manual)
+        let writer = try Store(schema: NotesModel.schema, path: path, options: Self.manual)
+        let writerCommits = CommitRecorder(writer), readerCommits = CommitRecorder(reader)
+        _ = try writer.writer.write { db in try db.note("raw") }
+        #expect(writerCommits.commits.count == 1 && writerCommits.commits[0].token == nil)
+        #expect(try writer.changes(since: .beginning).transactions.isEmpty)
+        try reader.checkForExternalCommits()
+        #expect(readerCommits.commits.isEmpty)
+        // Announced, and recorded: the other store is told to re-read the table.
+        try writer.notifyExternalChanges(in: ["Note"])
+        #expect(try writer.changes(since: .beginning).transactions.map(\.changes.invalidatedTables) == [["Note"]])
+        try reader.checkForExternalCommits()
+        #expect(readerCommits.commits.map(\.invalidatedTables) == [["Note"]])
+        #expect(readerCommits.commits.map(\.origin) == [.otherConnections])
+    }
+
     @Test("history pruned past a store that is behind: it refetches once and says so")
     func prunedWhileBehind() throws {
         let directory = try TemporaryDirectory()
