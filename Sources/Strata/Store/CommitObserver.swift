@@ -18,6 +18,12 @@ typealias NSLockShim = NSLock
 /// in a transaction that commits anyway, the collected rows may include changes the refusal
 /// undid — the deletes of a cascade cut short. The commit then reports every table the
 /// transaction touched in ``CommittedChanges/invalidatedTables``, without row details.
+///
+/// The store's own write transactions collect their changes just before committing
+/// (``recordHistory(_:author:)``), to write them into the change history in the same
+/// transaction; the commit then delivers what was collected. Other connections' commits are
+/// read back from that history and delivered through the same handlers
+/// (`CommitObserver+External.swift`).
 final class CommitObserver: TransactionObserver, @unchecked Sendable {
     typealias Handler = @Sendable (CommittedChanges, Database) -> Void
 
