@@ -44,6 +44,11 @@ final class LatencyProbe: @unchecked Sendable {
         arrived.signal()
     }
 
+    /// Waits up to `seconds` for a batch; false when none came.
+    func waitForAnyBatch(seconds: Double) -> Bool {
+        arrived.wait(timeout: .now() + seconds) == .success
+    }
+
     /// Waits for the batch of the last commit: its commit→delivery latency, and the batch.
     func waitForBatch() -> (nanoseconds: UInt64, batch: ChangeBatch) {
         guard arrived.wait(timeout: .now() + 120) == .success else { fatalError("no batch delivered within 120 s") }

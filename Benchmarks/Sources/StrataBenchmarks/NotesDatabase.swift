@@ -26,13 +26,16 @@ final class NotesDatabase {
     let folder: URL
     var random: SplitMix64
 
-    init(noteCount: Int, seed: UInt64 = 42) throws {
+    /// The store file's path.
+    var path: String { folder.appendingPathComponent("notes.sqlite").path }
+
+    init(noteCount: Int, seed: UInt64 = 42, options: Store.Options = Store.Options()) throws {
         self.noteCount = noteCount
         random = SplitMix64(seed: seed)
         folder = FileManager.default.temporaryDirectory
             .appendingPathComponent("strata-benchmarks-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        store = try Store(schema: NotesModel.schema, path: folder.appendingPathComponent("notes.sqlite").path)
+        store = try Store(schema: NotesModel.schema, path: folder.appendingPathComponent("notes.sqlite").path, options: options)
         try populate()
     }
 

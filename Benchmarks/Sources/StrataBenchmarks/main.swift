@@ -7,6 +7,7 @@
 //     swift run -c release StrataBenchmarks --diff-only   # the identity difference alone
 //     swift run -c release StrataBenchmarks --k-commits   # commits of k changed rows at 100k
 //     swift run -c release StrataBenchmarks --fallback    # large commits, options, resume at 100k
+//     swift run -c release StrataBenchmarks --history-only   # the change history alone
 import Dispatch
 import Foundation
 import GRDB
@@ -43,6 +44,9 @@ struct Plan {
     /// The ordered list's size and number of moves.
     var orderedSize = 100_000
     var orderedMoves = 10_000
+    /// Only the change history's figures (throughput with and without it, other processes).
+    var historyOnly = false
+    var quick = false
 
     init(arguments: [String]) {
         var iterator = arguments.makeIterator()
@@ -50,6 +54,9 @@ struct Plan {
             switch argument {
             case "--quick":
                 sizes.removeAll { $0 >= 1_000_000 }
+                quick = true
+            case "--history-only":
+                historyOnly = true
             case "--sizes":
                 guard let list = iterator.next() else { usage() }
                 let parsed = list.split(separator: ",").compactMap { Int($0) }
@@ -117,7 +124,7 @@ struct Plan {
 
 func usage(exitCode: Int32 = 2) -> Never {
     let text = """
-        usage: StrataBenchmarks [--quick] [--sizes N,N,...] [--incremental-only | --fetch-only | --ordered-only | --no-ordered]
+        usage: StrataBenchmarks [--quick] [--sizes N,N,...] [--incremental-only | --fetch-only | --history-only | --ordered-only | --no-ordered]
                StrataBenchmarks [--ordered-size N] [--ordered-moves N]
                StrataBenchmarks [--diff-only] [--k-commits [--k N,N,...]] [--fallback] [--no-stdlib] [--diff-runs N] [--large-size N]
                StrataBenchmarks --batched [--sizes N,N,...]
@@ -268,59 +275,107 @@ func machineDescription() -> String {
     return "\(ProcessInfo.processInfo.activeProcessorCount) cores (\(model)), \(String(format: "%.0f", memory)) GiB"
 }
 
+func formatRate(_ rowsPerSecond: Double) -> String {
+    rowsPerSecond >= 10_000 ? String(format: "%.0fk rows/s", rowsPerSecond / 1000) : String(format: "%.0f rows/s", rowsPerSecond)
+}
+
 func report(
     changes: [ChangeFigures], fetches: [FetchFigures], memory: MemoryFigures?, links: [ManyToManyBenchmark.Figures],
-    plan: Plan
+    history: HistoryBenchmark.Figures?, plan: Plan
 ) {
     let date = ISO8601DateFormatter.string(from: Date(), timeZone: TimeZone(identifier: "UTC")!, formatOptions: [.withFullDate])
     print("Strata benchmarks, \(date), \(machineDescription())")
     print("Note.Fetches.byNotebook: \(NotesDatabase.notebookCount) notebook sections; release build; medians (p90) of the measured runs, after warm-up.")
     print("")
-    print("One-row change, commit → batch delivered")
-    print("")
-    print("| notes | change | Strata incremental | runs | refetch + diff baseline | runs | baseline ÷ Strata |")
-    print("| ---: | --- | ---: | ---: | ---: | ---: | ---: |")
-    for figure in changes {
-        let ours = figure.ours, base = figure.baseline
-        print(
-            "| \(formatCount(figure.size)) | \(figure.change.rawValue) "
-                + "| \(formatMilliseconds(ours.medianMilliseconds)) (\(formatMilliseconds(ours.percentile(0.9)))) | \(ours.count) "
-                + "| \(formatMilliseconds(base.medianMilliseconds)) (\(formatMilliseconds(base.percentile(0.9)))) | \(base.count) "
-                + "| \(formatRatio(base.medianMilliseconds / ours.medianMilliseconds)) |")
-    }
-    print("")
-    print("Many-to-many: the notes of one tag (`Store.request(Tag.notes, of:)`), a link or unlink → batch delivered")
-    print("")
-    print("| notes | listed | change | Strata incremental | runs | refetch + diff baseline | runs | baseline ÷ Strata |")
-    print("| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |")
-    for figure in links {
-        let ours = figure.ours, base = figure.baseline
-        print(
-            "| \(formatCount(figure.size)) | \(formatCount(figure.listed)) | \(figure.kind.rawValue) "
-                + "| \(formatMilliseconds(ours.medianMilliseconds)) (\(formatMilliseconds(ours.percentile(0.9)))) | \(ours.count) "
-                + "| \(formatMilliseconds(base.medianMilliseconds)) (\(formatMilliseconds(base.percentile(0.9)))) | \(base.count) "
-                + "| \(formatRatio(base.medianMilliseconds / ours.medianMilliseconds)) |")
-    }
-    print("")
-    print("Initial fetch into \(NotesDatabase.notebookCount) sections vs plain GRDB `Note.order(pinned.desc, title, id).fetchAll(db)`")
-    print("")
-    print("| notes | Strata ResultsController init | plain GRDB fetchAll | runs | Strata ÷ GRDB |")
-    print("| ---: | ---: | ---: | ---: | ---: |")
-    for figure in fetches {
-        print(
-            "| \(formatCount(figure.size)) | \(formatMilliseconds(figure.ours.medianMilliseconds)) "
-                + "| \(formatMilliseconds(figure.plain.medianMilliseconds)) | \(figure.ours.count) "
-                + "| \(formatRatio(figure.ours.medianMilliseconds / figure.plain.medianMilliseconds)) |")
-    }
-    if let memory {
+    if !changes.isEmpty {
+        print("One-row change, commit → batch delivered")
         print("")
-        print(
-            "Peak RSS (VmHWM) with the \(formatCount(memory.size))-note controller: \(ProcessMemory.format(memory.peakAfterInit)) "
-                + "(RSS before its init \(ProcessMemory.format(memory.residentBefore)), after \(ProcessMemory.format(memory.residentAfterInit))"
-                + (memory.peakWasReset ? "; peak reset just before the init" : "; peak not resettable: includes the setup") + ")")
+        print("| notes | change | Strata incremental | runs | refetch + diff baseline | runs | baseline ÷ Strata |")
+        print("| ---: | --- | ---: | ---: | ---: | ---: | ---: |")
+        for figure in changes {
+            let ours = figure.ours, base = figure.baseline
+            print(
+                "| \(formatCount(figure.size)) | \(figure.change.rawValue) "
+                    + "| \(formatMilliseconds(ours.medianMilliseconds)) (\(formatMilliseconds(ours.percentile(0.9)))) | \(ours.count) "
+                    + "| \(formatMilliseconds(base.medianMilliseconds)) (\(formatMilliseconds(base.percentile(0.9)))) | \(base.count) "
+                    + "| \(formatRatio(base.medianMilliseconds / ours.medianMilliseconds)) |")
+        }
+        print("")
+        print("Many-to-many: the notes of one tag (`Store.request(Tag.notes, of:)`), a link or unlink → batch delivered")
+        print("")
+        print("| notes | listed | change | Strata incremental | runs | refetch + diff baseline | runs | baseline ÷ Strata |")
+        print("| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |")
+        for figure in links {
+            let ours = figure.ours, base = figure.baseline
+            print(
+                "| \(formatCount(figure.size)) | \(formatCount(figure.listed)) | \(figure.kind.rawValue) "
+                    + "| \(formatMilliseconds(ours.medianMilliseconds)) (\(formatMilliseconds(ours.percentile(0.9)))) | \(ours.count) "
+                    + "| \(formatMilliseconds(base.medianMilliseconds)) (\(formatMilliseconds(base.percentile(0.9)))) | \(base.count) "
+                    + "| \(formatRatio(base.medianMilliseconds / ours.medianMilliseconds)) |")
+        }
+        print("")
+        print("Initial fetch into \(NotesDatabase.notebookCount) sections vs plain GRDB `Note.order(pinned.desc, title, id).fetchAll(db)`")
+        print("")
+        print("| notes | Strata ResultsController init | plain GRDB fetchAll | runs | Strata ÷ GRDB |")
+        print("| ---: | ---: | ---: | ---: | ---: |")
+        for figure in fetches {
+            print(
+                "| \(formatCount(figure.size)) | \(formatMilliseconds(figure.ours.medianMilliseconds)) "
+                    + "| \(formatMilliseconds(figure.plain.medianMilliseconds)) | \(figure.ours.count) "
+                    + "| \(formatRatio(figure.ours.medianMilliseconds / figure.plain.medianMilliseconds)) |")
+        }
+        if let memory {
+            print("")
+            print(
+                "Peak RSS (VmHWM) with the \(formatCount(memory.size))-note controller: \(ProcessMemory.format(memory.peakAfterInit)) "
+                    + "(RSS before its init \(ProcessMemory.format(memory.residentBefore)), after \(ProcessMemory.format(memory.residentAfterInit))"
+                    + (memory.peakWasReset ? "; peak reset just before the init" : "; peak not resettable: includes the setup") + ")")
+        }
+    }
+    if let history {
+        print("")
+        print("Change history: write throughput with history recorded and without, same run (medians of \(history.throughput.first?.on.count ?? 0) alternating rounds)")
+        print("")
+        print("| workload | rows | history on | history off | on ÷ off |")
+        print("| --- | ---: | ---: | ---: | ---: |")
+        for figure in history.throughput {
+            let on = Double(figure.rows) / (figure.on.medianMilliseconds / 1000)
+            let off = Double(figure.rows) / (figure.off.medianMilliseconds / 1000)
+            print("| \(figure.workload) | \(formatCount(figure.rows)) | \(formatRate(on)) | \(formatRate(off)) | \(String(format: "%.0f %%", 100 * on / off)) |")
+        }
+        print("")
+        print("Another process retitles one note per commit (5 to 25 ms apart); this process's controller, at \(formatCount(history.cost?.size ?? 0)) notes: commit returned in the writer → batch delivered here")
+        print("")
+        print("| check interval | p50 | p90 | p99 | max | commits timed | batches | commits not found in a batch |")
+        print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+        for figure in history.latency {
+            let samples = figure.samples
+            print("| \(formatInterval(figure.interval))\(figure.interval == .milliseconds(50) ? " (default)" : "") | \(formatMilliseconds(samples.medianMilliseconds)) | \(formatMilliseconds(samples.percentile(0.9))) | \(formatMilliseconds(samples.percentile(0.99))) | \(formatMilliseconds(samples.percentile(1))) | \(samples.count) | \(figure.deliveries) | \(figure.unmatched) |")
+        }
+        if let cost = history.cost {
+            print("")
+            print("A one-row change (retitle, a move) at \(formatCount(cost.size)) notes: local commit → batch, and another process's commit applied here (`checkForExternalCommits()` → batch), medians (p90)")
+            print("")
+            print("| local | another process's | full fetches for the other process's \(cost.external.count) |")
+            print("| ---: | ---: | ---: |")
+            print("| \(formatMilliseconds(cost.local.medianMilliseconds)) (\(formatMilliseconds(cost.local.percentile(0.9)))) | \(formatMilliseconds(cost.external.medianMilliseconds)) (\(formatMilliseconds(cost.external.percentile(0.9)))) | \(cost.externalFullFetches) |")
+        }
     }
     print("")
     print("Aims")
+    if let history {
+        for figure in history.throughput {
+            let ratio = figure.off.medianMilliseconds / figure.on.medianMilliseconds
+            print("- history on ≥ 80 % of off, \(figure.workload): \(ratio >= 0.8 ? "met" : "MISSED") (\(String(format: "%.0f %%", 100 * ratio)))")
+        }
+        for figure in history.latency where figure.interval == .milliseconds(50) {
+            let p99 = figure.samples.percentile(0.99)
+            print("- another process → batch p99 < 100 ms with the default interval: \(p99 < 100 ? "met" : "MISSED") (\(formatMilliseconds(p99)))")
+        }
+        if let cost = history.cost {
+            print("- another process's one-row change at \(formatCount(cost.size)) applied incrementally: \(cost.externalFullFetches == 0 ? "met" : "MISSED") (\(cost.externalFullFetches) full fetches; \(formatMilliseconds(cost.external.medianMilliseconds)) vs \(formatMilliseconds(cost.local.medianMilliseconds)) local)")
+        }
+    }
     for figure in changes where figure.size == 100_000 {
         let ratio = figure.baseline.medianMilliseconds / figure.ours.medianMilliseconds
         let met = ratio >= 100 && figure.ours.medianMilliseconds < 2
@@ -430,6 +485,9 @@ func reportLargeLists(_ figures: LargeListFigures, plan: Plan) {
 
 // MARK: - Main
 
+if CommandLine.arguments.dropFirst().first == HistoryBenchmark.childFlag {
+    HistoryBenchmark.child(arguments: Array(CommandLine.arguments.dropFirst(2)))
+}
 let plan = Plan(arguments: Array(CommandLine.arguments.dropFirst()))
 #if DEBUG
 log("warning: a debug build; run `swift run -c release StrataBenchmarks` for meaningful figures")
@@ -439,6 +497,7 @@ var fetches: [FetchFigures] = []
 var memory: MemoryFigures?
 var links: [ManyToManyBenchmark.Figures] = []
 var large = LargeListFigures()
+var history: HistoryBenchmark.Figures?
 let started = now()
 if plan.batchedOpenOnly {
     do {
@@ -487,14 +546,17 @@ do {
     }
     // The memory size first, so that its figures are not inflated by earlier sizes.
     let order = plan.sizes.filter { $0 == plan.memorySize } + plan.sizes.filter { $0 != plan.memorySize }
-    for size in order {
+    for size in order where !plan.historyOnly {
         let figures = try benchmark(size: size, plan: plan)
         changes += figures.changes
         fetches.append(figures.fetch)
         if let figure = figures.memory { memory = figure }
         links += figures.links
     }
-    large = try benchmarkLargeLists(plan: plan)
+    if !plan.historyOnly { large = try benchmarkLargeLists(plan: plan) }
+    if !plan.incrementalOnly && !plan.fetchOnly {
+        history = try HistoryBenchmark.run(size: 100_000, quick: plan.quick)
+    }
 } catch {
     log("error: \(error)")
     exit(1)
@@ -502,9 +564,9 @@ do {
 changes.sort { ($0.size, Change.allCases.firstIndex(of: $0.change)!) < ($1.size, Change.allCases.firstIndex(of: $1.change)!) }
 fetches.sort { $0.size < $1.size }
 links.sort { ($0.size, $0.kind == .link ? 0 : 1) < ($1.size, $1.kind == .link ? 0 : 1) }
-report(changes: changes, fetches: fetches, memory: memory, links: links, plan: plan)
-reportLargeLists(large, plan: plan)
-if plan.ordered {
+report(changes: changes, fetches: fetches, memory: memory, links: links, history: history, plan: plan)
+if !plan.historyOnly { reportLargeLists(large, plan: plan) }
+if plan.ordered && !plan.historyOnly {
     do {
         log("ordered list: \(plan.orderedSize) todos, \(plan.orderedMoves) moves")
         try OrderedListBenchmark(size: plan.orderedSize, moves: plan.orderedMoves).run().printReport()

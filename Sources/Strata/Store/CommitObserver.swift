@@ -18,6 +18,12 @@ typealias NSLockShim = NSLock
 /// in a transaction that commits anyway, the collected rows may include changes the refusal
 /// undid — the deletes of a cascade cut short. The commit then reports every table the
 /// transaction touched in ``CommittedChanges/invalidatedTables``, without row details.
+///
+/// The store's own write transactions collect their changes just before committing
+/// (``recordHistory(_:author:)``), to write them into the change history in the same
+/// transaction; the commit then delivers what was collected. Other connections' commits are
+/// read back from that history and delivered through the same handlers
+/// (`CommitObserver+External.swift`).
 final class CommitObserver: TransactionObserver, @unchecked Sendable {
     typealias Handler = @Sendable (CommittedChanges, Database) -> Void
 
@@ -40,11 +46,37 @@ final class CommitObserver: TransactionObserver, @unchecked Sendable {
     private let handlers = LockedValue<[UInt64: Handler]>([:])
     private let nextKey = LockedValue<UInt64>(0)
 
-    init(columnsByTable: [String: [String]], replacedRows: ReplacedRowLog, deniedDeletes: DeniedDeleteWatch) {
+    // MARK: History (writer only)
+
+    /// Identifies this store's rows in the change history (random, per store instance).
+    let writerID: Int64
+    /// Whether ``recordHistory(_:author:)`` writes history rows.
+    let recordsHistory: Bool
+    /// The changes of the transaction under way, collected by ``recordHistory(_:author:)``
+    /// before it commits.
+    private var recorded: CommittedChanges?
+    /// The author of the transaction under way, when its changes are not recorded.
+    private var pendingAuthor: String?
+    /// The history position up to which other connections' commits were delivered (or
+    /// were this store's own). See `CommitObserver+External.swift`.
+    var historyCursor = HistoryToken.beginning
+    /// `PRAGMA data_version` of the writer connection at the last check for other
+    /// connections' commits.
+    var dataVersion: Int64?
+
+    init(
+        columnsByTable: [String: [String]], replacedRows: ReplacedRowLog, deniedDeletes: DeniedDeleteWatch,
+        recordsHistory: Bool
+    ) {
         self.columnsByTable = columnsByTable
         self.replacedRows = replacedRows
         self.deniedDeletes = deniedDeletes
+        self.recordsHistory = recordsHistory
+        writerID = Int64.random(in: 1...Int64.max)
     }
+
+    /// The columns of a tracked table.
+    func columns(of table: String) -> [String] { columnsByTable[table] ?? [] }
 
     /// Every table whose changes are reported (entity and join tables).
     var trackedTables: Set<String> { Set(columnsByTable.keys) }
@@ -62,7 +94,7 @@ final class CommitObserver: TransactionObserver, @unchecked Sendable {
         handlers.withLock { $0[key] = nil }
     }
 
-    private func isTracked(_ table: String) -> Bool { columnsByTable[table] != nil }
+    func isTracked(_ table: String) -> Bool { columnsByTable[table] != nil }
 
     // MARK: - TransactionObserver
 
@@ -129,7 +161,54 @@ final class CommitObserver: TransactionObserver, @unchecked Sendable {
 
     func databaseWillCommit() throws {}
 
+    /// Collects the net changes of the transaction under way and writes its history row,
+    /// inside the transaction, so that both commit together. Called by the store's write
+    /// transactions just before they commit; the commit then delivers what was collected.
+    func recordHistory(_ db: Database, author: String?) throws {
+        guard recordsHistory else {
+            pendingAuthor = author
+            return
+        }
+        guard var changes = collect(db), !changes.isEmpty else { return }
+        changes.authors = author.map { [$0] } ?? []
+        let token = try HistoryTable.record(changes, author: author, writer: writerID, db)
+        changes.token = token
+        recorded = changes
+    }
+
     func databaseDidCommit(_ db: Database) {
+        var changes = recorded
+        recorded = nil
+        // Changes made after the history row was written (none through the store), or the
+        // whole transaction when it was not recorded.
+        if let late = collect(db) {
+            if changes == nil {
+                changes = late
+            } else {
+                changes!.merge(late, allColumns: columns(of:))
+            }
+        }
+        guard var changes else { return }
+        if let author = pendingAuthor { changes.authors.insert(author) }
+        pendingAuthor = nil
+        if let token = changes.token, token.rawValue == historyCursor.rawValue + 1 {
+            // This store's own commit, right after everything read: nothing to read there.
+            historyCursor = token
+        }
+        guard !changes.isEmpty else { return }
+        deliver(changes, db)
+    }
+
+    /// Calls every handler with `changes`, on the writer.
+    func deliver(_ changes: CommittedChanges, _ db: Database) {
+        let current = handlers.withLock { $0.sorted { $0.key < $1.key }.map(\.value) }
+        for handler in current { handler(changes, db) }
+    }
+
+    /// The net changes of the transaction so far (nil when nothing happened to the tracked
+    /// tables), with the replaced-row and join-table logs read, and the collected state
+    /// reset.
+    private func collect(_ db: Database) -> CommittedChanges? {
         var tables = pending.filter { !$0.value.isEmpty }
         // Every table the update hook reported, net changes or not (a refused cascade can
         // cancel out an insert of the same transaction).
@@ -138,7 +217,7 @@ final class CommitObserver: TransactionObserver, @unchecked Sendable {
         var invalidatedTables = self.invalidatedTables
         let refused = deniedDeletes.takeUnreportedRefusal()
         reset()
-        guard sawRowEvents || !invalidatedTables.isEmpty else { return }
+        guard sawRowEvents || !invalidatedTables.isEmpty else { return nil }
         // Read both logs even when nothing is left to report, so that their entries are
         // never read again by a later commit.
         replacedRows.merge(into: &tables, hookDeletes: hookDeletes, db)
@@ -148,10 +227,7 @@ final class CommitObserver: TransactionObserver, @unchecked Sendable {
             invalidatedTables.formUnion(touchedTables)
             for table in touchedTables { tables[table] = nil }
         }
-        let changes = CommittedChanges(tables: tables, invalidatedTables: invalidatedTables)
-        guard !changes.isEmpty else { return }
-        let current = handlers.withLock { $0.sorted { $0.key < $1.key }.map(\.value) }
-        for handler in current { handler(changes, db) }
+        return CommittedChanges(tables: tables, invalidatedTables: invalidatedTables)
     }
 
     private func reset() {
@@ -216,6 +292,8 @@ final class CommitObserver: TransactionObserver, @unchecked Sendable {
 
     func databaseDidRollback(_ db: Database) {
         _ = deniedDeletes.takeUnreportedRefusal()
+        recorded = nil
+        pendingAuthor = nil
         reset()
     }
 }

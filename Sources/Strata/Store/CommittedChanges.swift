@@ -15,8 +15,11 @@ import GRDB
 /// to code that re-reads the rows it is told about. Join rows replaced that way are not
 /// reported (the statement writes the same link again).
 ///
-/// Changes made outside the store's connections (another process writing the same file)
-/// are invisible to SQLite's update hook. Announce them with
+/// Changes committed by other connections to the file — another process, another store —
+/// are read from the file's change history and delivered with ``origin``
+/// ``Origin/otherConnections`` (see <doc:ChangeHistory>). Changes that are not in the
+/// history (a program that is not a Strata store, a store with
+/// ``Store/Options/recordsHistory`` off) are invisible to this store. Announce them with
 /// ``Store/notifyExternalChanges(in:)`` (or GRDB's `Database.notifyChanges(in:)` inside a
 /// write): the commit then lists the tables in ``invalidatedTables``, with no row detail —
 /// every table the store tracks when GRDB's method was used, since it does not tell which.
@@ -66,10 +69,44 @@ public struct CommittedChanges: Hashable, Sendable {
     /// statement then undid). Re-read everything that depends on them. Usually empty.
     public var invalidatedTables: Set<String>
 
+    /// Where committed changes come from.
+    public enum Origin: Hashable, Sendable {
+        /// A transaction committed through this store.
+        case thisStore
+        /// Transactions committed by other connections to the file — another process, or
+        /// another store on the same file — read from the file's change history (see
+        /// <doc:ChangeHistory>). Several such transactions found at once are delivered as
+        /// one, their changes merged, and the rows they name are re-read in the state after
+        /// the last of them.
+        case otherConnections
+    }
+
+    /// Where the changes come from: ``Origin/thisStore`` unless they were read from the
+    /// change history, committed by another connection.
+    public var origin: Origin
+
+    /// The history token of the (last) transaction these changes come from; nil when it
+    /// was not recorded (``Store/Options/recordsHistory`` off, or a write made on
+    /// ``Store/writer`` outside ``Store/write(_:)``).
+    public var token: HistoryToken?
+
+    /// The authors of the transactions (see ``Store/write(author:_:)``); empty when none
+    /// was given.
+    public var authors: Set<String>
+
+    /// True when this store could not read what other connections committed, because the
+    /// history was pruned past what it had read: every table it tracks is in
+    /// ``invalidatedTables``, and results controllers refetch once.
+    public var missedHistory: Bool
+
     /// Changes by table name, and the tables invalidated without details.
     public init(tables: [String: TableChanges] = [:], invalidatedTables: Set<String> = []) {
         self.tables = tables
         self.invalidatedTables = invalidatedTables
+        origin = .thisStore
+        token = nil
+        authors = []
+        missedHistory = false
     }
 
     /// The changes of `table` (empty when it did not change).
@@ -80,6 +117,38 @@ public struct CommittedChanges: Hashable, Sendable {
 
     /// True when no row of any table changed and no table was invalidated.
     public var isEmpty: Bool { invalidatedTables.isEmpty && tables.values.allSatisfy(\.isEmpty) }
+
+    /// Adds the changes of a later transaction, net over both: a row inserted then deleted
+    /// disappears, a row deleted then inserted again is updated with `allColumns(table)`, a
+    /// row inserted then updated stays inserted, a row updated then deleted is deleted.
+    mutating func merge(_ later: CommittedChanges, allColumns: (String) -> [String]) {
+        invalidatedTables.formUnion(later.invalidatedTables)
+        authors.formUnion(later.authors)
+        missedHistory = missedHistory || later.missedHistory
+        if let token = later.token { self.token = max(self.token ?? token, token) }
+        for (name, next) in later.tables where !next.isEmpty {
+            var table = tables.removeValue(forKey: name) ?? TableChanges()
+            for id in next.inserted {
+                if table.deleted.remove(id) != nil {
+                    table.updated.insert(id)
+                    table.updatedColumns.formUnion(allColumns(name))
+                } else {
+                    table.inserted.insert(id)
+                }
+            }
+            for id in next.updated where !table.inserted.contains(id) { table.updated.insert(id) }
+            table.updatedColumns.formUnion(next.updatedColumns)
+            for id in next.deleted where table.inserted.remove(id) == nil {
+                table.updated.remove(id)
+                table.deleted.insert(id)
+            }
+            table.joinRows.merge(next.joinRows) { $1 }
+            if !table.joinRows.isEmpty {
+                table.joinRows = table.joinRows.filter { table.inserted.contains($0.key) || table.deleted.contains($0.key) }
+            }
+            if !table.isEmpty { tables[name] = table }
+        }
+    }
 }
 
 /// A registration of a commit handler; cancelling (or deinitialising) it stops deliveries.

@@ -51,7 +51,7 @@ struct SchemaMigrator {
         let metadata = try readMetadata(db)
         let canonical = CanonicalSchema(schema)
         if metadata["hash"] == canonical.versionHash {
-            return try isInLine(db) ? .upToDate : .syncIndexesAndTriggers
+            return try isInLine(db) && HistoryTable.exists(db) ? .upToDate : .syncIndexesAndTriggers
         }
         guard let json = metadata["schema"], let old = CanonicalSchema.decode(json)?.descriptor else {
             throw MigrationError.unreadableMetadata
@@ -100,10 +100,22 @@ struct SchemaMigrator {
                 case .migrate(let plan):
                     try apply(plan, db)
                     try writeMetadata(db, canonical: canonical)
+                    try db.execute(sql: HistoryTable.createSQL)
+                    try recordMigration(plan, db)
                 }
                 return .commit
             }
         }
+    }
+
+    /// Records a migration in the change history as a transaction that invalidates every
+    /// table of both models (tables were rebuilt, values filled in): stores of other
+    /// processes that are open on the file refetch what they show.
+    private func recordMigration(_ plan: MigrationPlan, _ db: Database) throws {
+        let tables = Set(SchemaSQL(schema: schema).columnsByTable.keys)
+            .union(SchemaSQL(schema: plan.old).columnsByTable.keys)
+        _ = try HistoryTable.record(
+            CommittedChanges(invalidatedTables: tables), author: HistoryTable.migrationAuthor, writer: 0, db)
     }
 
     private func create(_ db: Database, canonical: CanonicalSchema) throws {
@@ -113,6 +125,7 @@ struct SchemaMigrator {
         try syncIndexesAndTriggers(db)
         try db.execute(sql: "CREATE TABLE \(Self.metadataTable) (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL)")
         try writeMetadata(db, canonical: canonical)
+        try db.execute(sql: HistoryTable.createSQL)
     }
 
     private func writeMetadata(_ db: Database, canonical: CanonicalSchema) throws {
@@ -124,6 +137,7 @@ struct SchemaMigrator {
     /// Drops the store's indexes and triggers that the schema no longer wants (or wants
     /// differently) and creates the missing ones.
     private func syncIndexesAndTriggers(_ db: Database) throws {
+        try db.execute(sql: HistoryTable.createSQL)
         let (unwanted, missing) = try stale(db)
         for (name, type) in unwanted.sorted(by: { $0.key < $1.key }) {
             try db.execute(sql: "DROP \(type == "index" ? "INDEX" : "TRIGGER") IF EXISTS \(quoted(name))")

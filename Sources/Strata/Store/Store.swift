@@ -24,9 +24,34 @@ public final class Store: Sendable {
         /// cannot be kept are replaced by the default, NULL, or a zero value.
         public var allowDataLoss: Bool
 
-        /// Options; by default, destructive migrations are refused.
-        public init(allowDataLoss: Bool = false) {
+        /// Record every transaction of this store in the file's change history (see
+        /// <doc:ChangeHistory>), in the transaction itself. On by default. Other stores on
+        /// the same file, in this process or another, learn of a transaction only through
+        /// its history: turn it off only for a store that no other connection observes.
+        public var recordsHistory: Bool
+
+        /// How often a file store checks whether another connection (another process,
+        /// another store on the same file) committed, to deliver those commits to its
+        /// observers and results controllers; nil never checks (call
+        /// ``Store/checkForExternalCommits()`` instead). A check reads one number
+        /// (`PRAGMA data_version`) on the writer, and the history only when it changed.
+        /// The default, 50 ms, delivers another process's commit within about that time.
+        public var externalCommitInterval: Duration?
+
+        /// The author recorded for this store's transactions that do not name one (see
+        /// ``Store/write(author:_:)``): "widget", "importer", … Nil by default.
+        public var author: String?
+
+        /// Options; by default, destructive migrations are refused, history is recorded,
+        /// and other connections' commits are checked for every 50 ms.
+        public init(
+            allowDataLoss: Bool = false, recordsHistory: Bool = true,
+            externalCommitInterval: Duration? = .milliseconds(50), author: String? = nil
+        ) {
             self.allowDataLoss = allowDataLoss
+            self.recordsHistory = recordsHistory
+            self.externalCommitInterval = externalCommitInterval
+            self.author = author
         }
     }
 
@@ -43,6 +68,8 @@ public final class Store: Sendable {
     let observer: CommitObserver
     let replacedRows: ReplacedRowLog
     let deniedDeletes = DeniedDeleteWatch()
+    /// Checks for other connections' commits (file stores with an interval only).
+    private let externalCommits: ExternalCommitMonitor?
     /// Whether ``close()`` was called (and did not fail).
     private let closed = LockedValue(false)
     /// The pinned readers of batched results (see ``ResultsLoading``), released on close.
@@ -133,14 +160,25 @@ public final class Store: Sendable {
         self.replacedRows = replacedRows
         let observer = CommitObserver(
             columnsByTable: SchemaSQL(schema: schema).columnsByTable, replacedRows: replacedRows,
-            deniedDeletes: deniedDeletes)
+            deniedDeletes: deniedDeletes, recordsHistory: options.recordsHistory)
         self.observer = observer
+        let deniedDeletes = self.deniedDeletes
         try writer.writeWithoutTransaction { db in
             try observer.installJoinLog(db, joinTables: SchemaSQL(schema: schema).joinTables)
             try replacedRows.install(db)
             try deniedDeletes.install(db, schema: schema)
+            try observer.startReadingHistory(db)
         }
         writer.add(transactionObserver: observer, extent: .databaseLifetime)
+        if let pool = writer as? DatabasePool, let interval = options.externalCommitInterval {
+            externalCommits = ExternalCommitMonitor(writer: pool, observer: observer, interval: interval)
+        } else {
+            externalCommits = nil
+        }
+    }
+
+    deinit {
+        externalCommits?.stop()
     }
 
     /// Where ``init(schema:options:)`` puts the store of `schema`.
@@ -182,6 +220,7 @@ public final class Store: Sendable {
         guard wasOpen else { return }
         // Batched results' open reads would keep the commits in the -wal.
         for entry in pinnedReaders.withLock({ $0 }) { entry.reader?.release() }
+        externalCommits?.stop()
         do {
             try Self.close(writer)
         } catch {
@@ -199,7 +238,11 @@ public final class Store: Sendable {
             // a read that starts meanwhile.
             pool.releaseMemory()
             do {
-                try pool.barrierWriteWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+                try pool.barrierWriteWithoutTransaction { db in
+                    // Not worth waiting for: another connection's read keeps it busy.
+                    try db.execute(sql: "PRAGMA busy_timeout = 0")
+                    _ = try db.checkpoint(.truncate)
+                }
             } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY {
                 // Another connection is reading: its read keeps the commits in the -wal.
             }
@@ -208,9 +251,16 @@ public final class Store: Sendable {
         if let queue = writer as? DatabaseQueue { try queue.close() }
     }
 
+    /// How long a write waits for another connection's write transaction (another process
+    /// writing the same file) before it fails with `SQLITE_BUSY`, in seconds.
+    static let busyTimeout: TimeInterval = 10
+
     static func configuration() -> Configuration {
         var configuration = Configuration()
         configuration.foreignKeysEnabled = true
+        // Another process may be writing the same file: wait for its transaction to end
+        // instead of failing at once.
+        configuration.busyMode = .timeout(Self.busyTimeout)
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA recursive_triggers = ON")
             db.add(function: StringMatching.sqlFunction)
@@ -251,28 +301,57 @@ extension Store {
     /// catch is not turned into a failed transaction. SQLite has then reported changes that
     /// the refusal undid (the start of a cascade), so that commit lists every table it
     /// touched in ``CommittedChanges/invalidatedTables`` instead of their rows.
+    ///
+    /// The transaction is recorded in the file's change history (see <doc:ChangeHistory>)
+    /// with the store's ``Options/author``; ``write(author:_:)`` names another.
     @discardableResult
     public func write<T>(_ body: (Database) throws -> T) throws -> T {
-        try mapErrors {
-            try writer.write { db in try transaction(db, body) }
-        }
+        try write(author: options.author, body)
     }
 
     /// The asynchronous ``write(_:)``.
     @discardableResult
     public func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await write(author: options.author, body)
+    }
+
+    /// Runs `body` in a write transaction, as ``write(_:)``, and records `author` as the
+    /// transaction's author in the change history: ``HistoryTransaction/author`` for readers
+    /// of the history, ``CommittedChanges/authors`` for commit observers, here and in other
+    /// processes. A sync engine writes the changes it pulls from a server with its own
+    /// author, and leaves them out when it reads what to push
+    /// (``changes(since:excludingAuthors:)``), so that they are not echoed back.
+    ///
+    /// ```swift
+    /// try store.write(author: "sync") { db in
+    ///     for note in pulled { try db.save(note) }
+    /// }
+    /// ```
+    @discardableResult
+    public func write<T>(author: String?, _ body: (Database) throws -> T) throws -> T {
+        try mapErrors {
+            try writer.write { db in try transaction(db, author: author, body) }
+        }
+    }
+
+    /// The asynchronous ``write(author:_:)``.
+    @discardableResult
+    public func write<T: Sendable>(
+        author: String?, _ body: @escaping @Sendable (Database) throws -> T
+    ) async throws -> T {
         try await mapErrors {
-            try await writer.write { [self] db in try transaction(db, body) }
+            try await writer.write { [self] db in try transaction(db, author: author, body) }
         }
     }
 
     /// The body of every write transaction of the store.
-    private func transaction<T>(_ db: Database, _ body: (Database) throws -> T) throws -> T {
+    private func transaction<T>(_ db: Database, author: String?, _ body: (Database) throws -> T) throws -> T {
         try observer.trimJoinLog(db)
         try replacedRows.trim(db)
         deniedDeletes.reset()
         let result = try body(db)
         if let refused = deniedDeletes.refused { throw refused }
+        try observer.recordHistory(db, author: author)
         return result
     }
 
@@ -335,14 +414,16 @@ extension Store {
     }
 
     /// Announces that rows of `tables` (entity or join tables, by name; every table of the
-    /// store when nil) changed outside the store — another process, or a connection the
-    /// store does not own, wrote to the file. SQLite reports no detail of such changes, so
-    /// the commit this method makes lists the tables in
+    /// store when nil) changed outside the store — a connection that does not record the
+    /// change history (a program that is not a Strata store) wrote to the file. SQLite reports
+    /// no detail of such changes, so the commit this method makes lists the tables in
     /// ``CommittedChanges/invalidatedTables``, and results controllers that read them
-    /// refetch and deliver the difference.
+    /// refetch and deliver the difference. The commit is recorded in the history, so stores
+    /// in other processes refetch too. (Other Strata stores' commits need no announcement:
+    /// see <doc:ChangeHistory>.)
     ///
     /// ```swift
-    /// // After a sync process wrote notes to the same file:
+    /// // After a tool wrote notes to the same file with the sqlite3 shell:
     /// try store.notifyExternalChanges(in: ["Note"])
     /// ```
     ///

@@ -35,7 +35,7 @@ struct InjectionTests {
         let tables = try store.read { db in
             try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
         }
-        #expect(tables == ["Note", "Note_tags", "Notebook", "Tag", "strata_metadata"])
+        #expect(tables == ["Note", "Note_tags", "Notebook", "Tag", "strata_history", "strata_metadata"])
 
         // delete(where:) with a hostile value deletes exactly that row.
         let deleted = try store.write { db in try db.delete(Note.self, where: Note.title == Self.hostile[0]) }

@@ -43,7 +43,7 @@ extension MigrationTests {
         let tables = try migrated.read { db in
             try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
         }
-        #expect(tables == ["Label", "Label_notes", "Note", "Notebook", "strata_metadata"])
+        #expect(tables == ["Label", "Label_notes", "Note", "Notebook", "strata_history", "strata_metadata"])
         // The new rule works: deleting a label deletes its notes.
         try migrated.write { db in try db.execute(sql: "DELETE FROM Label WHERE title = 't2'") }
         let notes = try migrated.read { db in try String.fetchAll(db, sql: "SELECT title FROM Note ORDER BY title") }
