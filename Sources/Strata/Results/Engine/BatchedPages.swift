@@ -87,6 +87,8 @@ final class PageLoader<Item: StrataEntity>: @unchecked Sendable {
     private(set) var generation = 0
     private var version = 0
     private var live: [Weak] = []
+    /// The pages of the last snapshot made, while it is alive.
+    private weak var lastMade: BatchedPages<Item>?
     /// Ids whose values changed since the last snapshot was made (for the next one).
     private var changedSinceSnapshot = Set<Int64>()
     /// Whether everything may have changed since the last snapshot (a refetch).
@@ -162,7 +164,8 @@ final class PageLoader<Item: StrataEntity>: @unchecked Sendable {
     func makePages() -> BatchedPages<Item> {
         locked {
             version += 1
-            let previous = live.last?.pages
+            // Only the snapshot made just before: `changedSinceSnapshot` is relative to it.
+            let previous = lastMade
             let pages = BatchedPages(
                 loader: self, reader: reader, generation: generation, version: version,
                 parent: unknownSinceSnapshot || previous?.generation != generation ? nil : previous,
@@ -170,6 +173,7 @@ final class PageLoader<Item: StrataEntity>: @unchecked Sendable {
             changedSinceSnapshot = []
             unknownSinceSnapshot = false
             live.append(Weak(pages: pages))
+            lastMade = pages
             return pages
         }
     }
