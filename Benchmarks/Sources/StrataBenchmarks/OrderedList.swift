@@ -12,6 +12,7 @@ struct OrderedListBenchmark {
     struct Figures {
         var size: Int
         var moves: Int
+        var loading: ResultsLoading = .eager
         var rowsWritten: [Int]
         var rebalances: Int
         var largestRebalance: Int
@@ -24,6 +25,7 @@ struct OrderedListBenchmark {
 
     let size: Int
     let moves: Int
+    var loading: ResultsLoading = .eager
 
     func run() throws -> Figures {
         let folder = FileManager.default.temporaryDirectory
@@ -43,15 +45,16 @@ struct OrderedListBenchmark {
         let observation = store.observeCommits { changes in written.set(changes.tables["Todo"]?.updated.count ?? 0) }
         defer { observation.cancel() }
         let deliveries = DispatchQueue(label: "strata.benchmarks.ordered")
-        let controller = try ResultsController(store: store, request: Todo.Fetches.byList, deliveryQueue: deliveries)
+        let controller = try ResultsController(
+            store: store, request: Todo.Fetches.byList, loading: loading, deliveryQueue: deliveries)
         let forwarder = TodoBatchForwarder(probe: probe)
         controller.coordinate(forwarder)
         controller.waitForDeliveries()
 
         var random = SplitMix64(seed: 11)
         var figures = Figures(
-            size: size, moves: moves, rowsWritten: [], rebalances: 0, largestRebalance: 0, latency: Samples(),
-            userMoves: Samples(), userMoveRows: [])
+            size: size, moves: moves, loading: loading, rowsWritten: [], rebalances: 0, largestRebalance: 0,
+            latency: Samples(), userMoves: Samples(), userMoveRows: [])
         // Moves through the store: a random todo right after another random one (or first).
         for _ in 0..<moves {
             let items = controller.snapshot.sections[0].rows
@@ -120,7 +123,8 @@ extension OrderedListBenchmark.Figures {
     func printReport() {
         let mean = Double(rowsWritten.reduce(0, +)) / Double(max(rowsWritten.count, 1))
         let userMean = Double(userMoveRows.reduce(0, +)) / Double(max(userMoveRows.count, 1))
-        print("Ordered list: \(size) todos in one list (`Todo.Fetches.byList`, sorted by `list.@position`), \(moves) random moves each way")
+        let mode = loading == .eager ? "eager" : "batched"
+        print("Ordered list: \(size) todos in one list (`Todo.Fetches.byList`, sorted by `list.@position`, \(mode) loading), \(moves) random moves each way")
         print("")
         print("| moves | rows written per move: mean | max | moves with a rebalance | largest rebalance (rows) | commit → batch: median | p90 | max |")
         print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")

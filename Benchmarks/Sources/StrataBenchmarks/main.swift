@@ -40,6 +40,8 @@ struct Plan {
     var largeListsOnly: Bool { diffOnly || kCommitsOnly || fallbackOnly }
     /// Only the ordered-list benchmark (`--ordered-only`); `--no-ordered` leaves it out.
     var orderedOnly = false
+    /// The ordered list under a batched controller (`--ordered-batched`).
+    var orderedBatched = false
     var ordered = true
     /// The ordered list's size and number of moves.
     var orderedSize = 100_000
@@ -94,6 +96,8 @@ struct Plan {
                 largeSize = value
             case "--ordered-only":
                 orderedOnly = true
+            case "--ordered-batched":
+                orderedBatched = true
             case "--no-ordered":
                 ordered = false
             case "--ordered-size":
@@ -125,7 +129,7 @@ struct Plan {
 func usage(exitCode: Int32 = 2) -> Never {
     let text = """
         usage: StrataBenchmarks [--quick] [--sizes N,N,...] [--incremental-only | --fetch-only | --history-only | --ordered-only | --no-ordered]
-               StrataBenchmarks [--ordered-size N] [--ordered-moves N]
+               StrataBenchmarks [--ordered-size N] [--ordered-moves N] [--ordered-batched]
                StrataBenchmarks [--diff-only] [--k-commits [--k N,N,...]] [--fallback] [--no-stdlib] [--diff-runs N] [--large-size N]
                StrataBenchmarks --batched [--sizes N,N,...]
 
@@ -499,6 +503,20 @@ var links: [ManyToManyBenchmark.Figures] = []
 var large = LargeListFigures()
 var history: HistoryBenchmark.Figures?
 let started = now()
+
+/// The ordered-list benchmark, printed at once.
+func runOrderedList(_ plan: Plan) {
+    do {
+        log("ordered list: \(plan.orderedSize) todos, \(plan.orderedMoves) moves")
+        try OrderedListBenchmark(
+            size: plan.orderedSize, moves: plan.orderedMoves, loading: plan.orderedBatched ? .batched() : .eager
+        ).run().printReport()
+    } catch {
+        log("error: \(error)")
+        exit(1)
+    }
+}
+
 if plan.batchedOpenOnly {
     do {
         let database = try NotesDatabase(noteCount: plan.sizes[0])
@@ -527,13 +545,7 @@ if plan.batchedOnly {
     exit(0)
 }
 if plan.orderedOnly {
-    do {
-        log("ordered list: \(plan.orderedSize) todos, \(plan.orderedMoves) moves")
-        try OrderedListBenchmark(size: plan.orderedSize, moves: plan.orderedMoves).run().printReport()
-    } catch {
-        log("error: \(error)")
-        exit(1)
-    }
+    runOrderedList(plan)
     log("total \(String(format: "%.0f", Double(now() - started) / 1e9)) s")
     exit(0)
 }
@@ -567,12 +579,6 @@ links.sort { ($0.size, $0.kind == .link ? 0 : 1) < ($1.size, $1.kind == .link ? 
 report(changes: changes, fetches: fetches, memory: memory, links: links, history: history, plan: plan)
 if !plan.historyOnly { reportLargeLists(large, plan: plan) }
 if plan.ordered && !plan.historyOnly {
-    do {
-        log("ordered list: \(plan.orderedSize) todos, \(plan.orderedMoves) moves")
-        try OrderedListBenchmark(size: plan.orderedSize, moves: plan.orderedMoves).run().printReport()
-    } catch {
-        log("error: \(error)")
-        exit(1)
-    }
+    runOrderedList(plan)
 }
 log("total \(String(format: "%.0f", Double(now() - started) / 1e9)) s")

@@ -376,6 +376,12 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
             deliveredLock.unlock()
             return
         }
+        deliverDifference(to: new, touched: touched)
+    }
+
+    /// Delivers the difference from the delivered snapshot to `new` (rows of `touched`
+    /// sections only), or, when there is none, just takes `new` as delivered.
+    private func deliverDifference(to new: ResultsSnapshot<Item, Section>, touched: Set<SectionID>?) {
         let batch = ChangeBatch(from: snapshot, to: new, changedSections: touched)
         if batch.isEmpty {
             deliveredLock.lock()
@@ -392,14 +398,7 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
         deliveryQueue.async { [self] in
             guard let edit = pendingEdit, version >= edit.version else { return }
             pendingEdit = nil
-            let batch = ChangeBatch(from: snapshot, to: new, changedSections: edit.touched)
-            if batch.isEmpty {
-                deliveredLock.lock()
-                delivered = new
-                deliveredLock.unlock()
-                return
-            }
-            deliver(.update(.batch(batch, new)))
+            deliverDifference(to: new, touched: edit.touched)
         }
     }
 
