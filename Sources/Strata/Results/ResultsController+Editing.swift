@@ -165,14 +165,18 @@ extension ResultsController {
 
         // The snapshot the list view shows now: the row moved (a section it leaves stays,
         // empty, until the next batch removes it).
+        // Batched rows move by id, reading nothing, when the item's value did not change (a
+        // move inside its list: the position is not a property); otherwise rows are edited
+        // as values.
         var sections = old.sections
-        var sourceRows = sourceSection.rows.array
-        sourceRows.remove(at: source.item)
+        let moveIDs = moved == item
+        var sourceRows = sourceSection.rows
+        sourceRows.remove(at: source.item, keepingBatched: moveIDs)
         if sameSection {
-            sourceRows.insert(.item(moved), at: destination.item)
+            sourceRows.insert(.item(moved), id: moved.id.rawValue, at: destination.item, keepingBatched: moveIDs)
         } else {
-            var destinationRows = targetSection.rows.array
-            destinationRows.insert(.item(moved), at: destination.item)
+            var destinationRows = targetSection.rows
+            destinationRows.insert(.item(moved), id: moved.id.rawValue, at: destination.item, keepingBatched: moveIDs)
             sections[destination.section] = ResultsSection(id: targetSection.id, value: targetSection.value, rows: destinationRows)
         }
         sections[source.section] = ResultsSection(id: sourceSection.id, value: sourceSection.value, rows: sourceRows)
@@ -216,8 +220,8 @@ extension ResultsController {
             guard try db.delete(Item.self, id: item.id) else { throw ResultsEditError.itemDeleted }
         }
         let section = old.sections[path.section]
-        var rows = section.rows.array
-        rows.remove(at: path.item)
+        var rows = section.rows
+        rows.remove(at: path.item, keepingBatched: true)
         var sections = old.sections
         var batch: ChangeBatch
         if rows.isEmpty && SectionedIndex<Section>.isTransient(section.id) {

@@ -109,6 +109,27 @@ where Item.ID: Sendable {
         }
     }
 
+    /// Removes the row at `position`; batched rows stay batched when `keepingBatched`.
+    mutating func remove(at position: Int, keepingBatched: Bool) {
+        if keepingBatched, case .batched(var ids, let pages) = storage {
+            ids.remove(at: position)
+            storage = .batched(ids: ids, pages: pages)
+        } else {
+            remove(at: position)
+        }
+    }
+
+    /// Inserts `row` (of the item `id`) at `position`; batched rows stay batched, reading
+    /// the item through their pages, when `keepingBatched`.
+    mutating func insert(_ row: ResultsRow<Item>, id: Int64, at position: Int, keepingBatched: Bool) {
+        if keepingBatched, case .batched(var ids, let pages) = storage {
+            ids.insert(id, at: position)
+            storage = .batched(ids: ids, pages: pages)
+        } else {
+            insert(row, at: position)
+        }
+    }
+
     /// The rows as an array (loads every page of a batched section).
     public var array: [ResultsRow<Item>] {
         switch storage {

@@ -18,11 +18,14 @@ struct TodoHarness<Section: Hashable & Sendable> {
     let writes = LockedValue<[Int]>([])
     let observation: CommitObservation
 
-    init(store: Store? = nil, _ request: ResultsRequest<Todo, Section>, setUp: (Database) throws -> Void = { _ in }) throws {
+    init(
+        store: Store? = nil, _ request: ResultsRequest<Todo, Section>, loading: ResultsLoading = .eager,
+        setUp: (Database) throws -> Void = { _ in }
+    ) throws {
         let store = try store ?? Store.inMemory(schema: TodosModel.schema)
         try store.write(setUp)
         self.store = store
-        controller = try ResultsController(store: store, request: request, deliveryQueue: queue)
+        controller = try ResultsController(store: store, request: request, loading: loading, deliveryQueue: queue)
         controller.checksInvariants = true
         controller.coordinate(recorder)
         controller.waitForDeliveries()
@@ -549,10 +552,20 @@ func todoIDs<Section>(_ snapshot: ResultsSnapshot<Todo, Section>) -> String {
 }
 
 @Suite struct OrderedEditPropertyTests {
-    @Test(arguments: [1, 2, 3, 4, 5, 6] as [UInt64])
+    /// Seeds 7 and 8 run on a batched controller (small pages), on a file store.
+    @Test(arguments: [1, 2, 3, 4, 5, 6, 7, 8] as [UInt64])
     func userEditsAndExternalCommits(seed: UInt64) throws {
         var random = SeededGenerator(seed: seed)
-        let h = try TodoHarness(Todo.Fetches.byList) { db in
+        let batched = seed >= 7
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("strata-ordered-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = try batched
+            ? Store(schema: TodosModel.schema, path: folder.appendingPathComponent("todos.sqlite").path)
+            : Store.inMemory(schema: TodosModel.schema)
+        let h = try TodoHarness(
+            store: store, Todo.Fetches.byList, loading: batched ? .batched(pageSize: 2, cachedPages: 2) : .eager
+        ) { db in
             for l in 0..<4 {
                 let list = try db.list("L\(l)", position: l)
                 for t in 0..<(l == 3 ? 0 : 6) { try db.todo("t\(l)-\(t)", in: list) }
