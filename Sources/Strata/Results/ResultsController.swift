@@ -382,7 +382,11 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
     /// Delivers the difference from the delivered snapshot to `new` (rows of `touched`
     /// sections only), or, when there is none, just takes `new` as delivered.
     private func deliverDifference(to new: ResultsSnapshot<Item, Section>, touched: Set<SectionID>?) {
-        let batch = ChangeBatch(from: snapshot, to: new, changedSections: touched)
+        // Batched snapshots compare by ids, reading only the items changed in between: the
+        // usual answer (the commit did what the edit showed) costs no page reads, where the
+        // difference would read every row of the touched sections.
+        let batched = new.sections.contains { $0.rows.isBatched }
+        let batch = batched && new == snapshot ? ChangeBatch() : ChangeBatch(from: snapshot, to: new, changedSections: touched)
         if batch.isEmpty {
             deliveredLock.lock()
             delivered = new
