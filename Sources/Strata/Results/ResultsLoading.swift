@@ -28,9 +28,9 @@
 /// Batched loading applies when the controller has no post-fetch filter or comparator, and
 /// the store is a file: a filter or comparator reads every value, and an in-memory store has
 /// no second connection, so then the controller loads eagerly. In batched mode a commit
-/// whose rows are re-read reports each updated row as an update (the old value is not
-/// loaded to compare), and a refetch (``ResultsController/resume()``, a commit too large to
-/// patch) reports every row it keeps as updated.
+/// reports each row it updated as an update (the old value is not loaded to compare), and
+/// a refetch (``ResultsController/resume()``, a commit too large to patch, changes
+/// announced without detail) is delivered as a reload.
 ///
 /// A page that cannot be read (an I/O error, or a value another program stored in a form
 /// Strata refuses, see ``ValueDecodingError``) stops the program when read through
