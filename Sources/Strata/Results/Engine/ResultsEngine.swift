@@ -134,7 +134,7 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
         }
         journal.reset()
         var builder = index.beginBuild(sectionObjects: sectionObjects)
-        try fetcher.forEachKeys(db, ids: nil, sortKeys: false) { id, keys in _ = index.appendFetched(id, keys, to: &builder) }
+        try fetcher.forEachRawKey(db) { id, key, keyOrder in index.appendFetched(id, rawKey: key, keyOrder: keyOrder, to: &builder) }
         _ = index.finishBuild(builder)
     }
 

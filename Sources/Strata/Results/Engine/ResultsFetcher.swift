@@ -63,6 +63,40 @@ struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendabl
         try forEachRow(db, ids: ids, keysOnly: true, sortKeys: sortKeys) { _, id, keys in try body(id!, keys) }
     }
 
+    /// Every item's id and raw section key (and key order), in SQL order, straight from the
+    /// statement: a compact index's fetch, which keeps nothing else.
+    func forEachRawKey(_ db: Database, _ body: (Int64, DatabaseValue, DatabaseValue) throws -> Void) throws {
+        var builder = try SQLQueryBuilder(schema: plan.schema, rootEntity: plan.itemEntity)
+        var selection = SQL(sql: "\(builder.rootAlias).\"id\"")
+        let keyColumns: Int32
+        switch plan.sectionKind {
+        case .none:
+            keyColumns = 0
+        case .key(let path, let descending, _):
+            keyColumns = 2
+            selection += ", " + (try builder.value(path))
+            selection += ", " + (try builder.orderingExpression(SortNode(path: path, descending: descending)))
+        case .entity(let relationship, _, _, _, _):
+            keyColumns = 1
+            selection += ", " + (try builder.value(relationship + ["id"]))
+        }
+        // The condition and the order join what they read before the FROM clause is taken.
+        let condition = try plan.predicate.map { try builder.condition($0) }
+        let order = try builder.orderingTerms(plan.sort)
+        var sql: SQL = "SELECT \(selection) FROM \(builder.fromClause)"
+        if let condition { sql += " WHERE " + condition }
+        sql += " ORDER BY \(order)"
+        let statement = try SQLRequest<Row>(literal: sql).makePreparedRequest(db, forSingleResult: false).statement
+        let sqliteStatement = statement.sqliteStatement
+        // Int64's cursor steps without building rows; the keys are read beside it.
+        let ids = try Int64.fetchCursor(statement)
+        while let id = try ids.next() {
+            let key: DatabaseValue = keyColumns > 0 ? DatabaseValue(sqliteStatement: sqliteStatement, index: 1) : .null
+            let keyOrder: DatabaseValue = keyColumns > 1 ? DatabaseValue(sqliteStatement: sqliteStatement, index: 2) : key
+            try body(id, key, keyOrder)
+        }
+    }
+
     private func forEachRow(
         _ db: Database, ids: [Int64]?, keysOnly: Bool, sortKeys: Bool = true, _ body: (Row, Int64?, IndexKeys) throws -> Void
     ) throws {

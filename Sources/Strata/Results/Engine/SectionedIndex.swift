@@ -62,6 +62,8 @@ struct SectionedIndex<Section: Hashable & Sendable> {
         fileprivate struct Resolved {
             var section: SectionID?
             var bucket: Int?
+            /// The section's slot in a compact index.
+            var slot: UInt32 = .max
         }
     }
 
@@ -211,13 +213,38 @@ struct SectionedIndex<Section: Hashable & Sendable> {
             return bucket
         }
         let bucket = appendFetchedResolving(id, keys, to: &builder)
-        let result = Builder.Resolved(section: bucket == nil ? nil : builder.last?.id, bucket: bucket)
+        var result = Builder.Resolved(section: bucket == nil ? nil : builder.last?.id, bucket: bucket)
+        if compact { result.slot = slots[id] ?? Self.hiddenSlot }
         switch keys.key.storage {
         case .int64(let raw) where !isFirstLetter: builder.integerKeys[raw] = result
         case .null where !isFirstLetter: builder.nullKey = result
         default: break
         }
         return bucket
+    }
+
+    /// ``appendFetched(_:_:to:)`` for a compact index's fetch: an item met again under an
+    /// integer or NULL key is placed without building its keys.
+    mutating func appendFetched(_ id: Int64, rawKey: DatabaseValue, keyOrder: DatabaseValue, to builder: inout Builder) {
+        if compact && !isFirstLetter {
+            let resolved: Builder.Resolved?
+            switch rawKey.storage {
+            case .int64(let raw): resolved = builder.integerKeys[raw]
+            case .null: resolved = builder.nullKey
+            default: resolved = nil
+            }
+            if let resolved {
+                slots[id] = resolved.slot
+                guard let bucket = resolved.bucket else {
+                    hiddenKeys[id] = rawKey
+                    addHidden(id, rawKey)
+                    return
+                }
+                builder.items[bucket].append(id)
+                return
+            }
+        }
+        _ = appendFetched(id, IndexKeys(sort: [], key: rawKey, keyOrder: keyOrder), to: &builder)
     }
 
     private var isFirstLetter: Bool {
