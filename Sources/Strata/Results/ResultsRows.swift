@@ -140,13 +140,17 @@ where Item.ID: Sendable {
 
     public static func == (lhs: ResultsRows, rhs: ResultsRows) -> Bool {
         if case .batched(let a, let pa) = lhs.storage, case .batched(let b, let pb) = rhs.storage {
-            // Same ids; values are loaded only for items changed between the two snapshots.
+            // Same ids; values are compared only for items changed between the two
+            // snapshots (one set, read once: a list that redraws per commit pays no more).
             guard a == b else { return false }
             if pa === pb { return true }
-            for (position, id) in a.enumerated() where pa.valueMayDiffer(id, in: pb) {
-                if lhs[position] != rhs[position] { return false }
+            if let changed = pa.changedIDs(between: pb) {
+                guard !changed.isEmpty else { return true }
+                for (position, id) in a.enumerated() where changed.contains(id) {
+                    if lhs[position] != rhs[position] { return false }
+                }
+                return true
             }
-            return true
         }
         guard lhs.count == rhs.count else { return false }
         return lhs.elementsEqual(rhs)
@@ -179,7 +183,9 @@ where Item.ID: Sendable {
 protocol ItemPages<Item>: AnyObject, Sendable {
     associatedtype Item
     func item(at position: Int, of ids: [Int64]) throws -> Item
-    /// Whether the value of the item `id` may differ between `self`'s snapshot and `other`'s
-    /// (a later one), without loading it.
+    /// Whether the value of the item `id` may differ between `self`'s snapshot and `other`'s,
+    /// without loading it.
     func valueMayDiffer(_ id: Int64, in other: any ItemPages<Item>) -> Bool
+    /// The ids whose values may differ between the two snapshots; nil when any may.
+    func changedIDs(between other: any ItemPages<Item>) -> Set<Int64>?
 }

@@ -211,6 +211,34 @@ import Testing
         #expect(snapshot.items.map(\.title) == (0..<30).map { String(format: "n%02d", $0) })
     }
 
+    /// A value another program stored in a form Strata refuses opens fine (values are not
+    /// read) and is refused when its page is read: `item(at:)` throws the decoding error;
+    /// rows of other pages read.
+    @Test func aValueStrataRefusesThrowsWhenItsPageIsRead() throws {
+        let (store, folder) = try Self.fileStore()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try store.write { db in
+            var notebook = Notebook(name: "Work", createdAt: day)
+            try notebook.insert(db)
+            for i in 0..<8 {
+                var note = Note(title: "n\(i)", updatedAt: day, notebookID: notebook.id)
+                try note.insert(db)
+            }
+        }
+        try store.writer.write { db in try db.execute(sql: "UPDATE Note SET priority = 'urgent' WHERE title = 'n6'") }
+        let controller = try ResultsController(
+            store: store, request: Note.Fetches.byNotebook, loading: .batched(pageSize: 4),
+            deliveryQueue: DispatchQueue(label: "strata.tests.batched"))
+        let rows = controller.snapshot.sections[0].rows
+        #expect(try rows.item(at: 0)?.title == "n0")
+        do {
+            _ = try rows.item(at: 6)
+            Issue.record("the stored value was not refused")
+        } catch let error as ValueDecodingError {
+            #expect(error.entity == "Note" && error.column == "priority" && error.storedValue == "urgent".databaseValue)
+        }
+    }
+
     /// An in-memory store has no second connection: the controller loads eagerly.
     @Test func inMemoryStoresLoadEagerly() throws {
         let store = try Store.inMemory(schema: NotesModel.schema)

@@ -282,12 +282,17 @@ final class BatchedPages<Item: StrataEntity>: ItemPages, @unchecked Sendable {
     }
 
     func valueMayDiffer(_ id: Int64, in other: any ItemPages<Item>) -> Bool {
-        guard let other = other as? BatchedPages<Item> else { return true }
-        if other === self { return false }
+        changedIDs(between: other).map { $0.contains(id) } ?? true
+    }
+
+    func changedIDs(between other: any ItemPages<Item>) -> Set<Int64>? {
+        guard let other = other as? BatchedPages<Item> else { return nil }
+        if other === self { return [] }
         return loader.locked {
+            // The older one's changes since it was made: a superset of those in between.
             let (older, newer) = version <= other.version ? (self, other) : (other, self)
-            guard older.generation == newer.generation else { return true }
-            return older.changedSince.contains(id)
+            guard older.generation == newer.generation else { return nil }
+            return older.changedSince
         }
     }
 }

@@ -56,11 +56,9 @@ struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendabl
         try forEachRow(db, ids: ids, keysOnly: false) { row, _, keys in try body(try Item(row: row), keys) }
     }
 
-    /// Like ``forEachItem(_:ids:_:)``, reading only ids and keys (batched loading); without
-    /// the sort keys when `sortKeys` is false (a compact index's fetch in order: the keys'
-    /// `sort` is then empty).
-    func forEachKeys(_ db: Database, ids: [Int64]?, sortKeys: Bool = true, _ body: (Int64, IndexKeys) throws -> Void) throws {
-        try forEachRow(db, ids: ids, keysOnly: true, sortKeys: sortKeys) { _, id, keys in try body(id!, keys) }
+    /// Like ``forEachItem(_:ids:_:)``, reading only ids and keys (batched loading).
+    func forEachKeys(_ db: Database, ids: [Int64]?, _ body: (Int64, IndexKeys) throws -> Void) throws {
+        try forEachRow(db, ids: ids, keysOnly: true) { _, id, keys in try body(id!, keys) }
     }
 
     /// Every item's id and raw section key (and key order), in SQL order, straight from the
@@ -68,18 +66,7 @@ struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendabl
     func forEachRawKey(_ db: Database, _ body: (Int64, DatabaseValue, DatabaseValue) throws -> Void) throws {
         var builder = try SQLQueryBuilder(schema: plan.schema, rootEntity: plan.itemEntity)
         var selection = SQL(sql: "\(builder.rootAlias).\"id\"")
-        let keyColumns: Int32
-        switch plan.sectionKind {
-        case .none:
-            keyColumns = 0
-        case .key(let path, let descending, _):
-            keyColumns = 2
-            selection += ", " + (try builder.value(path))
-            selection += ", " + (try builder.orderingExpression(SortNode(path: path, descending: descending)))
-        case .entity(let relationship, _, _, _, _):
-            keyColumns = 1
-            selection += ", " + (try builder.value(relationship + ["id"]))
-        }
+        let keyColumns = Int32(try appendSectionKeys(to: &selection, &builder))
         // The condition and the order join what they read before the FROM clause is taken.
         let condition = try plan.predicate.map { try builder.condition($0) }
         let order = try builder.orderingTerms(plan.sort)
@@ -98,38 +85,24 @@ struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendabl
     }
 
     private func forEachRow(
-        _ db: Database, ids: [Int64]?, keysOnly: Bool, sortKeys: Bool = true, _ body: (Row, Int64?, IndexKeys) throws -> Void
+        _ db: Database, ids: [Int64]?, keysOnly: Bool, _ body: (Row, Int64?, IndexKeys) throws -> Void
     ) throws {
         guard let ids else {
-            try forEachRow(db, chunk: nil, keysOnly: keysOnly, sortKeys: sortKeys, body)
+            try forEachRow(db, chunk: nil, keysOnly: keysOnly, body)
             return
         }
-        try Self.forEachChunk(of: ids) { chunk in
-            try forEachRow(db, chunk: chunk, keysOnly: keysOnly, sortKeys: sortKeys, body)
-        }
+        try Self.forEachChunk(of: ids) { chunk in try forEachRow(db, chunk: chunk, keysOnly: keysOnly, body) }
     }
 
     private func forEachRow(
-        _ db: Database, chunk: ArraySlice<Int64>?, keysOnly: Bool, sortKeys: Bool, _ body: (Row, Int64?, IndexKeys) throws -> Void
+        _ db: Database, chunk: ArraySlice<Int64>?, keysOnly: Bool, _ body: (Row, Int64?, IndexKeys) throws -> Void
     ) throws {
         var builder = try SQLQueryBuilder(schema: plan.schema, rootEntity: plan.itemEntity)
         var selection = SQL(sql: keysOnly ? "\(builder.rootAlias).\"id\"" : "\(builder.rootAlias).*")
-        for (index, key) in plan.sort.enumerated() where sortKeys {
+        for (index, key) in plan.sort.enumerated() {
             selection += ", " + (try builder.orderingExpression(key)) + SQL(sql: " AS \"__strata_s\(index)\"")
         }
-        let keyColumns: Int
-        switch plan.sectionKind {
-        case .none:
-            keyColumns = 0
-        case .key(let path, let descending, _):
-            keyColumns = 2
-            selection += ", " + (try builder.value(path)) + " AS \"__strata_key\""
-            selection += ", " + (try builder.orderingExpression(SortNode(path: path, descending: descending)))
-                + " AS \"__strata_keyorder\""
-        case .entity(let relationship, _, _, _, _):
-            keyColumns = 1
-            selection += ", " + (try builder.value(relationship + ["id"])) + " AS \"__strata_key\""
-        }
+        let keyColumns = try appendSectionKeys(to: &selection, &builder)
         var conditions: [SQL] = []
         if let predicate = plan.predicate { conditions.append(try builder.condition(predicate)) }
         if let chunk {
@@ -141,22 +114,13 @@ struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendabl
         var sql: SQL = "SELECT \(selection) FROM \(builder.fromClause)"
         if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
         sql += " ORDER BY \(order)"
-        let sortCount = sortKeys ? plan.sort.count : 0
+        let sortCount = plan.sort.count
         // A cursor, not `Row.fetchAll`: its rows find columns through the statement. The
         // extra columns follow the entity's own, so they are read by index.
         let statement = try SQLRequest<Row>(literal: sql).makePreparedRequest(db, forSingleResult: false).statement
         let sqliteStatement = statement.sqliteStatement
         let rows = try Row.fetchCursor(statement)
         while let row = try rows.next() {
-            if keysOnly && sortCount == 0 {
-                // Ids and raw keys straight from the statement (a compact index's fetch).
-                let id = Int64(sqliteStatement: sqliteStatement, index: 0)
-                let key: DatabaseValue = keyColumns > 0 ? DatabaseValue(sqliteStatement: sqliteStatement, index: 1) : .null
-                let keyOrder: DatabaseValue =
-                    keyColumns > 1 ? DatabaseValue(sqliteStatement: sqliteStatement, index: 2) : key
-                try body(row, id, IndexKeys(sort: [], key: key, keyOrder: keyOrder))
-                continue
-            }
             let first = row.count - sortCount - keyColumns
             var sort: [DatabaseValue] = []
             sort.reserveCapacity(sortCount)
@@ -164,6 +128,23 @@ struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendabl
             let key: DatabaseValue = keyColumns > 0 ? row[first + sortCount] : .null
             let keyOrder: DatabaseValue = keyColumns > 1 ? row[first + sortCount + 1] : key
             try body(row, keysOnly ? Int64(sqliteStatement: sqliteStatement, index: 0) : nil, IndexKeys(sort: sort, key: key, keyOrder: keyOrder))
+        }
+    }
+
+    /// Appends the raw section key (and, for keyed sections, its ordering value) to
+    /// `selection`; returns how many columns it added.
+    private func appendSectionKeys(to selection: inout SQL, _ builder: inout SQLQueryBuilder) throws -> Int {
+        switch plan.sectionKind {
+        case .none:
+            return 0
+        case .key(let path, let descending, _):
+            selection += ", " + (try builder.value(path)) + " AS \"__strata_key\""
+            selection += ", " + (try builder.orderingExpression(SortNode(path: path, descending: descending)))
+                + " AS \"__strata_keyorder\""
+            return 2
+        case .entity(let relationship, _, _, _, _):
+            selection += ", " + (try builder.value(relationship + ["id"])) + " AS \"__strata_key\""
+            return 1
         }
     }
 
