@@ -70,7 +70,7 @@ struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendabl
         // The condition and the order join what they read before the FROM clause is taken.
         let condition = try plan.predicate.map { try builder.condition($0) }
         let order = try builder.orderingTerms(plan.sort)
-        var sql: SQL = "SELECT \(selection) FROM \(builder.fromClause)"
+        var sql: SQL = "SELECT \(selection) FROM \(condition == nil ? builder.fullScanFromClause : builder.fromClause)"
         if let condition { sql += " WHERE " + condition }
         sql += " ORDER BY \(order)"
         let statement = try SQLRequest<Row>(literal: sql).makePreparedRequest(db, forSingleResult: false).statement
@@ -111,7 +111,7 @@ struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendabl
             conditions.append(SQL(sql: "\(builder.rootAlias).\"id\" IN (") + list + ")")
         }
         let order = try builder.orderingTerms(plan.sort)
-        var sql: SQL = "SELECT \(selection) FROM \(builder.fromClause)"
+        var sql: SQL = "SELECT \(selection) FROM \(conditions.isEmpty ? builder.fullScanFromClause : builder.fromClause)"
         if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
         sql += " ORDER BY \(order)"
         let sortCount = plan.sort.count
