@@ -1,0 +1,3 @@
+// The Tasks app of the model corpus: its model is Models/Tasks.yaml, generated into this
+// module by the build plugin (`StrataModel`), as in a user's own target.
+import Strata
