@@ -35,6 +35,7 @@ import Testing
         try list.check(controller, store: store)
         #expect(controller.snapshot.sections.map { $0.value.object?.id } == [first.id, second.id])
         #expect(try store.fetchAll(Message.Fetches.failed).count == 1)
+        #expect(try store.fetchAll(Message.Fetches.inConversation(conversation: first.id)).map(\.text) == ["hello", "hi!"])
 
         // A contact that goes leaves its messages without a sender (nullify).
         #expect(try store.delete(bob))

@@ -30,6 +30,9 @@ import Testing
             try db.move(steps[2].id, in: Job.steps, of: jobs[0].id, to: 0)
         }
         #expect(try store!.read { db in try db.fetchOrdered(Job.steps, of: jobs[0].id).map(\.text) } == ["roll", "buy paint", "tape"])
+        // The same order through the model's fetch by parent object.
+        #expect(try store!.fetchAll(Step.Fetches.ofJob(job: jobs[0].id)).map(\.text) == ["roll", "buy paint", "tape"])
+        #expect(try store!.fetchAll(Step.Fetches.ofJob(job: jobs[1].id)).isEmpty)
         try list.check(controller, store: store!)
 
         // Keyed sections by state, and a fetch with a date parameter.
