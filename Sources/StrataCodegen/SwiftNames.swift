@@ -84,6 +84,8 @@ enum SwiftNames {
         case .decimal: "Foundation.Decimal"
         case .url: "Foundation.URL"
         case .enumeration(let name): identifier(name)
+        // The app's own type, as written in the model (checked for its shape only).
+        case .codable(let swiftType): swiftType
         }
     }
 
@@ -103,6 +105,7 @@ enum SwiftNames {
         case .decimal: ".decimal"
         case .url: ".url"
         case .enumeration(let name): ".enumeration(name: \(stringLiteral(name)))"
+        case .codable: ".json"
         }
     }
 

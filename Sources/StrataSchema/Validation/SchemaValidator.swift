@@ -18,7 +18,9 @@ public enum SchemaValidator {
         TableNameRule.self,
         ColumnNameRule.self,
         AttributeTypeRule.self,
+        CodableAttributeRule.self,
         RelationshipDestinationRule.self,
+        AbstractDestinationRule.self,
         InverseRule.self,
         RequiredToManyRule.self,
         NullifyRequiredInverseRule.self,
@@ -56,6 +58,7 @@ public enum SchemaValidator {
     /// (from `SchemaDecoder`) lets diagnostics point at the exact node.
     public static func validate(_ schema: inout Schema, sourceMap: SchemaSourceMap, diagnostics: inout DiagnosticBag) {
         DefaultValueRule.resolve(&schema, sourceMap: sourceMap, diagnostics: &diagnostics)
+        InheritanceRule.resolve(&schema, sourceMap: sourceMap, diagnostics: &diagnostics)
         let context = ValidationContext(schema: schema, sourceMap: sourceMap)
         for rule in rules {
             rule.check(context, &diagnostics)
