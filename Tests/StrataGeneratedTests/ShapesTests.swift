@@ -170,6 +170,37 @@ struct ShapesTests {
         #expect(try store.fetchOne(Circle.self, id: circle.id)?.style == ShapeStyle(stroke: "b", width: 3, labels: ["k": "v"]))
     }
 
+    @Test("a results controller reports a change of a Codable value as an update, and bad JSON as a failure")
+    func liveResults() async throws {
+        let store = try Strata.Store.inMemory(schema: ShapesModel.schema)
+        var label = try store.insert(Label(name: "a", text: "t", metadata: ["k": .text("v")]))
+        try store.insert(Label(name: "b", text: "t"))
+        let controller = try ResultsController(store: store, request: Label.Fetches.byLayer)
+        var updates = controller.updates.makeAsyncIterator()
+        guard case .reload? = try await updates.next() else {
+            Issue.record("the first update is not a reload")
+            return
+        }
+        label.metadata?["k"] = .list([.number(1)])
+        #expect(try store.update(label))
+        guard case .batch(let batch, let snapshot)? = try await updates.next() else {
+            Issue.record("no batch for the changed value")
+            return
+        }
+        #expect(batch.itemUpdates == [ItemPath(section: 0, item: 0)] && batch.itemInserts.isEmpty && batch.itemDeletes.isEmpty)
+        #expect(snapshot.sections[0].items[0].metadata == ["k": .list([.number(1)])])
+        let id = label.id
+        try await store.writer.write { db in
+            try db.execute(sql: "UPDATE Label SET metadata = '[' WHERE id = ?", arguments: [id])
+        }
+        do {
+            _ = try await updates.next()
+            Issue.record("bad JSON was delivered")
+        } catch let error as ValueDecodingError {
+            #expect(error.entity == "Label" && error.column == "metadata" && error.id == id.rawValue)
+        }
+    }
+
     // MARK: - Abstract entities
 
     /// Generic code over every entity that extends `Shape`: its properties and typed columns.
