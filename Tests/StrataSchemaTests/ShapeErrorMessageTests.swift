@@ -108,7 +108,9 @@ struct ShapeErrorMessageTests {
             entities:
               Base:
                 abstract: true
-                attributes: { init: Strin, n: { type: Int, default: x }, name: String, Name: String, oid: Int }
+                attributes: { init: Strin, n: { type: Int, default: x, indexed: true }, name: String, Name: String, oid: Int }
+                unique: [[nam]]
+                indexes: [[n]]
               A: { extends: Base }
               B: { extends: Base, attributes: { nAME: String } }
 
@@ -116,9 +118,11 @@ struct ShapeErrorMessageTests {
             "m.yaml:4:19: error: attribute name 'init' clashes with the generated member 'Base.init'; rename it",
             "m.yaml:4:25: error: unknown type 'Strin' for attribute 'Base.init'; did you mean 'String'?",
             "m.yaml:4:57: error: default 'x' of 'Base.n' is not a valid Int",
-            "m.yaml:4:76: error: the attribute 'Name' of 'Base' differs from the attribute 'name' only by case, but SQLite column names ignore case; rename one",
-            "m.yaml:4:90: error: the attribute 'oid' of 'Base' is named like SQLite's rowid ('rowid', 'oid' and '_rowid_' in any case); rename it",
-            "m.yaml:6:37: error: the attribute 'nAME' of 'B' differs from the attribute 'name' only by case, but SQLite column names ignore case; rename one"),
+            "m.yaml:4:91: error: the attribute 'Name' of 'Base' differs from the attribute 'name' only by case, but SQLite column names ignore case; rename one",
+            "m.yaml:4:105: error: the attribute 'oid' of 'Base' is named like SQLite's rowid ('rowid', 'oid' and '_rowid_' in any case); rename it",
+            "m.yaml:5:15: error: unknown attribute or relationship 'nam' in 'unique' of 'Base'; did you mean 'name'?",
+            "m.yaml:6:15: warning: index [n] of 'Base' duplicates 'indexed: true' on 'n', which is already indexed",
+            "m.yaml:8:37: error: the attribute 'nAME' of 'B' differs from the attribute 'name' only by case, but SQLite column names ignore case; rename one"),
         BadModel(
             "'abstract' must be a boolean, 'extends' a name", "entities:\n  A: { abstract: yes, extends: [B] }\n",
             "m.yaml:2:18: error: 'abstract' must be true or false, not 'yes'",

@@ -3,8 +3,9 @@
 /// into every entity that extends it, which then stores them in its own table.
 ///
 /// `resolve` checks the hierarchy (the parent exists and is abstract, no cycle, an attribute
-/// redeclared only with the same type and optionality) and copies the inherited parts, so
-/// that every later rule, the generator and the runtime see each concrete entity whole.
+/// redeclared only with the same type and optionality) and copies the inherited attributes,
+/// so that every later rule, the generator and the runtime see each concrete entity whole;
+/// `copyConstraints`, after the rules, copies the unique constraints and indexes.
 /// Abstract entities may not have relationships or fetches, and no relationship may point
 /// to one: see Decisions.md, "Abstract entities are templates".
 enum InheritanceRule {
@@ -88,12 +89,30 @@ enum InheritanceRule {
             }
             let replaced = Set(attributes.map(\.name))
             entity.attributes = attributes + entity.attributes.filter { !replaced.contains($0.name) }
-            // Inherited constraints follow the entity's own, whose positions the source map records.
-            for unique in parent.uniques where !entity.uniques.contains(unique) { entity.uniques.append(unique) }
-            for index in parent.indexes where !entity.indexes.contains(index) { entity.indexes.append(index) }
             schema.entities[index] = entity
         }
         for entity in schema.entities { flatten(entity.name) }
+    }
+
+    /// Appends the unique constraints and indexes of every ancestor to each entity's own,
+    /// once every rule has checked them where they are written (so that a mistake in an
+    /// abstract entity's lists is reported once, and the source map's positions of each
+    /// entity's own lists stay right).
+    static func copyConstraints(_ schema: inout Schema) {
+        let byName = Dictionary(schema.entities.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        for index in schema.entities.indices {
+            var seen: Set<String> = [schema.entities[index].name]
+            var parentName = schema.entities[index].parent
+            while let name = parentName, seen.insert(name).inserted, let parent = byName[name], parent.isAbstract {
+                for unique in parent.uniques where !schema.entities[index].uniques.contains(unique) {
+                    schema.entities[index].uniques.append(unique)
+                }
+                for list in parent.indexes where !schema.entities[index].indexes.contains(list) {
+                    schema.entities[index].indexes.append(list)
+                }
+                parentName = parent.parent
+            }
+        }
     }
 
     /// What an abstract entity may not declare.
