@@ -44,6 +44,9 @@ struct ShapeErrorMessageTests {
             "m.yaml:5:20: error: sort key: 'a' is a Codable attribute, stored as JSON text; it cannot be sorted or sectioned",
             "m.yaml:6:29: error: section key: 'a' is a Codable attribute, stored as JSON text; it cannot be sorted or sectioned",
             "m.yaml:7:20: error: 'a' is a Codable attribute, stored as JSON text; predicates cannot compare it"),
+        BadModel(
+            "an enum named Codable", "enums:\n  Codable: [a]\n",
+            "m.yaml:2:3: error: enum name 'Codable' is a built-in attribute type; rename the enum"),
     ]
 
     @Test(arguments: codableErrors)

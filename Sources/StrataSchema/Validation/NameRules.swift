@@ -59,7 +59,8 @@ struct ReservedTypeNameRule: SchemaRule {
                 diagnostics.error("\(kind) name '\(name)' clashes with the model's namespace; rename it", at: location)
             }
         }
-        for enumType in context.schema.enums where AttributeType.builtins[enumType.name] != nil {
+        // `Codable` is spelled like a type too (`Codable<T>`).
+        for enumType in context.schema.enums where AttributeType.builtins[enumType.name] != nil || enumType.name == "Codable" {
             diagnostics.error(
                 "enum name '\(enumType.name)' is a built-in attribute type; rename the enum", at: enumType.location)
         }
