@@ -322,8 +322,17 @@ struct ShapesTests {
             try Strata.Store(schema: ShapesModel.schema, path: path)
         }
         let store = try Strata.Store(schema: ShapesModel.schema, path: path, options: .init(allowDataLoss: true))
-        defer { try? store.close() }
         #expect(try storedText(store, "Canvas", "settings", id: 1) == "null")
         #expect(throws: ValueDecodingError.self) { try store.fetchAll(Canvas.self) }
+        try store.close()
+        // A String attribute that becomes Codable<T> changes type: destructive.
+        var asText = ShapesModel.schema
+        let canvas = try #require(asText.entities.firstIndex { $0.name == "Canvas" })
+        let settings = try #require(asText.entities[canvas].attributes.firstIndex { $0.name == "settings" })
+        asText.entities[canvas].attributes[settings].type = .string
+        try Strata.Store(schema: asText, path: path, options: .init(allowDataLoss: true)).close()
+        #expect(throws: MigrationError.destructiveChanges([.changedType(entity: "Canvas", attribute: "settings")])) {
+            try Strata.Store(schema: ShapesModel.schema, path: path)
+        }
     }
 }
