@@ -11,6 +11,7 @@ import Testing
         ("EdgeCases", "EdgeModel"),
         ("Predicates", "PredicateModel"),
         ("Todos", "TodosModel"),
+        ("Shapes", "ShapesModel"),
     ]
 
     @Test(arguments: cases.map(\.name))

@@ -360,6 +360,12 @@ struct PredicateTypeChecker {
                             offset: operand.segmentOffsets[index + 1]))
                         return .invalid
                     }
+                    if attribute.type.isCodable {
+                        failures.append(Failure(
+                            "\(spelled) is a Codable attribute, stored as JSON text; predicates cannot compare it",
+                            offset: segmentOffset))
+                        return .invalid
+                    }
                     return .value(attribute.type, optional: optional || attribute.isOptional, name: spelled)
                 }
                 guard let relationship = current.relationship(named: segment) else {

@@ -33,7 +33,7 @@ struct ConstraintNamesRule: SchemaRule {
 struct RedundantIndexRule: SchemaRule {
     static func check(_ context: ValidationContext, _ diagnostics: inout DiagnosticBag) {
         for entity in context.schema.entities {
-            for attribute in entity.attributes where attribute.isIndexed && attribute.isUnique {
+            for attribute in entity.attributes where attribute.isIndexed && attribute.isUnique && attribute.inheritedFrom == nil {
                 diagnostics.warning(
                     "'indexed' on '\(entity.name).\(attribute.name)' is redundant: a unique attribute is already indexed",
                     at: attribute.location)
