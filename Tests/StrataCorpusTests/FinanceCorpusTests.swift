@@ -72,6 +72,17 @@ import Testing
         }
         #expect(try store!.fetchAll(Account.self).map(\.name).sorted() == ["Card", "Checking"])
 
+        // Splits stored as JSON, and the attributes every audited record inherits.
+        var split = try #require(try store!.fetchOne(Entry.self, id: entries[0].id))
+        split.splits = [Split(categoryName: "Food", cents: 1), Split(categoryName: "Ünïcode ✓", cents: Int.min)]
+        #expect(try store!.update(split))
+        #expect(try store!.update(split) == false)  // an equal value stores equal JSON: no update
+        func madeBy<A: Audited>(_ type: A.Type, _ who: String) throws -> Int {
+            try store!.fetchCount(A.self, where: A.createdBy == who)
+        }
+        #expect(try madeBy(Account.self, "me") == 2)
+        #expect(try madeBy(Entry.self, "me") == 5)
+
         // Reopened, every value reads back as written.
         let before = try store!.fetchAll(Entry.self)
         try store!.close()

@@ -35,6 +35,14 @@ import Testing
         try list.check(controller, store: store)
         #expect(controller.snapshot.sections.map { $0.value.object?.id } == [first.id, second.id])
         #expect(try store.fetchAll(Message.Fetches.failed).count == 1)
+        // Reactions and a link preview, stored as JSON; a changed reaction is an update the
+        // list is told about.
+        var reacted = try #require(try store.fetchOne(Message.self, id: hello.id))
+        reacted.reactions = ["👍": 2, "❤️": 1]
+        reacted.preview = LinkPreview(url: URL(string: "https://example.org/a?b=c")!, title: nil, imageData: Data([0, 1]))
+        #expect(try store.update(reacted))
+        try list.check(controller, store: store)
+        #expect(try store.fetchOne(Message.self, id: hello.id) == reacted)
         #expect(try store.fetchAll(Message.Fetches.inConversation(conversation: first.id)).map(\.text) == ["hello", "hi!"])
 
         // A contact that goes leaves its messages without a sender (nullify).

@@ -16,9 +16,11 @@ import Testing
         var photos: [Photo] = []
         for (n, thumbnail) in thumbnails.enumerated() {
             photos.append(try store.insert(Photo(
-                file: URL(string: "file:///photos/IMG_\(n).HEIC")!, takenAt: day(n), width: Int32.max, height: 1,
-                favorite: n.isMultiple(of: 2), latitude: n == 0 ? -90 : nil, longitude: n == 0 ? 180 : nil,
-                thumbnail: thumbnail, albumID: n < 2 ? trip.id : (n == 2 ? pets.id : nil))))
+                file: URL(string: "file:///photos/IMG_\(n).HEIC")!, takenAt: day(n), favorite: n.isMultiple(of: 2),
+                width: Int32.max, height: 1, latitude: n == 0 ? -90 : nil, longitude: n == 0 ? 180 : nil,
+                thumbnail: thumbnail,
+                exif: n == 1 ? Exif(camera: "X100 \u{1F4F7}", iso: Int.max, exposure: 1.0 / 4000, tags: ["z": "last", "a": ""]) : nil,
+                albumID: n < 2 ? trip.id : (n == 2 ? pets.id : nil))))
         }
         let ada = try store.insert(Person(name: "Ada"))
         let bob = try store.insert(Person(name: "Bob"))
@@ -45,6 +47,23 @@ import Testing
         #expect(read.map(\.thumbnail) == thumbnails)
         #expect(read[0].latitude == -90 && read[0].width == Int32.max)
         #expect(Set(read.map(\.assetID)).count == read.count)
+        #expect(read[1].exif == Exif(camera: "X100 \u{1F4F7}", iso: Int.max, exposure: 1.0 / 4000, tags: ["z": "last", "a": ""]))
+        #expect(read[0].exif == nil)
+
+        // Videos share Media's attributes in their own table; generic code reads both kinds.
+        let chapters = [Chapter(title: "Intro", start: 0), Chapter(title: "Ende — fin", start: 61.5)]
+        _ = try store.insert(Video(file: URL(string: "file:///v/1.mov")!, takenAt: day(7), favorite: true, duration: 62, chapters: chapters))
+        _ = try store.insert(Video(file: URL(string: "file:///v/2.mov")!, takenAt: day(8), duration: 1, chapters: []))
+        func favorites<M: Media>(_ type: M.Type) throws -> [URL] {
+            try store.fetchAll(M.self, where: M.favorite == true, sortedBy: [M.takenAt.descending]).map(\.file)
+        }
+        #expect(try favorites(Video.self) == [URL(string: "file:///v/1.mov")!])
+        #expect(try favorites(Photo.self).count == 2)
+        #expect(try store.fetchAll(Video.self).map(\.chapters) == [chapters, []])
+        // Stored JSON another program broke is a typed error naming the row, never a default.
+        try store.write { db in try db.execute(sql: "UPDATE Video SET chapters = '[{\"title\": 1}]'") }
+        #expect(throws: ValueDecodingError.self) { _ = try store.fetchAll(Video.self) }
+
         // A duplicate asset id is refused.
         var copy = read[0]
         copy.id = .unsaved

@@ -12,7 +12,8 @@ import Testing
         let work = try store!.insert(Project(title: "Work", createdAt: day(0)))
         var jobs: [Job] = []
         for title in ["paint", "clean", "fix sink"] { jobs.append(try store!.insert(Job(title: title, projectID: home.id))) }
-        jobs.append(try store!.insert(Job(title: "report", state: .doing, due: day(2), projectID: work.id)))
+        jobs.append(try store!.insert(Job(
+            title: "report", state: .doing, due: day(2), recurrence: .weekly(weekdays: [1, 3, 5]), projectID: work.id)))
         let steps = try ["buy paint", "tape", "roll"].map { try store!.insert(Step(text: $0, jobID: jobs[0].id)) }
 
         let (controller, list) = try ResultsController.replaying(store: store!, request: Job.Fetches.byProject)
@@ -50,6 +51,7 @@ import Testing
         #expect(try store!.fetchAll(Step.self).isEmpty)
         try list.check(controller, store: store!)
 
+        #expect(try store!.fetchOne(Job.self, id: jobs[3].id)?.recurrence == .weekly(weekdays: [1, 3, 5]))
         let order = controller.snapshot.sections.map { $0.items.map(\.id) }
         try store!.close()
         store = nil
