@@ -163,12 +163,15 @@ public final class Store: Sendable {
             deniedDeletes: deniedDeletes, recordsHistory: options.recordsHistory)
         self.observer = observer
         let deniedDeletes = self.deniedDeletes
+        let ruleWatch = RuleWatch(schema: schema)
         try writer.writeWithoutTransaction { db in
+            try ruleWatch.install(db, schema: schema)
             try observer.installJoinLog(db, joinTables: SchemaSQL(schema: schema).joinTables)
             try replacedRows.install(db)
             try deniedDeletes.install(db, schema: schema)
             try observer.startReadingHistory(db)
         }
+        writer.add(transactionObserver: ruleWatch, extent: .databaseLifetime)
         writer.add(transactionObserver: observer, extent: .databaseLifetime)
         if let pool = writer as? DatabasePool, let interval = options.externalCommitInterval {
             externalCommits = ExternalCommitMonitor(writer: pool, observer: observer, interval: interval)
@@ -264,6 +267,7 @@ public final class Store: Sendable {
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA recursive_triggers = ON")
             db.add(function: StringMatching.sqlFunction)
+            db.add(function: RuleWatch.matchFunction)
         }
         return configuration
     }
@@ -376,6 +380,7 @@ extension Store {
         if let denied = DeleteDeniedError(error) { return denied }
         if let identity = IdentityChangeError(error) { return identity }
         if let unique = UniqueConstraintError(error) { return unique }
+        if let rule = RuleViolationError(error) { return rule }
         if let storage = StorageError(error, path: path) { return storage }
         return error
     }

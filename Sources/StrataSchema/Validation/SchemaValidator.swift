@@ -56,6 +56,8 @@ public enum SchemaValidator {
     /// (from `SchemaDecoder`) lets diagnostics point at the exact node.
     public static func validate(_ schema: inout Schema, sourceMap: SchemaSourceMap, diagnostics: inout DiagnosticBag) {
         DefaultValueRule.resolve(&schema, sourceMap: sourceMap, diagnostics: &diagnostics)
+        ValueRuleRule.resolve(&schema, sourceMap: sourceMap, diagnostics: &diagnostics)
+        ValueRuleRule.checkDefaults(schema, sourceMap: sourceMap, diagnostics: &diagnostics)
         let context = ValidationContext(schema: schema, sourceMap: sourceMap)
         for rule in rules {
             rule.check(context, &diagnostics)
