@@ -304,3 +304,71 @@ struct RuleTests {
         #expect(triggers.isEmpty)
     }
 }
+
+// Required to-ones that the store checks when the transaction commits.
+@Suite("Required to-ones checked at commit")
+struct RequiredAtCommitTests {
+    @Test func nullifyLeavesTheKeyUnsetUntilCommit() throws {
+        let store = try Strata.Store.inMemory(schema: RulesModel.schema)
+        let (inbox, archive, document) = try store.write { db in
+            let inbox = try db.insert(Folder(name: "Inbox"))
+            let archive = try db.insert(Folder(name: "Archive"))
+            let document = try db.insert(Document(name: "d", folderID: inbox.id))
+            return (inbox, archive, document)
+        }
+        // Deleting the folder nullifies the document's folder: refused at commit.
+        let error = try #require(throws: RuleViolationError.self) { try store.delete(inbox) }
+        #expect(error == RuleViolationError(entity: "Document", id: document.id.rawValue, member: "folder", rule: .required))
+        #expect(error.description == "Document \(document.id.rawValue): folder is required but not set")
+        #expect(try store.fetchCount(Folder.self) == 2, "rolled back")
+        // Within the transaction the key is unset (.unsaved) and may be set again.
+        try store.write { db in
+            _ = try db.delete(inbox)
+            var moved = try #require(try db.fetchOne(Document.self, id: document.id))
+            #expect(moved.folderID == .unsaved)
+            moved.folderID = archive.id
+            _ = try db.update(moved)
+        }
+        #expect(try store.fetchOne(Document.self, id: document.id)?.folderID == archive.id)
+        // Deleting the document in the same transaction also commits.
+        try store.write { db in
+            _ = try db.delete(archive)
+            _ = try db.delete(Document.self, id: document.id)
+        }
+        #expect(try store.fetchCount(Document.self) == 0)
+    }
+
+    @Test func aCycleOfRequiredToOnes() throws {
+        let store = try Strata.Store.inMemory(schema: RulesModel.schema)
+        // The team is inserted first, its captain unset, and set before the commit.
+        let team = try store.write { db in
+            var team = try db.insert(Team(name: "Reds", captainID: .unsaved))
+            let captain = try db.insert(Player(name: "Ann", teamID: team.id))
+            team.captainID = captain.id
+            _ = try db.update(team)
+            return team
+        }
+        #expect(try store.fetchOne(Team.self, id: team.id)?.captainID.isSaved == true)
+        // Left unset, the commit is refused and names the team.
+        let error = try #require(throws: RuleViolationError.self) {
+            try store.write { db in
+                let team = try db.insert(Team(name: "Blues", captainID: .unsaved))
+                _ = try db.insert(Player(name: "Bob", teamID: team.id))
+            }
+        }
+        #expect(error.entity == "Team" && error.member == "captain" && error.rule == .required)
+        #expect(try store.fetchCount(Team.self) == 1)
+        // Raw SQL through the writer: SQLite's deferred foreign key refuses the commit.
+        let raw = try #require(throws: DatabaseError.self) {
+            try store.writer.write { db in try db.execute(sql: "INSERT INTO Team (name, captainID) VALUES ('Greens', 0)") }
+        }
+        #expect(raw.extendedResultCode == .SQLITE_CONSTRAINT_FOREIGNKEY)
+        // Deleting the captain unsets the team's captain (nullify): refused unless replaced.
+        #expect(throws: RuleViolationError.self) {
+            try store.write { db in try db.execute(sql: "DELETE FROM Player") }
+        }
+        // Deleting the team cascades to its players.
+        _ = try store.write { db in try db.delete(Team.self, id: team.id) }
+        #expect(try store.fetchCount(Player.self) == 0)
+    }
+}

@@ -15,7 +15,8 @@ import GRDB
 /// ```
 ///
 /// Value rules are checked by each statement (the statement fails and is undone); count
-/// rules when the transaction commits. Writes through ``Store/writer`` get the same checks;
+/// rules, and required to-ones that the model lets be unset for a while (see
+/// ``Rule/required``), when the transaction commits. Writes through ``Store/writer`` get the same checks;
 /// turn their GRDB error into this one with ``init(_:)``.
 public struct RuleViolationError: Error, Hashable, Sendable, CustomStringConvertible, LocalizedError {
     /// A rule of the model, with its limit.
@@ -34,6 +35,9 @@ public struct RuleViolationError: Error, Hashable, Sendable, CustomStringConvert
         case minCount(Int)
         /// `maxCount:` of a to-many relationship.
         case maxCount(Int)
+        /// `required: true` of a to-one checked at commit (see ``Store/write(_:)``): its
+        /// key was still unset (``EntityID/unsaved``) when the transaction ended.
+        case required
 
         /// The rule as the model writes it: `maxLength 80`.
         public var description: String {
@@ -45,6 +49,7 @@ public struct RuleViolationError: Error, Hashable, Sendable, CustomStringConvert
             case .pattern(let pattern): "pattern '\(pattern)'"
             case .minCount(let count): "minCount \(count)"
             case .maxCount(let count): "maxCount \(count)"
+            case .required: "required"
             }
         }
 
@@ -58,6 +63,7 @@ public struct RuleViolationError: Error, Hashable, Sendable, CustomStringConvert
             case .pattern: "does not match \(self)"
             case .minCount(let count): "has fewer than \(count) objects (minCount \(count))"
             case .maxCount(let count): "has more than \(count) objects (maxCount \(count))"
+            case .required: "is required but not set"
             }
         }
     }
@@ -115,6 +121,7 @@ public struct RuleViolationError: Error, Hashable, Sendable, CustomStringConvert
         case "pattern": rule = .pattern(limit)
         case "minCount": rule = .minCount(Int(limit) ?? 0)
         case "maxCount": rule = .maxCount(Int(limit) ?? 0)
+        case "required": rule = .required
         default: return nil
         }
         self.init(entity: String(parts[0]), id: Int64(parts[1]), member: String(parts[2]), rule: rule)

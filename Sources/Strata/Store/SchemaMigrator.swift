@@ -181,9 +181,10 @@ struct SchemaMigrator {
     /// (their delete rules apply), until none is left.
     private func enforceRules(_ db: Database) throws {
         let rules = RuleTriggers(schema: schema)
-        guard !rules.valueChecks.isEmpty || !rules.countChecks.isEmpty else { return }
+        let required = RequiredAtCommit(schema: schema)
+        guard !rules.valueChecks.isEmpty || !rules.countChecks.isEmpty || !required.keys.isEmpty else { return }
         for _ in 0..<100 {
-            let violations = try rules.violations(db)
+            let violations = try rules.violations(db) + required.unset(db, limit: 1_000)
             if violations.isEmpty { return }
             guard allowDataLoss else { throw MigrationError.ruleViolations(violations) }
             for (entity, ids) in Dictionary(grouping: violations, by: \.entity) {
@@ -191,7 +192,7 @@ struct SchemaMigrator {
                 try db.execute(sql: "DELETE FROM \(quoted(entity)) WHERE \"id\" IN (\(list))")
             }
         }
-        throw MigrationError.ruleViolations(try rules.violations(db))
+        throw MigrationError.ruleViolations(try rules.violations(db) + required.unset(db, limit: 1_000))
     }
 
     private func apply(_ plan: MigrationPlan, _ db: Database) throws {

@@ -355,6 +355,7 @@ extension Store {
         deniedDeletes.reset()
         let result = try body(db)
         if let refused = deniedDeletes.refused { throw refused }
+        if let unset = try RequiredAtCommit(schema: schema).firstUnset(db) { throw unset }
         try observer.recordHistory(db, author: author)
         return result
     }

@@ -21,8 +21,6 @@ public enum SchemaValidator {
         RelationshipDestinationRule.self,
         InverseRule.self,
         RequiredToManyRule.self,
-        NullifyRequiredInverseRule.self,
-        RequiredCycleRule.self,
         OrderedRelationshipRule.self,
         ConstraintNamesRule.self,
         RedundantIndexRule.self,

@@ -313,3 +313,240 @@ extension Sticker {
                 key: "crates")
     }
 }
+
+public struct Folder: Strata.StrataEntity {
+    public typealias ID = Strata.EntityID<Folder>
+
+    public var id: ID
+    public var name: Swift.String
+
+    public init(id: ID = .unsaved, name: Swift.String) {
+        self.id = id
+        self.name = name
+    }
+}
+
+extension Folder {
+    public static let databaseTableName: Swift.String = "Folder"
+    public static let entityDescriptor: Strata.EntityDescriptor = RulesModel.schema.entity(named: "Folder")!
+
+    public init(row: GRDB.Row) throws {
+        self.id = try row.strataValue("id", of: "Folder")
+        self.name = try row.strataValue("name", of: "Folder")
+    }
+
+    public func encode(to container: inout GRDB.PersistenceContainer) throws {
+        if self.id.isSaved { container["id"] = self.id }
+        container["name"] = try Strata.InvalidValueError.checked(self.name, "name", of: "Folder")
+    }
+
+    public mutating func didInsert(_ inserted: GRDB.InsertionSuccess) {
+        self.id = ID(rawValue: inserted.rowID)
+    }
+}
+
+extension Folder {
+    public static var id: Strata.TypedColumn<Folder, ID> { .init("id") }
+    public static var name: Strata.TypedColumn<Folder, Swift.String> { .init("name") }
+    public static var documents: Strata.ToMany<Folder, Document> { .init("documents") }
+}
+
+extension Strata.ToOne where Destination == Folder {
+    public var id: Strata.TypedColumn<Root, Folder.ID?> { _column("id") }
+    public var name: Strata.TypedColumn<Root, Swift.String?> { _column("name") }
+}
+
+extension Folder {
+    /// GRDB associations of the relationships, keyed by relationship name, for GRDB's query
+    /// interface: `Folder.including(all: Folder.Associations.documents)`.
+    public enum Associations {
+        /// `documents`: the Document objects whose `folderID` points to this object.
+        public static let documents: GRDB.HasManyAssociation<Folder, Document> =
+            Folder.hasMany(Document.self, key: "documents", using: GRDB.ForeignKey(["folderID"], to: ["id"]))
+    }
+}
+
+public struct Document: Strata.StrataEntity {
+    public typealias ID = Strata.EntityID<Document>
+
+    public var id: ID
+    public var name: Swift.String
+    public var folderID: Folder.ID
+
+    public init(id: ID = .unsaved, name: Swift.String, folderID: Folder.ID) {
+        self.id = id
+        self.name = name
+        self.folderID = folderID
+    }
+}
+
+extension Document {
+    public static let databaseTableName: Swift.String = "Document"
+    public static let entityDescriptor: Strata.EntityDescriptor = RulesModel.schema.entity(named: "Document")!
+
+    public init(row: GRDB.Row) throws {
+        self.id = try row.strataValue("id", of: "Document")
+        self.name = try row.strataValue("name", of: "Document")
+        self.folderID = try row.strataValue("folderID", of: "Document")
+    }
+
+    public func encode(to container: inout GRDB.PersistenceContainer) throws {
+        if self.id.isSaved { container["id"] = self.id }
+        container["name"] = try Strata.InvalidValueError.checked(self.name, "name", of: "Document")
+        container["folderID"] = self.folderID
+    }
+
+    public mutating func didInsert(_ inserted: GRDB.InsertionSuccess) {
+        self.id = ID(rawValue: inserted.rowID)
+    }
+}
+
+extension Document {
+    public static var id: Strata.TypedColumn<Document, ID> { .init("id") }
+    public static var name: Strata.TypedColumn<Document, Swift.String> { .init("name") }
+    public static var folderID: Strata.TypedColumn<Document, Folder.ID> { .init("folderID") }
+    public static var folder: Strata.ToOne<Document, Folder> { .init("folder") }
+}
+
+extension Strata.ToOne where Destination == Document {
+    public var id: Strata.TypedColumn<Root, Document.ID?> { _column("id") }
+    public var name: Strata.TypedColumn<Root, Swift.String?> { _column("name") }
+    public var folderID: Strata.TypedColumn<Root, Folder.ID?> { _column("folderID") }
+    public var folder: Strata.ToOne<Root, Folder> { _toOne("folder") }
+}
+
+extension Document {
+    /// GRDB associations of the relationships, keyed by relationship name, for GRDB's query
+    /// interface: `Document.including(optional: Document.Associations.folder)`.
+    public enum Associations {
+        /// `folder`: the Folder this object's `folderID` points to.
+        public static let folder: GRDB.BelongsToAssociation<Document, Folder> =
+            Document.belongsTo(Folder.self, key: "folder", using: GRDB.ForeignKey(["folderID"], to: ["id"]))
+    }
+}
+
+public struct Team: Strata.StrataEntity {
+    public typealias ID = Strata.EntityID<Team>
+
+    public var id: ID
+    public var name: Swift.String
+    public var captainID: Player.ID
+
+    public init(id: ID = .unsaved, name: Swift.String, captainID: Player.ID) {
+        self.id = id
+        self.name = name
+        self.captainID = captainID
+    }
+}
+
+extension Team {
+    public static let databaseTableName: Swift.String = "Team"
+    public static let entityDescriptor: Strata.EntityDescriptor = RulesModel.schema.entity(named: "Team")!
+
+    public init(row: GRDB.Row) throws {
+        self.id = try row.strataValue("id", of: "Team")
+        self.name = try row.strataValue("name", of: "Team")
+        self.captainID = try row.strataValue("captainID", of: "Team")
+    }
+
+    public func encode(to container: inout GRDB.PersistenceContainer) throws {
+        if self.id.isSaved { container["id"] = self.id }
+        container["name"] = try Strata.InvalidValueError.checked(self.name, "name", of: "Team")
+        container["captainID"] = self.captainID
+    }
+
+    public mutating func didInsert(_ inserted: GRDB.InsertionSuccess) {
+        self.id = ID(rawValue: inserted.rowID)
+    }
+}
+
+extension Team {
+    public static var id: Strata.TypedColumn<Team, ID> { .init("id") }
+    public static var name: Strata.TypedColumn<Team, Swift.String> { .init("name") }
+    public static var captainID: Strata.TypedColumn<Team, Player.ID> { .init("captainID") }
+    public static var captain: Strata.ToOne<Team, Player> { .init("captain") }
+    public static var players: Strata.ToMany<Team, Player> { .init("players") }
+}
+
+extension Strata.ToOne where Destination == Team {
+    public var id: Strata.TypedColumn<Root, Team.ID?> { _column("id") }
+    public var name: Strata.TypedColumn<Root, Swift.String?> { _column("name") }
+    public var captainID: Strata.TypedColumn<Root, Player.ID?> { _column("captainID") }
+    public var captain: Strata.ToOne<Root, Player> { _toOne("captain") }
+}
+
+extension Team {
+    /// GRDB associations of the relationships, keyed by relationship name, for GRDB's query
+    /// interface: `Team.including(optional: Team.Associations.captain)`.
+    public enum Associations {
+        /// `captain`: the Player this object's `captainID` points to.
+        public static let captain: GRDB.BelongsToAssociation<Team, Player> =
+            Team.belongsTo(Player.self, key: "captain", using: GRDB.ForeignKey(["captainID"], to: ["id"]))
+        /// `players`: the Player objects whose `teamID` points to this object.
+        public static let players: GRDB.HasManyAssociation<Team, Player> =
+            Team.hasMany(Player.self, key: "players", using: GRDB.ForeignKey(["teamID"], to: ["id"]))
+    }
+}
+
+public struct Player: Strata.StrataEntity {
+    public typealias ID = Strata.EntityID<Player>
+
+    public var id: ID
+    public var name: Swift.String
+    public var teamID: Team.ID
+
+    public init(id: ID = .unsaved, name: Swift.String, teamID: Team.ID) {
+        self.id = id
+        self.name = name
+        self.teamID = teamID
+    }
+}
+
+extension Player {
+    public static let databaseTableName: Swift.String = "Player"
+    public static let entityDescriptor: Strata.EntityDescriptor = RulesModel.schema.entity(named: "Player")!
+
+    public init(row: GRDB.Row) throws {
+        self.id = try row.strataValue("id", of: "Player")
+        self.name = try row.strataValue("name", of: "Player")
+        self.teamID = try row.strataValue("teamID", of: "Player")
+    }
+
+    public func encode(to container: inout GRDB.PersistenceContainer) throws {
+        if self.id.isSaved { container["id"] = self.id }
+        container["name"] = try Strata.InvalidValueError.checked(self.name, "name", of: "Player")
+        container["teamID"] = self.teamID
+    }
+
+    public mutating func didInsert(_ inserted: GRDB.InsertionSuccess) {
+        self.id = ID(rawValue: inserted.rowID)
+    }
+}
+
+extension Player {
+    public static var id: Strata.TypedColumn<Player, ID> { .init("id") }
+    public static var name: Strata.TypedColumn<Player, Swift.String> { .init("name") }
+    public static var teamID: Strata.TypedColumn<Player, Team.ID> { .init("teamID") }
+    public static var team: Strata.ToOne<Player, Team> { .init("team") }
+    public static var captainOf: Strata.ToMany<Player, Team> { .init("captainOf") }
+}
+
+extension Strata.ToOne where Destination == Player {
+    public var id: Strata.TypedColumn<Root, Player.ID?> { _column("id") }
+    public var name: Strata.TypedColumn<Root, Swift.String?> { _column("name") }
+    public var teamID: Strata.TypedColumn<Root, Team.ID?> { _column("teamID") }
+    public var team: Strata.ToOne<Root, Team> { _toOne("team") }
+}
+
+extension Player {
+    /// GRDB associations of the relationships, keyed by relationship name, for GRDB's query
+    /// interface: `Player.including(optional: Player.Associations.team)`.
+    public enum Associations {
+        /// `team`: the Team this object's `teamID` points to.
+        public static let team: GRDB.BelongsToAssociation<Player, Team> =
+            Player.belongsTo(Team.self, key: "team", using: GRDB.ForeignKey(["teamID"], to: ["id"]))
+        /// `captainOf`: the Team objects whose `captainID` points to this object.
+        public static let captainOf: GRDB.HasManyAssociation<Player, Team> =
+            Player.hasMany(Team.self, key: "captainOf", using: GRDB.ForeignKey(["captainID"], to: ["id"]))
+    }
+}

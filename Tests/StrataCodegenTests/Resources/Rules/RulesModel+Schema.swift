@@ -114,6 +114,84 @@ public enum RulesModel {
                     ),
                 ]
             ),
+            Strata.EntityDescriptor(
+                name: "Folder",
+                attributes: [
+                    .init(name: "name", type: .string),
+                ],
+                relationships: [
+                    .init(
+                        name: "documents",
+                        destination: "Document",
+                        inverse: "folder",
+                        isToMany: true,
+                        storage: .inverseForeignKey
+                    ),
+                ]
+            ),
+            Strata.EntityDescriptor(
+                name: "Document",
+                attributes: [
+                    .init(name: "name", type: .string),
+                ],
+                relationships: [
+                    .init(
+                        name: "folder",
+                        destination: "Folder",
+                        inverse: "documents",
+                        isToMany: false,
+                        isRequired: true,
+                        storage: .foreignKey(column: "folderID")
+                    ),
+                ]
+            ),
+            Strata.EntityDescriptor(
+                name: "Team",
+                attributes: [
+                    .init(name: "name", type: .string),
+                ],
+                relationships: [
+                    .init(
+                        name: "captain",
+                        destination: "Player",
+                        inverse: "captainOf",
+                        isToMany: false,
+                        isRequired: true,
+                        storage: .foreignKey(column: "captainID")
+                    ),
+                    .init(
+                        name: "players",
+                        destination: "Player",
+                        inverse: "team",
+                        isToMany: true,
+                        deleteRule: .cascade,
+                        storage: .inverseForeignKey
+                    ),
+                ]
+            ),
+            Strata.EntityDescriptor(
+                name: "Player",
+                attributes: [
+                    .init(name: "name", type: .string),
+                ],
+                relationships: [
+                    .init(
+                        name: "team",
+                        destination: "Team",
+                        inverse: "players",
+                        isToMany: false,
+                        isRequired: true,
+                        storage: .foreignKey(column: "teamID")
+                    ),
+                    .init(
+                        name: "captainOf",
+                        destination: "Team",
+                        inverse: "captain",
+                        isToMany: true,
+                        storage: .inverseForeignKey
+                    ),
+                ]
+            ),
         ]
     )
 }
