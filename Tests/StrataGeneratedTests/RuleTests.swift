@@ -68,6 +68,18 @@ struct RuleTests {
         }
     }
 
+    @Test func floatBounds() throws {
+        // A Float's bound widens to the Float nearest to it when that is further out.
+        var reading = Self.validReading
+        for (weight, broken) in [
+            (Float(0.1), nil), (Float(0.3), nil), (Float(0.1).nextDown, "min 0.1"),
+            (Float(0.3).nextUp, "max 0.30000001192092896"),
+        ] as [(Float, String?)] {
+            reading.weight = weight
+            #expect(try insertViolation(reading)?.rule.description == broken, "weight \(weight)")
+        }
+    }
+
     @Test func dateBounds() throws {
         var reading = Self.validReading
         for (text, broken) in [

@@ -108,6 +108,15 @@ enum ValueRuleRule {
             guard isPlain, let value = Double(text), value.isFinite, !text.hasPrefix("."), !text.hasSuffix(".") else {
                 return .failure(SchemaProblem(mismatch))
             }
+            if type == .float {
+                // A Float is stored as a Double: `max: 0.3` must let the Float 0.3
+                // (0.300000011…) pass, and `min: 0.1` the Double 0.1 that raw SQL or a
+                // column default writes, so the bound widens to whichever is further out.
+                guard let float = Float(text), float.isFinite else {
+                    return .failure(SchemaProblem("\(key) \(text) of '\(attribute)' is out of range for Float"))
+                }
+                return .success(.double(key == "min" ? Swift.min(value, Double(float)) : Swift.max(value, Double(float))))
+            }
             return .success(.double(value))
         case .date:
             guard let stored = storedDate(text) else {

@@ -16,6 +16,8 @@ public struct Reading: Strata.StrataEntity {
     public var small: Swift.Int16?
     /// Rules: min 0, max 1.5 (the store refuses a write that breaks one).
     public var ratio: Swift.Double
+    /// Rules: min 0.1, max 0.30000001192092896 (the store refuses a write that breaks one).
+    public var weight: Swift.Float
     /// Rules: min 2000-01-01 00:00:00.000, max 2099-12-31 23:59:59.999 (the store refuses a write that breaks one).
     public var takenAt: Foundation.Date
 
@@ -25,6 +27,7 @@ public struct Reading: Strata.StrataEntity {
         wide: Swift.Int,
         small: Swift.Int16? = nil,
         ratio: Swift.Double,
+        weight: Swift.Float = 0.1,
         takenAt: Foundation.Date
     ) {
         self.id = id
@@ -32,6 +35,7 @@ public struct Reading: Strata.StrataEntity {
         self.wide = wide
         self.small = small
         self.ratio = ratio
+        self.weight = weight
         self.takenAt = takenAt
     }
 }
@@ -46,6 +50,7 @@ extension Reading {
         self.wide = try row.strataValue("wide", of: "Reading")
         self.small = try row.strataOptionalValue("small", of: "Reading")
         self.ratio = try row.strataValue("ratio", of: "Reading")
+        self.weight = try row.strataValue("weight", of: "Reading")
         self.takenAt = try row.strataValue("takenAt", of: "Reading")
     }
 
@@ -55,6 +60,7 @@ extension Reading {
         container["wide"] = self.wide
         container["small"] = self.small
         container["ratio"] = try Strata.InvalidValueError.checked(self.ratio, "ratio", of: "Reading")
+        container["weight"] = try Strata.InvalidValueError.checked(self.weight, "weight", of: "Reading")
         container["takenAt"] = self.takenAt
     }
 
@@ -69,6 +75,7 @@ extension Reading {
     public static var wide: Strata.TypedColumn<Reading, Swift.Int> { .init("wide") }
     public static var small: Strata.TypedColumn<Reading, Swift.Int16?> { .init("small") }
     public static var ratio: Strata.TypedColumn<Reading, Swift.Double> { .init("ratio") }
+    public static var weight: Strata.TypedColumn<Reading, Swift.Float> { .init("weight") }
     public static var takenAt: Strata.TypedColumn<Reading, Foundation.Date> { .init("takenAt") }
 }
 
@@ -78,6 +85,7 @@ extension Strata.ToOne where Destination == Reading {
     public var wide: Strata.TypedColumn<Root, Swift.Int?> { _column("wide") }
     public var small: Strata.TypedColumn<Root, Swift.Int16?> { _column("small") }
     public var ratio: Strata.TypedColumn<Root, Swift.Double?> { _column("ratio") }
+    public var weight: Strata.TypedColumn<Root, Swift.Float?> { _column("weight") }
     public var takenAt: Strata.TypedColumn<Root, Foundation.Date?> { _column("takenAt") }
 }
 

@@ -34,6 +34,12 @@ public enum RulesModel {
                         rules: Strata.ValueRules(minimum: 0.0.databaseValue, maximum: 1.5.databaseValue)
                     ),
                     .init(
+                        name: "weight",
+                        type: .float,
+                        defaultValue: .value(0.1.databaseValue),
+                        rules: Strata.ValueRules(minimum: 0.1.databaseValue, maximum: 0.30000001192092896.databaseValue)
+                    ),
+                    .init(
                         name: "takenAt",
                         type: .date,
                         rules: Strata.ValueRules(minimum: "2000-01-01 00:00:00.000".databaseValue, maximum: "2099-12-31 23:59:59.999".databaseValue)
