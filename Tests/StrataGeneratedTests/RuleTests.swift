@@ -162,6 +162,17 @@ struct RuleTests {
             == RuleViolationError(entity: "Reading", id: 8, member: "level", rule: .min("-10")))
         #expect(rawViolation("UPDATE Reading SET takenAt = '1999-12-31 23:59:59.999' WHERE id = 7")?.description
             == "Reading 7: takenAt is less than min 2000-01-01 00:00:00.000")
+        // The edges of every bound, through raw SQL.
+        let reading = try store.insert(Self.validReading).id.rawValue
+        for (assignment, broken) in [
+            ("wide = -9223372036854775807", nil), ("wide = 9223372036854775806", nil),
+            ("wide = -9223372036854775808", "min -9223372036854775807"), ("wide = 9223372036854775807", "max 9223372036854775806"),
+            ("ratio = 0", nil), ("ratio = 1.5", nil), ("ratio = -4.9e-324", "min 0"), ("ratio = 1.5000000000000002", "max 1.5"),
+            ("small = NULL", nil), ("small = 1", nil), ("small = 0", "min 1"),
+            ("takenAt = '2099-12-31 23:59:59.999'", nil), ("takenAt = '2100-01-01 00:00:00.000'", "max 2099-12-31 23:59:59.999"),
+        ] as [(String, String?)] {
+            #expect(rawViolation("UPDATE Reading SET \(assignment) WHERE id = \(reading)")?.rule.description == broken, "\(assignment)")
+        }
         // Through the store's write, the same statement is the typed error.
         #expect(throws: RuleViolationError(entity: "Label", id: id, member: "title", rule: .minLength(1))) {
             try store.write { db in try db.execute(sql: "UPDATE Label SET title = '' WHERE id = \(id)") }
@@ -269,7 +280,9 @@ struct RuleTests {
                     """)
             }
         }
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
         let refusal = try #require(throws: MigrationError.self) { _ = try Strata.Store(schema: RulesModel.schema, path: path) }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before, "a refused migration leaves the file as it was")
         guard case .ruleViolations(let violations) = refusal else {
             Issue.record("expected rule violations, got \(refusal)")
             return
