@@ -397,3 +397,46 @@ struct RequiredAtCommitTests {
         #expect(try store.fetchCount(Player.self) == 0)
     }
 }
+
+extension RequiredAtCommitTests {
+    @Test func aFailedStatementLeavesNoStaleCount() throws {
+        let store = try Strata.Store.inMemory(schema: RulesModel.schema)
+        let crate = try store.write { db in
+            let crate = try db.insert(Crate(name: "c"))
+            for name in ["1", "2", "3"] { _ = try db.insert(Bottle(name: name, crateID: crate.id)) }
+            return crate
+        }
+        // A fourth bottle whose statement fails (a rule of another entity, in its trigger
+        // order) is undone; the transaction goes on and commits with three.
+        try store.write { db in
+            #expect(throws: (any Error).self) {
+                try db.execute(sql: """
+                    INSERT INTO Bottle (name, crateID) VALUES ('4', \(crate.id.rawValue)), ('5', 999999)
+                    """)
+            }
+        }
+        #expect(try store.fetchCount(Bottle.self) == 3)
+    }
+
+    @Test func aMigrationThatMakesARequiredToOneCheckedAtCommit() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("strata-rules-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("rules.sqlite").path
+        // The older model deleted a folder's documents with it.
+        var older = RulesModel.schema
+        let folderIndex = try #require(older.entities.firstIndex { $0.name == "Folder" })
+        older.entities[folderIndex].relationships[0].deleteRule = .cascade
+        do {
+            let store = try Strata.Store(schema: older, path: path)
+            try store.write { db in
+                let inbox = try db.insert(Folder(name: "Inbox"))
+                _ = try db.insert(Document(name: "d", folderID: inbox.id))
+            }
+        }
+        let store = try Strata.Store(schema: RulesModel.schema, path: path)
+        let inbox = try #require(try store.fetchAll(Folder.self).first)
+        #expect(throws: RuleViolationError.self) { try store.delete(inbox) }
+        #expect(try store.fetchCount(Document.self) == 1)
+    }
+}

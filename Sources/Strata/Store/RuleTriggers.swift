@@ -287,6 +287,24 @@ final class RuleWatch: TransactionObserver, @unchecked Sendable {
         }
     }
 
+    /// Counts again, with SQL, every count reported in this transaction: a statement that
+    /// failed after its triggers reported a count (or a savepoint rolled back) left it
+    /// stale. Called by ``Store/write(_:)`` before it commits; writes made on the writer
+    /// directly rely on the reported counts.
+    func recount(_ db: Database) throws {
+        let pending = counts.withLock { Array($0.keys) }
+        guard !pending.isEmpty else { return }
+        var fresh: [Key: Int?] = [:]
+        for key in pending {
+            guard let check = checks[key.entity + "." + key.relationship] else { continue }
+            let count = try Int.fetchOne(db, sql: """
+                SELECT \(check.count("o.\"id\"")) FROM main.\(quoted(check.entity)) o WHERE o."id" = ?
+                """, arguments: [key.id])
+            fresh[key] = .some(count)
+        }
+        counts.withLock { $0 = fresh }
+    }
+
     func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool { tables.contains(eventKind.tableName) }
 
     func databaseDidChange(with event: DatabaseEvent) {}

@@ -68,6 +68,8 @@ public final class Store: Sendable {
     let observer: CommitObserver
     let replacedRows: ReplacedRowLog
     let deniedDeletes = DeniedDeleteWatch()
+    /// The writer-side checks of the model's rules (patterns, counts at commit).
+    let ruleWatch: RuleWatch
     /// Checks for other connections' commits (file stores with an interval only).
     private let externalCommits: ExternalCommitMonitor?
     /// Whether ``close()`` was called (and did not fail).
@@ -164,6 +166,7 @@ public final class Store: Sendable {
         self.observer = observer
         let deniedDeletes = self.deniedDeletes
         let ruleWatch = RuleWatch(schema: schema)
+        self.ruleWatch = ruleWatch
         try writer.writeWithoutTransaction { db in
             try ruleWatch.install(db, schema: schema)
             try observer.installJoinLog(db, joinTables: SchemaSQL(schema: schema).joinTables)
@@ -356,6 +359,7 @@ extension Store {
         let result = try body(db)
         if let refused = deniedDeletes.refused { throw refused }
         if let unset = try RequiredAtCommit(schema: schema).firstUnset(db) { throw unset }
+        try ruleWatch.recount(db)
         try observer.recordHistory(db, author: author)
         return result
     }
