@@ -95,7 +95,29 @@ extension GenerationContext {
         if let renamedFrom = attribute.renamedFrom {
             arguments.append("renamedFrom: \(SwiftNames.stringLiteral(renamedFrom))")
         }
+        if !attribute.rules.isEmpty { arguments.append("rules: " + rulesExpression(attribute.rules)) }
         return arguments
+    }
+
+    /// `Strata.ValueRules(minimum: 1.databaseValue, maxLength: 80)`.
+    private func rulesExpression(_ rules: ValueRules) -> String {
+        func bound(_ bound: RuleBound) -> String {
+            var literal: String
+            switch bound {
+            case .int(let value): literal = String(value)
+            case .double(let value): literal = "\(value)"
+            case .date(let text): literal = SwiftNames.stringLiteral(text)
+            }
+            if literal.hasPrefix("-") { literal = "(" + literal + ")" }
+            return literal + ".databaseValue"
+        }
+        var arguments: [String] = []
+        if let min = rules.min { arguments.append("minimum: " + bound(min)) }
+        if let max = rules.max { arguments.append("maximum: " + bound(max)) }
+        if let minLength = rules.minLength { arguments.append("minLength: \(minLength)") }
+        if let maxLength = rules.maxLength { arguments.append("maxLength: \(maxLength)") }
+        if let pattern = rules.pattern { arguments.append("pattern: " + SwiftNames.stringLiteral(pattern)) }
+        return "Strata.ValueRules(" + arguments.joined(separator: ", ") + ")"
     }
 
     private func defaultDescriptor(_ value: DefaultValue, type: AttributeType) -> String {
@@ -143,6 +165,8 @@ extension GenerationContext {
             }
             arguments.append("initialOrder: [\(keys.joined(separator: ", "))]")
         }
+        if let minCount = relationship.minCount { arguments.append("minCount: \(minCount)") }
+        if let maxCount = relationship.maxCount { arguments.append("maxCount: \(maxCount)") }
         return arguments
     }
 

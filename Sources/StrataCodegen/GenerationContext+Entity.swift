@@ -1,6 +1,20 @@
 import StrataSchema
 
 extension GenerationContext {
+    /// An attribute's `doc:`, then its rules (`Rules: min 1, max 5; checked by the store.`).
+    static func documentation(of attribute: Attribute) -> String? {
+        let rules = attribute.rules
+        var parts: [String] = []
+        if let min = rules.min { parts.append("min \(min.text)") }
+        if let max = rules.max { parts.append("max \(max.text)") }
+        if let minLength = rules.minLength { parts.append("minLength \(minLength)") }
+        if let maxLength = rules.maxLength { parts.append("maxLength \(maxLength)") }
+        if let pattern = rules.pattern { parts.append("pattern `\(pattern)`") }
+        guard !parts.isEmpty else { return attribute.doc }
+        let line = "Rules: \(parts.joined(separator: ", ")) (the store refuses a write that breaks one)."
+        return attribute.doc.map { $0 + "\n\n" + line } ?? line
+    }
+
     /// A stored to-one foreign key property of an entity.
     struct ForeignKey {
         var relationship: Relationship
@@ -39,7 +53,7 @@ extension GenerationContext {
             w.blankLine()
             w.line("public var id: ID")
             for attribute in entity.attributes {
-                w.docComment(attribute.doc)
+                w.docComment(Self.documentation(of: attribute))
                 w.line("public var \(SwiftNames.identifier(attribute.name)): \(attributeType(attribute))")
             }
             for key in keys {

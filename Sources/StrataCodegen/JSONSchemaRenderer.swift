@@ -44,6 +44,11 @@ public enum JSONSchemaRenderer {
                         "default": ["type": ["boolean", "number", "string"], "description": "A literal of the type; `now` for Date, `uuid` for UUID."],
                         "indexed": ["type": "boolean"], "unique": ["type": "boolean"],
                         "doc": ["type": "string"], "renamedFrom": ["type": "string"],
+                        "min": ["type": ["number", "string"], "description": "Int, Int32, Int16, Double, Float: the smallest value allowed; Date: the earliest, as 2024-01-31 or 2024-01-31T08:30:00Z (UTC)."],
+                        "max": ["type": ["number", "string"], "description": "Int, Int32, Int16, Double, Float: the largest value allowed; Date: the latest, as 2024-01-31 or 2024-01-31T08:30:00Z (UTC)."],
+                        "minLength": ["type": "integer", "minimum": 0, "description": "String only: the fewest Unicode code points allowed."],
+                        "maxLength": ["type": "integer", "minimum": 0, "description": "String only: the most Unicode code points allowed."],
+                        "pattern": ["type": "string", "description": "String only: a regular expression (Swift Regex syntax) that the whole value must match."],
                     ] as [String: Any],
                     "allOf": defaultKinds(),
                 ],
@@ -59,6 +64,8 @@ public enum JSONSchemaRenderer {
                 "deleteRule": ["enum": DeleteRule.allCases.map(\.rawValue)],
                 "ordered": ["type": "boolean", "description": "To-many only, whose inverse is to-one: the destinations keep an order of their own (sort by '<inverse>.@position')."],
                 "initialOrder": ["$ref": "#/$defs/sort", "description": "With 'ordered: true': the destination's sort keys that give the first order when a migration makes the relationship ordered."],
+                "minCount": ["type": "integer", "minimum": 0, "description": "To-many only: the fewest destinations allowed when a transaction commits."],
+                "maxCount": ["type": "integer", "minimum": 1, "description": "To-many only: the most destinations allowed when a transaction commits."],
                 "doc": ["type": "string"], "renamedFrom": ["type": "string"],
             ] as [String: Any],
             "allOf": [
@@ -66,6 +73,14 @@ public enum JSONSchemaRenderer {
                 [
                     "if": ["required": ["many"], "properties": ["many": ["const": true]]] as [String: Any],
                     "then": ["properties": ["required": ["const": false, "description": "A to-many relationship cannot be required."]]],
+                ] as [String: Any],
+                // `minCount` and `maxCount` apply to to-many relationships only.
+                [
+                    "if": ["anyOf": [["required": ["minCount"]], ["required": ["maxCount"]]]] as [String: Any],
+                    "then": [
+                        "required": ["many"],
+                        "properties": ["many": ["const": true, "description": "Only a to-many relationship has a count."]],
+                    ] as [String: Any],
                 ] as [String: Any],
                 // `ordered` applies to to-many relationships only.
                 [

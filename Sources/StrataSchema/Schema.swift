@@ -173,6 +173,9 @@ public struct Attribute: Hashable, Sendable {
     /// The abstract entity that declares this attribute when it is inherited (`extends:`);
     /// nil for the entity's own attributes.
     public var inheritedFrom: String?
+    /// The value rules (`min`, `max`, `minLength`, `maxLength`, `pattern`), resolved against
+    /// the type by the validator.
+    public var rules = ValueRules()
     /// Where the attribute is declared.
     public var location: SourceLocation
 
@@ -191,6 +194,66 @@ public struct Attribute: Hashable, Sendable {
         self.doc = doc
         self.renamedFrom = renamedFrom
         self.location = location
+    }
+}
+
+/// The value rules of an attribute: bounds for numbers and dates, length limits and a
+/// pattern for strings. Every rule lets nil (an optional attribute's NULL) pass.
+public struct ValueRules: Hashable, Sendable {
+    /// `min:`: the smallest value allowed.
+    public var min: RuleBound?
+    /// `max:`: the largest value allowed.
+    public var max: RuleBound?
+    /// `minLength:`: the fewest Unicode code points a string may have.
+    public var minLength: Int?
+    /// `maxLength:`: the most Unicode code points a string may have.
+    public var maxLength: Int?
+    /// `pattern:`: a regular expression the whole string must match.
+    public var pattern: String?
+
+    /// No rules.
+    public init(
+        min: RuleBound? = nil, max: RuleBound? = nil, minLength: Int? = nil, maxLength: Int? = nil,
+        pattern: String? = nil
+    ) {
+        self.min = min
+        self.max = max
+        self.minLength = minLength
+        self.maxLength = maxLength
+        self.pattern = pattern
+    }
+
+    /// True when the attribute has no rule.
+    public var isEmpty: Bool { self == ValueRules() }
+}
+
+/// A bound of `min:` or `max:`, of the attribute's type.
+public enum RuleBound: Hashable, Sendable, Comparable {
+    /// For `Int`, `Int32` and `Int16` attributes.
+    case int(Int64)
+    /// For `Double` and `Float` attributes.
+    case double(Double)
+    /// For `Date` attributes: the instant as it is stored, `yyyy-MM-dd HH:mm:ss.SSS` in UTC,
+    /// which orders chronologically.
+    case date(String)
+
+    /// The bound as the store's messages write it.
+    public var text: String {
+        switch self {
+        case .int(let value): String(value)
+        case .double(let value): value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : "\(value)"
+        case .date(let value): value
+        }
+    }
+
+    /// Bounds of one type compare by value.
+    public static func < (lhs: RuleBound, rhs: RuleBound) -> Bool {
+        switch (lhs, rhs) {
+        case (.int(let a), .int(let b)): a < b
+        case (.double(let a), .double(let b)): a < b
+        case (.date(let a), .date(let b)): a < b
+        default: false
+        }
     }
 }
 
@@ -224,6 +287,10 @@ public struct Relationship: Hashable, Sendable {
     /// `initialOrder:`: sort keys of the destination that give the first order when a
     /// migration makes the relationship ordered (the id breaks ties).
     public var initialOrder: [SortKey] = []
+    /// `minCount:`: a to-many holds at least this many objects when a transaction commits.
+    public var minCount: Int?
+    /// `maxCount:`: a to-many holds at most this many objects when a transaction commits.
+    public var maxCount: Int?
     /// Where the relationship is declared.
     public var location: SourceLocation
 

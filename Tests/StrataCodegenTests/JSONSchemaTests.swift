@@ -427,6 +427,10 @@ func notebookModel(notebook: String) -> String {
         ("duplicate enum case", "enums:\n  P: [a, b, a]\n", .uniqueItems, "/enums/P/2", "enum cases are uniqueItems"),
         ("required to-many", pair("b: { to: B, inverse: a, many: true, required: true }", "a: { to: A, inverse: b }"),
          .const, "/entities/A/relationships/b/required", "if many is true, then required must be false"),
+        ("minCount on a to-one", pair("b: { to: B, inverse: a, many: true }", "a: { to: A, inverse: b, minCount: 1 }"),
+         .required, "/entities/B/relationships/a", "minCount and maxCount apply to to-many relationships"),
+        ("negative maxLength", "entities:\n  A:\n    attributes: { a: { type: String, maxLength: -1 } }\n", .minimum,
+         "/entities/A/attributes/a/maxLength", "lengths are 0 or more"),
         ("Int16 out of range", defaultModel("Int16", "40000"), .maximum, "/entities/A/attributes/a/default",
          "an Int16 default is an integer within Int16's range"),
         ("Int from a decimal", defaultModel("Int", "1.5"), .type, "/entities/A/attributes/a/default",
@@ -492,8 +496,10 @@ func notebookModel(notebook: String) -> String {
         ("unknown destination", notebookModel(notebook: "{ to: Notbook, inverse: notes }"), "unknown entity 'Notbook'"),
         ("bad predicate", noteModel(entity: "fetches: { all: { where: \"title === 'x'\" } }"),
          "expected a key path, value or $parameter, found '='"),
-        ("nullify onto a required to-one", notebookModel(notebook: "{ to: Notebook, inverse: notes, required: true }"),
-         "deleteRule 'nullify' on 'Notebook.notes' would set the required relationship 'Note.notebook' to nil"),
+        ("min greater than max", noteModel(attributes: "n: { type: Int, min: 5, max: 4 }"),
+         "min 5 of 'Note.n' is greater than its max 4"),
+        ("maxLength on an Int", noteModel(attributes: "n: { type: Int, maxLength: 4 }"),
+         "'maxLength' applies only to String attributes, and 'Note.n' is Int"),
     ]
 
     @Test(arguments: cliOnly.indices)

@@ -12,6 +12,7 @@ import Testing
         ("Predicates", "PredicateModel"),
         ("Todos", "TodosModel"),
         ("Shapes", "ShapesModel"),
+        ("Rules", "RulesModel"),
     ]
 
     @Test(arguments: cases.map(\.name))

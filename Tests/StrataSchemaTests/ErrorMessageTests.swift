@@ -313,15 +313,6 @@ struct ErrorMessageTests {
             "enum as destination", "enums: { P: [a] }\n" + pair("b: { to: P, inverse: a }", "a: { to: A, inverse: b }"),
             "m.yaml:6:16: error: 'P' is an enum; declare 'b' under 'attributes'"),
         BadModel(
-            "cycle of three required to-ones, reported once",
-            """
-            entities:
-              A: { relationships: { b: { to: B, inverse: a, required: true, deleteRule: cascade }, c: { to: C, inverse: a, many: true, deleteRule: cascade } } }
-              B: { relationships: { c: { to: C, inverse: b, required: true, deleteRule: cascade }, a: { to: A, inverse: b, many: true, deleteRule: cascade } } }
-              C: { relationships: { a: { to: A, inverse: c, required: true, deleteRule: cascade }, b: { to: B, inverse: c, many: true, deleteRule: cascade } } }
-            """,
-            "m.yaml:2:25: error: required to-one relationships form a cycle (A.b → B.c → C.a → A); no object of it could be inserted first. Make one of them optional"),
-        BadModel(
             "inverse missing on destination", pair("b: { to: B, inverse: x }", "a: { to: A, inverse: b }"),
             "m.yaml:5:28: error: 'B' has no relationship 'x', the inverse of 'A.b'",
             "m.yaml:10:28: error: 'A.b' is the inverse of 'B.a', but names 'x' as its own inverse; inverses must name each other"),
@@ -370,15 +361,6 @@ struct ErrorMessageTests {
             pair("b: { to: B, inverse: a, many: true, ordered: true }", "a: { to: A, inverse: b }")
                 .replacingOccurrences(of: "attributes: { title: String }", with: "attributes: { title: String, aPosition: Int }"),
             "m.yaml:8:34: error: the to-one relationship 'a' stores its position in 'aPosition', which clashes with the attribute 'aPosition' of 'B'"),
-        BadModel(
-            "nullify on a required inverse",
-            pair("b: { to: B, inverse: a, many: true }", "a: { to: A, inverse: b, required: true }"),
-            "m.yaml:5:7: error: deleteRule 'nullify' on 'A.b' would set the required relationship 'B.a' to nil when an A is deleted; use 'cascade' or 'deny' (nullify is the default)"),
-        BadModel(
-            "cycle of required to-ones",
-            pair("b: { to: B, inverse: a, required: true, deleteRule: cascade }",
-                 "a: { to: A, inverse: b, required: true, deleteRule: cascade }"),
-            "m.yaml:5:7: error: required to-one relationships form a cycle (A.b → B.a → A); no object of it could be inserted first. Make one of them optional"),
     ]
 
     @Test(arguments: typeErrors)

@@ -105,11 +105,13 @@ public struct AttributeDescriptor: Hashable, Sendable {
     /// The attribute's previous name, so that a migration renames its column instead of replacing
     /// it.
     public var renamedFrom: String?
+    /// The rules every value must keep (bounds, lengths, a pattern); see ``ValueRules``.
+    public var rules: ValueRules
 
     /// An attribute; see the properties for each part.
     public init(
         name: String, type: ValueType, isOptional: Bool = false, defaultValue: DefaultValueDescriptor? = nil,
-        isIndexed: Bool = false, isUnique: Bool = false, renamedFrom: String? = nil
+        isIndexed: Bool = false, isUnique: Bool = false, renamedFrom: String? = nil, rules: ValueRules = ValueRules()
     ) {
         self.name = name
         self.type = type
@@ -118,7 +120,44 @@ public struct AttributeDescriptor: Hashable, Sendable {
         self.isIndexed = isIndexed
         self.isUnique = isUnique
         self.renamedFrom = renamedFrom
+        self.rules = rules
     }
+}
+
+/// The rules an attribute's values keep (`min`, `max`, `minLength`, `maxLength`, `pattern`
+/// in the model). NULL passes every rule.
+///
+/// The store enforces them on every write through its connections: bounds and lengths by
+/// triggers stored in the file (so other programs writing the file keep them too), the
+/// pattern by a trigger of the store's writer connection only, which calls Swift's `Regex`.
+/// A write that breaks one fails with ``RuleViolationError``.
+public struct ValueRules: Hashable, Sendable {
+    /// The smallest value allowed: an integer, a real, or for dates the stored text
+    /// (`yyyy-MM-dd HH:mm:ss.SSS`, UTC).
+    public var minimum: DatabaseValue?
+    /// The largest value allowed, stored like ``minimum``.
+    public var maximum: DatabaseValue?
+    /// The fewest Unicode code points a string may have (SQLite's `length()`).
+    public var minLength: Int?
+    /// The most Unicode code points a string may have (SQLite's `length()`).
+    public var maxLength: Int?
+    /// A regular expression (Swift `Regex` syntax) that the whole string must match.
+    public var pattern: String?
+
+    /// Rules; none unless given.
+    public init(
+        minimum: DatabaseValue? = nil, maximum: DatabaseValue? = nil, minLength: Int? = nil, maxLength: Int? = nil,
+        pattern: String? = nil
+    ) {
+        self.minimum = minimum
+        self.maximum = maximum
+        self.minLength = minLength
+        self.maxLength = maxLength
+        self.pattern = pattern
+    }
+
+    /// True when there is no rule.
+    public var isEmpty: Bool { self == ValueRules() }
 }
 
 /// Core Data's delete rules. The rule on relationship R of entity A says what happens to
@@ -174,13 +213,21 @@ public struct RelationshipDescriptor: Hashable, Sendable {
     /// relationship ordered (sort keys of the destination; the id breaks ties). A migration
     /// hint, like ``renamedFrom``: not part of the stored model.
     public var initialOrder: [SortNode]
+    /// For a to-many: the fewest destinations each object must have when a transaction
+    /// commits (checked at commit, ``RuleViolationError``).
+    public var minCount: Int?
+    /// For a to-many: the most destinations each object may have when a transaction commits.
+    public var maxCount: Int?
 
     /// A relationship; see the properties for each part.
     public init(
         name: String, destination: String, inverse: String, isToMany: Bool, isRequired: Bool = false,
         deleteRule: DeleteRule = .nullify, storage: RelationshipStorage, renamedFrom: String? = nil,
-        isOrdered: Bool = false, positionColumn: String? = nil, initialOrder: [SortNode] = []
+        isOrdered: Bool = false, positionColumn: String? = nil, initialOrder: [SortNode] = [],
+        minCount: Int? = nil, maxCount: Int? = nil
     ) {
+        self.minCount = minCount
+        self.maxCount = maxCount
         self.name = name
         self.destination = destination
         self.inverse = inverse

@@ -23,6 +23,17 @@ struct CanonicalSchema: Codable, Hashable {
         var indexed: Bool
         var unique: Bool
         var renamedFrom: String?
+        /// The value rules; absent when there are none (so that older files hash the same).
+        var rules: Rules?
+    }
+
+    /// An attribute's value rules.
+    struct Rules: Codable, Hashable {
+        var minimum: Value?
+        var maximum: Value?
+        var minLength: Int?
+        var maxLength: Int?
+        var pattern: String?
     }
 
     struct Relationship: Codable, Hashable {
@@ -41,6 +52,9 @@ struct CanonicalSchema: Codable, Hashable {
         var ordered: Bool?
         /// The position column of a to-one whose inverse is ordered.
         var positionColumn: String?
+        /// A to-many's count rules, absent when not set.
+        var minCount: Int?
+        var maxCount: Int?
     }
 
     /// A default value: `now`, `uuid`, or a constant.
@@ -73,7 +87,12 @@ struct CanonicalSchema: Codable, Hashable {
                     return Attribute(
                         name: attribute.name, type: type, enumCases: cases, optional: attribute.isOptional,
                         defaultValue: attribute.defaultValue.map(Value.init), indexed: attribute.isIndexed,
-                        unique: attribute.isUnique, renamedFrom: attribute.renamedFrom)
+                        unique: attribute.isUnique, renamedFrom: attribute.renamedFrom,
+                        rules: attribute.rules.isEmpty ? nil : Rules(
+                            minimum: attribute.rules.minimum.map { Value(.value($0)) },
+                            maximum: attribute.rules.maximum.map { Value(.value($0)) },
+                            minLength: attribute.rules.minLength, maxLength: attribute.rules.maxLength,
+                            pattern: attribute.rules.pattern))
                 },
                 relationships: entity.relationships.map { relationship in
                     var storage = "", column: String?, inverseColumn: String?, joinTable: String?
@@ -94,7 +113,8 @@ struct CanonicalSchema: Codable, Hashable {
                         toMany: relationship.isToMany, required: relationship.isRequired,
                         deleteRule: relationship.deleteRule.rawValue, storage: storage, column: column,
                         inverseColumn: inverseColumn, joinTable: joinTable, renamedFrom: relationship.renamedFrom,
-                        ordered: relationship.isOrdered ? true : nil, positionColumn: relationship.positionColumn)
+                        ordered: relationship.isOrdered ? true : nil, positionColumn: relationship.positionColumn,
+                        minCount: relationship.minCount, maxCount: relationship.maxCount)
                 },
                 uniques: entity.uniques, indexes: entity.indexes, renamedFrom: entity.renamedFrom)
         }
@@ -109,7 +129,12 @@ struct CanonicalSchema: Codable, Hashable {
                     AttributeDescriptor(
                         name: attribute.name, type: Self.valueType(attribute.type, attribute.enumCases),
                         isOptional: attribute.optional, defaultValue: attribute.defaultValue?.descriptor,
-                        isIndexed: attribute.indexed, isUnique: attribute.unique, renamedFrom: attribute.renamedFrom)
+                        isIndexed: attribute.indexed, isUnique: attribute.unique, renamedFrom: attribute.renamedFrom,
+                        rules: attribute.rules.map { rules in
+                            ValueRules(
+                                minimum: rules.minimum.flatMap(Self.constant), maximum: rules.maximum.flatMap(Self.constant),
+                                minLength: rules.minLength, maxLength: rules.maxLength, pattern: rules.pattern)
+                        } ?? ValueRules())
                 },
                 relationships: entity.relationships.map { relationship in
                     let storage: RelationshipStorage
@@ -126,10 +151,17 @@ struct CanonicalSchema: Codable, Hashable {
                         isToMany: relationship.toMany, isRequired: relationship.required,
                         deleteRule: DeleteRule(rawValue: relationship.deleteRule) ?? .nullify, storage: storage,
                         renamedFrom: relationship.renamedFrom, isOrdered: relationship.ordered ?? false,
-                        positionColumn: relationship.positionColumn)
+                        positionColumn: relationship.positionColumn, minCount: relationship.minCount,
+                        maxCount: relationship.maxCount)
                 },
                 uniques: entity.uniques, indexes: entity.indexes, renamedFrom: entity.renamedFrom)
         })
+    }
+
+    /// The constant of a stored rule bound.
+    static func constant(_ value: Value) -> DatabaseValue? {
+        if case .value(let constant) = value.descriptor { return constant }
+        return nil
     }
 
     static func valueType(_ name: String, _ cases: [String]?) -> ValueType {

@@ -93,9 +93,14 @@ struct DeleteRuleTriggers {
             case .noAction:
                 return nil
             case .nullify:
+                // A required key checked at commit becomes unset (0), to be set again
+                // before the transaction ends (``RequiredAtCommit``).
+                let unset = schema.entity(named: relationship.destination).map {
+                    RequiredAtCommit(schema: schema).isCheckedAtCommit(inverse, of: $0)
+                } == true ? "0" : "NULL"
                 return (name, """
                     CREATE TRIGGER \(quoted(name)) AFTER DELETE ON \(table) BEGIN \
-                    UPDATE \(destination) SET \(fk) = NULL WHERE \(fk) = OLD."id"; END
+                    UPDATE \(destination) SET \(fk) = \(unset) WHERE \(fk) = OLD."id"; END
                     """)
             case .cascade:
                 return (name, """

@@ -99,6 +99,7 @@ struct SchemaMigrator {
                     try syncIndexesAndTriggers(db)
                 case .migrate(let plan):
                     try apply(plan, db)
+                    try enforceRules(db)
                     try writeMetadata(db, canonical: canonical)
                     try db.execute(sql: HistoryTable.createSQL)
                     try recordMigration(plan, db)
@@ -154,6 +155,7 @@ struct SchemaMigrator {
     private func stale(_ db: Database) throws -> (unwanted: [String: String], missing: [String: String]) {
         let wanted = SchemaSQL(schema: schema).indexes.merging(DeleteRuleTriggers(schema: schema).triggers) { $1 }
             .merging(OrderedPositions.triggers(of: schema)) { $1 }
+            .merging(RuleTriggers(schema: schema).triggers) { $1 }
         let existing = try Row.fetchAll(
             db, sql: "SELECT type, name, sql FROM sqlite_master WHERE type IN ('index', 'trigger') AND name LIKE 'strata\\_%' ESCAPE '\\'")
         var unwanted: [String: String] = [:], missing = wanted
@@ -172,6 +174,25 @@ struct SchemaMigrator {
     private func isInLine(_ db: Database) throws -> Bool {
         let (unwanted, missing) = try stale(db)
         return unwanted.isEmpty && missing.isEmpty
+    }
+
+    /// Refuses a migration whose model has rules that stored rows break
+    /// (``MigrationError/ruleViolations(_:)``), or with data loss allowed deletes those rows
+    /// (their delete rules apply), until none is left.
+    private func enforceRules(_ db: Database) throws {
+        let rules = RuleTriggers(schema: schema)
+        let required = RequiredAtCommit(schema: schema)
+        guard !rules.valueChecks.isEmpty || !rules.countChecks.isEmpty || !required.keys.isEmpty else { return }
+        for _ in 0..<100 {
+            let violations = try rules.violations(db) + required.unset(db, limit: 1_000)
+            if violations.isEmpty { return }
+            guard allowDataLoss else { throw MigrationError.ruleViolations(violations) }
+            for (entity, ids) in Dictionary(grouping: violations, by: \.entity) {
+                let list = Set(ids.compactMap(\.id)).sorted().map(String.init).joined(separator: ", ")
+                try db.execute(sql: "DELETE FROM \(quoted(entity)) WHERE \"id\" IN (\(list))")
+            }
+        }
+        throw MigrationError.ruleViolations(try rules.violations(db) + required.unset(db, limit: 1_000))
     }
 
     private func apply(_ plan: MigrationPlan, _ db: Database) throws {

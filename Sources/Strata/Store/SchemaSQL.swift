@@ -84,11 +84,15 @@ struct SchemaSQL {
             if let defaultValue = attribute.defaultValue { column += " DEFAULT \(Self.defaultSQL(defaultValue))" }
             columns.append(column)
         }
+        let requiredAtCommit = RequiredAtCommit(schema: schema)
         for (relationship, column) in Self.foreignKeys(of: entity) {
             var definition = "\(quoted(column)) INTEGER"
             if relationship.isRequired { definition += " NOT NULL" }
             if !inverseAllowsDangling(relationship, of: entity) {
                 definition += " REFERENCES \(quoted(relationship.destination))(\"id\")"
+                if requiredAtCommit.isCheckedAtCommit(relationship, of: entity) {
+                    definition += " DEFERRABLE INITIALLY DEFERRED"
+                }
             }
             columns.append(definition)
         }

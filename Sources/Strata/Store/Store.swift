@@ -68,6 +68,8 @@ public final class Store: Sendable {
     let observer: CommitObserver
     let replacedRows: ReplacedRowLog
     let deniedDeletes = DeniedDeleteWatch()
+    /// The writer-side checks of the model's rules (patterns, counts at commit).
+    let ruleWatch: RuleWatch
     /// Checks for other connections' commits (file stores with an interval only).
     private let externalCommits: ExternalCommitMonitor?
     /// Whether ``close()`` was called (and did not fail).
@@ -163,12 +165,16 @@ public final class Store: Sendable {
             deniedDeletes: deniedDeletes, recordsHistory: options.recordsHistory)
         self.observer = observer
         let deniedDeletes = self.deniedDeletes
+        let ruleWatch = RuleWatch(schema: schema)
+        self.ruleWatch = ruleWatch
         try writer.writeWithoutTransaction { db in
+            try ruleWatch.install(db, schema: schema)
             try observer.installJoinLog(db, joinTables: SchemaSQL(schema: schema).joinTables)
             try replacedRows.install(db)
             try deniedDeletes.install(db, schema: schema)
             try observer.startReadingHistory(db)
         }
+        writer.add(transactionObserver: ruleWatch, extent: .databaseLifetime)
         writer.add(transactionObserver: observer, extent: .databaseLifetime)
         if let pool = writer as? DatabasePool, let interval = options.externalCommitInterval {
             externalCommits = ExternalCommitMonitor(writer: pool, observer: observer, interval: interval)
@@ -264,6 +270,7 @@ public final class Store: Sendable {
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA recursive_triggers = ON")
             db.add(function: StringMatching.sqlFunction)
+            db.add(function: RuleWatch.matchFunction)
         }
         return configuration
     }
@@ -351,6 +358,8 @@ extension Store {
         deniedDeletes.reset()
         let result = try body(db)
         if let refused = deniedDeletes.refused { throw refused }
+        if let unset = try RequiredAtCommit(schema: schema).firstUnset(db) { throw unset }
+        try ruleWatch.recount(db)
         try observer.recordHistory(db, author: author)
         return result
     }
@@ -376,6 +385,7 @@ extension Store {
         if let denied = DeleteDeniedError(error) { return denied }
         if let identity = IdentityChangeError(error) { return identity }
         if let unique = UniqueConstraintError(error) { return unique }
+        if let rule = RuleViolationError(error) { return rule }
         if let storage = StorageError(error, path: path) { return storage }
         return error
     }

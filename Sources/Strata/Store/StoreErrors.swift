@@ -293,6 +293,12 @@ public enum MigrationError: Error, Hashable, Sendable, CustomStringConvertible {
     /// for the rows already stored: some share the values of `attributes`. Nothing was
     /// changed; remove or edit the duplicates with the older model first.
     case duplicateValues(entity: String, attributes: [String])
+    /// Stored rows break rules of the model (a rule added, or tightened, by the new model;
+    /// or rows written without Strata), listed with their entity, id and rule (at most
+    /// 1,000 per rule). Nothing was changed; fix or delete those rows with the older model
+    /// first, or open with ``Store/Options/allowDataLoss``, which deletes them (with their
+    /// delete rules, as a delete through the store would).
+    case ruleViolations([RuleViolationError])
 
     /// A readable message that names what is at fault.
     public var description: String {
@@ -306,6 +312,11 @@ public enum MigrationError: Error, Hashable, Sendable, CustomStringConvertible {
         case .duplicateValues(let entity, let attributes):
             "the new unique constraint on \(entity) (\(attributes.joined(separator: ", "))) does not hold: "
                 + "stored rows share those values; remove the duplicates first"
+        case .ruleViolations(let violations):
+            "stored rows break the model's rules: "
+                + violations.prefix(20).map(\.description).joined(separator: "; ")
+                + (violations.count > 20 ? "; and \(violations.count - 20) more" : "")
+                + " (fix them first, or open the store with allowDataLoss to delete them)"
         }
     }
 }

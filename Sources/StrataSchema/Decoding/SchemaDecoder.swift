@@ -8,9 +8,13 @@ public struct SchemaDecoder {
     static let entityKeys = [
         "doc", "abstract", "extends", "attributes", "relationships", "unique", "indexes", "fetches", "renamedFrom",
     ]
-    static let attributeKeys = ["type", "optional", "default", "indexed", "unique", "doc", "renamedFrom"]
+    static let attributeKeys = [
+        "type", "optional", "default", "indexed", "unique", "doc", "renamedFrom",
+        "min", "max", "minLength", "maxLength", "pattern",
+    ]
     static let relationshipKeys = [
         "to", "many", "inverse", "required", "deleteRule", "ordered", "initialOrder", "doc", "renamedFrom",
+        "minCount", "maxCount",
     ]
     static let fetchKeys = ["where", "sort", "sections", "doc"]
     static let keySectionsKeys = ["key", "descending", "by"]
@@ -220,7 +224,34 @@ public struct SchemaDecoder {
                 sourceMap.locations[.attribute(name, of: entity, .default)] = defaultField.value.location
             }
         }
+        decodeRules(fields, into: &attribute, entity: entity)
         return attribute
+    }
+
+    /// `min`/`max` (kept as scalars for the validator, which knows the type), `minLength`,
+    /// `maxLength` and `pattern`.
+    mutating func decodeRules(_ fields: [String: YAMLMappingEntry], into attribute: inout Attribute, entity: String) {
+        for (key, field) in [("min", SourceMapKey.AttributeField.min), ("max", .max)] {
+            guard let entry = fields[key], let value = scalar(entry, key) else { continue }
+            if value.isNull {
+                error("'\(key)' needs a value", at: entry.value.location)
+                continue
+            }
+            sourceMap.ruleBounds[.attribute(attribute.name, of: entity, field)] = entry.value
+            sourceMap.locations[.attribute(attribute.name, of: entity, field)] = entry.value.location
+        }
+        if let entry = fields["minLength"] {
+            attribute.rules.minLength = count(entry, "minLength")
+            sourceMap.locations[.attribute(attribute.name, of: entity, .minLength)] = entry.value.location
+        }
+        if let entry = fields["maxLength"] {
+            attribute.rules.maxLength = count(entry, "maxLength")
+            sourceMap.locations[.attribute(attribute.name, of: entity, .maxLength)] = entry.value.location
+        }
+        if let entry = fields["pattern"] {
+            attribute.rules.pattern = string(entry, "pattern")
+            sourceMap.locations[.attribute(attribute.name, of: entity, .pattern)] = entry.value.location
+        }
     }
 
     mutating func attributeType(_ scalar: YAMLScalar, at location: SourceLocation, attribute: String)
@@ -304,6 +335,14 @@ public struct SchemaDecoder {
         if let initialOrder = fields["initialOrder"] {
             relationship.initialOrder = sortKeys(initialOrder)
             sourceMap.locations[.relationship(name, of: entity, .initialOrder)] = initialOrder.key.location
+        }
+        if let minCount = fields["minCount"] {
+            relationship.minCount = count(minCount, "minCount")
+            sourceMap.locations[.relationship(name, of: entity, .minCount)] = minCount.value.location
+        }
+        if let maxCount = fields["maxCount"] {
+            relationship.maxCount = count(maxCount, "maxCount")
+            sourceMap.locations[.relationship(name, of: entity, .maxCount)] = maxCount.value.location
         }
         relationship.doc = fields["doc"].flatMap { string($0, "doc") }
         relationship.renamedFrom = fields["renamedFrom"].flatMap { string($0, "renamedFrom") }
@@ -483,6 +522,16 @@ public struct SchemaDecoder {
             return nil
         }
         return scalar.value
+    }
+
+    /// A plain, non-negative integer: a length or a count.
+    mutating func count(_ field: YAMLMappingEntry, _ key: String) -> Int? {
+        guard let scalar = scalar(field, key) else { return nil }
+        guard scalar.style == .plain, let value = Int(scalar.value), value >= 0, value <= Int(Int32.max) else {
+            error("'\(key)' must be a whole number of 0 or more, not '\(scalar.value)'", at: field.value.location)
+            return nil
+        }
+        return value
     }
 
     mutating func bool(_ field: YAMLMappingEntry, _ key: String) -> Bool? {

@@ -9,6 +9,9 @@ public struct SchemaSourceMap: Hashable, Sendable {
     /// The raw `default:` scalars, by `.attribute(_, of: _, .default)`: the validator turns
     /// them into `DefaultValue`s once every enum is known.
     var defaults: [SourceMapKey: YAMLNode] = [:]
+    /// The raw `min:` and `max:` scalars, by `.attribute(_, of: _, .min)` (or `.max`): the
+    /// validator reads them against the attribute's type.
+    var ruleBounds: [SourceMapKey: YAMLNode] = [:]
     /// The scalar of each `where:`, by `.fetch(_, of: _, .where)` (or `.sectionsWhere`), to
     /// map a predicate error's offset back to its line and column.
     var predicateNodes: [SourceMapKey: YAMLNode] = [:]

@@ -29,13 +29,13 @@ enum SourceMapKey: Hashable, Sendable {
     /// What of an attribute: `type:` (or the attribute's value when it is a bare type name),
     /// `default:`.
     enum AttributeField: Hashable, Sendable {
-        case type, `default`
+        case type, `default`, min, max, minLength, maxLength, pattern
     }
 
     /// What of a relationship: the value of `to:`, `inverse:` or `deleteRule:`, or the key
     /// `required:`, `ordered:` or `initialOrder:`.
     enum RelationshipField: Hashable, Sendable {
-        case to, inverse, required, deleteRule, ordered, initialOrder
+        case to, inverse, required, deleteRule, ordered, initialOrder, minCount, maxCount
     }
 
     /// What of a fetch: `where:`, or its sections' `key:` or `where:`.

@@ -24,8 +24,6 @@ public enum SchemaValidator {
         AbstractDestinationRule.self,
         InverseRule.self,
         RequiredToManyRule.self,
-        NullifyRequiredInverseRule.self,
-        RequiredCycleRule.self,
         OrderedRelationshipRule.self,
         ConstraintNamesRule.self,
         RedundantIndexRule.self,
@@ -60,6 +58,8 @@ public enum SchemaValidator {
     public static func validate(_ schema: inout Schema, sourceMap: SchemaSourceMap, diagnostics: inout DiagnosticBag) {
         DefaultValueRule.resolve(&schema, sourceMap: sourceMap, diagnostics: &diagnostics)
         InheritanceRule.resolve(&schema, sourceMap: sourceMap, diagnostics: &diagnostics)
+        ValueRuleRule.resolve(&schema, sourceMap: sourceMap, diagnostics: &diagnostics)
+        ValueRuleRule.checkDefaults(schema, sourceMap: sourceMap, diagnostics: &diagnostics)
         let context = ValidationContext(schema: schema, sourceMap: sourceMap)
         for rule in rules {
             rule.check(context, &diagnostics)
