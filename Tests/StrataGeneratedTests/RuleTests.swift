@@ -30,7 +30,7 @@ struct RuleTests {
         try violation { store in _ = try store.insert(reading) }
     }
 
-    func insertViolation(_ label: Label) throws -> RuleViolationError? {
+    func insertViolation(_ label: Caption) throws -> RuleViolationError? {
         try violation { store in _ = try store.insert(label) }
     }
 
@@ -122,10 +122,10 @@ struct RuleTests {
             ("👩‍👩‍👧", nil), // one Character, five code points
             ("👩‍👩‍👧‍👦", "maxLength 5"), // one Character, seven code points
         ] as [(String, String?)] {
-            #expect(try insertViolation(Label(title: title))?.rule.description == broken, "title \(title.debugDescription)")
+            #expect(try insertViolation(Caption(title: title))?.rule.description == broken, "title \(title.debugDescription)")
         }
-        #expect(try insertViolation(Label(title: "a", note: "abc")) == nil)
-        #expect(try insertViolation(Label(title: "a", note: "abcd"))?.description.hasSuffix("note is longer than maxLength 3") == true)
+        #expect(try insertViolation(Caption(title: "a", note: "abc")) == nil)
+        #expect(try insertViolation(Caption(title: "a", note: "abcd"))?.description.hasSuffix("note is longer than maxLength 3") == true)
     }
 
     @Test func pattern() throws {
@@ -134,7 +134,7 @@ struct RuleTests {
             ("ab-1", "pattern '[A-Z]{2}-[0-9]+'"), ("AB-1 ", "pattern '[A-Z]{2}-[0-9]+'"),
             ("xAB-1", "pattern '[A-Z]{2}-[0-9]+'"), ("", "pattern '[A-Z]{2}-[0-9]+'"),
         ] as [(String?, String?)] {
-            #expect(try insertViolation(Label(title: "a", code: code))?.rule.description == broken, "code \(String(describing: code))")
+            #expect(try insertViolation(Caption(title: "a", code: code))?.rule.description == broken, "code \(String(describing: code))")
         }
     }
 
@@ -142,7 +142,7 @@ struct RuleTests {
 
     @Test func rawSQLThroughTheWriter() throws {
         let store = try Strata.Store.inMemory(schema: RulesModel.schema)
-        let label = try store.insert(Label(title: "a"))
+        let label = try store.insert(Caption(title: "a"))
         func rawViolation(_ sql: String) -> RuleViolationError? {
             do {
                 try store.writer.write { db in try db.execute(sql: sql) }
@@ -152,11 +152,11 @@ struct RuleTests {
             }
         }
         let id = label.id.rawValue
-        #expect(rawViolation("UPDATE Label SET title = 'abcde' WHERE id = \(id)") == nil)
-        #expect(rawViolation("UPDATE Label SET title = 'abcdef' WHERE id = \(id)")
-            == RuleViolationError(entity: "Label", id: id, member: "title", rule: .maxLength(5)))
-        #expect(rawViolation("UPDATE Label SET code = 'AB-12' WHERE id = \(id)") == nil)
-        #expect(rawViolation("UPDATE Label SET code = 'AB12' WHERE id = \(id)")?.rule == .pattern("[A-Z]{2}-[0-9]+"))
+        #expect(rawViolation("UPDATE Caption SET title = 'abcde' WHERE id = \(id)") == nil)
+        #expect(rawViolation("UPDATE Caption SET title = 'abcdef' WHERE id = \(id)")
+            == RuleViolationError(entity: "Caption", id: id, member: "title", rule: .maxLength(5)))
+        #expect(rawViolation("UPDATE Caption SET code = 'AB-12' WHERE id = \(id)") == nil)
+        #expect(rawViolation("UPDATE Caption SET code = 'AB12' WHERE id = \(id)")?.rule == .pattern("[A-Z]{2}-[0-9]+"))
         #expect(rawViolation("INSERT INTO Reading (id, level, wide, ratio, takenAt) VALUES (7, 10, 0, 1.5, '2000-01-01 00:00:00.000')") == nil)
         #expect(rawViolation("INSERT INTO Reading (id, level, wide, ratio, takenAt) VALUES (8, -11, 0, 0, '2000-01-01 00:00:00.000')")
             == RuleViolationError(entity: "Reading", id: 8, member: "level", rule: .min("-10")))
@@ -174,10 +174,10 @@ struct RuleTests {
             #expect(rawViolation("UPDATE Reading SET \(assignment) WHERE id = \(reading)")?.rule.description == broken, "\(assignment)")
         }
         // Through the store's write, the same statement is the typed error.
-        #expect(throws: RuleViolationError(entity: "Label", id: id, member: "title", rule: .minLength(1))) {
-            try store.write { db in try db.execute(sql: "UPDATE Label SET title = '' WHERE id = \(id)") }
+        #expect(throws: RuleViolationError(entity: "Caption", id: id, member: "title", rule: .minLength(1))) {
+            try store.write { db in try db.execute(sql: "UPDATE Caption SET title = '' WHERE id = \(id)") }
         }
-        #expect(try store.fetchOne(Label.self, id: label.id)?.title == "abcde")
+        #expect(try store.fetchOne(Caption.self, id: label.id)?.title == "abcde")
     }
 
     @Test func otherConnectionsKeepBoundsButNotPatterns() throws {
@@ -189,13 +189,13 @@ struct RuleTests {
         // Another program: a plain connection, without Strata's functions.
         let other = try DatabaseQueue(path: path)
         let error = try #require(throws: DatabaseError.self) {
-            try other.write { db in try db.execute(sql: "INSERT INTO Label (title) VALUES ('abcdef')") }
+            try other.write { db in try db.execute(sql: "INSERT INTO Caption (title) VALUES ('abcdef')") }
         }
         // The file's trigger cannot name the row.
-        #expect(RuleViolationError(error) == RuleViolationError(entity: "Label", id: nil, member: "title", rule: .maxLength(5)))
-        #expect(RuleViolationError(error)?.description == "Label: title is longer than maxLength 5")
+        #expect(RuleViolationError(error) == RuleViolationError(entity: "Caption", id: nil, member: "title", rule: .maxLength(5)))
+        #expect(RuleViolationError(error)?.description == "Caption: title is longer than maxLength 5")
         // The pattern is checked by the store's connections only.
-        try other.write { db in try db.execute(sql: "INSERT INTO Label (title, code) VALUES ('a', 'lower')") }
+        try other.write { db in try db.execute(sql: "INSERT INTO Caption (title, code) VALUES ('a', 'lower')") }
     }
 
     // MARK: - Counts, at commit
@@ -274,7 +274,7 @@ struct RuleTests {
                       (1, 10, 0, 1.5, '2000-01-01 00:00:00.000'),
                       (2, 11, 0, 0, '2000-01-01 00:00:00.000'),
                       (3, 0, 0, 0, '1999-12-31 23:59:59.999');
-                    INSERT INTO Label (id, title, code) VALUES (1, 'abcde', 'AB-1'), (2, 'abcdef', NULL), (3, 'a', 'no');
+                    INSERT INTO Caption (id, title, code) VALUES (1, 'abcde', 'AB-1'), (2, 'abcdef', NULL), (3, 'a', 'no');
                     INSERT INTO Crate (id, name) VALUES (1, 'full'), (2, 'empty');
                     INSERT INTO Bottle (name, crateID) VALUES ('b', 1);
                     """)
@@ -290,8 +290,8 @@ struct RuleTests {
         #expect(Set(violations.map(\.description)) == [
             "Reading 2: level is greater than max 10",
             "Reading 3: takenAt is less than min 2000-01-01 00:00:00.000",
-            "Label 2: title is longer than maxLength 5",
-            "Label 3: code does not match pattern '[A-Z]{2}-[0-9]+'",
+            "Caption 2: title is longer than maxLength 5",
+            "Caption 3: code does not match pattern '[A-Z]{2}-[0-9]+'",
             "Crate 2: bottles has fewer than 1 objects (minCount 1)",
         ])
         // Refused: the file still opens with the older model, unchanged.
@@ -299,7 +299,7 @@ struct RuleTests {
         // With data loss allowed, the rows that break a rule are deleted.
         let store = try Strata.Store(schema: RulesModel.schema, path: path, options: .init(allowDataLoss: true))
         #expect(try store.fetchAll(Reading.self).map(\.id.rawValue) == [1])
-        #expect(try store.fetchAll(Label.self).map(\.id.rawValue) == [1])
+        #expect(try store.fetchAll(Caption.self).map(\.id.rawValue) == [1])
         #expect(try store.fetchAll(Crate.self).map(\.id.rawValue) == [1])
         // The rules now hold for new writes.
         #expect(throws: RuleViolationError.self) {
@@ -319,7 +319,7 @@ struct RuleTests {
         let store = try Strata.Store(schema: Self.withoutRules, path: path)
         try store.writer.write { db in
             try db.execute(sql: "UPDATE Reading SET level = 1000")
-            try db.execute(sql: "INSERT INTO Label (title, code) VALUES ('', 'lower')")
+            try db.execute(sql: "INSERT INTO Caption (title, code) VALUES ('', 'lower')")
             try db.execute(sql: "INSERT INTO Crate (name) VALUES ('empty')")
         }
         #expect(try store.fetchAll(Reading.self).map(\.level) == [1000])

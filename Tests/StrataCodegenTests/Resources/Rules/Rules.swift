@@ -90,8 +90,8 @@ extension Strata.ToOne where Destination == Reading {
 }
 
 /// A text, held to lengths and a pattern.
-public struct Label: Strata.StrataEntity {
-    public typealias ID = Strata.EntityID<Label>
+public struct Caption: Strata.StrataEntity {
+    public typealias ID = Strata.EntityID<Caption>
 
     public var id: ID
     /// Rules: minLength 1, maxLength 5 (the store refuses a write that breaks one).
@@ -109,22 +109,22 @@ public struct Label: Strata.StrataEntity {
     }
 }
 
-extension Label {
-    public static let databaseTableName: Swift.String = "Label"
-    public static let entityDescriptor: Strata.EntityDescriptor = RulesModel.schema.entity(named: "Label")!
+extension Caption {
+    public static let databaseTableName: Swift.String = "Caption"
+    public static let entityDescriptor: Strata.EntityDescriptor = RulesModel.schema.entity(named: "Caption")!
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "Label")
-        self.title = try row.strataValue("title", of: "Label")
-        self.code = try row.strataOptionalValue("code", of: "Label")
-        self.note = try row.strataValue("note", of: "Label")
+        self.id = try row.strataValue("id", of: "Caption")
+        self.title = try row.strataValue("title", of: "Caption")
+        self.code = try row.strataOptionalValue("code", of: "Caption")
+        self.note = try row.strataValue("note", of: "Caption")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
         if self.id.isSaved { container["id"] = self.id }
-        container["title"] = try Strata.InvalidValueError.checked(self.title, "title", of: "Label")
-        container["code"] = try Strata.InvalidValueError.checked(self.code, "code", of: "Label")
-        container["note"] = try Strata.InvalidValueError.checked(self.note, "note", of: "Label")
+        container["title"] = try Strata.InvalidValueError.checked(self.title, "title", of: "Caption")
+        container["code"] = try Strata.InvalidValueError.checked(self.code, "code", of: "Caption")
+        container["note"] = try Strata.InvalidValueError.checked(self.note, "note", of: "Caption")
     }
 
     public mutating func didInsert(_ inserted: GRDB.InsertionSuccess) {
@@ -132,15 +132,15 @@ extension Label {
     }
 }
 
-extension Label {
-    public static var id: Strata.TypedColumn<Label, ID> { .init("id") }
-    public static var title: Strata.TypedColumn<Label, Swift.String> { .init("title") }
-    public static var code: Strata.TypedColumn<Label, Swift.String?> { .init("code") }
-    public static var note: Strata.TypedColumn<Label, Swift.String> { .init("note") }
+extension Caption {
+    public static var id: Strata.TypedColumn<Caption, ID> { .init("id") }
+    public static var title: Strata.TypedColumn<Caption, Swift.String> { .init("title") }
+    public static var code: Strata.TypedColumn<Caption, Swift.String?> { .init("code") }
+    public static var note: Strata.TypedColumn<Caption, Swift.String> { .init("note") }
 }
 
-extension Strata.ToOne where Destination == Label {
-    public var id: Strata.TypedColumn<Root, Label.ID?> { _column("id") }
+extension Strata.ToOne where Destination == Caption {
+    public var id: Strata.TypedColumn<Root, Caption.ID?> { _column("id") }
     public var title: Strata.TypedColumn<Root, Swift.String?> { _column("title") }
     public var code: Strata.TypedColumn<Root, Swift.String?> { _column("code") }
     public var note: Strata.TypedColumn<Root, Swift.String?> { _column("note") }

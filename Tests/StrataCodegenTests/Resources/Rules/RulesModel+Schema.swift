@@ -47,7 +47,7 @@ public enum RulesModel {
                 ]
             ),
             Strata.EntityDescriptor(
-                name: "Label",
+                name: "Caption",
                 attributes: [
                     .init(name: "title", type: .string, rules: Strata.ValueRules(minLength: 1, maxLength: 5)),
                     .init(
