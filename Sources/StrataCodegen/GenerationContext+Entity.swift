@@ -34,7 +34,8 @@ extension GenerationContext {
             w.blankLine()
             w.line("public var id: ID")
             for attribute in entity.attributes {
-                w.docComment(attribute.doc)
+                w.docComment(attribute.doc.map { attribute.isTransient ? $0 + "\n\nTransient: not stored; an object read from the store has its default." : $0 }
+                    ?? (attribute.isTransient ? "Transient: not stored; an object read from the store has its default." : nil))
                 w.line("public var \(SwiftNames.identifier(attribute.name)): \(attributeType(attribute))")
             }
             for key in keys {
@@ -76,10 +77,16 @@ extension GenerationContext {
             // Reading never traps: a stored value the type cannot represent throws
             // `Strata.ValueDecodingError` naming the table, row, column and value.
             let entityLiteral = SwiftNames.stringLiteral(entity.name)
+            let stored = entity.attributes.filter { !$0.isTransient }
             let columns: [(name: String, isOptional: Bool)] =
-                entity.attributes.map { ($0.name, $0.isOptional) } + keys.map { ($0.column, !$0.relationship.isRequired) }
+                stored.map { ($0.name, $0.isOptional) } + keys.map { ($0.column, !$0.relationship.isRequired) }
             w.block("public init(row: GRDB.Row) throws") { w in
                 w.line("self.id = try row.strataValue(\"id\", of: \(entityLiteral))")
+                // Transient attributes are not stored: a read object starts with the default.
+                for attribute in entity.attributes where attribute.isTransient {
+                    let value = attribute.defaultValue.map { defaultExpression($0, type: attribute.type) } ?? "nil"
+                    w.line("self.\(SwiftNames.member(attribute.name)) = \(value)")
+                }
                 for column in columns {
                     let reader = column.isOptional ? "strataOptionalValue" : "strataValue"
                     w.line(
@@ -92,7 +99,7 @@ extension GenerationContext {
             // every write path, with `Strata.InvalidValueError`.
             w.block("public func encode(to container: inout GRDB.PersistenceContainer) throws") { w in
                 w.line("if self.id.isSaved { container[\"id\"] = self.id }")
-                for attribute in entity.attributes {
+                for attribute in stored {
                     let name = SwiftNames.stringLiteral(attribute.name)
                     let member = "self.\(SwiftNames.member(attribute.name))"
                     switch attribute.type {
@@ -116,7 +123,7 @@ extension GenerationContext {
         w.blankLine()
         w.block("extension \(type)") { w in
             w.line("public static var id: Strata.TypedColumn<\(type), ID> { .init(\"id\") }")
-            for attribute in entity.attributes {
+            for attribute in entity.attributes where !attribute.isTransient {
                 w.line(
                     "public static var \(SwiftNames.identifier(attribute.name)): Strata.TypedColumn<\(type), \(attributeType(attribute))> { .init(\(SwiftNames.stringLiteral(attribute.name))) }"
                 )
@@ -146,7 +153,7 @@ extension GenerationContext {
         w.blankLine()
         w.block("extension Strata.ToOne where Destination == \(type)") { w in
             w.line("public var id: Strata.TypedColumn<Root, \(type).ID?> { _column(\"id\") }")
-            for attribute in entity.attributes {
+            for attribute in entity.attributes where !attribute.isTransient {
                 w.line(
                     "public var \(SwiftNames.identifier(attribute.name)): Strata.TypedColumn<Root, \(SwiftNames.type(attribute.type))?> { _column(\(SwiftNames.stringLiteral(attribute.name))) }"
                 )
@@ -249,6 +256,13 @@ extension GenerationContext {
     func defaultExpression(_ value: DefaultValue, type: AttributeType) -> String {
         switch value {
         case .now: return "Foundation.Date()"
+        case .date(let milliseconds):
+            // Exact: a whole number of milliseconds, as GRDB stores dates.
+            let seconds = milliseconds.quotientAndRemainder(dividingBy: 1000)
+            let text = seconds.remainder == 0
+                ? "\(seconds.quotient)"
+                : "Foundation.TimeInterval(\(milliseconds)) / 1000"
+            return "Foundation.Date(timeIntervalSince1970: \(text))"
         case .uuid: return "Foundation.UUID()"
         case .bool(let flag): return flag ? "true" : "false"
         case .enumCase(let name): return "." + SwiftNames.member(name)

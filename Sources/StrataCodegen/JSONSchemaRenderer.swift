@@ -31,6 +31,26 @@ public enum JSONSchemaRenderer {
             "type": ["array", "null"],
             "items": ["type": "array", "items": ["type": "string"], "minItems": 1, "uniqueItems": true],
         ]
+        // `indexes: [[a, -b], { name: byB, columns: [-b] }]`: `-` for a descending column.
+        let indexColumns: [String: Any] = [
+            "type": "array", "minItems": 1, "uniqueItems": true,
+            "items": ["type": "string", "pattern": "^[-+]?[A-Za-z_][A-Za-z0-9_]*$"],
+        ]
+        let indexList: [String: Any] = [
+            "type": ["array", "null"],
+            "items": [
+                "oneOf": [
+                    indexColumns,
+                    [
+                        "type": "object", "additionalProperties": false, "required": ["columns"],
+                        "properties": [
+                            "name": ["type": "string", "pattern": identifier, "description": "The SQLite index name: unique in the model, not starting with sqlite_ or strata_."],
+                            "columns": indexColumns,
+                        ] as [String: Any],
+                    ],
+                ],
+            ] as [String: Any],
+        ]
         let attribute: [String: Any] = [
             "oneOf": [
                 ["type": "string", "pattern": identifier, "description": "Short form: the type only; required, no default."],
@@ -39,8 +59,9 @@ public enum JSONSchemaRenderer {
                     "properties": [
                         "type": ["type": "string", "pattern": identifier, "description": "A built-in type (\(typeNames.joined(separator: ", "))) or an enum of the model."],
                         "optional": ["type": "boolean"],
-                        "default": ["type": ["boolean", "number", "string"], "description": "A literal of the type; `now` for Date, `uuid` for UUID."],
+                        "default": ["type": ["boolean", "number", "string"], "description": "A literal of the type; for Date `now` or an ISO 8601 date-time or date, for UUID `uuid`."],
                         "indexed": ["type": "boolean"], "unique": ["type": "boolean"],
+                        "transient": ["type": "boolean", "description": "Generated as a stored property but not stored: needs a default or optional: true."],
                         "doc": ["type": "string"], "renamedFrom": ["type": "string"],
                     ] as [String: Any],
                     "allOf": defaultKinds(),
@@ -57,6 +78,7 @@ public enum JSONSchemaRenderer {
                 "deleteRule": ["enum": DeleteRule.allCases.map(\.rawValue)],
                 "ordered": ["type": "boolean", "description": "To-many only, whose inverse is to-one: the destinations keep an order of their own (sort by '<inverse>.@position')."],
                 "initialOrder": ["$ref": "#/$defs/sort", "description": "With 'ordered: true': the destination's sort keys that give the first order when a migration makes the relationship ordered."],
+                "foreignKey": ["type": "string", "pattern": identifier, "description": "To-one only: the name of its key's Swift property and column, instead of '<relationship>ID'."],
                 "doc": ["type": "string"], "renamedFrom": ["type": "string"],
             ] as [String: Any],
             "allOf": [
@@ -64,6 +86,11 @@ public enum JSONSchemaRenderer {
                 [
                     "if": ["required": ["many"], "properties": ["many": ["const": true]]] as [String: Any],
                     "then": ["properties": ["required": ["const": false, "description": "A to-many relationship cannot be required."]]],
+                ] as [String: Any],
+                // `foreignKey` applies to to-one relationships only.
+                [
+                    "if": ["required": ["foreignKey"]] as [String: Any],
+                    "then": ["properties": ["many": ["const": false, "description": "Only a to-one relationship has a key column of its own."]]],
                 ] as [String: Any],
                 // `ordered` applies to to-many relationships only.
                 [
@@ -106,7 +133,7 @@ public enum JSONSchemaRenderer {
                 "doc": ["type": "string"], "renamedFrom": ["type": "string"],
                 "attributes": ["type": objectOrNull, "propertyNames": ["pattern": identifier], "additionalProperties": ["$ref": "#/$defs/attribute"]],
                 "relationships": ["type": objectOrNull, "propertyNames": ["pattern": identifier], "additionalProperties": ["$ref": "#/$defs/relationship"]],
-                "unique": nameList, "indexes": nameList,
+                "unique": nameList, "indexes": indexList,
                 "fetches": ["type": objectOrNull, "propertyNames": ["pattern": identifier], "additionalProperties": ["$ref": "#/$defs/fetch"]],
             ] as [String: Any],
         ]
@@ -150,7 +177,11 @@ public enum JSONSchemaRenderer {
             when("Float", ["type": "number"]),
             when("Decimal", ["type": "number"]),
             when("Bool", ["type": "boolean", "description": "true or false."]),
-            when("Date", ["const": "now", "description": "`now`: the time of the insert."]),
+            when("Date", [
+                "type": "string",
+                "pattern": "^(now|[0-9]{4}-[0-9]{2}-[0-9]{2}([Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,3})?([Zz]|[+-][0-9]{2}:[0-9]{2}))?)$",
+                "description": "`now` (the time of the insert), an ISO 8601 date-time (2024-01-01T09:30:00Z) or a date (2024-01-01, midnight UTC).",
+            ]),
             when("UUID", ["type": "string", "pattern": uuid, "description": "`uuid` (a new one per object) or a UUID literal."]),
             when("URL", ["type": "string", "pattern": "^[A-Za-z][A-Za-z0-9+.-]*:", "description": "An absolute URL."]),
         ]

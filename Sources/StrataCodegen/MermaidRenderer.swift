@@ -19,6 +19,7 @@ public enum MermaidRenderer {
                     w.line("Int id PK")
                     for attribute in entity.attributes {
                         var notes: [String] = []
+                        if attribute.isTransient { notes.append("transient") }
                         if attribute.isOptional { notes.append("optional") }
                         if let value = attribute.defaultValue { notes.append("default " + describe(value)) }
                         if attribute.isIndexed { notes.append("indexed") }
@@ -68,6 +69,7 @@ public enum MermaidRenderer {
         case .double(let number): text = "\(number)"
         case .bool(let flag): text = "\(flag)"
         case .now: text = "now"
+        case .date(let milliseconds): text = DefaultValue.dateText(milliseconds: milliseconds, storage: false)
         case .uuid: text = "uuid"
         case .enumCase(let name): text = name
         }

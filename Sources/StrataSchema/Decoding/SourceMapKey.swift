@@ -18,17 +18,19 @@ enum SourceMapKey: Hashable, Sendable {
     case constraint(Constraint, of: String, list: Int)
     /// Name `position` of element `list` of an entity's `unique:` or `indexes:`.
     case constraintName(Constraint, of: String, list: Int, position: Int)
+    /// The `name:` of element `list` of an entity's `indexes:`.
+    case indexName(of: String, list: Int)
 
     /// What of an attribute: `type:` (or the attribute's value when it is a bare type name),
-    /// `default:`.
+    /// `default:`, the key `transient:`.
     enum AttributeField: Hashable, Sendable {
-        case type, `default`
+        case type, `default`, transient
     }
 
-    /// What of a relationship: the value of `to:`, `inverse:` or `deleteRule:`, or the key
-    /// `required:`, `ordered:` or `initialOrder:`.
+    /// What of a relationship: the value of `to:`, `inverse:`, `deleteRule:` or
+    /// `foreignKey:`, or the key `required:`, `ordered:` or `initialOrder:`.
     enum RelationshipField: Hashable, Sendable {
-        case to, inverse, required, deleteRule, ordered, initialOrder
+        case to, inverse, required, deleteRule, ordered, initialOrder, foreignKey
     }
 
     /// What of a fetch: `where:`, or its sections' `key:` or `where:`.

@@ -345,6 +345,11 @@ struct PredicateTypeChecker {
                             offset: operand.segmentOffsets[index + 1]))
                         return .invalid
                     }
+                    if attribute.isTransient {
+                        failures.append(Failure(
+                            "\(spelled) is transient: it is not stored, so a predicate cannot test it", offset: segmentOffset))
+                        return .invalid
+                    }
                     return .value(attribute.type, optional: optional || attribute.isOptional, name: spelled)
                 }
                 guard let relationship = current.relationship(named: segment) else {

@@ -20,6 +20,11 @@ enum KeyPathResolver {
                 return .success(Attribute(name: "id", type: .int, location: current.location))
             }
             if let attribute = current.attribute(named: segment) {
+                if isLast, attribute.isTransient {
+                    return .failure(SchemaProblem(
+                        "'\(spelled)' is transient: it is not stored, so it cannot order or group objects",
+                        offset: offset))
+                }
                 if isLast { return .success(attribute) }
                 return .failure(SchemaProblem(
                     "'\(segment)' in '\(spelled)' is an attribute of '\(current.name)' and has no member '\(path[index + 1])'",
