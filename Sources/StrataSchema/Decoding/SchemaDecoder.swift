@@ -186,7 +186,9 @@ public struct SchemaDecoder {
             return []
         }
         var result: [Index] = []
-        for (i, element) in elements.enumerated() {
+        for element in elements {
+            // Source-map keys by position in `Entity.indexes`.
+            let i = result.count
             var columnsNode = element
             var indexName: String?
             if let entries = element.mapping {

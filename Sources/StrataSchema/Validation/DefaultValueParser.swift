@@ -180,7 +180,12 @@ enum DefaultValueParser {
         let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
         let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
         let days = era * 146_097 + dayOfEra - 719_468
-        return .success((Int64(days) * 86_400 + Int64(seconds - offset)) * 1000 + Int64(milliseconds))
+        let total = (Int64(days) * 86_400 + Int64(seconds - offset)) * 1000 + Int64(milliseconds)
+        // 0001-01-01T00:00:00.000Z ... 9999-12-31T23:59:59.999Z: four-digit years in storage.
+        guard (-62_135_596_800_000...253_402_300_799_999).contains(total) else {
+            return .failure(SchemaProblem("in UTC it is outside 0001-01-01...9999-12-31"))
+        }
+        return .success(total)
     }
 
     /// `-12`, `3.50`, `1e3`: digits with an optional sign, fraction and exponent.
