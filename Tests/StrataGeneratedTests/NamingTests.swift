@@ -51,7 +51,7 @@ private func columns(_ db: Database, table: String) throws -> [String] {
     @Test func theKeyHasTheChosenNameBesideTheAttributeOfTheDefaultName() throws {
         let store = try Strata.Store.inMemory(schema: NamingModel.schema)
         try store.write { db in
-            #expect(try columns(db, table: "Post") == ["id", "title", "authorID", "rank", "publishedAt", "editedAt", "day", "authorRef"])
+            #expect(try columns(db, table: "Post") == ["id", "title", "authorID", "rank", "publishedAt", "editedAt", "day", "authorRef", "authorPosition"])
             #expect(try columns(db, table: "Author") == ["id", "name", "profileRef"])
             let ada = try db.insert(Author(name: "Ada"))
             let post = try db.insert(Post(title: "Notes", authorID: "srv-42", authorRef: ada.id))
@@ -85,6 +85,25 @@ private func columns(_ db: Database, table: String) throws -> [String] {
         }
     }
 
+    @Test func anOrderedRelationshipKeepsItsOrderThroughTheChosenKey() throws {
+        let store = try Strata.Store.inMemory(schema: NamingModel.schema)
+        let ada = try store.write { db in try db.insert(Author(name: "Ada")) }
+        try store.writer.write { db in
+            // Raw SQL that sets only the chosen key: the triggers give each post the last place.
+            try db.execute(sql: "INSERT INTO Post (id, title, authorRef) VALUES (1, 'a', ?), (2, 'b', ?), (3, 'c', ?)",
+                           arguments: [ada.id, ada.id, ada.id])
+        }
+        #expect(try store.fetchAll(Post.Fetches.inAuthorOrder).map(\.title) == ["a", "b", "c"])
+        try store.write { db in
+            try db.move(Post.ID(rawValue: 3), in: Author.posts, of: ada.id, to: 0)
+            // Moving a post to another author through the key alone puts it last there.
+            let bob = try db.insert(Author(name: "Bob"))
+            try db.execute(sql: "INSERT INTO Post (id, title, authorRef) VALUES (4, 'd', ?)", arguments: [bob.id])
+            try db.execute(sql: "UPDATE Post SET authorRef = ? WHERE id = 1", arguments: [bob.id])
+        }
+        #expect(try store.fetchAll(Post.Fetches.inAuthorOrder).map(\.title) == ["c", "b", "d", "a"])
+    }
+
     @Test func oneToOneKeyNamedOnTheSideThatStoresIt() throws {
         let store = try Strata.Store.inMemory(schema: NamingModel.schema)
         try store.write { db in
@@ -102,19 +121,22 @@ private func columns(_ db: Database, table: String) throws -> [String] {
             try old.writer.write { db in
                 try db.execute(sql: "INSERT INTO Profile (id, bio) VALUES (5, 'p')")
                 try db.execute(sql: "INSERT INTO Author (id, name, profileID) VALUES (1, 'Ada', 5)")
-                try db.execute(sql: "INSERT INTO Post (id, title, authorID) VALUES (10, 'a', 1), (11, 'b', NULL)")
+                try db.execute(sql: "INSERT INTO Post (id, title, authorID) VALUES (10, 'a', 1), (11, 'b', NULL), (12, 'c', 1)")
+                try db.execute(sql: "UPDATE Post SET authorPosition = -1 WHERE id = 12")
             }
             try old.close()
         }
         let store = try Strata.Store(schema: NamingModel.schema, path: path)
         try store.write { db in
-            #expect(try columns(db, table: "Post") == ["id", "title", "authorID", "rank", "publishedAt", "editedAt", "day", "authorRef"])
+            #expect(try columns(db, table: "Post") == ["id", "title", "authorID", "rank", "publishedAt", "editedAt", "day", "authorRef", "authorPosition"])
             let posts = try db.fetchAll(Post.self)
-            #expect(posts.map(\.authorRef) == [Author.ID(rawValue: 1), nil])
+            #expect(posts.map(\.authorRef) == [Author.ID(rawValue: 1), nil, Author.ID(rawValue: 1)])
             // The new attribute of the old key's name starts empty: it is not the old key.
-            #expect(posts.map(\.authorID) == [nil, nil])
+            #expect(posts.map(\.authorID) == [nil, nil, nil])
+            // The order of the ordered relationship is kept with its key.
+            #expect(try db.fetchAll(Author.posts, of: Author.ID(rawValue: 1), sortedBy: [Post.authorPosition.ascending]).map(\.title) == ["c", "a"])
             #expect(try db.fetchAll(Author.self).map(\.profileRef) == [Profile.ID(rawValue: 5)])
-            #expect(try db.fetchAll(Post.Fetches.recent(name: "Ada")).map(\.title) == ["a"])
+            #expect(try db.fetchAll(Post.Fetches.recent(name: "Ada")).map(\.title) == ["a", "c"])
         }
         try store.close()
     }
@@ -141,14 +163,14 @@ private func columns(_ db: Database, table: String) throws -> [String] {
             let old = try Strata.Store(schema: olderNamingSchema, path: path)
             try old.writer.write { db in try db.execute(sql: "INSERT INTO Post (title) VALUES ('a')") }
             #expect(try old.read { db in try indexSQL(db, table: "Post") }.keys.sorted()
-                == ["strata_index_Post_authorID", "strata_index_Post_authorID_publishedAt"])
+                == ["strata_index_Post_authorID", "strata_index_Post_authorID_authorPosition", "strata_index_Post_authorID_publishedAt"])
             try old.close()
         }
         do {
             // Added: the named index and the descending one; the old plain one is gone.
             let store = try Strata.Store(schema: NamingModel.schema, path: path)
             #expect(try store.read { db in try indexSQL(db, table: "Post") }.keys.sorted()
-                == ["post_by_rank", "strata_index_Post_authorRef", "strata_index_Post_authorRef_publishedAt_desc"])
+                == ["post_by_rank", "strata_index_Post_authorRef", "strata_index_Post_authorRef_authorPosition", "strata_index_Post_authorRef_publishedAt_desc"])
             // An index the app makes itself by raw SQL is not the store's: index changes
             // leave it alone (a migration that rebuilds the table drops it with the table).
             try store.writer.write { db in try db.execute(sql: "CREATE INDEX my_own ON Post(title)") }
@@ -164,7 +186,7 @@ private func columns(_ db: Database, table: String) throws -> [String] {
             let store = try Strata.Store(schema: renamed, path: path)
             let indexes = try store.read { db in try indexSQL(db, table: "Post") }
             #expect(indexes.keys.sorted()
-                == ["my_own", "posts_ranked", "strata_index_Post_authorRef", "strata_index_Post_authorRef_publishedAt"])
+                == ["my_own", "posts_ranked", "strata_index_Post_authorRef", "strata_index_Post_authorRef_authorPosition", "strata_index_Post_authorRef_publishedAt"])
             #expect(indexes["posts_ranked"] == "CREATE INDEX \"posts_ranked\" ON \"Post\"(\"rank\", \"title\")")
             try store.close()
         }
@@ -180,7 +202,7 @@ private func columns(_ db: Database, table: String) throws -> [String] {
         renamed.entities[post].indexes = []
         let store = try Strata.Store(schema: renamed, path: path)
         #expect(try store.read { db in try indexSQL(db, table: "Post") }.keys.sorted()
-            == ["my_own", "strata_index_Post_authorRef"])
+            == ["my_own", "strata_index_Post_authorRef", "strata_index_Post_authorRef_authorPosition"])
         #expect(try store.fetchAll(Post.self).map(\.title) == ["a"])
         try store.close()
     }

@@ -205,6 +205,8 @@ extension Post {
     public static var editedAt: Strata.TypedColumn<Post, Foundation.Date> { .init("editedAt") }
     public static var day: Strata.TypedColumn<Post, Foundation.Date?> { .init("day") }
     public static var authorRef: Strata.TypedColumn<Post, Author.ID?> { .init("authorRef") }
+    /// The place among the children of `author` (`author.@position` in the model).
+    public static var authorPosition: Strata.TypedColumn<Post, Swift.Int?> { .init("authorPosition") }
     public static var author: Strata.ToOne<Post, Author> { .init("author") }
 }
 
@@ -217,6 +219,7 @@ extension Strata.ToOne where Destination == Post {
     public var editedAt: Strata.TypedColumn<Root, Foundation.Date?> { _column("editedAt") }
     public var day: Strata.TypedColumn<Root, Foundation.Date?> { _column("day") }
     public var authorRef: Strata.TypedColumn<Root, Author.ID?> { _column("authorRef") }
+    public var authorPosition: Strata.TypedColumn<Root, Swift.Int?> { _column("authorPosition") }
     public var author: Strata.ToOne<Root, Author> { _toOne("author") }
 }
 
@@ -239,6 +242,10 @@ extension Post {
 
         public static var byRank: Strata.ResultsRequest<Post, Strata.NoSection> {
             .init(sortedBy: [Post.rank.descending, Post.title.ascending])
+        }
+
+        public static var inAuthorOrder: Strata.ResultsRequest<Post, Strata.NoSection> {
+            .init(sortedBy: [Post.author.name.ascending, Post.authorPosition.ascending])
         }
     }
 }

@@ -20,7 +20,8 @@ public enum NamingModel {
                         inverse: "author",
                         isToMany: true,
                         deleteRule: .cascade,
-                        storage: .inverseForeignKey
+                        storage: .inverseForeignKey,
+                        isOrdered: true
                     ),
                     .init(
                         name: "profile",
@@ -71,7 +72,8 @@ public enum NamingModel {
                         destination: "Author",
                         inverse: "posts",
                         isToMany: false,
-                        storage: .foreignKey(column: "authorRef")
+                        storage: .foreignKey(column: "authorRef"),
+                        positionColumn: "authorPosition"
                     ),
                 ],
                 indexes: [.init(["authorRef", .descending("publishedAt")]), .init([.descending("rank"), "title"], name: "post_by_rank")]
