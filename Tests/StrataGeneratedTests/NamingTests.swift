@@ -233,6 +233,44 @@ private func columns(_ db: Database, table: String) throws -> [String] {
     }
 }
 
+extension TransientAttributeTests {
+    /// `Post` of the Naming model with `draft` stored: a column `draft TEXT NOT NULL DEFAULT ''`.
+    static var schemaWithStoredDraft: SchemaDescriptor {
+        var schema = NamingModel.schema
+        let post = schema.entities.firstIndex { $0.name == "Post" }!
+        schema.entities[post].attributes.append(.init(name: "draft", type: .string, defaultValue: .value("".databaseValue)))
+        return schema
+    }
+
+    @Test func makingAStoredAttributeTransientRemovesItsColumnOnlyWithDataLossAllowed() throws {
+        let path = temporaryStorePath()
+        do {
+            let old = try Strata.Store(schema: Self.schemaWithStoredDraft, path: path)
+            try old.writer.write { db in try db.execute(sql: "INSERT INTO Post (title, draft) VALUES ('a', 'kept?')") }
+            try old.close()
+        }
+        #expect(throws: MigrationError.destructiveChanges([.removedAttribute(entity: "Post", attribute: "draft")])) {
+            _ = try Strata.Store(schema: NamingModel.schema, path: path)
+        }
+        let store = try Strata.Store(schema: NamingModel.schema, path: path, options: .init(allowDataLoss: true))
+        #expect(try store.read { db in try columns(db, table: "Post") }.contains("draft") == false)
+        #expect(try store.fetchAll(Post.self).map(\.draft) == [""])
+        try store.close()
+    }
+
+    @Test func makingATransientAttributeStoredAddsItsColumn() throws {
+        let path = temporaryStorePath()
+        do {
+            let old = try Strata.Store(schema: NamingModel.schema, path: path)
+            _ = try old.write { db in try db.insert(Post(title: "a", draft: "lost")) }
+            try old.close()
+        }
+        let store = try Strata.Store(schema: Self.schemaWithStoredDraft, path: path)
+        #expect(try store.read { db in try String.fetchAll(db, sql: "SELECT draft FROM Post") } == [""])
+        try store.close()
+    }
+}
+
 @Suite struct FixedDateDefaultTests {
     /// 2024-01-01T00:00:00Z.
     static let newYear = Foundation.Date(timeIntervalSince1970: 1_704_067_200)
