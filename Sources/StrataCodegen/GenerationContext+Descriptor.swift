@@ -10,7 +10,7 @@ extension GenerationContext {
                 w.line("name: \(SwiftNames.stringLiteral(schema.name)),")
                 w.line("entities: [")
                 w.indent { w in
-                    for entity in schema.entities {
+                    for entity in schema.entities where !entity.isAbstract {
                         writeEntityDescriptor(entity, &w)
                     }
                 }

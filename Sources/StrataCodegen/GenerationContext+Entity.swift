@@ -25,11 +25,16 @@ extension GenerationContext {
     // MARK: - Entity
 
     func writeEntity(_ entity: Entity, _ w: inout SwiftWriter) throws {
+        if entity.isAbstract {
+            writeAbstractEntity(entity, &w)
+            return
+        }
         let type = typeName(entity.name)
         let keys = foreignKeys(of: entity)
 
         w.docComment(entity.doc)
-        w.block("public struct \(type): Strata.StrataEntity") { w in
+        let conformances = ["Strata.StrataEntity"] + (entity.parent.map { [typeName($0)] } ?? [])
+        w.block("public struct \(type): \(conformances.joined(separator: ", "))") { w in
             w.line("public typealias ID = Strata.EntityID<\(type)>")
             w.blankLine()
             w.line("public var id: ID")
@@ -77,9 +82,12 @@ extension GenerationContext {
             // Reading never traps: a stored value the type cannot represent throws
             // `Strata.ValueDecodingError` naming the table, row, column and value.
             let entityLiteral = SwiftNames.stringLiteral(entity.name)
+            // Transient attributes have no column; `Codable<T>` attributes are JSON text,
+            // decoded by `strataJSONValue`.
             let stored = entity.attributes.filter { !$0.isTransient }
-            let columns: [(name: String, isOptional: Bool)] =
-                stored.map { ($0.name, $0.isOptional) } + keys.map { ($0.column, !$0.relationship.isRequired) }
+            let columns: [(name: String, isOptional: Bool, isJSON: Bool)] =
+                stored.map { ($0.name, $0.isOptional, $0.type.isCodable) }
+                + keys.map { ($0.column, !$0.relationship.isRequired, false) }
             w.block("public init(row: GRDB.Row) throws") { w in
                 w.line("self.id = try row.strataValue(\"id\", of: \(entityLiteral))")
                 // Transient attributes are not stored: a read object starts with the default.
@@ -88,7 +96,8 @@ extension GenerationContext {
                     w.line("self.\(SwiftNames.member(attribute.name)) = \(value)")
                 }
                 for column in columns {
-                    let reader = column.isOptional ? "strataOptionalValue" : "strataValue"
+                    let kind = column.isJSON ? "JSONValue" : "Value"
+                    let reader = column.isOptional ? "strataOptional" + kind : "strata" + kind
                     w.line(
                         "self.\(SwiftNames.member(column.name)) = try row.\(reader)(\(SwiftNames.stringLiteral(column.name)), of: \(entityLiteral))"
                     )
@@ -105,6 +114,8 @@ extension GenerationContext {
                     switch attribute.type {
                     case .string, .double, .float:
                         w.line("container[\(name)] = try Strata.InvalidValueError.checked(\(member), \(name), of: \(entityLiteral))")
+                    case .codable:
+                        w.line("container[\(name)] = try Strata.StoredJSON.encode(\(member), \(name), of: \(entityLiteral))")
                     default:
                         w.line("container[\(name)] = \(member)")
                     }
@@ -123,7 +134,9 @@ extension GenerationContext {
         w.blankLine()
         w.block("extension \(type)") { w in
             w.line("public static var id: Strata.TypedColumn<\(type), ID> { .init(\"id\") }")
-            for attribute in entity.attributes where !attribute.isTransient {
+            // A `Codable<T>` attribute has no typed column: predicates and sorts cannot use it;
+            // a transient one has no column at all.
+            for attribute in entity.attributes where !attribute.type.isCodable && !attribute.isTransient {
                 w.line(
                     "public static var \(SwiftNames.identifier(attribute.name)): Strata.TypedColumn<\(type), \(attributeType(attribute))> { .init(\(SwiftNames.stringLiteral(attribute.name))) }"
                 )
@@ -153,7 +166,7 @@ extension GenerationContext {
         w.blankLine()
         w.block("extension Strata.ToOne where Destination == \(type)") { w in
             w.line("public var id: Strata.TypedColumn<Root, \(type).ID?> { _column(\"id\") }")
-            for attribute in entity.attributes where !attribute.isTransient {
+            for attribute in entity.attributes where !attribute.type.isCodable && !attribute.isTransient {
                 w.line(
                     "public var \(SwiftNames.identifier(attribute.name)): Strata.TypedColumn<Root, \(SwiftNames.type(attribute.type))?> { _column(\(SwiftNames.stringLiteral(attribute.name))) }"
                 )
@@ -184,6 +197,27 @@ extension GenerationContext {
         if !entity.fetches.isEmpty {
             w.blankLine()
             try writeFetches(of: entity, &w)
+        }
+    }
+
+    // MARK: - Abstract entities
+
+    /// An abstract entity is a protocol: the properties it declares (those it inherits are
+    /// its parent protocol's) and their typed columns, which every entity extending it has.
+    func writeAbstractEntity(_ entity: Entity, _ w: inout SwiftWriter) {
+        let parent = entity.parent.map(typeName) ?? "Strata.StrataEntity"
+        w.docComment(entity.doc ?? "The attributes shared by the entities that extend `\(entity.name)` (an abstract entity: no table of its own).")
+        w.block("public protocol \(typeName(entity.name)): \(parent)") { w in
+            let own = entity.attributes.filter { $0.inheritedFrom == nil }
+            for attribute in own {
+                w.docComment(attribute.doc)
+                w.line("var \(SwiftNames.identifier(attribute.name)): \(attributeType(attribute)) { get set }")
+            }
+            // The typed columns, so that generic code can filter and sort any entity extending it.
+            for attribute in own where !attribute.type.isCodable {
+                w.line(
+                    "static var \(SwiftNames.identifier(attribute.name)): Strata.TypedColumn<Self, \(attributeType(attribute))> { get }")
+            }
         }
     }
 

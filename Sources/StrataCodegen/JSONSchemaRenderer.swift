@@ -15,6 +15,8 @@ public enum JSONSchemaRenderer {
     }
 
     private static let identifier = "^[A-Za-z_][A-Za-z0-9_]*$"
+    /// A type name: a built-in type, an enum, or `Codable<T>` with the app's Swift type `T`.
+    private static let typeName = "^([A-Za-z_][A-Za-z0-9_]*|Codable<.+>)$"
 
     static func document() -> [String: Any] {
         let typeNames = AttributeType.builtins.keys.sorted()
@@ -53,11 +55,11 @@ public enum JSONSchemaRenderer {
         ]
         let attribute: [String: Any] = [
             "oneOf": [
-                ["type": "string", "pattern": identifier, "description": "Short form: the type only; required, no default."],
+                ["type": "string", "pattern": typeName, "description": "Short form: the type only; required, no default."],
                 [
                     "type": "object", "additionalProperties": false, "required": ["type"],
                     "properties": [
-                        "type": ["type": "string", "pattern": identifier, "description": "A built-in type (\(typeNames.joined(separator: ", "))) or an enum of the model."],
+                        "type": ["type": "string", "pattern": typeName, "description": "A built-in type (\(typeNames.joined(separator: ", "))), an enum of the model, or Codable<T>: a value of the app's Codable Swift type T, stored as JSON."],
                         "optional": ["type": "boolean"],
                         "default": ["type": ["boolean", "number", "string"], "description": "A literal of the type; for Date `now` or an ISO 8601 date-time or date, for UUID `uuid`."],
                         "indexed": ["type": "boolean"], "unique": ["type": "boolean"],
@@ -127,15 +129,28 @@ public enum JSONSchemaRenderer {
                 "sections": ["$ref": "#/$defs/sections"], "doc": ["type": "string"],
             ] as [String: Any],
         ]
+        // An abstract entity declares no relationships and no fetches (no name matches "^$").
+        let nothing: [String: Any] = [
+            "type": objectOrNull, "propertyNames": ["pattern": "^$"],
+            "description": "An abstract entity has no table: declare this on each entity that extends it.",
+        ]
         let entity: [String: Any] = [
             "type": objectOrNull, "additionalProperties": false,
             "properties": [
                 "doc": ["type": "string"], "renamedFrom": ["type": "string"],
+                "abstract": ["type": "boolean", "description": "No table and no struct: a Swift protocol whose attributes, unique constraints and indexes every entity that extends it stores in its own table."],
+                "extends": ["type": "string", "pattern": identifier, "description": "The abstract entity whose attributes, unique constraints and indexes this entity inherits."],
                 "attributes": ["type": objectOrNull, "propertyNames": ["pattern": identifier], "additionalProperties": ["$ref": "#/$defs/attribute"]],
                 "relationships": ["type": objectOrNull, "propertyNames": ["pattern": identifier], "additionalProperties": ["$ref": "#/$defs/relationship"]],
                 "unique": nameList, "indexes": indexList,
                 "fetches": ["type": objectOrNull, "propertyNames": ["pattern": identifier], "additionalProperties": ["$ref": "#/$defs/fetch"]],
             ] as [String: Any],
+            "allOf": [
+                [
+                    "if": ["required": ["abstract"], "properties": ["abstract": ["const": true]]] as [String: Any],
+                    "then": ["properties": ["relationships": nothing, "fetches": nothing]],
+                ] as [String: Any],
+            ],
         ]
         return [
             "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -184,6 +199,17 @@ public enum JSONSchemaRenderer {
             ]),
             when("UUID", ["type": "string", "pattern": uuid, "description": "`uuid` (a new one per object) or a UUID literal."]),
             when("URL", ["type": "string", "pattern": "^[A-Za-z][A-Za-z0-9+.-]*:", "description": "An absolute URL."]),
+            // A Codable attribute has no default, no index and no unique constraint.
+            [
+                "if": ["required": ["type"], "properties": ["type": ["pattern": "^Codable<"]]] as [String: Any],
+                "then": [
+                    "properties": [
+                        "default": ["type": "null", "description": "A Codable attribute has no default: make it optional."],
+                        "indexed": ["const": false, "description": "A Codable attribute (JSON text) cannot be indexed."],
+                        "unique": ["const": false, "description": "A Codable attribute (JSON text) cannot be unique."],
+                    ] as [String: Any],
+                ],
+            ],
         ]
     }
 }

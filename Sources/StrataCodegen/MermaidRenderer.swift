@@ -14,18 +14,25 @@ public enum MermaidRenderer {
         var w = SwiftWriter()
         w.line("erDiagram")
         w.indent { w in
-            for entity in schema.entities {
+            // Abstract entities have no table: their attributes show in each entity extending them.
+            for entity in schema.entities where !entity.isAbstract {
                 w.block(entity.name) { w in
                     w.line("Int id PK")
                     for attribute in entity.attributes {
                         var notes: [String] = []
+                        var type = attribute.type.name
+                        if case .codable(let swiftType) = attribute.type {
+                            type = "JSON"
+                            notes.append("Codable " + swiftType.replacingOccurrences(of: "\"", with: "'"))
+                        }
+                        if let base = attribute.inheritedFrom { notes.append("from " + base) }
                         if attribute.isTransient { notes.append("transient") }
                         if attribute.isOptional { notes.append("optional") }
                         if let value = attribute.defaultValue { notes.append("default " + describe(value)) }
                         if attribute.isIndexed { notes.append("indexed") }
                         let key = attribute.isUnique ? " UK" : ""
                         let comment = notes.isEmpty ? "" : " \"" + notes.joined(separator: ", ") + "\""
-                        w.line("\(attribute.type.name) \(attribute.name)\(key)\(comment)")
+                        w.line("\(type) \(attribute.name)\(key)\(comment)")
                     }
                     for relationship in entity.relationships {
                         if let column = layout.foreignKeyColumn(of: relationship, in: entity) {

@@ -9,7 +9,8 @@ struct PredicateRenderer {
 
     /// The Swift type of a fetch argument: `Swift.String`, `[Priority]`, `Foundation.Date?`.
     static func swiftType(of parameter: PredicateParameter) -> String {
-        let base = SwiftNames.type(parameter.type)
+        // An object id (`notebook == $notebook`): the destination's `ID`, as `GenerationContext.typeName` spells it.
+        let base = parameter.objectIDOf.map { SwiftNames.identifier($0) + ".ID" } ?? SwiftNames.type(parameter.type)
         if parameter.isList { return "[" + base + "]" }
         return base + (parameter.isOptional ? "?" : "")
     }

@@ -24,6 +24,30 @@ enum SwiftNames {
             ? "`\(name)`" : name
     }
 
+    /// A Swift type expression of the model (`Codable<T>`), with every name that is a keyword
+    /// in backticks (`[class]` → ``[`class`]``, `Kit.default` → ``Kit.`default` ``).
+    static func typeExpression(_ text: String) -> String {
+        var result = ""
+        var name = ""
+        var afterDot = false
+        func flush() {
+            guard !name.isEmpty else { return }
+            result += afterDot ? member(name) : identifier(name)
+            name = ""
+        }
+        for character in text {
+            if character == "_" || character.isLetter || (!name.isEmpty && character.isNumber) {
+                name.append(character)
+            } else {
+                flush()
+                afterDot = character == "."
+                result.append(character)
+            }
+        }
+        flush()
+        return result
+    }
+
     /// `name` with its first character lowercased: `Note` → `note`.
     static func lowerFirst(_ name: String) -> String {
         guard let first = name.first else { return name }
@@ -84,6 +108,8 @@ enum SwiftNames {
         case .decimal: "Foundation.Decimal"
         case .url: "Foundation.URL"
         case .enumeration(let name): identifier(name)
+        // The app's own type, as written in the model (checked for its shape only).
+        case .codable(let swiftType): typeExpression(swiftType)
         }
     }
 
@@ -103,6 +129,7 @@ enum SwiftNames {
         case .decimal: ".decimal"
         case .url: ".url"
         case .enumeration(let name): ".enumeration(name: \(stringLiteral(name)))"
+        case .codable: ".json"
         }
     }
 

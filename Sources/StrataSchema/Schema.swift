@@ -59,6 +59,12 @@ public struct Entity: Hashable, Sendable {
     public var fetches: [Fetch]
     /// The entity's former name (`renamedFrom:`), so a migration renames its table.
     public var renamedFrom: String?
+    /// True for `abstract: true`: no table and no struct, but a Swift protocol, and the
+    /// attributes, unique constraints and indexes it declares are copied into every entity
+    /// that extends it.
+    public var isAbstract: Bool = false
+    /// `extends:`, the abstract entity this one inherits from, if any.
+    public var parent: String?
     /// Where the entity is declared.
     public var location: SourceLocation
 
@@ -114,6 +120,9 @@ public enum AttributeType: Hashable, Sendable {
     case string, int, int32, int16, double, float, bool, date, uuid, data, decimal, url
     /// An enum of the model, by name.
     case enumeration(String)
+    /// `Codable<T>`: a value of the app's own `Codable` Swift type `T` (written as in Swift:
+    /// `Address`, `[String]`, `MyKit.Style`), stored as JSON text.
+    case codable(String)
 
     /// The spelling in the model language (`String`, `Int`, …, or the enum's name).
     public var name: String {
@@ -131,7 +140,14 @@ public enum AttributeType: Hashable, Sendable {
         case .decimal: "Decimal"
         case .url: "URL"
         case .enumeration(let name): name
+        case .codable(let swiftType): "Codable<\(swiftType)>"
         }
+    }
+
+    /// True for `Codable<T>`: stored as JSON, so it cannot be compared, sorted, sectioned or indexed.
+    public var isCodable: Bool {
+        if case .codable = self { return true }
+        return false
     }
 
     /// The built-in types by their model-language spelling.
@@ -184,6 +200,9 @@ public struct Attribute: Hashable, Sendable {
     /// True for `transient: true`: a stored property of the struct that has no column; it
     /// takes its default when an object is read from the store.
     public var isTransient: Bool = false
+    /// The abstract entity that declares this attribute when it is inherited (`extends:`);
+    /// nil for the entity's own attributes.
+    public var inheritedFrom: String?
     /// Where the attribute is declared.
     public var location: SourceLocation
 

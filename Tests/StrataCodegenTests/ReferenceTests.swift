@@ -12,6 +12,7 @@ import Testing
         ("Predicates", "PredicateModel"),
         ("Todos", "TodosModel"),
         ("Naming", "NamingModel"),
+        ("Shapes", "ShapesModel"),
     ]
 
     @Test(arguments: cases.map(\.name))

@@ -127,6 +127,7 @@ struct ReferenceWord {
     var mood: Mood
     var maybeMood: Mood?
     var shelf: (label: String, note: String?)?
+    var shelfID: Int64?
     var letters: [(glyph: String, rank: Int)]
     var badges: [String]
 }
@@ -176,6 +177,9 @@ struct Parameters: CustomStringConvertible {
     var mood: Mood
     var optionalMood: Mood?
     var moods: [Mood]
+    /// A shelf id (1...5: some exist, some do not) or nil, and a list of them.
+    var shelf: Shelf.ID?
+    var shelves: [Shelf.ID]
 
     static func random(_ random: inout SplitMix) -> Parameters {
         Parameters(
@@ -193,14 +197,17 @@ struct Parameters: CustomStringConvertible {
             days: (0..<random.int(0...3)).map { _ in random.pick(Pools.days) },
             mood: random.pick(Mood.allCases),
             optionalMood: random.int(0...3) == 0 ? nil : random.pick(Mood.allCases),
-            moods: (0..<random.int(0...3)).map { _ in random.pick(Mood.allCases) })
+            moods: (0..<random.int(0...3)).map { _ in random.pick(Mood.allCases) },
+            shelf: random.int(0...3) == 0 ? nil : Shelf.ID(rawValue: Int64(random.int(1...5))),
+            shelves: (0..<random.int(0...3)).map { _ in Shelf.ID(rawValue: Int64(random.int(1...5))) })
     }
 
     var description: String {
         "(string \(string.debugDescription), optionalString \(optionalString.debugDescription), "
             + "low \(low.debugDescription), high \(high.debugDescription), list \(list), n \(n), m \(String(describing: m)), "
             + "numbers \(lowNumber)…\(highNumber) \(numbers), r \(r), b \(b), d \(d.timeIntervalSince1970), "
-            + "from \(from.timeIntervalSince1970) to \(to.timeIntervalSince1970), mood \(mood) \(String(describing: optionalMood)) \(moods))"
+            + "from \(from.timeIntervalSince1970) to \(to.timeIntervalSince1970), mood \(mood) \(String(describing: optionalMood)) \(moods), "
+            + "shelf \(String(describing: shelf?.rawValue)) shelves \(shelves.map(\.rawValue)))"
     }
 }
 
@@ -229,7 +236,7 @@ extension PredicateLanguageTests {
                     number: random.pick(Pools.numbers), maybe: random.int(0...3) == 0 ? nil : random.pick(Pools.numbers),
                     ratio: random.pick(Pools.ratios), flag: random.int(0...1) == 0, day: random.pick(Pools.days),
                     mood: random.pick(Mood.allCases), maybeMood: random.int(0...2) == 0 ? nil : random.pick(Mood.allCases),
-                    shelf: shelf.map { ($0.1, $0.2) }, letters: [], badges: [])
+                    shelf: shelf.map { ($0.1, $0.2) }, shelfID: shelf?.0.rawValue, letters: [], badges: [])
                 let inserted = try db.insert(Word(
                     text: Reference.stored(word.text), alt: word.alt.map(Reference.stored), number: word.number, maybe: word.maybe, ratio: word.ratio,
                     flag: word.flag, day: word.day, mood: word.mood, maybeMood: word.maybeMood, shelfID: shelf?.0))
@@ -581,6 +588,13 @@ extension PredicateLanguageTests {
         FetchCase("falsePredicate", { _ in Word.Fetches.falsePredicate }) { _, _ in false },
         FetchCase("trueConstant", { _ in Word.Fetches.trueConstant }) { _, _ in true },
         FetchCase("falseConstant", { _ in Word.Fetches.falseConstant }) { _, _ in false },
+        // A to-one against an object id: `==`/`!=` compare like `IS`/`IS NOT` (nil matches
+        // the words on no shelf), `IN` never matches those.
+        FetchCase("onShelf", { Word.Fetches.onShelf(shelf: $0.shelf) }) { w, p in w.shelfID == p.shelf?.rawValue },
+        FetchCase("offShelf", { Word.Fetches.offShelf(shelf: $0.shelf) }) { w, p in w.shelfID != p.shelf?.rawValue },
+        FetchCase("onShelves", { Word.Fetches.onShelves(shelves: $0.shelves) }) { w, p in
+            w.shelfID.map { id in p.shelves.contains { $0.rawValue == id } } ?? false
+        },
     ]
 
     // swift-format-ignore

@@ -137,6 +137,32 @@ struct NamingErrorMessageTests {
             "m.yaml:19:22: error: sort key: 'a.draft' is transient: it is not stored, so it cannot order or group objects"),
     ]
 
+    @Test func aNamedIndexOfAnAbstractEntityIsRefused() {
+        #expect(diagnostics("""
+            entities:
+              Base:
+                abstract: true
+                attributes: { at: Date }
+                indexes: [{ name: by_at, columns: [-at] }, [at]]
+              A: { extends: Base }
+              B: { extends: Base }
+            """) == [
+            "m.yaml:5:23: error: index name 'by_at' of abstract entity 'Base' would name one index in each entity that extends it; name the index in each of them, or leave it unnamed",
+        ])
+    }
+
+    @Test func anUnnamedDescendingIndexIsInherited() throws {
+        let schema = try #require(load("""
+            entities:
+              Base:
+                abstract: true
+                attributes: { at: Date }
+                indexes: [[-at]]
+              A: { extends: Base }
+            """).schema)
+        #expect(schema.entity(named: "A")?.indexes == [Index(columns: ["at"], descending: [true])])
+    }
+
     @Test(arguments: rows)
     func messages(_ row: BadModel) {
         #expect(diagnostics(row.yaml) == row.expected)

@@ -130,6 +130,17 @@ struct PredicateParserTests {
             "rating == $r", .comparison(path("rating"), .equal, .parameter("r"), []),
             [PredicateParameter(name: "r", type: .double, isOptional: true)]),
         GoodPredicate("notebook.name == 'Work'", .comparison(path("notebook", "name"), .equal, string("Work"), [])),
+        // A to-one compared with a parameter: the argument is the destination's id, optional
+        // with an optional relationship (nil matches no notebook); required through `owner`.
+        GoodPredicate(
+            "notebook == $notebook", .comparison(path("notebook"), .equal, .parameter("notebook"), []),
+            [PredicateParameter(name: "notebook", type: .int, isOptional: true, objectIDOf: "Notebook")]),
+        GoodPredicate(
+            "$owner != notebook.owner", .comparison(.parameter("owner"), .notEqual, path("notebook", "owner"), []),
+            [PredicateParameter(name: "owner", type: .int, isOptional: true, objectIDOf: "Owner")]),
+        GoodPredicate(
+            "notebook IN $notebooks", .inParameter(path("notebook"), "notebooks"),
+            [PredicateParameter(name: "notebooks", type: .int, isList: true, objectIDOf: "Notebook")]),
         GoodPredicate(
             "notebook.owner.email ==[c] $email",
             .comparison(path("notebook", "owner", "email"), .equal, .parameter("email"), [.caseInsensitive]),
@@ -208,7 +219,10 @@ struct PredicateParserTests {
         BadPredicate("key > $k", "'>' can't order UUID values ('key')", column: 5),
         BadPredicate("title == nil", "'title' is not optional and is never nil", column: 10),
         BadPredicate("rating > nil", "nil can only be compared with == or !=", column: 10),
-        BadPredicate("notebook == 'x'", "'notebook' is a relationship; compare one of its attributes or nil", column: 1),
+        BadPredicate("notebook == 'x'", "'notebook' is a relationship; compare one of its attributes, nil, or a $parameter with == or !=", column: 1),
+        BadPredicate("notebook > $n", "'notebook' is a relationship; compare one of its attributes, nil, or a $parameter with == or !=", column: 1),
+        BadPredicate("notebook == $n OR title == $n", "parameter '$n' is used as String here but as Notebook.ID before", column: 28),
+        BadPredicate("notebook == $n OR notebook.owner == $n", "parameter '$n' is used as Owner.ID here but as Notebook.ID before", column: 37),
         BadPredicate("1 == 2", "a comparison needs a key path on at least one side", column: 3),
         BadPredicate("title == $x AND pinned == $x", "parameter '$x' is used as Bool here but as String before", column: 27),
         BadPredicate("title == $x OR title IN $x", "parameter '$x' is used as [String] here but as String before", column: 25),

@@ -48,6 +48,7 @@ struct Plan {
     var orderedMoves = 10_000
     /// Only the change history's figures (throughput with and without it, other processes).
     var historyOnly = false
+    var historyThroughputOnly = false
     var quick = false
 
     init(arguments: [String]) {
@@ -59,6 +60,9 @@ struct Plan {
                 quick = true
             case "--history-only":
                 historyOnly = true
+            case "--history-throughput-only":
+                // For profiling: the write throughput with history on and off, nothing else.
+                historyThroughputOnly = true
             case "--sizes":
                 guard let list = iterator.next() else { usage() }
                 let parsed = list.split(separator: ",").compactMap { Int($0) }
@@ -515,6 +519,18 @@ func runOrderedList(_ plan: Plan) {
         log("error: \(error)")
         exit(1)
     }
+}
+
+if plan.historyThroughputOnly {
+    do {
+        for figure in try HistoryBenchmark.throughput(rounds: 5) {
+            print("\(figure.workload): on \(formatMilliseconds(figure.on.medianMilliseconds)), off \(formatMilliseconds(figure.off.medianMilliseconds)), on ÷ off throughput \(String(format: "%.0f %%", 100 * figure.off.medianMilliseconds / figure.on.medianMilliseconds))")
+        }
+    } catch {
+        log("error: \(error)")
+        exit(1)
+    }
+    exit(0)
 }
 
 if plan.batchedOpenOnly {

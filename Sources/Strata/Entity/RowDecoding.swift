@@ -28,14 +28,21 @@ public struct ValueDecodingError: Error, Hashable, Sendable, CustomStringConvert
     public var storedValue: DatabaseValue?
     /// The Swift type the generated code expected, as written in Swift (`Priority`, `Date`).
     public var expectedType: String
+    /// Why the value is not valid, when more can be said than its type: for a `Codable`
+    /// attribute stored as JSON, what the JSON decoder found (`no value for key 'color'`).
+    public var detail: String?
 
     /// An error for the value of `column` in the row `id` of `entity`.
-    public init(entity: String, id: Int64?, column: String, storedValue: DatabaseValue?, expectedType: String) {
+    public init(
+        entity: String, id: Int64?, column: String, storedValue: DatabaseValue?, expectedType: String,
+        detail: String? = nil
+    ) {
         self.entity = entity
         self.id = id
         self.column = column
         self.storedValue = storedValue
         self.expectedType = expectedType
+        self.detail = detail
     }
 
     /// A readable message that names the table, row, column and value.
@@ -50,7 +57,7 @@ public struct ValueDecodingError: Error, Hashable, Sendable, CustomStringConvert
         case .string(let value)?: found = "the stored text \(Self.quote(value)) is not a valid \(expectedType)"
         case .blob(let data)?: found = "the stored blob of \(data.count) bytes is not a valid \(expectedType)"
         }
-        return "cannot read \(entity).\(column) of \(row): \(found)"
+        return "cannot read \(entity).\(column) of \(row): \(found)" + (detail.map { " (\($0))" } ?? "")
     }
 
     /// The ``description``.
@@ -227,6 +234,10 @@ public struct InvalidValueError: Error, Hashable, Sendable, CustomStringConverti
         case nulCharacter
         /// A floating-point NaN.
         case notANumber
+        /// A value of a `Codable` attribute that its type could not encode as JSON (a
+        /// non-finite floating-point number inside it, or the type's own `encode(to:)` threw);
+        /// the encoder's explanation.
+        case notEncodable(String)
     }
 
     /// The entity of the value.
@@ -250,6 +261,8 @@ public struct InvalidValueError: Error, Hashable, Sendable, CustomStringConverti
             "cannot store \(entity).\(attribute): the text contains a NUL character, which SQLite would cut"
         case .notANumber:
             "cannot store \(entity).\(attribute): NaN has no SQLite representation (it would be stored as NULL)"
+        case .notEncodable(let explanation):
+            "cannot store \(entity).\(attribute): the value cannot be encoded as JSON: \(explanation)"
         }
     }
 

@@ -126,6 +126,10 @@ public enum ValueType: Hashable, Sendable {
     case string, int, int32, int16, double, float, bool, date, uuid, data, decimal, url
     /// A `String`-backed enum; its cases in declaration order.
     case enumeration(name: String, cases: [String])
+    /// A value of one of the app's `Codable` types (`Codable<T>` in the model), stored as JSON
+    /// text (see ``StoredJSON``). The Swift type is not part of the storage: renaming it is
+    /// not a migration.
+    case json
 }
 
 /// A column default.

@@ -174,6 +174,7 @@ struct CanonicalSchema: Codable, Hashable {
         case "uuid": return .uuid
         case "data": return .data
         case "decimal": return .decimal
+        case "json": return .json
         default: return .url
         }
     }

@@ -180,7 +180,7 @@ struct SchemaSQL {
 
     static func sqlType(_ type: ValueType) -> String {
         switch type {
-        case .string, .url, .enumeration, .date, .decimal: "TEXT"
+        case .string, .url, .enumeration, .date, .decimal, .json: "TEXT"
         case .int, .int32, .int16, .bool: "INTEGER"
         case .double, .float: "REAL"
         case .uuid, .data: "BLOB"
@@ -213,6 +213,7 @@ struct SchemaSQL {
     static func zeroLiteral(_ type: ValueType) -> String {
         switch type {
         case .string, .url, .decimal: "''"
+        case .json: "'null'"
         case .enumeration(_, let cases): literal((cases.first ?? "").databaseValue)
         case .date: "'1970-01-01 00:00:00.000'"
         case .int, .int32, .int16, .bool: "0"

@@ -5,7 +5,9 @@
 /// predicates are checked afterwards by `SchemaValidator`, once every file is decoded.
 public struct SchemaDecoder {
     static let rootKeys = ["version", "enums", "entities"]
-    static let entityKeys = ["doc", "attributes", "relationships", "unique", "indexes", "fetches", "renamedFrom"]
+    static let entityKeys = [
+        "doc", "abstract", "extends", "attributes", "relationships", "unique", "indexes", "fetches", "renamedFrom",
+    ]
     static let attributeKeys = ["type", "optional", "default", "indexed", "unique", "transient", "doc", "renamedFrom"]
     static let relationshipKeys = [
         "to", "many", "inverse", "required", "deleteRule", "ordered", "initialOrder", "foreignKey", "doc",
@@ -113,6 +115,14 @@ public struct SchemaDecoder {
         let fields = fields(of: entries, allowed: Self.entityKeys, in: "entity '\(name)'")
         entity.doc = fields["doc"].flatMap { string($0, "doc") }
         entity.renamedFrom = fields["renamedFrom"].flatMap { string($0, "renamedFrom") }
+        if let abstract = fields["abstract"] {
+            entity.isAbstract = bool(abstract, "abstract") ?? false
+            sourceMap.locations[.entity(name, .abstract)] = abstract.key.location
+        }
+        if let extends = fields["extends"] {
+            entity.parent = string(extends, "extends")
+            sourceMap.locations[.entity(name, .extends)] = extends.value.location
+        }
         if let attributes = fields["attributes"] {
             for attribute in mappingEntries(attributes.value, what: "'attributes' of '\(name)'") {
                 if let decoded = decodeAttribute(attribute, entity: name) { entity.attributes.append(decoded) }
@@ -294,6 +304,19 @@ public struct SchemaDecoder {
         if scalar.isNull {
             error("attribute '\(attribute)' needs a type", at: location)
             return nil
+        }
+        if text.hasPrefix("Codable<") || text == "Codable" {
+            guard text.hasSuffix(">"), text.count > "Codable<>".count else {
+                error("'Codable' needs the Swift type it stores, e.g. Codable<Address>", at: location)
+                return nil
+            }
+            let swiftType = String(text.dropFirst("Codable<".count).dropLast())
+            guard SwiftTypeSyntax.isValid(swiftType) else {
+                error("'\(swiftType)' in '\(text)' is not a Swift type name; write a type such as Address, "
+                      + "MyKit.Address, [String] or [String: Int]", at: location)
+                return nil
+            }
+            return .codable(SwiftTypeSyntax.normalized(swiftType))
         }
         return AttributeType.builtins[text] ?? .enumeration(text)
     }

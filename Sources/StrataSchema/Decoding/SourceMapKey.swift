@@ -20,6 +20,13 @@ enum SourceMapKey: Hashable, Sendable {
     case constraintName(Constraint, of: String, list: Int, position: Int)
     /// The `name:` of element `list` of an entity's `indexes:`.
     case indexName(of: String, list: Int)
+    /// A value written for an entity itself: `extends:`, or the key `abstract:`.
+    case entity(String, EntityField)
+
+    /// What of an entity: the value of `extends:`, the key `abstract:`.
+    enum EntityField: Hashable, Sendable {
+        case extends, abstract
+    }
 
     /// What of an attribute: `type:` (or the attribute's value when it is a bare type name),
     /// `default:`, the key `transient:`.

@@ -106,12 +106,17 @@ public struct PredicateParameter: Hashable, Sendable {
     public var isList: Bool
     /// True when compared with an optional attribute using `==`/`!=`: the argument may be nil.
     public var isOptional: Bool
+    /// The destination entity when the parameter is compared with a to-one relationship
+    /// (`notebook == $notebook`, `notebook IN $notebooks`): the Swift argument is that
+    /// entity's `ID` (`type` is then ``AttributeType/int``, the id's storage).
+    public var objectIDOf: String?
 
     /// A parameter.
-    public init(name: String, type: AttributeType, isList: Bool = false, isOptional: Bool = false) {
+    public init(name: String, type: AttributeType, isList: Bool = false, isOptional: Bool = false, objectIDOf: String? = nil) {
         self.name = name
         self.type = type
         self.isList = isList
         self.isOptional = isOptional
+        self.objectIDOf = objectIDOf
     }
 }

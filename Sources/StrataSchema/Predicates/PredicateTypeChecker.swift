@@ -45,7 +45,11 @@ struct PredicateTypeChecker {
             checkIn(l, items, offset: offset, entity: entity)
             return .inList(l.kind, items.map(\.kind))
         case .inParameter(let l, let name, let offset):
-            if case .value(let type, _, _) = reference(l, entity: entity, offset: offset) {
+            // `notebook IN $notebooks`: a list of the destination's ids.
+            let resolved = resolve(l, entity: entity)
+            if case .toOne(let destination, _, _) = resolved {
+                register(name, type: .int, isList: true, isOptional: false, objectIDOf: destination, offset: offset)
+            } else if case .value(let type, _, _) = reference(l, resolved: resolved) {
                 register(name, type: type, isList: true, isOptional: false, offset: offset)
             }
             return .inParameter(l.kind, name)
@@ -202,9 +206,16 @@ struct PredicateTypeChecker {
             return
         }
         guard case .value(let type, let optional, let name) = reference else {
-            if case .toOne(_, _, let name) = reference {
+            if case .toOne(let destination, let optional, let name) = reference {
+                // `notebook == $notebook`: the argument is the destination's id.
+                if isEquality, options.isEmpty, case .parameter(let parameter) = other {
+                    register(
+                        parameter, type: .int, isList: false, isOptional: optional, objectIDOf: destination,
+                        offset: otherSyntax.offset)
+                    return
+                }
                 failures.append(Failure(
-                    "\(name) is a relationship; compare one of its attributes or nil",
+                    "\(name) is a relationship; compare one of its attributes, nil, or a $parameter with == or !=",
                     offset: lhs.isKeyPath ? l.offset : r.offset))
             }
             return
@@ -303,7 +314,11 @@ struct PredicateTypeChecker {
 
     /// The left side of IN/BETWEEN: it must be an attribute key path or `@count`.
     mutating func reference(_ l: PredicateOperandSyntax, entity: Entity, offset: Int) -> Resolved {
-        let resolved = resolve(l, entity: entity)
+        reference(l, resolved: resolve(l, entity: entity))
+    }
+
+    /// ``reference(_:entity:offset:)`` of an operand already resolved.
+    mutating func reference(_ l: PredicateOperandSyntax, resolved: Resolved) -> Resolved {
         switch resolved {
         case .value:
             return resolved
@@ -348,6 +363,12 @@ struct PredicateTypeChecker {
                     if attribute.isTransient {
                         failures.append(Failure(
                             "\(spelled) is transient: it is not stored, so a predicate cannot test it", offset: segmentOffset))
+                        return .invalid
+                    }
+                    if attribute.type.isCodable {
+                        failures.append(Failure(
+                            "\(spelled) is a Codable attribute, stored as JSON text; predicates cannot compare it",
+                            offset: segmentOffset))
                         return .invalid
                     }
                     return .value(attribute.type, optional: optional || attribute.isOptional, name: spelled)
@@ -430,19 +451,25 @@ struct PredicateTypeChecker {
     }
 
     /// Records a parameter's use; a second use must agree on the type.
-    mutating func register(_ name: String, type: AttributeType, isList: Bool, isOptional: Bool, offset: Int) {
-        func spelled(_ type: AttributeType, _ isList: Bool) -> String { isList ? "[\(type.name)]" : type.name }
+    mutating func register(
+        _ name: String, type: AttributeType, isList: Bool, isOptional: Bool, objectIDOf: String? = nil, offset: Int
+    ) {
+        func spelled(_ type: AttributeType, _ isList: Bool, _ objectIDOf: String?) -> String {
+            let base = objectIDOf.map { "\($0).ID" } ?? type.name
+            return isList ? "[\(base)]" : base
+        }
         if let index = parameters.firstIndex(where: { $0.name == name }) {
             let first = parameters[index]
-            if first.type != type || first.isList != isList {
+            if first.type != type || first.isList != isList || first.objectIDOf != objectIDOf {
                 failures.append(Failure(
-                    "parameter '$\(name)' is used as \(spelled(type, isList)) here but as \(spelled(first.type, first.isList)) before",
+                    "parameter '$\(name)' is used as \(spelled(type, isList, objectIDOf)) here but as \(spelled(first.type, first.isList, first.objectIDOf)) before",
                     offset: offset))
             } else {
                 parameters[index].isOptional = first.isOptional && isOptional
             }
         } else {
-            parameters.append(PredicateParameter(name: name, type: type, isList: isList, isOptional: isOptional))
+            parameters.append(PredicateParameter(
+                name: name, type: type, isList: isList, isOptional: isOptional, objectIDOf: objectIDOf))
         }
     }
 }

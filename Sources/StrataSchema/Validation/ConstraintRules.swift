@@ -33,7 +33,7 @@ struct ConstraintNamesRule: SchemaRule {
 struct RedundantIndexRule: SchemaRule {
     static func check(_ context: ValidationContext, _ diagnostics: inout DiagnosticBag) {
         for entity in context.schema.entities {
-            for attribute in entity.attributes where attribute.isIndexed && attribute.isUnique {
+            for attribute in entity.attributes where attribute.isIndexed && attribute.isUnique && attribute.inheritedFrom == nil {
                 diagnostics.warning(
                     "'indexed' on '\(entity.name).\(attribute.name)' is redundant: a unique attribute is already indexed",
                     at: attribute.location)
@@ -72,7 +72,7 @@ struct IndexNameRule: SchemaRule {
         let layout = StorageLayout(schema: context.schema)
         // Lowercased table name → what it is.
         var tables: [String: String] = [:]
-        for entity in context.schema.entities {
+        for entity in context.schema.entities where !entity.isAbstract {
             tables[entity.name.lowercased()] = "the table of entity '\(entity.name)'"
             for relationship in entity.relationships {
                 if case .joinTable(let name, _, _) = layout.storage(of: relationship, in: entity) {
@@ -86,7 +86,11 @@ struct IndexNameRule: SchemaRule {
                 guard let name = index.name else { continue }
                 let location = context.location(.indexName(of: entity.name, list: i), or: entity.location)
                 let key = name.lowercased()
-                if !IdentifierRule.isIdentifier(name) || !name.unicodeScalars.allSatisfy(\.isASCII) {
+                if entity.isAbstract {
+                    diagnostics.error(
+                        "index name '\(name)' of abstract entity '\(entity.name)' would name one index in each entity that extends it; name the index in each of them, or leave it unnamed",
+                        at: location)
+                } else if !IdentifierRule.isIdentifier(name) || !name.unicodeScalars.allSatisfy(\.isASCII) {
                     diagnostics.error(
                         "index name '\(name)' of '\(entity.name)' is not a valid name; use ASCII letters, digits and '_', not starting with a digit",
                         at: location)

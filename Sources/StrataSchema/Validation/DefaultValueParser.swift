@@ -99,6 +99,9 @@ enum DefaultValueParser {
                         ?? "; its cases are \(enumType.cases.joined(separator: ", "))"))
             }
             return .success(.enumCase(text))
+        case .codable:
+            return fail("a Codable attribute has no default literal ('\(attribute)'); make it optional (nil until set), "
+                + "or give the value in Swift")
         }
     }
 

@@ -149,6 +149,7 @@ struct FetchParametersRule: SchemaRule {
                 for parameter in sectionsPredicate.parameters {
                     guard let first = main.parameters.first(where: { $0.name == parameter.name }),
                         first.type != parameter.type || first.isList != parameter.isList
+                            || first.objectIDOf != parameter.objectIDOf
                     else { continue }
                     var location = sectionsPredicate.location
                     if let offset = offset(of: parameter.name, in: sectionsPredicate.text),
@@ -165,7 +166,8 @@ struct FetchParametersRule: SchemaRule {
     }
 
     static func spelled(_ parameter: PredicateParameter) -> String {
-        parameter.isList ? "[\(parameter.type.name)]" : parameter.type.name
+        let base = parameter.objectIDOf.map { "\($0).ID" } ?? parameter.type.name
+        return parameter.isList ? "[\(base)]" : base
     }
 
     /// The offset, in Unicode scalars, of the first `$name` in `text`.

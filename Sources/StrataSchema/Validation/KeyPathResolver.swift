@@ -25,6 +25,11 @@ enum KeyPathResolver {
                         "'\(spelled)' is transient: it is not stored, so it cannot order or group objects",
                         offset: offset))
                 }
+                if isLast, attribute.type.isCodable {
+                    return .failure(SchemaProblem(
+                        "'\(spelled)' is a Codable attribute, stored as JSON text; it cannot be sorted or sectioned",
+                        offset: offset))
+                }
                 if isLast { return .success(attribute) }
                 return .failure(SchemaProblem(
                     "'\(segment)' in '\(spelled)' is an attribute of '\(current.name)' and has no member '\(path[index + 1])'",

@@ -24,7 +24,9 @@ struct IdentifierRule: SchemaRule {
         }
         for entity in context.schema.entities {
             require(entity.name, "entity", at: entity.location)
-            for attribute in entity.attributes { require(attribute.name, "attribute", at: attribute.location) }
+            for attribute in entity.attributes where attribute.inheritedFrom == nil {
+                require(attribute.name, "attribute", at: attribute.location)
+            }
             for relationship in entity.relationships {
                 require(relationship.name, "relationship", at: relationship.location)
             }
@@ -57,7 +59,8 @@ struct ReservedTypeNameRule: SchemaRule {
                 diagnostics.error("\(kind) name '\(name)' clashes with the model's namespace; rename it", at: location)
             }
         }
-        for enumType in context.schema.enums where AttributeType.builtins[enumType.name] != nil {
+        // `Codable` is spelled like a type too (`Codable<T>`).
+        for enumType in context.schema.enums where AttributeType.builtins[enumType.name] != nil || enumType.name == "Codable" {
             diagnostics.error(
                 "enum name '\(enumType.name)' is a built-in attribute type; rename the enum", at: enumType.location)
         }
@@ -135,12 +138,13 @@ struct MemberNameRule: SchemaRule {
         for entity in context.schema.entities {
             // name → (kind, location) of the first member with it.
             var members: [String: (String, SourceLocation)] = [:]
-            var declared: [(String, String, SourceLocation)] =
-                entity.attributes.map { ("attribute", $0.name, $0.location) }
-                + entity.relationships.map { ("relationship", $0.name, $0.location) }
+            // Inherited attributes are checked on their abstract entity, where they are declared.
+            var declared: [(String, String, SourceLocation, Bool)] =
+                entity.attributes.map { ("attribute", $0.name, $0.location, $0.inheritedFrom != nil) }
+                + entity.relationships.map { ("relationship", $0.name, $0.location, false) }
             declared.sort { $0.2 < $1.2 }
-            for (kind, name, location) in declared {
-                if generatedMembers.contains(name) {
+            for (kind, name, location, inherited) in declared {
+                if generatedMembers.contains(name), !inherited {
                     diagnostics.error(
                         "\(kind) name '\(name)' clashes with the generated member '\(entity.name).\(name)'; rename it",
                         at: location)

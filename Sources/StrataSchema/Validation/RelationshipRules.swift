@@ -29,7 +29,9 @@ struct InverseRule: SchemaRule {
     static func check(_ context: ValidationContext, _ diagnostics: inout DiagnosticBag) {
         for entity in context.schema.entities {
             for relationship in entity.relationships {
-                guard let destination = context.entity(relationship.destination), !relationship.inverse.isEmpty
+                // A relationship to an abstract entity is reported by `AbstractDestinationRule`.
+                guard let destination = context.entity(relationship.destination), !destination.isAbstract,
+                    !relationship.inverse.isEmpty
                 else { continue }
                 let qualified = "\(entity.name).\(relationship.name)"
                 let location = context.location(

@@ -2,9 +2,10 @@
 ///
 /// Each rule is a small type conforming to `SchemaRule` (in `Validation/`), in the manner of
 /// swift-argument-parser's validators: a rule reads the schema and reports; it never stops
-/// the others. Two resolving steps also complete the schema: `DefaultValueRule` turns the
-/// raw `default:` scalars into `DefaultValue`s and `PredicateRule` parses and type-checks
-/// every `where:`.
+/// the others. Resolving steps also complete the schema: `DefaultValueRule` turns the raw
+/// `default:` scalars into `DefaultValue`s, `InheritanceRule` copies what entities inherit
+/// from abstract ones (attributes before the rules, unique constraints and indexes after
+/// them), and `PredicateRule` parses and type-checks every `where:`.
 public enum SchemaValidator {
     /// The rules that only read the schema, in the order they run.
     static var rules: [any SchemaRule.Type] {[
@@ -18,7 +19,9 @@ public enum SchemaValidator {
         TableNameRule.self,
         ColumnNameRule.self,
         AttributeTypeRule.self,
+        CodableAttributeRule.self,
         RelationshipDestinationRule.self,
+        AbstractDestinationRule.self,
         InverseRule.self,
         RequiredToManyRule.self,
         NullifyRequiredInverseRule.self,
@@ -59,12 +62,14 @@ public enum SchemaValidator {
     /// (from `SchemaDecoder`) lets diagnostics point at the exact node.
     public static func validate(_ schema: inout Schema, sourceMap: SchemaSourceMap, diagnostics: inout DiagnosticBag) {
         DefaultValueRule.resolve(&schema, sourceMap: sourceMap, diagnostics: &diagnostics)
+        InheritanceRule.resolve(&schema, sourceMap: sourceMap, diagnostics: &diagnostics)
         let context = ValidationContext(schema: schema, sourceMap: sourceMap)
         for rule in rules {
             rule.check(context, &diagnostics)
         }
         PredicateRule.resolve(&schema, sourceMap: sourceMap, diagnostics: &diagnostics)
         FetchParametersRule.check(ValidationContext(schema: schema, sourceMap: sourceMap), &diagnostics)
+        InheritanceRule.copyConstraints(&schema)
     }
 
     /// The diagnostics of the rules that keep generated names and SQLite names apart (members,

@@ -76,24 +76,26 @@ struct ColumnNameRule: SchemaRule {
     static func check(_ context: ValidationContext, _ diagnostics: inout DiagnosticBag) {
         let layout = StorageLayout(schema: context.schema)
         for entity in context.schema.entities {
-            // (column, what declares it, location), in declaration order.
-            var columns: [(column: String, owner: String, location: SourceLocation)] =
-                entity.attributes.map { ($0.name, "attribute '\($0.name)'", $0.location) }
+            // (column, what declares it, location, inherited), in declaration order. Clashes
+            // between inherited attributes are reported once, on their abstract entity.
+            var columns: [(column: String, owner: String, location: SourceLocation, inherited: Bool)] =
+                entity.attributes.map { ($0.name, "attribute '\($0.name)'", $0.location, $0.inheritedFrom != nil) }
             for relationship in entity.relationships {
                 if let column = layout.foreignKeyColumn(of: relationship, in: entity) {
-                    columns.append((column, "foreign key column '\(column)' of relationship '\(relationship.name)'", relationship.location))
+                    columns.append((column, "foreign key column '\(column)' of relationship '\(relationship.name)'", relationship.location, false))
                 }
                 if let column = layout.positionColumn(of: relationship, in: entity) {
-                    columns.append((column, "position column '\(column)' of relationship '\(relationship.name)'", relationship.location))
+                    columns.append((column, "position column '\(column)' of relationship '\(relationship.name)'", relationship.location, false))
                 }
             }
             columns.sort { $0.location < $1.location }
-            var seen: [String: (column: String, owner: String, location: SourceLocation)] = [
-                "id": ("id", "primary key column 'id'", entity.location)
+            var seen: [String: (column: String, owner: String, location: SourceLocation, inherited: Bool)] = [
+                "id": ("id", "primary key column 'id'", entity.location, false)
             ]
             for entry in columns {
                 let key = entry.column.lowercased()
                 if rowidAliases.contains(key) {
+                    if entry.inherited { continue }
                     diagnostics.error(
                         "the \(entry.owner) of '\(entity.name)' is named like SQLite's rowid ('rowid', 'oid' and '_rowid_' in any case); rename it",
                         at: entry.location)
@@ -101,7 +103,7 @@ struct ColumnNameRule: SchemaRule {
                 }
                 if let other = seen[key] {
                     // Exact clashes are reported by MemberNameRule.
-                    if other.column != entry.column {
+                    if other.column != entry.column, !(entry.inherited && other.inherited) {
                         diagnostics.error(
                             "the \(entry.owner) of '\(entity.name)' differs from the \(other.owner) only by case, but SQLite column names ignore case; rename one",
                             at: entry.location)

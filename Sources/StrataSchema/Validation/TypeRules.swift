@@ -3,7 +3,7 @@ struct AttributeTypeRule: SchemaRule {
     static func check(_ context: ValidationContext, _ diagnostics: inout DiagnosticBag) {
         let known = Array(AttributeType.builtins.keys).sorted() + context.schema.enums.map(\.name)
         for entity in context.schema.entities {
-            for attribute in entity.attributes {
+            for attribute in entity.attributes where attribute.inheritedFrom == nil {
                 guard case .enumeration(let name) = attribute.type, context.schema.enumType(named: name) == nil
                 else { continue }
                 let location = context.location(
@@ -42,6 +42,36 @@ enum DefaultValueRule {
                     schema.entities[entityIndex].attributes[attributeIndex].defaultValue = value
                 case .failure(let failure):
                     diagnostics.error(failure.message, at: node.location)
+                }
+            }
+        }
+    }
+}
+
+/// `Codable<T>` attributes are stored as JSON text: they have no order and no equality SQLite
+/// could use, so they cannot be indexed or unique, nor be named by `unique:` or `indexes:`
+/// (sorts, sections and predicates refuse them where key paths are resolved).
+struct CodableAttributeRule: SchemaRule {
+    static func check(_ context: ValidationContext, _ diagnostics: inout DiagnosticBag) {
+        for entity in context.schema.entities {
+            for attribute in entity.attributes where attribute.type.isCodable && attribute.inheritedFrom == nil {
+                for (flag, isSet) in [("indexed", attribute.isIndexed), ("unique", attribute.isUnique)] where isSet {
+                    diagnostics.error(
+                        "'\(flag)' on '\(entity.name).\(attribute.name)': a Codable attribute is stored as JSON text, "
+                            + "which has no useful order or equality; index or constrain an attribute of a plain type",
+                        at: attribute.location)
+                }
+            }
+            for (constraint, lists) in [(SourceMapKey.Constraint.unique, entity.uniques), (.indexes, entity.indexes.map(\.columns))] {
+                for (i, names) in lists.enumerated() {
+                    for (j, name) in names.enumerated() {
+                        guard let attribute = entity.attribute(named: name), attribute.type.isCodable else { continue }
+                        diagnostics.error(
+                            "'\(name)' in '\(constraint.rawValue)' of '\(entity.name)' is a Codable attribute, stored as "
+                                + "JSON text; it cannot be part of a unique constraint or an index",
+                            at: context.location(
+                                .constraintName(constraint, of: entity.name, list: i, position: j), or: entity.location))
+                    }
                 }
             }
         }

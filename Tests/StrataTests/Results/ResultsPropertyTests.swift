@@ -248,6 +248,19 @@ import Testing
     /// commits of up to 12 writes exercise several changed rows in one section.
     @Test(arguments: [UInt64(21), 22, 23, 24, 25, 26])
     func randomCommitsFromTheJournal(seed: UInt64) throws {
+        try journalSequence(seed: seed, inBulk: false)
+    }
+
+    /// The same, with every commit too large to patch: the index is rebuilt where the commit
+    /// touched it, in passes over its sections (``SectionedIndex/replaceInBulk(gone:fetched:)``),
+    /// and the touched sections are derived again. Its batches must be those of the item by
+    /// item path: valid, replayed exactly, equal to a fresh fetch and the SQL oracle.
+    @Test(arguments: [UInt64(31), 32, 33, 34])
+    func randomCommitsAppliedInBulk(seed: UInt64) throws {
+        try journalSequence(seed: seed, inBulk: true)
+    }
+
+    private func journalSequence(seed: UInt64, inBulk: Bool) throws {
         var random = SeededGenerator(seed: seed)
         let store = try Store.inMemory(schema: NotesModel.schema)
         let trace = store.traceStatements()
@@ -258,6 +271,14 @@ import Testing
             try Checker(store: store, request: Self.firstLetterRequest, forceRefetch: false, rule: Self.firstLetterRule),
             try Checker(store: store, request: Self.notebookNameRequest, forceRefetch: false, rule: Self.notebookNameRule)
         )
+        if inBulk {
+            let patchNothing = RefetchPolicy(minimum: .max, patchLimit: 0, patchLimitPerSection: 0)
+            checkers.0.controller.engineForTesting.policy = patchNothing
+            checkers.1.controller.engineForTesting.policy = patchNothing
+            checkers.2.controller.engineForTesting.policy = patchNothing
+            checkers.3.controller.engineForTesting.policy = patchNothing
+            checkers.4.controller.engineForTesting.policy = patchNothing
+        }
         // The first checker's fetch is the first item query of the trace.
         let reads = ItemReads(query: try #require(trace.statements.first {
             $0.hasPrefix("SELECT t0.*") && $0.contains("FROM \"Note\" AS t0")

@@ -165,7 +165,9 @@ struct ItemReads {
     }
 
     static func signature(of sql: String) -> String {
+        // A full fetch scans the root `NOT INDEXED`; a re-read by ids does not.
         sql.replacing(#/ AND t0\."id" IN \([^)]*\)/#, with: "").replacing(#/ WHERE t0\."id" IN \([^)]*\)/#, with: "")
+            .replacing(" AS t0 NOT INDEXED", with: " AS t0").replacing(#/ ORDER BY .*$/#, with: "")
     }
 
     private func mine(_ statements: [String]) -> [String] {

@@ -88,6 +88,17 @@ public struct SQLQueryBuilder: Sendable {
         return sql
     }
 
+    /// ``fromClause`` for a statement that reads every row of the root table (no `WHERE`):
+    /// with joins, the root is scanned in table order (`NOT INDEXED`). SQLite's planner
+    /// otherwise walks the root through the index of a joined foreign key, which reads the
+    /// table in random order; a full scan and one sort take about half the time.
+    var fullScanFromClause: SQL {
+        guard !joins.isEmpty else { return fromClause }
+        var sql = SQL(sql: "\(quoted(rootEntity.name)) AS \(rootAlias) NOT INDEXED")
+        for join in joins { sql += " " + join.sql }
+        return sql
+    }
+
     /// `SELECT <selection> FROM … [WHERE …] ORDER BY …, t0.id`.
     public mutating func select(
         _ selection: SQL, where predicate: PredicateNode?, orderBy sort: [SortNode], limit: Int? = nil

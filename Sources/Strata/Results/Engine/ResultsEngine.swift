@@ -239,6 +239,18 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
             return true
         }
         let patch = policy.patches(changed: gone.count, sections: index.sections.count)
+        if !patch && !isBatched {
+            // Too many rows to patch the derived sections: those touched are derived again,
+            // and the index is rebuilt where it changed in passes rather than row by row.
+            for id in gone { payload[id] = nil }
+            for row in fetched { if let item = row.item { payload[row.id] = item } }
+            let replaced = try index.replaceInBulk(gone: gone, fetched: fetched.map { ($0.id, $0.keys) })
+            journal.invalidate(replaced.touched)
+            for (id, place) in replaced.old { rows[id] = RowChange(old: place) }
+            for (id, place) in replaced.new { rows[id, default: RowChange()].new = place }
+            journal.putRowJournal(rows)
+            return true
+        }
         for id in gone {
             if let place = try index.place(of: id) { rows[id] = RowChange(old: place) }
         }

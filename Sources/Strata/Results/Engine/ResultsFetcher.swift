@@ -34,6 +34,16 @@ struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendabl
         self.plan = plan
     }
 
+    /// `t0."id" IN (?, ?, …)` with the ids as arguments: one SQL element, however many ids.
+    static func idCondition(alias: String, _ ids: some Collection<Int64>) -> SQL {
+        SQL(sql: "\(alias).\"id\" IN (\(placeholders(ids.count)))", arguments: StatementArguments(Array(ids)))
+    }
+
+    /// `?, ?, …`, `count` times.
+    static func placeholders(_ count: Int) -> String {
+        String(repeating: "?, ", count: max(count - 1, 0)) + (count > 0 ? "?" : "")
+    }
+
     /// Calls `body` with consecutive slices of `ids`, each at most ``chunkSize`` long.
     static func forEachChunk<C: Collection>(of ids: C, _ body: (C.SubSequence) throws -> Void) rethrows {
         var start = ids.startIndex
@@ -70,7 +80,7 @@ struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendabl
         // The condition and the order join what they read before the FROM clause is taken.
         let condition = try plan.predicate.map { try builder.condition($0) }
         let order = try builder.orderingTerms(plan.sort)
-        var sql: SQL = "SELECT \(selection) FROM \(builder.fromClause)"
+        var sql: SQL = "SELECT \(selection) FROM \(condition == nil ? builder.fullScanFromClause : builder.fromClause)"
         if let condition { sql += " WHERE " + condition }
         sql += " ORDER BY \(order)"
         let statement = try SQLRequest<Row>(literal: sql).makePreparedRequest(db, forSingleResult: false).statement
@@ -107,13 +117,12 @@ struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendabl
         if let predicate = plan.predicate { conditions.append(try builder.condition(predicate)) }
         if let chunk {
             if chunk.isEmpty { return }
-            let list = chunk.map { SQL(sql: "?", arguments: [$0]) }.joined(separator: ", ")
-            conditions.append(SQL(sql: "\(builder.rootAlias).\"id\" IN (") + list + ")")
+            conditions.append(Self.idCondition(alias: builder.rootAlias, chunk))
         }
-        let order = try builder.orderingTerms(plan.sort)
-        var sql: SQL = "SELECT \(selection) FROM \(builder.fromClause)"
+        var sql: SQL = "SELECT \(selection) FROM \(conditions.isEmpty ? builder.fullScanFromClause : builder.fromClause)"
         if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
-        sql += " ORDER BY \(order)"
+        // Rows re-read by id are placed by their keys: they need no order.
+        if chunk == nil { sql += " ORDER BY \(try builder.orderingTerms(plan.sort))" }
         let sortCount = plan.sort.count
         // A cursor, not `Row.fetchAll`: its rows find columns through the statement. The
         // extra columns follow the entity's own, so they are read by index.
@@ -171,7 +180,7 @@ struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendabl
         try Self.forEachChunk(of: Array(ids)) { chunk in
             var builder = try SQLQueryBuilder(schema: plan.schema, rootEntity: plan.itemEntity)
             let value = try builder.value(foreignKeyPath)
-            let list = chunk.map { SQL(sql: "?", arguments: [$0]) }.joined(separator: ", ")
+            let list = SQL(sql: Self.placeholders(chunk.count), arguments: StatementArguments(Array(chunk)))
             let sql: SQL = "SELECT \(SQL(sql: builder.rootAlias)).\"id\" FROM \(builder.fromClause) WHERE \(value) IN (" + list + ")"
             result.formUnion(try Int64.fetchAll(db, SQLRequest(literal: sql)))
         }

@@ -1423,5 +1423,17 @@ extension Word {
         public static var falseConstant: Strata.ResultsRequest<Word, Strata.NoSection> {
             .init(where: !Strata.EntityPredicate<Word>.all)
         }
+
+        public static func onShelf(shelf: Shelf.ID?) -> Strata.ResultsRequest<Word, Strata.NoSection> {
+            .init(where: Word.shelfID == shelf, sortedBy: [Word.text.ascending])
+        }
+
+        public static func offShelf(shelf: Shelf.ID?) -> Strata.ResultsRequest<Word, Strata.NoSection> {
+            .init(where: Word.shelfID != shelf, sortedBy: [Word.text.ascending])
+        }
+
+        public static func onShelves(shelves: [Shelf.ID]) -> Strata.ResultsRequest<Word, Strata.NoSection> {
+            .init(where: Word.shelfID.in(shelves.map(Swift.Optional.some)), sortedBy: [Word.text.ascending])
+        }
     }
 }

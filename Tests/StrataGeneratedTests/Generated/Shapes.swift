@@ -1,0 +1,1 @@
+../../StrataCodegenTests/Resources/Shapes/Shapes.swift
