@@ -36,6 +36,18 @@ extension GenerationContext {
         }
     }
 
+    /// An index: `["a", "b"]` when plain, else
+    /// `.init(["a", .descending("b")], name: "byB")`.
+    private func indexExpression(_ index: Index, of entity: Entity) -> String {
+        let names = columns(index.columns, of: entity)
+        guard index.name != nil || index.descending.contains(true) else { return stringArray(names) }
+        let list = zip(names, index.descending).map { name, descending in
+            descending ? ".descending(\(SwiftNames.stringLiteral(name)))" : SwiftNames.stringLiteral(name)
+        }
+        return ".init([" + list.joined(separator: ", ") + "]"
+            + (index.name.map { ", name: " + SwiftNames.stringLiteral($0) } ?? "") + ")"
+    }
+
     private func writeEntityDescriptor(_ entity: Entity, _ w: inout SwiftWriter) {
         w.line("Strata.EntityDescriptor(")
         w.indent { w in
@@ -44,19 +56,21 @@ extension GenerationContext {
                 tail.append("uniques: [" + entity.uniques.map { stringArray(columns($0, of: entity)) }.joined(separator: ", ") + "]")
             }
             if !entity.indexes.isEmpty {
-                tail.append("indexes: [" + entity.indexes.map { stringArray(columns($0, of: entity)) }.joined(separator: ", ") + "]")
+                tail.append("indexes: [" + entity.indexes.map { indexExpression($0, of: entity) }.joined(separator: ", ") + "]")
             }
             if let renamedFrom = entity.renamedFrom {
                 tail.append("renamedFrom: \(SwiftNames.stringLiteral(renamedFrom))")
             }
             let hasRelationships = !entity.relationships.isEmpty
+            // Transient attributes have no column.
+            let stored = entity.attributes.filter { !$0.isTransient }
             w.line("name: \(SwiftNames.stringLiteral(entity.name)),")
-            if entity.attributes.isEmpty {
+            if stored.isEmpty {
                 w.line("attributes: []" + (hasRelationships || !tail.isEmpty ? "," : ""))
             } else {
                 w.line("attributes: [")
                 w.indent { w in
-                    for attribute in entity.attributes {
+                    for attribute in stored {
                         w.call(".init", attributeArguments(attribute), ",")
                     }
                 }
@@ -123,6 +137,8 @@ extension GenerationContext {
     private func defaultDescriptor(_ value: DefaultValue, type: AttributeType) -> String {
         switch value {
         case .now: return ".now"
+        case .date(let milliseconds):
+            return ".value(\(SwiftNames.stringLiteral(DefaultValue.dateText(milliseconds: milliseconds, storage: true))).databaseValue)"
         case .uuid: return ".uuid"
         case .enumCase(let name): return ".value(\(SwiftNames.stringLiteral(name)).databaseValue)"
         default:

@@ -10,9 +10,13 @@ extension GenerationContext {
         if let minLength = rules.minLength { parts.append("minLength \(minLength)") }
         if let maxLength = rules.maxLength { parts.append("maxLength \(maxLength)") }
         if let pattern = rules.pattern { parts.append("pattern `\(pattern)`") }
-        guard !parts.isEmpty else { return attribute.doc }
-        let line = "Rules: \(parts.joined(separator: ", ")) (the store refuses a write that breaks one)."
-        return attribute.doc.map { $0 + "\n\n" + line } ?? line
+        var lines: [String] = []
+        if attribute.isTransient { lines.append("Transient: not stored; an object read from the store has its default.") }
+        if !parts.isEmpty {
+            lines.append("Rules: \(parts.joined(separator: ", ")) (the store refuses a write that breaks one).")
+        }
+        guard !lines.isEmpty else { return attribute.doc }
+        return ([attribute.doc].compactMap { $0 } + lines).joined(separator: "\n\n")
     }
 
     /// A stored to-one foreign key property of an entity.
@@ -95,12 +99,19 @@ extension GenerationContext {
             // Reading never traps: a stored value the type cannot represent throws
             // `Strata.ValueDecodingError` naming the table, row, column and value.
             let entityLiteral = SwiftNames.stringLiteral(entity.name)
-            // `Codable<T>` attributes are JSON text, decoded by `strataJSONValue`.
+            // Transient attributes have no column; `Codable<T>` attributes are JSON text,
+            // decoded by `strataJSONValue`.
+            let stored = entity.attributes.filter { !$0.isTransient }
             let columns: [(name: String, isOptional: Bool, isJSON: Bool)] =
-                entity.attributes.map { ($0.name, $0.isOptional, $0.type.isCodable) }
+                stored.map { ($0.name, $0.isOptional, $0.type.isCodable) }
                 + keys.map { ($0.column, !$0.relationship.isRequired, false) }
             w.block("public init(row: GRDB.Row) throws") { w in
                 w.line("self.id = try row.strataValue(\"id\", of: \(entityLiteral))")
+                // Transient attributes are not stored: a read object starts with the default.
+                for attribute in entity.attributes where attribute.isTransient {
+                    let value = attribute.defaultValue.map { defaultExpression($0, type: attribute.type) } ?? "nil"
+                    w.line("self.\(SwiftNames.member(attribute.name)) = \(value)")
+                }
                 for column in columns {
                     let kind = column.isJSON ? "JSONValue" : "Value"
                     let reader = column.isOptional ? "strataOptional" + kind : "strata" + kind
@@ -114,7 +125,7 @@ extension GenerationContext {
             // every write path, with `Strata.InvalidValueError`.
             w.block("public func encode(to container: inout GRDB.PersistenceContainer) throws") { w in
                 w.line("if self.id.isSaved { container[\"id\"] = self.id }")
-                for attribute in entity.attributes {
+                for attribute in stored {
                     let name = SwiftNames.stringLiteral(attribute.name)
                     let member = "self.\(SwiftNames.member(attribute.name))"
                     switch attribute.type {
@@ -140,8 +151,9 @@ extension GenerationContext {
         w.blankLine()
         w.block("extension \(type)") { w in
             w.line("public static var id: Strata.TypedColumn<\(type), ID> { .init(\"id\") }")
-            // A `Codable<T>` attribute has no typed column: predicates and sorts cannot use it.
-            for attribute in entity.attributes where !attribute.type.isCodable {
+            // A `Codable<T>` attribute has no typed column: predicates and sorts cannot use it;
+            // a transient one has no column at all.
+            for attribute in entity.attributes where !attribute.type.isCodable && !attribute.isTransient {
                 w.line(
                     "public static var \(SwiftNames.identifier(attribute.name)): Strata.TypedColumn<\(type), \(attributeType(attribute))> { .init(\(SwiftNames.stringLiteral(attribute.name))) }"
                 )
@@ -171,7 +183,7 @@ extension GenerationContext {
         w.blankLine()
         w.block("extension Strata.ToOne where Destination == \(type)") { w in
             w.line("public var id: Strata.TypedColumn<Root, \(type).ID?> { _column(\"id\") }")
-            for attribute in entity.attributes where !attribute.type.isCodable {
+            for attribute in entity.attributes where !attribute.type.isCodable && !attribute.isTransient {
                 w.line(
                     "public var \(SwiftNames.identifier(attribute.name)): Strata.TypedColumn<Root, \(SwiftNames.type(attribute.type))?> { _column(\(SwiftNames.stringLiteral(attribute.name))) }"
                 )
@@ -295,6 +307,13 @@ extension GenerationContext {
     func defaultExpression(_ value: DefaultValue, type: AttributeType) -> String {
         switch value {
         case .now: return "Foundation.Date()"
+        case .date(let milliseconds):
+            // Exact: a whole number of milliseconds, as GRDB stores dates.
+            let seconds = milliseconds.quotientAndRemainder(dividingBy: 1000)
+            let text = seconds.remainder == 0
+                ? "\(seconds.quotient)"
+                : "Foundation.TimeInterval(\(milliseconds)) / 1000"
+            return "Foundation.Date(timeIntervalSince1970: \(text))"
         case .uuid: return "Foundation.UUID()"
         case .bool(let flag): return flag ? "true" : "false"
         case .enumCase(let name): return "." + SwiftNames.member(name)

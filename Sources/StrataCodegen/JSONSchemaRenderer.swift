@@ -33,6 +33,26 @@ public enum JSONSchemaRenderer {
             "type": ["array", "null"],
             "items": ["type": "array", "items": ["type": "string"], "minItems": 1, "uniqueItems": true],
         ]
+        // `indexes: [[a, -b], { name: byB, columns: [-b] }]`: `-` for a descending column.
+        let indexColumns: [String: Any] = [
+            "type": "array", "minItems": 1, "uniqueItems": true,
+            "items": ["type": "string", "pattern": "^[-+]?[A-Za-z_][A-Za-z0-9_]*$"],
+        ]
+        let indexList: [String: Any] = [
+            "type": ["array", "null"],
+            "items": [
+                "oneOf": [
+                    indexColumns,
+                    [
+                        "type": "object", "additionalProperties": false, "required": ["columns"],
+                        "properties": [
+                            "name": ["type": "string", "pattern": identifier, "description": "The SQLite index name: unique in the model, not starting with sqlite_ or strata_."],
+                            "columns": indexColumns,
+                        ] as [String: Any],
+                    ],
+                ],
+            ] as [String: Any],
+        ]
         let attribute: [String: Any] = [
             "oneOf": [
                 ["type": "string", "pattern": typeName, "description": "Short form: the type only; required, no default."],
@@ -41,8 +61,9 @@ public enum JSONSchemaRenderer {
                     "properties": [
                         "type": ["type": "string", "pattern": typeName, "description": "A built-in type (\(typeNames.joined(separator: ", "))), an enum of the model, or Codable<T>: a value of the app's Codable Swift type T, stored as JSON."],
                         "optional": ["type": "boolean"],
-                        "default": ["type": ["boolean", "number", "string"], "description": "A literal of the type; `now` for Date, `uuid` for UUID."],
+                        "default": ["type": ["boolean", "number", "string"], "description": "A literal of the type; for Date `now` or an ISO 8601 date-time or date, for UUID `uuid`."],
                         "indexed": ["type": "boolean"], "unique": ["type": "boolean"],
+                        "transient": ["type": "boolean", "description": "Generated as a stored property but not stored: needs a default or optional: true."],
                         "doc": ["type": "string"], "renamedFrom": ["type": "string"],
                         "min": ["type": ["number", "string"], "description": "Int, Int32, Int16, Double, Float: the smallest value allowed; Date: the earliest, as 2024-01-31 or 2024-01-31T08:30:00Z (UTC)."],
                         "max": ["type": ["number", "string"], "description": "Int, Int32, Int16, Double, Float: the largest value allowed; Date: the latest, as 2024-01-31 or 2024-01-31T08:30:00Z (UTC)."],
@@ -66,6 +87,7 @@ public enum JSONSchemaRenderer {
                 "initialOrder": ["$ref": "#/$defs/sort", "description": "With 'ordered: true': the destination's sort keys that give the first order when a migration makes the relationship ordered."],
                 "minCount": ["type": "integer", "minimum": 0, "description": "To-many only: the fewest destinations allowed when a transaction commits."],
                 "maxCount": ["type": "integer", "minimum": 1, "description": "To-many only: the most destinations allowed when a transaction commits."],
+                "foreignKey": ["type": "string", "pattern": identifier, "description": "To-one only: the name of its key's Swift property and column, instead of '<relationship>ID'."],
                 "doc": ["type": "string"], "renamedFrom": ["type": "string"],
             ] as [String: Any],
             "allOf": [
@@ -81,6 +103,11 @@ public enum JSONSchemaRenderer {
                         "required": ["many"],
                         "properties": ["many": ["const": true, "description": "Only a to-many relationship has a count."]],
                     ] as [String: Any],
+                ] as [String: Any],
+                // `foreignKey` applies to to-one relationships only.
+                [
+                    "if": ["required": ["foreignKey"]] as [String: Any],
+                    "then": ["properties": ["many": ["const": false, "description": "Only a to-one relationship has a key column of its own."]]],
                 ] as [String: Any],
                 // `ordered` applies to to-many relationships only.
                 [
@@ -130,7 +157,7 @@ public enum JSONSchemaRenderer {
                 "extends": ["type": "string", "pattern": identifier, "description": "The abstract entity whose attributes, unique constraints and indexes this entity inherits."],
                 "attributes": ["type": objectOrNull, "propertyNames": ["pattern": identifier], "additionalProperties": ["$ref": "#/$defs/attribute"]],
                 "relationships": ["type": objectOrNull, "propertyNames": ["pattern": identifier], "additionalProperties": ["$ref": "#/$defs/relationship"]],
-                "unique": nameList, "indexes": nameList,
+                "unique": nameList, "indexes": indexList,
                 "fetches": ["type": objectOrNull, "propertyNames": ["pattern": identifier], "additionalProperties": ["$ref": "#/$defs/fetch"]],
             ] as [String: Any],
             "allOf": [
@@ -180,7 +207,11 @@ public enum JSONSchemaRenderer {
             when("Float", ["type": "number"]),
             when("Decimal", ["type": "number"]),
             when("Bool", ["type": "boolean", "description": "true or false."]),
-            when("Date", ["const": "now", "description": "`now`: the time of the insert."]),
+            when("Date", [
+                "type": "string",
+                "pattern": "^(now|[0-9]{4}-[0-9]{2}-[0-9]{2}([Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,3})?([Zz]|[+-][0-9]{2}:[0-9]{2}))?)$",
+                "description": "`now` (the time of the insert), an ISO 8601 date-time (2024-01-01T09:30:00Z) or a date (2024-01-01, midnight UTC).",
+            ]),
             when("UUID", ["type": "string", "pattern": uuid, "description": "`uuid` (a new one per object) or a UUID literal."]),
             when("URL", ["type": "string", "pattern": "^[A-Za-z][A-Za-z0-9+.-]*:", "description": "An absolute URL."]),
             // A Codable attribute has no default, no index and no unique constraint.

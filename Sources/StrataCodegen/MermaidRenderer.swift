@@ -26,6 +26,7 @@ public enum MermaidRenderer {
                             notes.append("Codable " + swiftType.replacingOccurrences(of: "\"", with: "'"))
                         }
                         if let base = attribute.inheritedFrom { notes.append("from " + base) }
+                        if attribute.isTransient { notes.append("transient") }
                         if attribute.isOptional { notes.append("optional") }
                         if let value = attribute.defaultValue { notes.append("default " + describe(value)) }
                         if attribute.isIndexed { notes.append("indexed") }
@@ -75,6 +76,7 @@ public enum MermaidRenderer {
         case .double(let number): text = "\(number)"
         case .bool(let flag): text = "\(flag)"
         case .now: text = "now"
+        case .date(let milliseconds): text = DefaultValue.dateText(milliseconds: milliseconds, storage: false)
         case .uuid: text = "uuid"
         case .enumCase(let name): text = name
         }

@@ -52,8 +52,9 @@ public struct Entity: Hashable, Sendable {
     public var relationships: [Relationship]
     /// Each element is one unique constraint over attribute or to-one relationship names.
     public var uniques: [[String]]
-    /// Each element is one index over attribute or to-one relationship names.
-    public var indexes: [[String]]
+    /// The `indexes:` elements: each an index over attribute or to-one relationship names,
+    /// possibly named and with descending columns.
+    public var indexes: [Index]
     /// The `fetches:` entries, in declaration order: typed requests in `<Entity>.Fetches`.
     public var fetches: [Fetch]
     /// The entity's former name (`renamedFrom:`), so a migration renames its table.
@@ -70,7 +71,7 @@ public struct Entity: Hashable, Sendable {
     /// An entity; everything but its name and location is optional.
     public init(
         name: String, doc: String? = nil, attributes: [Attribute] = [], relationships: [Relationship] = [],
-        uniques: [[String]] = [], indexes: [[String]] = [], fetches: [Fetch] = [], renamedFrom: String? = nil,
+        uniques: [[String]] = [], indexes: [Index] = [], fetches: [Fetch] = [], renamedFrom: String? = nil,
         location: SourceLocation
     ) {
         self.name = name
@@ -88,6 +89,29 @@ public struct Entity: Hashable, Sendable {
     public func attribute(named name: String) -> Attribute? { attributes.first { $0.name == name } }
     /// The relationship called `name`, if any.
     public func relationship(named name: String) -> Relationship? { relationships.first { $0.name == name } }
+}
+
+/// One element of `indexes:`: `[notebook, -updatedAt]`, or
+/// `{ name: recentNotes, columns: [notebook, -updatedAt] }`.
+public struct Index: Hashable, Sendable, ExpressibleByArrayLiteral {
+    /// The attribute or to-one relationship names, in order.
+    public var columns: [String]
+    /// One flag per column: true for a `-` prefix (the column is indexed descending).
+    public var descending: [Bool]
+    /// The SQLite index name chosen with `name:`; nil for a generated `strata_index_…` name.
+    public var name: String?
+
+    /// An index over `columns`, ascending unless `descending` says otherwise.
+    public init(columns: [String], descending: [Bool]? = nil, name: String? = nil) {
+        self.columns = columns
+        self.descending = descending ?? Array(repeating: false, count: columns.count)
+        self.name = name
+    }
+
+    /// An unnamed index over ascending columns: `["notebook", "updatedAt"]`.
+    public init(arrayLiteral columns: String...) {
+        self.init(columns: columns)
+    }
 }
 
 /// The type of an attribute: a built-in type or an enum of the model.
@@ -146,6 +170,9 @@ public enum DefaultValue: Hashable, Sendable {
     case bool(Bool)
     /// `now`, for `Date`.
     case now
+    /// A fixed date for `Date` (`2024-01-01T00:00:00Z`, `2024-01-01`): milliseconds since
+    /// 1970-01-01 00:00:00 UTC.
+    case date(milliseconds: Int64)
     /// `uuid`, for `UUID`: a new random UUID.
     case uuid
     /// A case of an enum attribute's enum.
@@ -170,6 +197,9 @@ public struct Attribute: Hashable, Sendable {
     public var doc: String?
     /// The attribute's former name (`renamedFrom:`), so a migration renames its column.
     public var renamedFrom: String?
+    /// True for `transient: true`: a stored property of the struct that has no column; it
+    /// takes its default when an object is read from the store.
+    public var isTransient: Bool = false
     /// The abstract entity that declares this attribute when it is inherited (`extends:`);
     /// nil for the entity's own attributes.
     public var inheritedFrom: String?
@@ -284,6 +314,9 @@ public struct Relationship: Hashable, Sendable {
     public var renamedFrom: String?
     /// True for `ordered: true`: a to-many whose destinations keep an order of their own.
     public var isOrdered: Bool = false
+    /// `foreignKey:`: the name of the to-one's key (its Swift property and its column),
+    /// instead of `<relationship>ID`. Only for a to-one that stores its key.
+    public var foreignKey: String?
     /// `initialOrder:`: sort keys of the destination that give the first order when a
     /// migration makes the relationship ordered (the id breaks ties).
     public var initialOrder: [SortKey] = []
@@ -387,5 +420,35 @@ public struct Fetch: Hashable, Sendable {
         self.sort = sort
         self.sections = sections
         self.location = location
+    }
+}
+
+extension DefaultValue {
+    /// A date given in milliseconds since 1970 as `yyyy-MM-dd HH:mm:ss.SSS` in UTC: the text a
+    /// `Date` column stores (`storage: true`), or as ISO 8601 `yyyy-MM-ddTHH:mm:ss.SSSZ`.
+    public static func dateText(milliseconds: Int64, storage: Bool) -> String {
+        let (days, dayMilliseconds) = milliseconds.quotientAndRemainder(dividingBy: 86_400_000)
+        var day = days, rest = dayMilliseconds
+        if rest < 0 {
+            day -= 1
+            rest += 86_400_000
+        }
+        // Civil date from days since 1970-01-01 (proleptic Gregorian calendar).
+        let z = day + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let mp = (5 * dayOfYear + 2) / 153
+        let dayOfMonth = dayOfYear - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        func pad(_ value: Int64, _ width: Int) -> String {
+            let text = String(value)
+            return String(repeating: "0", count: max(0, width - text.count)) + text
+        }
+        let date = "\(pad(year, 4))-\(pad(month, 2))-\(pad(dayOfMonth, 2))"
+        let time = "\(pad(rest / 3_600_000, 2)):\(pad(rest / 60_000 % 60, 2)):\(pad(rest / 1000 % 60, 2)).\(pad(rest % 1000, 3))"
+        return storage ? date + " " + time : date + "T" + time + "Z"
     }
 }

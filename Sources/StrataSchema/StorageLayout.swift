@@ -2,7 +2,7 @@
 /// through the generated ``SchemaDescriptor``:
 ///
 /// - A to-one whose inverse is to-many (one-to-many) stores a foreign key column
-///   `<relationship>ID` in its entity's table; the to-many side is `.inverseForeignKey`.
+///   `<relationship>ID` (or the name given by `foreignKey:`) in its entity's table; the to-many side is `.inverseForeignKey`.
 /// - A one-to-one stores the foreign key on one side only: the side marked `required`
 ///   (when exactly one is), else the side whose `(entity, relationship)` pair is
 ///   lexicographically smaller. The other side is `.inverseForeignKey` and has no stored
@@ -73,6 +73,11 @@ public struct StorageLayout: Sendable {
         return first.lowercased() + name.dropFirst()
     }
 
+    /// The key column of a to-one that stores its key: `foreignKey:` or `<relationship>ID`.
+    public static func keyColumn(of relationship: Relationship) -> String {
+        relationship.foreignKey ?? relationship.name + "ID"
+    }
+
     private static func key(_ entity: String, _ relationship: String) -> String { entity + "\u{0}" + relationship }
 
     private static func isSmaller(_ a: (String, String), than b: (String, String)) -> Bool {
@@ -86,18 +91,18 @@ public struct StorageLayout: Sendable {
         let theirs = (relationship.destination, relationship.inverse)
         switch (relationship.isToMany, inverse?.isToMany ?? false) {
         case (false, true):
-            return .foreignKey(column: relationship.name + "ID")
+            return .foreignKey(column: keyColumn(of: relationship))
         case (true, false):
             return .inverseForeignKey
         case (false, false):
-            if isSelfInverse || inverse == nil { return .foreignKey(column: relationship.name + "ID") }
+            if isSelfInverse || inverse == nil { return .foreignKey(column: keyColumn(of: relationship)) }
             let owns: Bool
             if relationship.isRequired != inverse!.isRequired {
                 owns = relationship.isRequired
             } else {
                 owns = isSmaller(mine, than: theirs)
             }
-            return owns ? .foreignKey(column: relationship.name + "ID") : .inverseForeignKey
+            return owns ? .foreignKey(column: keyColumn(of: relationship)) : .inverseForeignKey
         case (true, true):
             let owner = isSmaller(mine, than: theirs) || isSelfInverse ? mine : theirs
             let table = owner.0 + "_" + owner.1

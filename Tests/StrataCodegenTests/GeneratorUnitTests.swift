@@ -221,7 +221,7 @@ private func render(_ expression: StrataSchema.PredicateExpression, parameters: 
             Issue.record("expected errors")
         } catch let error as SchemaError {
             #expect(error.diagnostics.map(\.message) == [
-                "the to-one relationship 'box' stores its id in 'boxID', which clashes with the attribute 'boxID' of 'Item'",
+                "the to-one relationship 'box' stores its id in 'boxID', which clashes with the attribute 'boxID' of 'Item'; keep both names by choosing the key's name with 'foreignKey:' on 'box' (e.g. foreignKey: boxKey)",
             ])
         } catch {
             Issue.record("unexpected \(error)")

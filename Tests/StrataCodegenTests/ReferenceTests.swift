@@ -11,6 +11,7 @@ import Testing
         ("EdgeCases", "EdgeModel"),
         ("Predicates", "PredicateModel"),
         ("Todos", "TodosModel"),
+        ("Naming", "NamingModel"),
         ("Shapes", "ShapesModel"),
         ("Rules", "RulesModel"),
     ]

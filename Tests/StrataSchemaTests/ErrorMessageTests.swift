@@ -227,7 +227,7 @@ struct ErrorMessageTests {
         BadModel(
             "to-one storage clashes with an attribute",
             "entities:\n  A:\n    attributes: { bID: Int }\n    relationships:\n      b: { to: B, inverse: a }\n  B:\n    relationships: { a: { to: A, inverse: b, many: true } }\n",
-            "m.yaml:5:7: error: the to-one relationship 'b' stores its id in 'bID', which clashes with the attribute 'bID' of 'A'"),
+            "m.yaml:5:7: error: the to-one relationship 'b' stores its id in 'bID', which clashes with the attribute 'bID' of 'A'; keep both names by choosing the key's name with 'foreignKey:' on 'b' (e.g. foreignKey: bKey)"),
         BadModel(
             "attributes named like synthesized members",
             "entities:\n  A:\n    attributes: { CodingKeys: Int, Columns: Int, hashValue: Int, DatabaseComponents: Int }\n",
@@ -388,8 +388,8 @@ struct ErrorMessageTests {
             "Bool from yes", defaultModel("Bool", "yes"),
             "m.yaml:6:33: error: default 'yes' of 'A.a' is not a valid Bool; use true or false"),
         BadModel(
-            "Date other than now", defaultModel("Date", "tomorrow"),
-            "m.yaml:6:33: error: the default of Date attribute 'A.a' can only be 'now'"),
+            "Date other than now or a date", defaultModel("Date", "tomorrow"),
+            "m.yaml:6:33: error: default 'tomorrow' of 'A.a' is not a valid date: expected ISO 8601; write 'now', a date-time such as 2024-01-01T09:30:00Z or 2024-01-01T09:30:00.250+02:00, or a date such as 2024-01-01"),
         BadModel(
             "enum case not found", defaultModel("P", "hihg"),
             "m.yaml:6:30: error: default 'hihg' of 'A.a' is not a case of enum 'P'; did you mean 'high'?"),

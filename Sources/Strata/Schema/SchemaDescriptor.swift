@@ -28,15 +28,16 @@ public struct EntityDescriptor: Hashable, Sendable {
     public var relationships: [RelationshipDescriptor]
     /// Unique constraints, each over column names.
     public var uniques: [[String]]
-    /// Indexes, each over column names.
-    public var indexes: [[String]]
+    /// Indexes, each over column names (`["a", "b"]`), possibly named and with descending
+    /// columns.
+    public var indexes: [IndexDescriptor]
     /// The entity's previous name, so that a migration renames its table instead of replacing it.
     public var renamedFrom: String?
 
     /// An entity; see the properties for each part.
     public init(
         name: String, attributes: [AttributeDescriptor], relationships: [RelationshipDescriptor] = [],
-        uniques: [[String]] = [], indexes: [[String]] = [], renamedFrom: String? = nil
+        uniques: [[String]] = [], indexes: [IndexDescriptor] = [], renamedFrom: String? = nil
     ) {
         self.name = name
         self.attributes = attributes
@@ -62,6 +63,59 @@ public struct EntityDescriptor: Hashable, Sendable {
               case .joinTable(let table, let column, let inverseColumn) = relationship.storage
         else { return nil }
         return (table, column, inverseColumn)
+    }
+}
+
+/// An index of an entity's table: its columns in order, each ascending or descending, and
+/// the SQLite name it was given, if any (otherwise the store names it
+/// `strata_index_<table>_<columns>`).
+///
+/// ```swift
+/// let plain: IndexDescriptor = ["notebookID", "updatedAt"]
+/// let recent = IndexDescriptor(["notebookID", .descending("updatedAt")], name: "recentNotes")
+/// ```
+public struct IndexDescriptor: Hashable, Sendable, ExpressibleByArrayLiteral {
+    /// The columns, in order.
+    public var columns: [IndexColumn]
+    /// The SQLite index name chosen in the model; nil for the store's own name.
+    public var name: String?
+
+    /// An index over `columns`, named `name` if given.
+    public init(_ columns: [IndexColumn], name: String? = nil) {
+        self.columns = columns
+        self.name = name
+    }
+
+    /// An unnamed index over ascending columns.
+    public init(arrayLiteral columns: IndexColumn...) {
+        self.init(columns)
+    }
+
+    /// The column names, in order.
+    public var columnNames: [String] { columns.map(\.name) }
+}
+
+/// One column of an ``IndexDescriptor``: a name, ascending unless ``isDescending``.
+public struct IndexColumn: Hashable, Sendable, ExpressibleByStringLiteral {
+    /// The column name.
+    public var name: String
+    /// True for a column indexed in descending order (`DESC`).
+    public var isDescending: Bool
+
+    /// A column, ascending unless `isDescending`.
+    public init(_ name: String, isDescending: Bool = false) {
+        self.name = name
+        self.isDescending = isDescending
+    }
+
+    /// An ascending column: `"updatedAt"`.
+    public init(stringLiteral name: String) {
+        self.init(name)
+    }
+
+    /// A descending column: `.descending("updatedAt")`.
+    public static func descending(_ name: String) -> IndexColumn {
+        IndexColumn(name, isDescending: true)
     }
 }
 

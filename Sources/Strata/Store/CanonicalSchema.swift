@@ -10,8 +10,17 @@ struct CanonicalSchema: Codable, Hashable {
         var attributes: [Attribute]
         var relationships: [Relationship]
         var uniques: [[String]]
+        /// Unnamed indexes; a descending column is written `-name`.
         var indexes: [[String]]
+        /// Named indexes, absent when there are none (so that older files hash the same).
+        var namedIndexes: [NamedIndex]?
         var renamedFrom: String?
+    }
+
+    struct NamedIndex: Codable, Hashable {
+        var name: String
+        /// A descending column is written `-name`.
+        var columns: [String]
     }
 
     struct Attribute: Codable, Hashable {
@@ -116,8 +125,24 @@ struct CanonicalSchema: Codable, Hashable {
                         ordered: relationship.isOrdered ? true : nil, positionColumn: relationship.positionColumn,
                         minCount: relationship.minCount, maxCount: relationship.maxCount)
                 },
-                uniques: entity.uniques, indexes: entity.indexes, renamedFrom: entity.renamedFrom)
+                uniques: entity.uniques,
+                indexes: entity.indexes.filter { $0.name == nil }.map(Self.indexColumns),
+                namedIndexes: Self.namedIndexes(entity.indexes),
+                renamedFrom: entity.renamedFrom)
         }
+    }
+
+    static func indexColumns(_ index: IndexDescriptor) -> [String] {
+        index.columns.map { $0.isDescending ? "-" + $0.name : $0.name }
+    }
+
+    static func namedIndexes(_ indexes: [IndexDescriptor]) -> [NamedIndex]? {
+        let named = indexes.compactMap { index in index.name.map { NamedIndex(name: $0, columns: indexColumns(index)) } }
+        return named.isEmpty ? nil : named
+    }
+
+    static func indexDescriptor(_ columns: [String], name: String?) -> IndexDescriptor {
+        IndexDescriptor(columns.map { $0.hasPrefix("-") ? .descending(String($0.dropFirst())) : IndexColumn($0) }, name: name)
     }
 
     /// Back to a descriptor (for the model stored in a file).
@@ -154,7 +179,10 @@ struct CanonicalSchema: Codable, Hashable {
                         positionColumn: relationship.positionColumn, minCount: relationship.minCount,
                         maxCount: relationship.maxCount)
                 },
-                uniques: entity.uniques, indexes: entity.indexes, renamedFrom: entity.renamedFrom)
+                uniques: entity.uniques,
+                indexes: entity.indexes.map { Self.indexDescriptor($0, name: nil) }
+                    + (entity.namedIndexes ?? []).map { Self.indexDescriptor($0.columns, name: $0.name) },
+                renamedFrom: entity.renamedFrom)
         })
     }
 

@@ -137,9 +137,10 @@ struct SchemaMigrator {
 
     /// Drops the store's indexes and triggers that the schema no longer wants (or wants
     /// differently) and creates the missing ones.
-    private func syncIndexesAndTriggers(_ db: Database) throws {
+    /// `old` is the model the file held, whose named indexes the store also owns.
+    private func syncIndexesAndTriggers(_ db: Database, old: SchemaDescriptor? = nil) throws {
         try db.execute(sql: HistoryTable.createSQL)
-        let (unwanted, missing) = try stale(db)
+        let (unwanted, missing) = try stale(db, old: old)
         for (name, type) in unwanted.sorted(by: { $0.key < $1.key }) {
             try db.execute(sql: "DROP \(type == "index" ? "INDEX" : "TRIGGER") IF EXISTS \(quoted(name))")
         }
@@ -152,15 +153,21 @@ struct SchemaMigrator {
 
     /// The store's indexes and triggers that the schema does not want as they are (name →
     /// type), and the statements of those it wants and are missing (name → SQL).
-    private func stale(_ db: Database) throws -> (unwanted: [String: String], missing: [String: String]) {
-        let wanted = SchemaSQL(schema: schema).indexes.merging(DeleteRuleTriggers(schema: schema).triggers) { $1 }
+    ///
+    /// The store owns the indexes and triggers named `strata_…` and the indexes the model (or
+    /// the file's older model, `old`) names itself; others, made by raw SQL, are left alone.
+    private func stale(_ db: Database, old: SchemaDescriptor? = nil) throws -> (unwanted: [String: String], missing: [String: String]) {
+        let sql = SchemaSQL(schema: schema)
+        let wanted = sql.indexes.merging(DeleteRuleTriggers(schema: schema).triggers) { $1 }
             .merging(OrderedPositions.triggers(of: schema)) { $1 }
             .merging(RuleTriggers(schema: schema).triggers) { $1 }
+        let owned = sql.chosenIndexNames.union(old.map { SchemaSQL(schema: $0).chosenIndexNames } ?? [])
         let existing = try Row.fetchAll(
-            db, sql: "SELECT type, name, sql FROM sqlite_master WHERE type IN ('index', 'trigger') AND name LIKE 'strata\\_%' ESCAPE '\\'")
+            db, sql: "SELECT type, name, sql FROM sqlite_master WHERE type IN ('index', 'trigger') AND sql IS NOT NULL")
         var unwanted: [String: String] = [:], missing = wanted
         for row in existing {
             let name: String = row["name"], type: String = row["type"], text: String? = row["sql"]
+            guard name.hasPrefix("strata_") || (type == "index" && owned.contains(name)) else { continue }
             if let text, wanted[name] == text {
                 missing[name] = nil
             } else {
@@ -258,7 +265,7 @@ struct SchemaMigrator {
         }
 
         try OrderedPositions.assignInitialPositions(db, schema: schema, old: plan.old)
-        try syncIndexesAndTriggers(db)
+        try syncIndexesAndTriggers(db, old: plan.old)
         if let violation = try Row.fetchOne(db, sql: "PRAGMA foreign_key_check") {
             throw MigrationError.foreignKeyViolations(table: violation[0])
         }

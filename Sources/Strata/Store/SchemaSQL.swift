@@ -12,8 +12,9 @@ import GRDB
 /// - one rowid table per many-to-many join table, its two columns `NOT NULL`, each
 ///   `REFERENCES` its entity unless that entity's side has the `noAction` rule, with
 ///   `UNIQUE(column, inverseColumn)` and an index on the inverse column;
-/// - indexes (`strata_index_…`) for `indexes`, indexed attributes and every foreign key
-///   column, unique indexes (`strata_unique_…`) for `unique` constraints;
+/// - indexes (`strata_index_…`, `_desc` after a descending column; or the name the model
+///   chose) for `indexes`, indexed attributes and every foreign key column, unique indexes
+///   (`strata_unique_…`) for `unique` constraints;
 /// - for a to-one whose inverse is ordered, a position column `INTEGER` after the foreign
 ///   keys, and an index over (foreign key, position);
 /// - delete rules as triggers (``DeleteRuleTriggers``), and the triggers that give a new
@@ -146,14 +147,19 @@ struct SchemaSQL {
     /// Index name → `CREATE INDEX` statement, for every index the schema wants.
     var indexes: [String: String] {
         var result: [String: String] = [:]
-        func add(_ table: String, _ columns: [String], unique: Bool) {
+        func add(_ table: String, _ columns: [IndexColumn], unique: Bool, name chosen: String? = nil) {
             guard !columns.isEmpty else { return }
-            let name = (unique ? "strata_unique_" : "strata_index_") + ([table] + columns).joined(separator: "_")
-            let list = columns.map(quoted).joined(separator: ", ")
+            let generated = (unique ? "strata_unique_" : "strata_index_")
+                + ([table] + columns.map { $0.isDescending ? $0.name + "_desc" : $0.name }).joined(separator: "_")
+            let name = chosen ?? generated
+            let list = columns.map { quoted($0.name) + ($0.isDescending ? " DESC" : "") }.joined(separator: ", ")
             result[name] = "CREATE \(unique ? "UNIQUE " : "")INDEX \(quoted(name)) ON \(quoted(table))(\(list))"
         }
+        func add(_ table: String, _ columns: [String], unique: Bool) {
+            add(table, columns.map { IndexColumn($0) }, unique: unique)
+        }
         for entity in schema.entities {
-            for columns in entity.indexes { add(entity.name, columns, unique: false) }
+            for index in entity.indexes { add(entity.name, index.columns, unique: false, name: index.name) }
             for columns in entity.uniques { add(entity.name, columns, unique: true) }
             for attribute in entity.attributes {
                 if attribute.isIndexed { add(entity.name, [attribute.name], unique: false) }
@@ -166,6 +172,12 @@ struct SchemaSQL {
         }
         for join in joinTables { add(join.name, [join.inverseColumn], unique: false) }
         return result
+    }
+
+    /// The names the model chose for its indexes: the store owns them like its
+    /// `strata_` indexes.
+    var chosenIndexNames: Set<String> {
+        Set(schema.entities.flatMap { $0.indexes.compactMap(\.name) })
     }
 
     // MARK: - Types and literals

@@ -9,13 +9,14 @@ public struct SchemaDecoder {
         "doc", "abstract", "extends", "attributes", "relationships", "unique", "indexes", "fetches", "renamedFrom",
     ]
     static let attributeKeys = [
-        "type", "optional", "default", "indexed", "unique", "doc", "renamedFrom",
+        "type", "optional", "default", "indexed", "unique", "transient", "doc", "renamedFrom",
         "min", "max", "minLength", "maxLength", "pattern",
     ]
     static let relationshipKeys = [
-        "to", "many", "inverse", "required", "deleteRule", "ordered", "initialOrder", "doc", "renamedFrom",
-        "minCount", "maxCount",
+        "to", "many", "inverse", "required", "deleteRule", "ordered", "initialOrder", "foreignKey", "doc",
+        "renamedFrom", "minCount", "maxCount",
     ]
+    static let indexKeys = ["name", "columns"]
     static let fetchKeys = ["where", "sort", "sections", "doc"]
     static let keySectionsKeys = ["key", "descending", "by"]
     static let entitySectionsKeys = ["entity", "sort", "where", "orphans"]
@@ -141,7 +142,7 @@ public struct SchemaDecoder {
             entity.uniques = nameLists(unique, entity: name, constraint: .unique)
         }
         if let indexes = fields["indexes"] {
-            entity.indexes = nameLists(indexes, entity: name, constraint: .indexes)
+            entity.indexes = indexList(indexes, entity: name)
         }
         if let fetches = fields["fetches"] {
             for fetch in mappingEntries(fetches.value, what: "'fetches' of '\(name)'") {
@@ -175,11 +176,74 @@ public struct SchemaDecoder {
             var decoded: [String] = []
             for (j, nameNode) in names.enumerated() {
                 guard let name = nameValue(of: nameNode) else { continue }
+                if constraint == .unique, name.hasPrefix("-"), name.count > 1 {
+                    error("a unique constraint has no direction; write '\(name.dropFirst())' without '-' (only 'indexes' columns can be descending)",
+                          at: nameNode.location)
+                    continue
+                }
                 sourceMap.locations[.constraintName(constraint, of: entity, list: i, position: j)] = nameNode.location
                 decoded.append(name)
             }
             sourceMap.locations[.constraint(constraint, of: entity, list: i)] = list.location
             result.append(decoded)
+        }
+        return result
+    }
+
+    /// `indexes: [[a, -b], { name: byB, columns: [-b] }]`: each element a list of names (a
+    /// `-` prefix makes the column descending) or a mapping with `columns` and `name`.
+    mutating func indexList(_ field: YAMLMappingEntry, entity: String) -> [Index] {
+        if field.value.scalar?.isNull == true { return [] }
+        guard let elements = field.value.sequence else {
+            error("'indexes' of '\(entity)' must be a list of name lists, e.g. [[name]]", at: field.value.location)
+            return []
+        }
+        var result: [Index] = []
+        for element in elements {
+            // Source-map keys by position in `Entity.indexes`.
+            let i = result.count
+            var columnsNode = element
+            var indexName: String?
+            if let entries = element.mapping {
+                let fields = fields(of: entries, allowed: Self.indexKeys, in: "an index of '\(entity)'")
+                if let nameField = fields["name"], let text = string(nameField, "name") {
+                    indexName = text
+                    sourceMap.locations[.indexName(of: entity, list: i)] = nameField.value.location
+                }
+                guard let columns = fields["columns"] else {
+                    if !suggestedKeys.contains("columns") {
+                        error("an index of '\(entity)' needs 'columns', e.g. { name: \(indexName ?? "byDate"), columns: [date] }",
+                              at: element.location)
+                    }
+                    continue
+                }
+                columnsNode = columns.value
+            }
+            guard let names = columnsNode.sequence else {
+                error("each element of 'indexes' is a list of names, e.g. [[\(columnsNode.scalar?.value ?? "name")]], or a mapping { name: …, columns: […] }",
+                      at: columnsNode.location)
+                continue
+            }
+            if names.isEmpty {
+                error("an element of 'indexes' of '\(entity)' is empty", at: columnsNode.location)
+                continue
+            }
+            var index = Index(columns: [], name: indexName)
+            for (j, nameNode) in names.enumerated() {
+                guard var name = nameValue(of: nameNode) else { continue }
+                var descending = false
+                if name.hasPrefix("-") {
+                    descending = true
+                    name.removeFirst()
+                } else if name.hasPrefix("+") {
+                    name.removeFirst()
+                }
+                sourceMap.locations[.constraintName(.indexes, of: entity, list: i, position: j)] = nameNode.location
+                index.columns.append(name)
+                index.descending.append(descending)
+            }
+            sourceMap.locations[.constraint(.indexes, of: entity, list: i)] = columnsNode.location
+            result.append(index)
         }
         return result
     }
@@ -213,6 +277,10 @@ public struct SchemaDecoder {
         attribute.isOptional = fields["optional"].flatMap { bool($0, "optional") } ?? false
         attribute.isIndexed = fields["indexed"].flatMap { bool($0, "indexed") } ?? false
         attribute.isUnique = fields["unique"].flatMap { bool($0, "unique") } ?? false
+        if let transient = fields["transient"] {
+            attribute.isTransient = bool(transient, "transient") ?? false
+            sourceMap.locations[.attribute(name, of: entity, .transient)] = transient.key.location
+        }
         attribute.doc = fields["doc"].flatMap { string($0, "doc") }
         attribute.renamedFrom = fields["renamedFrom"].flatMap { string($0, "renamedFrom") }
         if let defaultField = fields["default"] {
@@ -343,6 +411,10 @@ public struct SchemaDecoder {
         if let maxCount = fields["maxCount"] {
             relationship.maxCount = count(maxCount, "maxCount")
             sourceMap.locations[.relationship(name, of: entity, .maxCount)] = maxCount.value.location
+        }
+        if let foreignKey = fields["foreignKey"], let text = string(foreignKey, "foreignKey") {
+            relationship.foreignKey = text
+            sourceMap.locations[.relationship(name, of: entity, .foreignKey)] = foreignKey.value.location
         }
         relationship.doc = fields["doc"].flatMap { string($0, "doc") }
         relationship.renamedFrom = fields["renamedFrom"].flatMap { string($0, "renamedFrom") }

@@ -18,6 +18,8 @@ enum SourceMapKey: Hashable, Sendable {
     case constraint(Constraint, of: String, list: Int)
     /// Name `position` of element `list` of an entity's `unique:` or `indexes:`.
     case constraintName(Constraint, of: String, list: Int, position: Int)
+    /// The `name:` of element `list` of an entity's `indexes:`.
+    case indexName(of: String, list: Int)
     /// A value written for an entity itself: `extends:`, or the key `abstract:`.
     case entity(String, EntityField)
 
@@ -27,15 +29,15 @@ enum SourceMapKey: Hashable, Sendable {
     }
 
     /// What of an attribute: `type:` (or the attribute's value when it is a bare type name),
-    /// `default:`.
+    /// `default:`, the key `transient:`.
     enum AttributeField: Hashable, Sendable {
-        case type, `default`, min, max, minLength, maxLength, pattern
+        case type, `default`, transient, min, max, minLength, maxLength, pattern
     }
 
-    /// What of a relationship: the value of `to:`, `inverse:` or `deleteRule:`, or the key
-    /// `required:`, `ordered:` or `initialOrder:`.
+    /// What of a relationship: the value of `to:`, `inverse:`, `deleteRule:` or
+    /// `foreignKey:`, or the key `required:`, `ordered:` or `initialOrder:`.
     enum RelationshipField: Hashable, Sendable {
-        case to, inverse, required, deleteRule, ordered, initialOrder, minCount, maxCount
+        case to, inverse, required, deleteRule, ordered, initialOrder, foreignKey, minCount, maxCount
     }
 
     /// What of a fetch: `where:`, or its sections' `key:` or `where:`.

@@ -360,6 +360,11 @@ struct PredicateTypeChecker {
                             offset: operand.segmentOffsets[index + 1]))
                         return .invalid
                     }
+                    if attribute.isTransient {
+                        failures.append(Failure(
+                            "\(spelled) is transient: it is not stored, so a predicate cannot test it", offset: segmentOffset))
+                        return .invalid
+                    }
                     if attribute.type.isCodable {
                         failures.append(Failure(
                             "\(spelled) is a Codable attribute, stored as JSON text; predicates cannot compare it",

@@ -8,7 +8,9 @@ import Foundation
 /// - Decimal: a plain integer → `.int`; any other plain decimal number → `.string` with its
 ///   exact text, so no precision is lost (`Decimal(string:)`).
 /// - Bool: `true` or `false` → `.bool`.
-/// - Date: `now` only → `.now`.
+/// - Date: `now` → `.now`; an ISO 8601 date-time in UTC or with an offset
+///   (`2024-01-01T09:30:00Z`, `2024-01-01T09:30:00.250+02:00`) or a date
+///   (`2024-01-01`, midnight UTC) → `.date` (milliseconds since 1970).
 /// - UUID: `uuid` → `.uuid` (a new UUID per object), or a UUID literal → `.string` (uppercased).
 /// - URL: an absolute URL with a scheme → `.string`.
 /// - Data: a string → `.string`, the value being the string's UTF-8 bytes.
@@ -70,8 +72,12 @@ enum DefaultValueParser {
             default: return fail(mismatch + "; use true or false")
             }
         case .date:
-            guard text == "now" else { return fail("the default of Date attribute '\(attribute)' can only be 'now'") }
-            return .success(.now)
+            if text == "now" { return .success(.now) }
+            switch parseDate(text) {
+            case .success(let milliseconds): return .success(.date(milliseconds: milliseconds))
+            case .failure(let problem):
+                return fail("default '\(text)' of '\(attribute)' is not a valid date: \(problem.message)")
+            }
         case .uuid:
             if text == "uuid" { return .success(.uuid) }
             guard isUUID(text) else {
@@ -97,6 +103,92 @@ enum DefaultValueParser {
             return fail("a Codable attribute has no default literal ('\(attribute)'); make it optional (nil until set), "
                 + "or give the value in Swift")
         }
+    }
+
+    /// `YYYY-MM-DD`, or `YYYY-MM-DDTHH:MM:SS` with up to three fraction digits and `Z` or
+    /// `±HH:MM`: milliseconds since 1970-01-01 00:00:00 UTC, or why the text is not such a date.
+    static func parseDate(_ text: String) -> Result<Int64, SchemaProblem> {
+        let example = "write 'now', a date-time such as 2024-01-01T09:30:00Z or 2024-01-01T09:30:00.250+02:00, or a date such as 2024-01-01"
+        let scalars = Array(text.unicodeScalars)
+        var index = 0
+        func digits(_ count: Int) -> Int? {
+            guard index + count <= scalars.count else { return nil }
+            var value = 0
+            for scalar in scalars[index..<(index + count)] {
+                guard ("0"..."9").contains(scalar) else { return nil }
+                value = value * 10 + Int(scalar.value - 48)
+            }
+            index += count
+            return value
+        }
+        func expect(_ character: Unicode.Scalar) -> Bool {
+            guard index < scalars.count, scalars[index] == character else { return false }
+            index += 1
+            return true
+        }
+        let malformed = Result<Int64, SchemaProblem>.failure(SchemaProblem("expected ISO 8601; \(example)"))
+        guard let year = digits(4), expect("-"), let month = digits(2), expect("-"), let day = digits(2) else {
+            return malformed
+        }
+        guard (1...12).contains(month) else { return .failure(SchemaProblem("month \(month) is not in 1...12")) }
+        let isLeap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+        let monthDays = [31, isLeap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
+        guard year >= 1 else { return .failure(SchemaProblem("year 0000 is not in 0001...9999")) }
+        guard (1...monthDays).contains(day) else {
+            return .failure(SchemaProblem("day \(day) is not in 1...\(monthDays) for " + text.prefix(7)))
+        }
+        var seconds = 0, milliseconds = 0, offset = 0
+        if index < scalars.count {
+            guard expect("T") || expect("t") else {
+                return .failure(SchemaProblem("expected 'T' and a time after the date; \(example)"))
+            }
+            guard let hour = digits(2), expect(":"), let minute = digits(2), expect(":"), let second = digits(2) else {
+                return .failure(SchemaProblem("expected a time HH:MM:SS after 'T'; \(example)"))
+            }
+            guard hour <= 23 else { return .failure(SchemaProblem("hour \(hour) is not in 0...23")) }
+            guard minute <= 59 else { return .failure(SchemaProblem("minute \(minute) is not in 0...59")) }
+            guard second <= 59 else { return .failure(SchemaProblem("second \(second) is not in 0...59 (leap seconds are not supported)")) }
+            seconds = hour * 3600 + minute * 60 + second
+            if expect(".") {
+                var count = 0
+                while index < scalars.count, ("0"..."9").contains(scalars[index]) {
+                    count += 1
+                    if count <= 3 { milliseconds = milliseconds * 10 + Int(scalars[index].value - 48) }
+                    index += 1
+                }
+                guard count > 0 else { return .failure(SchemaProblem("expected digits after '.'; \(example)")) }
+                guard count <= 3 else {
+                    return .failure(SchemaProblem("\(count) fraction digits; Strata stores dates to the millisecond, so write at most 3"))
+                }
+                for _ in count..<3 { milliseconds *= 10 }
+            }
+            if expect("Z") || expect("z") {
+                offset = 0
+            } else if index < scalars.count, scalars[index] == "+" || scalars[index] == "-" {
+                let sign = scalars[index] == "-" ? -1 : 1
+                index += 1
+                guard let hours = digits(2), expect(":"), let minutes = digits(2), hours <= 23, minutes <= 59 else {
+                    return .failure(SchemaProblem("expected a UTC offset such as +02:00 (hours 00...23, minutes 00...59)"))
+                }
+                offset = sign * (hours * 3600 + minutes * 60)
+            } else {
+                return .failure(SchemaProblem("the time needs a zone: 'Z' for UTC or an offset such as +02:00"))
+            }
+            guard index == scalars.count else { return malformed }
+        }
+        // Days since 1970-01-01 (proleptic Gregorian calendar).
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        let days = era * 146_097 + dayOfEra - 719_468
+        let total = (Int64(days) * 86_400 + Int64(seconds - offset)) * 1000 + Int64(milliseconds)
+        // 0001-01-01T00:00:00.000Z ... 9999-12-31T23:59:59.999Z: four-digit years in storage.
+        guard (-62_135_596_800_000...253_402_300_799_999).contains(total) else {
+            return .failure(SchemaProblem("in UTC it is outside 0001-01-01...9999-12-31"))
+        }
+        return .success(total)
     }
 
     /// `-12`, `3.50`, `1e3`: digits with an optional sign, fraction and exponent.

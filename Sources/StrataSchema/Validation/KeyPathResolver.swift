@@ -20,6 +20,11 @@ enum KeyPathResolver {
                 return .success(Attribute(name: "id", type: .int, location: current.location))
             }
             if let attribute = current.attribute(named: segment) {
+                if isLast, attribute.isTransient {
+                    return .failure(SchemaProblem(
+                        "'\(spelled)' is transient: it is not stored, so it cannot order or group objects",
+                        offset: offset))
+                }
                 if isLast, attribute.type.isCodable {
                     return .failure(SchemaProblem(
                         "'\(spelled)' is a Codable attribute, stored as JSON text; it cannot be sorted or sectioned",

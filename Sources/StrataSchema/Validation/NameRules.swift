@@ -158,16 +158,26 @@ struct MemberNameRule: SchemaRule {
                     members[name] = (kind, location)
                 }
             }
+            var keys: [String: String] = [:]  // key property → its to-one
             for relationship in entity.relationships where !relationship.isToMany {
-                let storage = relationship.name + "ID"
+                let storage = StorageLayout.keyColumn(of: relationship)
+                let hint = relationship.foreignKey == nil
+                    ? "; keep both names by choosing the key's name with 'foreignKey:' on '\(relationship.name)' (e.g. foreignKey: \(relationship.name)Key)"
+                    : "; choose another 'foreignKey'"
                 if let (kind, _) = members[storage] {
                     diagnostics.error(
-                        "the to-one relationship '\(relationship.name)' stores its id in '\(storage)', which clashes with the \(kind) '\(storage)' of '\(entity.name)'",
+                        "the to-one relationship '\(relationship.name)' stores its id in '\(storage)', which clashes with the \(kind) '\(storage)' of '\(entity.name)'\(hint)",
                         at: relationship.location)
                 } else if generatedMembers.contains(storage) {
                     diagnostics.error(
-                        "the to-one relationship '\(relationship.name)' stores its id in '\(storage)', which clashes with a generated member",
+                        "the to-one relationship '\(relationship.name)' stores its id in '\(storage)', which clashes with a generated member\(hint)",
                         at: relationship.location)
+                } else if let other = keys[storage] {
+                    diagnostics.error(
+                        "the to-one relationships '\(other)' and '\(relationship.name)' of '\(entity.name)' both store their id in '\(storage)'; choose another 'foreignKey'",
+                        at: relationship.location)
+                } else {
+                    keys[storage] = relationship.name
                 }
             }
         }

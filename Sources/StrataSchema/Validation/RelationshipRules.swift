@@ -130,7 +130,7 @@ struct OrderedRelationshipRule: SchemaRule {
                             "the to-one relationship '\(relationship.name)' stores its position in '\(column)', which clashes with the attribute '\(column)' of '\(entity.name)'",
                             at: attribute.location)
                     } else if entity.relationship(named: column) != nil
-                        || entity.relationships.contains(where: { !$0.isToMany && $0.name + "ID" == column })
+                        || entity.relationships.contains(where: { !$0.isToMany && StorageLayout.keyColumn(of: $0) == column })
                     {
                         diagnostics.error(
                             "the to-one relationship '\(relationship.name)' stores its position in '\(column)', which clashes with another member of '\(entity.name)'",

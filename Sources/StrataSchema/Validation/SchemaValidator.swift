@@ -27,6 +27,9 @@ public enum SchemaValidator {
         OrderedRelationshipRule.self,
         ConstraintNamesRule.self,
         RedundantIndexRule.self,
+        IndexNameRule.self,
+        ForeignKeyNameRule.self,
+        TransientAttributeRule.self,
         SortKeyRule.self,
         SectionsRule.self,
     ]}

@@ -62,7 +62,7 @@ struct CodableAttributeRule: SchemaRule {
                         at: attribute.location)
                 }
             }
-            for (constraint, lists) in [(SourceMapKey.Constraint.unique, entity.uniques), (.indexes, entity.indexes)] {
+            for (constraint, lists) in [(SourceMapKey.Constraint.unique, entity.uniques), (.indexes, entity.indexes.map(\.columns))] {
                 for (i, names) in lists.enumerated() {
                     for (j, name) in names.enumerated() {
                         guard let attribute = entity.attribute(named: name), attribute.type.isCodable else { continue }
