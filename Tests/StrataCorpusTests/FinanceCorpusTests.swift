@@ -71,6 +71,8 @@ import Testing
             }
         }
         #expect(try store!.fetchAll(Account.self).map(\.name).sorted() == ["Card", "Checking"])
+        // The transaction that broke the unique constraint left nothing: "Savings" is free.
+        #expect(try store!.fetchCount(Account.self, where: Account.name == "Savings") == 0)
 
         // Splits stored as JSON, and the attributes every audited record inherits.
         var split = try #require(try store!.fetchOne(Entry.self, id: entries[0].id))
@@ -82,6 +84,20 @@ import Testing
         }
         #expect(try madeBy(Account.self, "me") == 2)
         #expect(try madeBy(Entry.self, "me") == 5)
+
+        // The fixed date default, and the rules on names and payees.
+        let savings = try store!.insert(Account(name: "Savings"))
+        #expect(savings.openedAt == Date(timeIntervalSince1970: 946_684_800))  // 2000-01-01T00:00:00Z
+        #expect(throws: RuleViolationError.self) { _ = try store!.insert(Account(name: "")) }
+        #expect(throws: RuleViolationError.self) { _ = try store!.insert(Account(name: String(repeating: "n", count: 41))) }
+        _ = try store!.insert(Account(name: String(repeating: "n", count: 40)))
+        #expect(throws: RuleViolationError.self) {
+            _ = try store!.insert(Entry(amount: 1, bookedAt: day(1), payee: String(repeating: "p", count: 121), accountID: card.id))
+        }
+        #expect(throws: RuleViolationError.self) {
+            _ = try store!.insert(Account(name: "Old", openedAt: Date(timeIntervalSince1970: -0.001)))
+        }
+        _ = try store!.insert(Account(name: "Epoch", openedAt: Date(timeIntervalSince1970: 0)))
 
         // Reopened, every value reads back as written.
         let before = try store!.fetchAll(Entry.self)

@@ -11,13 +11,22 @@ import Testing
         let store = try Store(schema: StrataModel.schema, path: file.path)
         let ada = try store.insert(Contact(displayName: "Ada", handle: "@ada"))
         let bob = try store.insert(Contact(displayName: "Bob", handle: "@bob"))
-        let first = try store.insert(Conversation(title: "Ada", lastActivity: day(1)))
-        let second = try store.insert(Conversation(title: nil, lastActivity: day(2)))
-        try store.write { db in
+        // A conversation needs a participant when its transaction commits (minCount 1), so it
+        // is made and linked in one transaction; alone, the commit is refused.
+        #expect(throws: RuleViolationError.self) { _ = try store.insert(Conversation(title: "empty", lastActivity: day(0))) }
+        let (first, second) = try store.write { db in
+            let first = try db.insert(Conversation(title: "Ada", lastActivity: day(1)))
+            let second = try db.insert(Conversation(title: nil, lastActivity: day(2)))
             try db.link(first.id, Conversation.participants, ada.id)
             try db.link(second.id, Conversation.participants, ada.id)
             try db.link(second.id, Conversation.participants, bob.id)
+            return (first, second)
         }
+        #expect(try store.fetchAll(Conversation.self).count == 2)
+        // Handles follow the pattern; display names their lengths.
+        #expect(throws: RuleViolationError.self) { _ = try store.insert(Contact(displayName: "Eve", handle: "eve")) }
+        #expect(throws: RuleViolationError.self) { _ = try store.insert(Contact(displayName: "", handle: "@eve")) }
+        _ = try store.insert(Contact(displayName: String(repeating: "é", count: 64), handle: "@" + String(repeating: "e", count: 30)))
         let hello = try store.insert(Message(text: "hello", sentAt: day(1), conversationID: first.id, senderID: ada.id))
         _ = try store.insert(Attachment(fileName: "a.png", byteCount: Int.max, data: Data([1, 2]), messageID: hello.id))
         _ = try store.insert(Message(text: "", sentAt: day(2), state: .failed, conversationID: second.id, senderID: bob.id))
@@ -45,7 +54,9 @@ import Testing
         #expect(try store.fetchOne(Message.self, id: hello.id) == reacted)
         #expect(try store.fetchAll(Message.Fetches.inConversation(conversation: first.id)).map(\.text) == ["hello", "hi!"])
 
-        // A contact that goes leaves its messages without a sender (nullify).
+        // A contact that goes leaves its messages without a sender (nullify). Ada is the last
+        // participant of the first conversation: deleting her would leave it with none.
+        #expect(throws: RuleViolationError.self) { try store.delete(ada) }
         #expect(try store.delete(bob))
         #expect(try store.fetchAll(Message.self).filter { $0.senderID == bob.id }.isEmpty)
         // A conversation that goes takes its messages and their attachments (cascade).
@@ -54,5 +65,6 @@ import Testing
         #expect(try store.fetchAll(Message.self).allSatisfy { $0.conversationID == second.id })
         try list.check(controller, store: store)
         #expect(controller.snapshot.sections.count == 1)
+        #expect(try store.fetchOne(Contact.self, id: ada.id) != nil)
     }
 }

@@ -17,10 +17,10 @@ import Testing
         for (n, thumbnail) in thumbnails.enumerated() {
             photos.append(try store.insert(Photo(
                 file: URL(string: "file:///photos/IMG_\(n).HEIC")!, takenAt: day(n), favorite: n.isMultiple(of: 2),
-                width: Int32.max, height: 1, latitude: n == 0 ? -90 : nil, longitude: n == 0 ? 180 : nil,
+                albumID: "cloud-\(n)", width: Int32.max, height: 1, latitude: n == 0 ? -90 : nil, longitude: n == 0 ? 180 : nil,
                 thumbnail: thumbnail,
                 exif: n == 1 ? Exif(camera: "X100 \u{1F4F7}", iso: Int.max, exposure: 1.0 / 4000, tags: ["z": "last", "a": ""]) : nil,
-                albumID: n < 2 ? trip.id : (n == 2 ? pets.id : nil))))
+                albumRef: n < 2 ? trip.id : (n == 2 ? pets.id : nil))))
         }
         let ada = try store.insert(Person(name: "Ada"))
         let bob = try store.insert(Person(name: "Bob"))
@@ -63,6 +63,29 @@ import Testing
         // Stored JSON another program broke is a typed error naming the row, never a default.
         try store.write { db in try db.execute(sql: "UPDATE Video SET chapters = '[{\"title\": 1}]'") }
         #expect(throws: ValueDecodingError.self) { _ = try store.fetchAll(Video.self) }
+
+        // The server's album id and Strata's key live side by side under their own names.
+        #expect(read.map(\.albumID) == ["cloud-0", "cloud-1", "cloud-2", "cloud-3"])
+        // Coordinates at their bounds pass; the first value past one is refused, naming the
+        // photo and the rule, and nothing is written. A transient selection is never stored.
+        var edge = read[2]
+        edge.latitude = 90
+        edge.longitude = -180
+        edge.selected = true
+        #expect(try store.update(edge))
+        #expect(try store.fetchOne(Photo.self, id: edge.id)?.latitude == 90)
+        #expect(try store.fetchOne(Photo.self, id: edge.id)?.selected == false)
+        edge.latitude = 90.000_000_1
+        #expect(throws: RuleViolationError(entity: "Photo", id: edge.id.rawValue, member: "latitude", rule: .max("90"))) {
+            try store.update(edge)
+        }
+        #expect(throws: RuleViolationError.self) {
+            try store.write { db in try db.execute(sql: "UPDATE Photo SET width = 0 WHERE id = ?", arguments: [edge.id]) }
+        }
+        #expect(try store.fetchOne(Photo.self, id: edge.id)?.width == Int32.max)
+        // The named, descending index is in the file under its name.
+        let indexes = try store.read { db in try String.fetchAll(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'photos_newest_first'") }
+        #expect(indexes == ["CREATE INDEX \"photos_newest_first\" ON \"Photo\"(\"takenAt\" DESC)"])
 
         // A duplicate asset id is refused.
         var copy = read[0]

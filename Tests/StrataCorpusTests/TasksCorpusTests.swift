@@ -46,6 +46,24 @@ import Testing
         #expect(byState.sections[0].items.map(\.title) == ["clean", "paint"])
         #expect(try store!.fetchAll(Job.Fetches.overdue(now: day(5))).map(\.title) == ["report"])
 
+        // Rules: a step's text has 1 to 200 code points, a task at most 20 steps, an estimate is
+        // never negative; a transient flag is never stored.
+        #expect(throws: RuleViolationError.self) { _ = try store!.insert(Step(text: "", jobID: jobs[0].id)) }
+        _ = try store!.insert(Step(text: String(repeating: "x", count: 200), jobID: jobs[0].id))
+        #expect(throws: RuleViolationError.self) { _ = try store!.insert(Step(text: String(repeating: "x", count: 201), jobID: jobs[0].id)) }
+        #expect(throws: RuleViolationError.self) {
+            try store!.write { db in for n in 0..<17 { _ = try db.insert(Step(text: "s\(n)", jobID: jobs[0].id)) } }
+        }
+        try store!.write { db in for n in 0..<16 { _ = try db.insert(Step(text: "s\(n)", jobID: jobs[0].id)) } }
+        #expect(try store!.fetchCount(Step.self, where: Step.jobID == jobs[0].id) == 20)
+        var estimated = jobs[3]
+        estimated.estimate = -0.5
+        #expect(throws: RuleViolationError.self) { _ = try store!.update(estimated) }
+        estimated.estimate = 0
+        estimated.expanded = true
+        #expect(try store!.update(estimated))
+        #expect(try store!.fetchOne(Job.self, id: jobs[3].id)?.expanded == false)
+
         // Deleting a task deletes its steps (cascade); the project's order closes the gap.
         #expect(try store!.delete(jobs[0]))
         #expect(try store!.fetchAll(Step.self).isEmpty)
