@@ -43,6 +43,8 @@ enum ValueRuleRule {
         switch value {
         case .int(let int): bound = type == .double || type == .float ? .double(Double(int)) : .int(int)
         case .double(let double): bound = .double(double)
+        // A fixed date compares as the text it is stored as, like the date bounds.
+        case .date(let milliseconds): bound = .date(DefaultValue.dateText(milliseconds: milliseconds, storage: true))
         default: bound = nil
         }
         if let bound, let min = rules.min, bound < min { return "is less than its min \(min.text)" }
