@@ -68,10 +68,10 @@ struct RuleErrorMessageTests {
             "m.yaml:6:43: error: the default of 'A.a' is greater than its max 1"),
         BadModel(
             "fixed date default before min", model("type: Date, min: 2000-01-01, default: '1999-12-31T23:59:59.999Z'"),
-            "m.yaml:6:53: error: the default of 'A.a' is less than its min 2000-01-01 00:00:00.000"),
+            "m.yaml:6:50: error: the default of 'A.a' is less than its min 2000-01-01 00:00:00.000"),
         BadModel(
             "fixed date default after max", model("type: Date, max: 2000-01-01, default: '2000-01-01T00:00:00.001Z'"),
-            "m.yaml:6:53: error: the default of 'A.a' is greater than its max 2000-01-01 00:00:00.000"),
+            "m.yaml:6:50: error: the default of 'A.a' is greater than its max 2000-01-01 00:00:00.000"),
         BadModel(
             "default too long", model("type: String, maxLength: 2, default: abc"),
             "m.yaml:6:49: error: the default of 'A.a' is longer than its maxLength 2"),
