@@ -25,22 +25,39 @@ import GRDB
 public enum DatabaseValueOrdering {
     /// -1, 0 or 1, like `memcmp`.
     public static func compare(_ lhs: DatabaseValue, _ rhs: DatabaseValue) -> Int {
-        switch (lhs.storage, rhs.storage) {
-        case (.null, .null): return 0
-        case (.null, _): return -1
-        case (_, .null): return 1
-        case let (.int64(a), .int64(b)): return a < b ? -1 : (a == b ? 0 : 1)
-        case let (.double(a), .double(b)): return compareDoubles(a, b)
-        case let (.int64(a), .double(b)): return compareInt(a, double: b)
-        case let (.double(a), .int64(b)): return -compareInt(b, double: a)
-        case (.int64, _), (.double, _): return -1
-        case (_, .int64), (_, .double): return 1
-        case let (.string(a), .string(b)): return compareUTF8(a, b)
-        case (.string, .blob): return -1
-        case (.blob, .string): return 1
-        case let (.blob(a), .blob(b)):
-            return a.withUnsafeBytes { x in
-                b.withUnsafeBytes { y in compareBytes(x.bindMemory(to: UInt8.self), y.bindMemory(to: UInt8.self)) }
+        // One switch per side rather than on a tuple of both: a tuple copies (and retains)
+        // both values' strings and blobs, and this runs for every probe of every search.
+        switch lhs.storage {
+        case .null:
+            if case .null = rhs.storage { return 0 }
+            return -1
+        case .int64(let a):
+            switch rhs.storage {
+            case .null: return 1
+            case .int64(let b): return a < b ? -1 : (a == b ? 0 : 1)
+            case .double(let b): return compareInt(a, double: b)
+            case .string, .blob: return -1
+            }
+        case .double(let a):
+            switch rhs.storage {
+            case .null: return 1
+            case .int64(let b): return -compareInt(b, double: a)
+            case .double(let b): return compareDoubles(a, b)
+            case .string, .blob: return -1
+            }
+        case .string(let a):
+            switch rhs.storage {
+            case .null, .int64, .double: return 1
+            case .string(let b): return compareUTF8(a, b)
+            case .blob: return -1
+            }
+        case .blob(let a):
+            switch rhs.storage {
+            case .null, .int64, .double, .string: return 1
+            case .blob(let b):
+                return a.withUnsafeBytes { x in
+                    b.withUnsafeBytes { y in compareBytes(x.bindMemory(to: UInt8.self), y.bindMemory(to: UInt8.self)) }
+                }
             }
         }
     }
@@ -89,6 +106,12 @@ public enum DatabaseValueOrdering {
     /// Compares the UTF-8 bytes of two strings without copying them (native strings are
     /// UTF-8: this runs on every comparison of a binary search).
     static func compareUTF8(_ a: String, _ b: String) -> Int {
+        // Native strings are contiguous UTF-8: compared in place, without copies.
+        if let order = a.utf8.withContiguousStorageIfAvailable({ x in
+            b.utf8.withContiguousStorageIfAvailable { y in compareBytes(x, y) }
+        }), let order {
+            return order
+        }
         var a = a, b = b
         return a.withUTF8 { x in b.withUTF8 { y in compareBytes(x, y) } }
     }
