@@ -119,10 +119,12 @@ struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendabl
             if chunk.isEmpty { return }
             conditions.append(Self.idCondition(alias: builder.rootAlias, chunk))
         }
+        // Rows re-read by id are placed by their keys: they need no order. The order joins
+        // what it reads before the FROM clause is taken.
+        let order = chunk == nil ? try builder.orderingTerms(plan.sort) : nil
         var sql: SQL = "SELECT \(selection) FROM \(conditions.isEmpty ? builder.fullScanFromClause : builder.fromClause)"
         if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
-        // Rows re-read by id are placed by their keys: they need no order.
-        if chunk == nil { sql += " ORDER BY \(try builder.orderingTerms(plan.sort))" }
+        if let order { sql += " ORDER BY \(order)" }
         let sortCount = plan.sort.count
         // A cursor, not `Row.fetchAll`: its rows find columns through the statement. The
         // extra columns follow the entity's own, so they are read by index.
