@@ -19,6 +19,14 @@ import GRDB
 /// refuses a commit whose keys point at missing rows (`FOREIGN KEY constraint failed`).
 struct RequiredAtCommit {
     let schema: SchemaDescriptor
+    /// Every required to-one of the schema checked at commit (found once: ``Store`` checks
+    /// them at the end of every write transaction).
+    private(set) var keys: [Key] = []
+
+    init(schema: SchemaDescriptor) {
+        self.schema = schema
+        keys = findKeys()
+    }
 
     /// One such relationship: its entity, name and foreign key column.
     struct Key: Hashable {
@@ -27,8 +35,7 @@ struct RequiredAtCommit {
         var column: String
     }
 
-    /// Every required to-one of the schema checked at commit.
-    var keys: [Key] {
+    private func findKeys() -> [Key] {
         var result: [Key] = []
         for entity in schema.entities {
             for relationship in entity.relationships where isCheckedAtCommit(relationship, of: entity) {

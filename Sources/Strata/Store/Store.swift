@@ -70,6 +70,8 @@ public final class Store: Sendable {
     let deniedDeletes = DeniedDeleteWatch()
     /// The writer-side checks of the model's rules (patterns, counts at commit).
     let ruleWatch: RuleWatch
+    /// The required to-ones that each write transaction checks before it commits.
+    private let requiredAtCommit: RequiredAtCommit
     /// Checks for other connections' commits (file stores with an interval only).
     private let externalCommits: ExternalCommitMonitor?
     /// Whether ``close()`` was called (and did not fail).
@@ -167,6 +169,7 @@ public final class Store: Sendable {
         let deniedDeletes = self.deniedDeletes
         let ruleWatch = RuleWatch(schema: schema)
         self.ruleWatch = ruleWatch
+        requiredAtCommit = RequiredAtCommit(schema: schema)
         try writer.writeWithoutTransaction { db in
             try ruleWatch.install(db, schema: schema)
             try observer.installJoinLog(db, joinTables: SchemaSQL(schema: schema).joinTables)
@@ -358,7 +361,7 @@ extension Store {
         deniedDeletes.reset()
         let result = try body(db)
         if let refused = deniedDeletes.refused { throw refused }
-        if let unset = try RequiredAtCommit(schema: schema).firstUnset(db) { throw unset }
+        if let unset = try requiredAtCommit.firstUnset(db) { throw unset }
         try ruleWatch.recount(db)
         try observer.recordHistory(db, author: author)
         return result
