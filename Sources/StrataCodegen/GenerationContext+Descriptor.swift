@@ -61,6 +61,9 @@ extension GenerationContext {
             if let renamedFrom = entity.renamedFrom {
                 tail.append("renamedFrom: \(SwiftNames.stringLiteral(renamedFrom))")
             }
+            if entity.primaryKey != "id" {
+                tail.append("primaryKey: \(SwiftNames.stringLiteral(entity.primaryKey))")
+            }
             let hasRelationships = !entity.relationships.isEmpty
             // Transient attributes have no column.
             let stored = entity.attributes.filter { !$0.isTransient }

@@ -51,11 +51,18 @@ extension GenerationContext {
         let keys = foreignKeys(of: entity)
 
         w.docComment(entity.doc)
-        let conformances = ["Strata.StrataEntity"] + (entity.parent.map { [typeName($0)] } ?? [])
+        // The key's property; an entity whose key is `id` is `Identifiable` through it.
+        let key = SwiftNames.identifier(entity.primaryKey), keyMember = "self." + SwiftNames.member(entity.primaryKey)
+        let keyLiteral = SwiftNames.stringLiteral(entity.primaryKey)
+        let conformances = ["Strata.StrataEntity"] + (entity.primaryKey == "id" ? ["Swift.Identifiable"] : [])
+            + (entity.parent.map { [typeName($0)] } ?? [])
         w.block("public struct \(type): \(conformances.joined(separator: ", "))") { w in
             w.line("public typealias ID = Strata.EntityID<\(type)>")
             w.blankLine()
-            w.line("public var id: ID")
+            if entity.primaryKey != "id" {
+                w.line("/// The object's id: the primary key, named `\(entity.primaryKey)` in the model.")
+            }
+            w.line("public var \(key): ID")
             for attribute in entity.attributes {
                 w.docComment(Self.documentation(of: attribute))
                 w.line("public var \(SwiftNames.identifier(attribute.name)): \(attributeType(attribute))")
@@ -65,7 +72,7 @@ extension GenerationContext {
                 w.line("public var \(SwiftNames.identifier(key.column)): \(key.swiftType)")
             }
             w.blankLine()
-            var parameters = ["id: ID = .unsaved"]
+            var parameters = ["\(key): ID = .unsaved"]
             for attribute in entity.attributes {
                 var parameter = "\(SwiftNames.identifier(attribute.name)): \(attributeType(attribute))"
                 if let value = attribute.defaultValue {
@@ -81,12 +88,22 @@ extension GenerationContext {
             }
             w.call("public init", parameters, " {")
             w.indent { w in
-                w.line("self.id = id")
+                w.line("\(keyMember) = \(key)")
                 for name in entity.attributes.map(\.name) + keys.map(\.column) {
                     w.line("self.\(SwiftNames.member(name)) = \(SwiftNames.identifier(name))")
                 }
             }
             w.line("}")
+            if entity.primaryKey != "objectID" {
+                w.blankLine()
+                w.line("/// The object's id, as ``Strata/StrataEntity`` reads it: `\(entity.primaryKey)`.")
+                w.line("public var objectID: ID {")
+                w.indent { w in
+                    w.line("get { \(keyMember) }")
+                    w.line("set { \(keyMember) = newValue }")
+                }
+                w.line("}")
+            }
         }
 
         w.blankLine()
@@ -106,7 +123,7 @@ extension GenerationContext {
                 stored.map { ($0.name, $0.isOptional, $0.type.isCodable) }
                 + keys.map { ($0.column, !$0.relationship.isRequired, false) }
             w.block("public init(row: GRDB.Row) throws") { w in
-                w.line("self.id = try row.strataValue(\"id\", of: \(entityLiteral))")
+                w.line("\(keyMember) = try row.strataValue(\(keyLiteral), of: \(entityLiteral))")
                 // Transient attributes are not stored: a read object starts with the default.
                 for attribute in entity.attributes where attribute.isTransient {
                     let value = attribute.defaultValue.map { defaultExpression($0, type: attribute.type) } ?? "nil"
@@ -124,7 +141,7 @@ extension GenerationContext {
             // Values SQLite cannot store exactly (text with NUL, NaN) are refused here, on
             // every write path, with `Strata.InvalidValueError`.
             w.block("public func encode(to container: inout GRDB.PersistenceContainer) throws") { w in
-                w.line("if self.id.isSaved { container[\"id\"] = self.id }")
+                w.line("if \(keyMember).isSaved { container[\(keyLiteral)] = \(keyMember) }")
                 for attribute in stored {
                     let name = SwiftNames.stringLiteral(attribute.name)
                     let member = "self.\(SwiftNames.member(attribute.name))"
@@ -143,14 +160,14 @@ extension GenerationContext {
             }
             w.blankLine()
             w.block("public mutating func didInsert(_ inserted: GRDB.InsertionSuccess)") { w in
-                w.line("self.id = ID(rawValue: inserted.rowID)")
+                w.line("\(keyMember) = ID(rawValue: inserted.rowID)")
             }
         }
 
         // Static typed columns and relationships.
         w.blankLine()
         w.block("extension \(type)") { w in
-            w.line("public static var id: Strata.TypedColumn<\(type), ID> { .init(\"id\") }")
+            w.line("public static var \(key): Strata.TypedColumn<\(type), ID> { .init(\(keyLiteral)) }")
             // A `Codable<T>` attribute has no typed column: predicates and sorts cannot use it;
             // a transient one has no column at all.
             for attribute in entity.attributes where !attribute.type.isCodable && !attribute.isTransient {
@@ -182,7 +199,7 @@ extension GenerationContext {
         // The destination's columns, reached through a to-one relationship.
         w.blankLine()
         w.block("extension Strata.ToOne where Destination == \(type)") { w in
-            w.line("public var id: Strata.TypedColumn<Root, \(type).ID?> { _column(\"id\") }")
+            w.line("public var \(key): Strata.TypedColumn<Root, \(type).ID?> { _column(\(keyLiteral)) }")
             for attribute in entity.attributes where !attribute.type.isCodable && !attribute.isTransient {
                 w.line(
                     "public var \(SwiftNames.identifier(attribute.name)): Strata.TypedColumn<Root, \(SwiftNames.type(attribute.type))?> { _column(\(SwiftNames.stringLiteral(attribute.name))) }"
@@ -255,15 +272,18 @@ extension GenerationContext {
                     let destination = typeName(relationship.destination)
                     let key = SwiftNames.stringLiteral(relationship.name)
                     let name = SwiftNames.identifier(relationship.name)
-                    func foreignKey(_ column: String) -> String {
-                        "GRDB.ForeignKey([\(SwiftNames.stringLiteral(column))], to: [\"id\"])"
+                    // The key a foreign key points to: the destination's for a to-one stored
+                    // here, this entity's for the inverse side.
+                    func foreignKey(_ column: String, to target: String) -> String {
+                        let key = schema.entity(named: target)?.primaryKey ?? "id"
+                        return "GRDB.ForeignKey([\(SwiftNames.stringLiteral(column))], to: [\(SwiftNames.stringLiteral(key))])"
                     }
                     switch layout.storage(of: relationship, in: entity) {
                     case .foreignKey(let column):
                         w.line("/// `\(relationship.name)`: the \(destination) this object's `\(column)` points to.")
                         w.line("public static let \(name): GRDB.BelongsToAssociation<\(type), \(destination)> =")
                         w.indent { w in
-                            w.line("\(type).belongsTo(\(destination).self, key: \(key), using: \(foreignKey(column)))")
+                            w.line("\(type).belongsTo(\(destination).self, key: \(key), using: \(foreignKey(column, to: relationship.destination)))")
                         }
                     case .inverseForeignKey:
                         // The destination's foreign key column, that of the inverse to-one.
@@ -280,7 +300,7 @@ extension GenerationContext {
                         w.line("/// `\(relationship.name)`: \(what) whose `\(column)` points to this object.")
                         w.line("public static let \(name): GRDB.\(kind)Association<\(type), \(destination)> =")
                         w.indent { w in
-                            w.line("\(type).\(method)(\(destination).self, key: \(key), using: \(foreignKey(column)))")
+                            w.line("\(type).\(method)(\(destination).self, key: \(key), using: \(foreignKey(column, to: entity.name)))")
                         }
                     case .joinTable(let table, let column, let inverseColumn):
                         let pivot = "GRDB.Table<GRDB.Row>(\(SwiftNames.stringLiteral(table)))"
@@ -290,8 +310,8 @@ extension GenerationContext {
                             w.line("\(type).hasMany(")
                             w.indent { w in
                                 w.line("\(destination).self,")
-                                w.line("through: \(type).hasMany(\(pivot), key: \(SwiftNames.stringLiteral(table)), using: \(foreignKey(column))),")
-                                w.line("using: \(pivot).belongsTo(\(destination).self, key: \(key), using: \(foreignKey(inverseColumn))),")
+                                w.line("through: \(type).hasMany(\(pivot), key: \(SwiftNames.stringLiteral(table)), using: \(foreignKey(column, to: entity.name))),")
+                                w.line("using: \(pivot).belongsTo(\(destination).self, key: \(key), using: \(foreignKey(inverseColumn, to: relationship.destination))),")
                                 w.line("key: \(key))")
                             }
                         }

@@ -31,9 +31,9 @@ extension GenerationContext {
         var throughToOne = false
         for (index, name) in path.enumerated() {
             let isLast = index == path.count - 1
-            if name == "id" && isLast {
+            if name == entity.primaryKey && isLast {
                 return Column(
-                    code: code + ".id", baseType: typeName(entity.name) + ".ID", attributeType: nil,
+                    code: code + "." + SwiftNames.member(name), baseType: typeName(entity.name) + ".ID", attributeType: nil,
                     isOptional: throughToOne, toOneCode: nil)
             }
             if let attribute = entity.attribute(named: name), isLast {
@@ -63,8 +63,9 @@ extension GenerationContext {
                         code: code + "." + SwiftNames.member(column), baseType: destination + ".ID", attributeType: nil,
                         isOptional: throughToOne || !relationship.isRequired, toOneCode: toOne)
                 }
+                let key = try self.entity(relationship.destination, at: location).primaryKey
                 return Column(
-                    code: toOne + ".id", baseType: destination + ".ID", attributeType: nil, isOptional: true,
+                    code: toOne + "." + SwiftNames.member(key), baseType: destination + ".ID", attributeType: nil, isOptional: true,
                     toOneCode: toOne)
             }
             code += "." + SwiftNames.member(name)

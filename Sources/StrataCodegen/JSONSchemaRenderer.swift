@@ -155,6 +155,7 @@ public enum JSONSchemaRenderer {
                 "doc": ["type": "string"], "renamedFrom": ["type": "string"],
                 "abstract": ["type": "boolean", "description": "No table and no struct: a Swift protocol whose attributes, unique constraints and indexes every entity that extends it stores in its own table."],
                 "extends": ["type": "string", "pattern": identifier, "description": "The abstract entity whose attributes, unique constraints and indexes this entity inherits."],
+                "primaryKey": ["type": "string", "pattern": identifier, "description": "The name of the primary key (its property and column), over the file's; `id` by default. Name it to keep an attribute called `id`."],
                 "attributes": ["type": objectOrNull, "propertyNames": ["pattern": identifier], "additionalProperties": ["$ref": "#/$defs/attribute"]],
                 "relationships": ["type": objectOrNull, "propertyNames": ["pattern": identifier], "additionalProperties": ["$ref": "#/$defs/relationship"]],
                 "unique": nameList, "indexes": indexList,
@@ -163,7 +164,7 @@ public enum JSONSchemaRenderer {
             "allOf": [
                 [
                     "if": ["required": ["abstract"], "properties": ["abstract": ["const": true]]] as [String: Any],
-                    "then": ["properties": ["relationships": nothing, "fetches": nothing]],
+                    "then": ["properties": ["relationships": nothing, "fetches": nothing, "primaryKey": nothing]],
                 ] as [String: Any],
             ],
         ]
@@ -174,6 +175,7 @@ public enum JSONSchemaRenderer {
             "type": "object", "additionalProperties": false,
             "properties": [
                 "version": ["const": 1],
+                "primaryKey": ["type": "string", "pattern": identifier, "description": "The name of the primary key of every entity of this file that does not name its own; `id` by default."],
                 "enums": [
                     "type": objectOrNull, "propertyNames": ["pattern": identifier],
                     "additionalProperties": ["type": "array", "items": ["type": "string", "pattern": identifier], "minItems": 1, "uniqueItems": true],

@@ -17,7 +17,7 @@ public enum MermaidRenderer {
             // Abstract entities have no table: their attributes show in each entity extending them.
             for entity in schema.entities where !entity.isAbstract {
                 w.block(entity.name) { w in
-                    w.line("Int id PK")
+                    w.line("Int \(entity.primaryKey) PK")
                     for attribute in entity.attributes {
                         var notes: [String] = []
                         var type = attribute.type.name

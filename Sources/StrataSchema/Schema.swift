@@ -65,6 +65,10 @@ public struct Entity: Hashable, Sendable {
     public var isAbstract: Bool = false
     /// `extends:`, the abstract entity this one inherits from, if any.
     public var parent: String?
+    /// The name of the primary key: the struct's property holding the object's
+    /// `Strata.EntityID` and the table's `INTEGER PRIMARY KEY` column. `id` unless the entity
+    /// or its file sets `primaryKey:`.
+    public var primaryKey: String = "id"
     /// Where the entity is declared.
     public var location: SourceLocation
 

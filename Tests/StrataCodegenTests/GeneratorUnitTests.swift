@@ -276,7 +276,7 @@ private func render(_ expression: StrataSchema.PredicateExpression, parameters: 
         let declared = Set(lines.map(String.init))
         for index in 0..<200 {
             let type = "E\(index)"
-            #expect(declared.contains("public struct \(type): Strata.StrataEntity {"), "\(type)")
+            #expect(declared.contains("public struct \(type): Strata.StrataEntity, Swift.Identifiable {"), "\(type)")
             for attribute in 0..<10 {
                 let swiftType = attribute % 2 == 0 ? "Swift.String" : "Swift.Int"
                 #expect(declared.contains("public var a\(attribute): \(swiftType)"), "\(type).a\(attribute)")

@@ -492,7 +492,7 @@ func notebookModel(notebook: String) -> String {
          "default 'hihg' of 'Note.p' is not a case of enum 'P'"),
         ("Float default out of Float's range", noteModel(attributes: "f: { type: Float, default: 1e39 }"),
          "default 1e39 of 'Note.f' is out of range for Float"),
-        ("reserved member name", noteModel(attributes: "id: String"), "attribute name 'id' clashes with the generated member 'Note.id'"),
+        ("reserved member name", noteModel(attributes: "id: String"), "attribute name 'id' clashes with the primary key 'Note.id'"),
         ("unknown destination", notebookModel(notebook: "{ to: Notbook, inverse: notes }"), "unknown entity 'Notbook'"),
         ("bad predicate", noteModel(entity: "fetches: { all: { where: \"title === 'x'\" } }"),
          "expected a key path, value or $parameter, found '='"),

@@ -14,6 +14,7 @@ import Testing
         ("Naming", "NamingModel"),
         ("Shapes", "ShapesModel"),
         ("Rules", "RulesModel"),
+        ("Keys", "KeysModel"),
     ]
 
     @Test(arguments: cases.map(\.name))

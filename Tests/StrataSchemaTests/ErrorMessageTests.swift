@@ -129,7 +129,7 @@ struct ErrorMessageTests {
             "m.yaml:3:5: error: unknown key 'atributes' in entity 'A'; did you mean 'attributes'?"),
         BadModel(
             "unknown key without suggestion", "entities:\n  A:\n    colour: red\n",
-            "m.yaml:3:5: error: unknown key 'colour' in entity 'A'; expected one of: doc, abstract, extends, attributes, relationships, unique, indexes, fetches, renamedFrom"),
+            "m.yaml:3:5: error: unknown key 'colour' in entity 'A'; expected one of: doc, abstract, extends, primaryKey, attributes, relationships, unique, indexes, fetches, renamedFrom"),
         BadModel(
             "unknown attribute key", "entities:\n  A:\n    attributes:\n      a: { type: Int, optinal: true }\n",
             "m.yaml:4:23: error: unknown key 'optinal' in attribute 'A.a'; did you mean 'optional'?"),
@@ -215,7 +215,31 @@ struct ErrorMessageTests {
             "m.yaml:2:7: note: 'a' is first listed here"),
         BadModel(
             "attribute named id", "entities:\n  A:\n    attributes: { id: Int }\n",
-            "m.yaml:3:19: error: attribute name 'id' clashes with the generated member 'A.id'; rename it"),
+            "m.yaml:3:19: error: attribute name 'id' clashes with the primary key 'A.id'; keep the name by choosing the key's name with 'primaryKey:' on 'A' or at the top of its file (e.g. primaryKey: objectID)"),
+        BadModel(
+            "attribute named like a renamed primary key",
+            "entities:\n  A:\n    primaryKey: key\n    attributes: { id: Int, key: Int }\n",
+            "m.yaml:4:28: error: attribute name 'key' clashes with the primary key 'A.key' ('primaryKey: key'); choose another key name or rename the attribute"),
+        BadModel(
+            "attribute named objectID", "entities:\n  A:\n    attributes: { objectID: Int }\n",
+            "m.yaml:3:19: error: attribute name 'objectID' clashes with the generated member 'A.objectID'; rename it"),
+        BadModel(
+            "primary key not an identifier", "primaryKey: 2id\nentities:\n  A: { attributes: { id: Int } }\n",
+            "m.yaml:1:13: error: primary key name '2id' is not a valid identifier; use letters, digits and '_', not starting with a digit"),
+        BadModel(
+            "primary key named like a generated member", "entities:\n  A:\n    primaryKey: entityDescriptor\n",
+            "m.yaml:3:17: error: primary key name 'entityDescriptor' clashes with the generated member 'A.entityDescriptor'; choose another"),
+        BadModel(
+            "primary key named like the rowid", "entities:\n  A:\n    primaryKey: ROWID\n",
+            "m.yaml:3:17: error: the primary key of 'A' is named like SQLite's rowid ('rowid', 'oid' and '_rowid_' in any case); choose another name"),
+        BadModel(
+            "primary key differs from a column by case",
+            "entities:\n  A:\n    primaryKey: key\n    attributes: { Key: Int }\n",
+            "m.yaml:4:19: error: the attribute 'Key' of 'A' differs from the primary key column 'key' only by case, but SQLite column names ignore case; rename one"),
+        BadModel(
+            "primary key on an abstract entity",
+            "entities:\n  A:\n    abstract: true\n    primaryKey: key\n    attributes: { n: Int }\n",
+            "m.yaml:4:5: error: abstract entity 'A' has no table and so no primary key; set 'primaryKey:' on the entities that extend it, or at the top of the file"),
         BadModel(
             "attribute named like a ToOne member", "entities:\n  A:\n    attributes: { path: String }\n",
             "m.yaml:3:19: error: attribute name 'path' clashes with the generated member 'A.path'; rename it"),
@@ -578,7 +602,7 @@ struct ErrorMessageTests {
         #expect(result.diagnostics.map(\.description) == [
             "a.yaml:1:17: error: duplicate case 'a' in enum 'P'",
             "a.yaml:1:14: note: 'a' is first listed here",
-            "a.yaml:4:19: error: attribute name 'id' clashes with the generated member 'Tag.id'; rename it",
+            "a.yaml:4:19: error: attribute name 'id' clashes with the primary key 'Tag.id'; keep the name by choosing the key's name with 'primaryKey:' on 'Tag' or at the top of its file (e.g. primaryKey: objectID)",
             "a.yaml:6:15: error: unknown attribute or relationship 'nmae' in 'unique' of 'Tag'; did you mean 'name'?",
             "b.yaml:3:1: error: YAML syntax: while parsing a flow node: did not find expected node content",
         ])

@@ -51,7 +51,7 @@ struct IdentityDifferenceBenchmark {
         return figures
     }
 
-    func measureShape<Item: Identifiable & Hashable & Sendable>(
+    func measureShape<Item: ResultsItem>(
         _ shape: Shape, withStdlib: Bool, makeItem: (Int64, inout SplitMix64) -> Item
     ) throws -> Figures where Item.ID: Sendable {
         let (old, new) = Self.snapshots(shape, seed: 2026, makeItem: makeItem)
@@ -118,7 +118,7 @@ struct IdentityDifferenceBenchmark {
     }
 
     /// The two snapshots of `shape`, the same for the same seed.
-    static func snapshots<Item: Identifiable & Hashable & Sendable>(
+    static func snapshots<Item: ResultsItem>(
         _ shape: Shape, seed: UInt64, makeItem: (Int64, inout SplitMix64) -> Item
     ) -> (old: ResultsSnapshot<Item, Notebook>, new: ResultsSnapshot<Item, Notebook>) where Item.ID: Sendable {
         var random = SplitMix64(seed: seed)
@@ -187,7 +187,7 @@ struct IdentityDifferenceBenchmark {
 }
 
 /// An item identified by a UUID, as many `Identifiable` types are.
-struct UUIDItem: Identifiable, Hashable, Sendable {
+struct UUIDItem: Identifiable, ResultsItem {
     var id: UUID
     var title: String
 }

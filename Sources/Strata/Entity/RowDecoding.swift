@@ -121,7 +121,8 @@ extension Row {
 
     @usableFromInline
     func strataDecodingError(_ column: String, of entity: String, expected: Any.Type) -> ValueDecodingError {
-        let id = (try? decode(DatabaseValue.self, forColumn: "id")).flatMap { Int64.fromDatabaseValue($0) }
+        let key = SchemaRegistry.primaryKey(ofEntity: entity)
+        let id = (try? decode(DatabaseValue.self, forColumn: key)).flatMap { Int64.fromDatabaseValue($0) }
         let value = strataDatabaseValue(column)
         return ValueDecodingError(
             entity: entity, id: id, column: column, storedValue: value, expectedType: String(describing: expected))

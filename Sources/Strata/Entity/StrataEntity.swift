@@ -4,17 +4,27 @@ import GRDB
 ///
 /// Generated structs conform to this protocol and to GRDB's record protocols, so both
 /// Strata's store and GRDB's own query interface can read and write them.
-public protocol StrataEntity: Sendable, Hashable, Codable, Identifiable, FetchableRecord,
-    MutablePersistableRecord, TableRecord where ID == EntityID<Self>
-{
+///
+/// Every object has an ``EntityID`` in the property that the model names its primary key:
+/// `id` unless the entity or its file sets `primaryKey:`. The runtime reads it as
+/// ``objectID`` whatever its name. An entity whose key is `id` is also `Identifiable`
+/// through it; an entity that keeps `id` for an attribute of its own (`primaryKey: objectID`
+/// and a server's `id: String`) is not, and SwiftUI lists name the key
+/// (`ForEach(items, id: \.objectID)`).
+public protocol StrataEntity: ResultsItem, Codable, FetchableRecord, MutablePersistableRecord, TableRecord
+where ID == EntityID<Self> {
     /// The entity's description in the model's ``SchemaDescriptor``.
     static var entityDescriptor: EntityDescriptor { get }
 
-    /// The row's identifier; ``EntityID/unsaved`` until inserted.
-    var id: ID { get set }
+    /// The row's identifier, whatever the model names its primary key; ``EntityID/unsaved``
+    /// until inserted. For an entity whose key is `id`, the same value as `id`.
+    var objectID: ID { get set }
 }
 
 extension StrataEntity {
     /// The entity's name, which is also its table's name.
     public static var entityName: String { entityDescriptor.name }
+
+    /// The name of the entity's primary key column (and of the property that holds it).
+    static var primaryKeyName: String { entityDescriptor.primaryKey }
 }

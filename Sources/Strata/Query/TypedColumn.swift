@@ -45,9 +45,12 @@ public struct ToOne<Root, Destination>: Hashable, Sendable {
     /// The to-one relationship `name` of the destination, reached through this relationship.
     public func _toOne<Next>(_ name: String) -> ToOne<Root, Next> { ToOne<Root, Next>(path + [name]) }
 
+}
+
+extension ToOne where Destination: StrataEntity {
     /// True when the relationship points at no object.
     public var isNil: EntityPredicate<Root> {
-        EntityPredicate(.compare(.path(path + ["id"]), .equal, .value(.null)))
+        EntityPredicate(.compare(.path(path + [Destination.entityDescriptor.primaryKey]), .equal, .value(.null)))
     }
 }
 

@@ -113,22 +113,22 @@ extension ResultsController {
             newParent = id
         }
         // The neighbours in display order, as storage anchors.
-        let previous = destination.item > 0 ? targetSection.rows[original(destination.item - 1)].item?.id.rawValue : nil
-        let next = destination.item < itemRows ? targetSection.rows[original(destination.item)].item?.id.rawValue : nil
+        let previous = destination.item > 0 ? targetSection.rows[original(destination.item - 1)].item?.objectID.rawValue : nil
+        let next = destination.item < itemRows ? targetSection.rows[original(destination.item)].item?.objectID.rawValue : nil
         let (storageBefore, storageAfter) = ordering.descending ? (next, previous) : (previous, next)
 
         var version = 0
         let moved: Item = try store.write { db in
             version = currentPublishedVersion
             let storage = ordering.storage
-            let t = quoted(storage.table), fk = quoted(storage.foreignKey)
-            guard let row = try Row.fetchOne(db, sql: "SELECT \(fk) FROM \(t) WHERE \"id\" = ?", arguments: [item.id.rawValue])
+            let t = quoted(storage.table), fk = quoted(storage.foreignKey), k = quoted(storage.key)
+            guard let row = try Row.fetchOne(db, sql: "SELECT \(fk) FROM \(t) WHERE \(k) = ?", arguments: [item.objectID.rawValue])
             else { throw ResultsEditError.itemDeleted }
             let currentParent: Int64? = row[0]
             let parent: Int64
             if let newParent {
                 guard try Bool.fetchOne(
-                    db, sql: "SELECT 1 FROM \(quoted(ordering.parentEntity)) WHERE \"id\" = ?", arguments: [newParent]) == true
+                    db, sql: "SELECT 1 FROM \(quoted(ordering.parentEntity)) WHERE \(quoted(ordering.parentKey)) = ?", arguments: [newParent]) == true
                 else { throw ResultsEditError.sectionDeleted(targetSection.id) }
                 parent = newParent
             } else {
@@ -136,11 +136,11 @@ extension ResultsController {
                 parent = currentParent
             }
             func isChild(_ id: Int64?) throws -> Bool {
-                guard let id, id != item.id.rawValue else { return false }
-                return try Bool.fetchOne(db, sql: "SELECT 1 FROM \(t) WHERE \"id\" = ? AND \(fk) = ?", arguments: [id, parent]) == true
+                guard let id, id != item.objectID.rawValue else { return false }
+                return try Bool.fetchOne(db, sql: "SELECT 1 FROM \(t) WHERE \(k) = ? AND \(fk) = ?", arguments: [id, parent]) == true
             }
             func exist(_ ids: [Int64]) throws -> Bool {
-                for id in ids where try Row.fetchOne(db, sql: "SELECT 1 FROM \(t) WHERE \"id\" = ?", arguments: [id]) == nil {
+                for id in ids where try Row.fetchOne(db, sql: "SELECT 1 FROM \(t) WHERE \(k) = ?", arguments: [id]) == nil {
                     return false
                 }
                 return true
@@ -158,8 +158,8 @@ extension ResultsController {
             } else {
                 throw ResultsEditError.destinationChanged
             }
-            _ = try OrderedPositions.place(item.id.rawValue, parent: parent, at: placement, storage, db)
-            guard let fresh = try db.fetchOne(Item.self, id: item.id) else { throw ResultsEditError.itemDeleted }
+            _ = try OrderedPositions.place(item.objectID.rawValue, parent: parent, at: placement, storage, db)
+            guard let fresh = try db.fetchOne(Item.self, id: item.objectID) else { throw ResultsEditError.itemDeleted }
             return fresh
         }
 
@@ -173,10 +173,10 @@ extension ResultsController {
         var sourceRows = sourceSection.rows
         sourceRows.remove(at: source.item, keepingBatched: moveIDs)
         if sameSection {
-            sourceRows.insert(.item(moved), id: moved.id.rawValue, at: destination.item, keepingBatched: moveIDs)
+            sourceRows.insert(.item(moved), id: moved.objectID.rawValue, at: destination.item, keepingBatched: moveIDs)
         } else {
             var destinationRows = targetSection.rows
-            destinationRows.insert(.item(moved), id: moved.id.rawValue, at: destination.item, keepingBatched: moveIDs)
+            destinationRows.insert(.item(moved), id: moved.objectID.rawValue, at: destination.item, keepingBatched: moveIDs)
             sections[destination.section] = ResultsSection(id: targetSection.id, value: targetSection.value, rows: destinationRows)
         }
         sections[source.section] = ResultsSection(id: sourceSection.id, value: sourceSection.value, rows: sourceRows)
@@ -217,7 +217,7 @@ extension ResultsController {
         var version = 0
         try store.write { db in
             version = currentPublishedVersion
-            guard try db.delete(Item.self, id: item.id) else { throw ResultsEditError.itemDeleted }
+            guard try db.delete(Item.self, id: item.objectID) else { throw ResultsEditError.itemDeleted }
         }
         let section = old.sections[path.section]
         var rows = section.rows
@@ -249,6 +249,8 @@ extension ResultsController {
 struct OrderedRequest {
     var storage: OrderedPositions.Storage
     var parentEntity: String
+    /// The parent table's primary key column.
+    var parentKey: String
     var descending: Bool
     var sectionsFollowParent: Bool
 
@@ -275,8 +277,9 @@ struct OrderedRequest {
                     reason: "the sort key '\(path.joined(separator: "."))' comes before '\(relationship.name).@position' and is not a value of the parent")
             }
         }
-        storage = OrderedPositions.Storage(table: entity.name, foreignKey: column, position: position)
+        storage = OrderedPositions.Storage(table: entity.name, foreignKey: column, position: position, key: entity.primaryKey)
         parentEntity = relationship.destination
+        parentKey = schema.entity(named: relationship.destination)?.primaryKey ?? "id"
         descending = request.sortKeys[index].node.descending
         if case .entity(let path, _, _, _) = request.sectioning.kind, path == [relationship.name] {
             sectionsFollowParent = true

@@ -12,9 +12,8 @@
 ///
 /// Rows can be edited like an array (`remove(at:)`, `insert(_:at:)`, …), for a snapshot a
 /// list view edits itself; editing batched rows reads every page first.
-public struct ResultsRows<Item: Identifiable & Hashable & Sendable>: RandomAccessCollection, RangeReplaceableCollection,
-    Hashable, Sendable, ExpressibleByArrayLiteral
-where Item.ID: Sendable {
+public struct ResultsRows<Item: ResultsItem>: RandomAccessCollection, RangeReplaceableCollection,
+    Hashable, Sendable, ExpressibleByArrayLiteral {
     enum Storage: Sendable {
         case eager([ResultsRow<Item>])
         case batched(ids: [Int64], pages: any ItemPages<Item>)

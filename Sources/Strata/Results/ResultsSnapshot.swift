@@ -14,9 +14,8 @@ import GRDB
 /// }
 /// let first = snapshot[ItemPath(section: 0, item: 0)]
 /// ```
-public struct ResultsSnapshot<Item: Identifiable & Hashable & Sendable, Section: Hashable & Sendable>:
-    Hashable, Sendable
-where Item.ID: Sendable {
+public struct ResultsSnapshot<Item: ResultsItem, Section: Hashable & Sendable>:
+    Hashable, Sendable {
     /// The sections, in display order.
     public let sections: [ResultsSection<Item, Section>]
 
@@ -49,7 +48,7 @@ where Item.ID: Sendable {
                 if let rowID, let r = ids.firstIndex(of: rowID) { return ItemPath(section: s, item: r) }
                 continue
             }
-            if let r = section.rows.firstIndex(where: { $0.item?.id == id }) { return ItemPath(section: s, item: r) }
+            if let r = section.rows.firstIndex(where: { $0.item?.objectID == id }) { return ItemPath(section: s, item: r) }
         }
         return nil
     }
@@ -115,8 +114,8 @@ extension ResultsSnapshot: CustomStringConvertible {
             }
             let rows = section.rows.map { row -> String in
                 switch row {
-                case .item(let item): "\(item.id)"
-                case .group(let items): "{" + items.map { "\($0.id)" }.joined(separator: ", ") + "}"
+                case .item(let item): "\(item.objectID)"
+                case .group(let items): "{" + items.map { "\($0.objectID)" }.joined(separator: ", ") + "}"
                 }
             }
             return "\(title): [\(rows.joined(separator: ", "))]"
@@ -127,9 +126,8 @@ extension ResultsSnapshot: CustomStringConvertible {
 // MARK: - Sections
 
 /// One section of a ``ResultsSnapshot``: its identity, its value and its rows.
-public struct ResultsSection<Item: Identifiable & Hashable & Sendable, Section: Hashable & Sendable>: Hashable,
-    Sendable
-where Item.ID: Sendable {
+public struct ResultsSection<Item: ResultsItem, Section: Hashable & Sendable>: Hashable,
+    Sendable {
     /// The section's identity, stable across snapshots; batches match sections by it.
     public let id: SectionID
     /// What the section stands for: a key value, a section object, or the orphans.
@@ -203,7 +201,7 @@ public enum SectionValue<Section: Hashable & Sendable>: Hashable, Sendable {
 
 /// One row of a section: an item, or the group row that holds the section's filtered-out
 /// items (see ``ResultsController/groupFilteredItems``).
-public enum ResultsRow<Item: Identifiable & Hashable & Sendable>: Hashable, Sendable where Item.ID: Sendable {
+public enum ResultsRow<Item: ResultsItem>: Hashable, Sendable {
     /// An item.
     case item(Item)
     /// The items of the section that the post-fetch filter rejected, in fetch order.
@@ -231,7 +229,7 @@ enum RowKey<ItemID: Hashable>: Hashable {
 extension ResultsRow {
     func key(in section: SectionID) -> RowKey<Item.ID> {
         switch self {
-        case .item(let item): .item(item.id)
+        case .item(let item): .item(item.objectID)
         case .group: .group(section)
         }
     }
@@ -294,12 +292,12 @@ extension ResultsSnapshot {
             for (r, row) in section.rows.enumerated() {
                 switch row {
                 case .item(let item):
-                    precondition(itemIDs.insert(item.id).inserted, "duplicate item \(item.id)")
+                    precondition(itemIDs.insert(item.objectID).inserted, "duplicate item \(item.objectID)")
                 case .group(let items):
                     precondition(r == section.rows.count - 1, "group row not last in section \(section.id)")
                     precondition(!items.isEmpty, "empty group row in section \(section.id)")
                     for item in items {
-                        precondition(itemIDs.insert(item.id).inserted, "duplicate item \(item.id)")
+                        precondition(itemIDs.insert(item.objectID).inserted, "duplicate item \(item.objectID)")
                     }
                 }
             }

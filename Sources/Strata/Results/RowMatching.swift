@@ -151,7 +151,7 @@ struct RowMatching {
 
 /// The items of the compared rows of one snapshot, each copied out of its row once, in
 /// order, with its id; and where each section's group row is.
-final class FlatItems<Item: Identifiable & Hashable & Sendable> where Item.ID: Sendable {
+final class FlatItems<Item: ResultsItem> {
     /// The items, `count` of them.
     let items: UnsafeMutablePointer<Item>
     let count: Int
@@ -183,7 +183,7 @@ final class FlatItems<Item: Identifiable & Hashable & Sendable> where Item.ID: S
                         groupIndex[s] = r
                         continue
                     }
-                    if let reader { int64Keys.append(reader.read(item.id)) } else { keys.append(item.id) }
+                    if let reader { int64Keys.append(reader.read(item.objectID)) } else { keys.append(item.objectID) }
                     flat.append(Int32(truncatingIfNeeded: start + r))
                     slot[start + r] = Int32(truncatingIfNeeded: count)
                     (items + count).initialize(to: item)

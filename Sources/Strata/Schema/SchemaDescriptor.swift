@@ -16,12 +16,28 @@ public struct SchemaDescriptor: Hashable, Sendable {
 
     /// The entity called `name`, if any.
     public func entity(named name: String) -> EntityDescriptor? { entities.first { $0.name == name } }
+
+    /// `relationships` followed by the primary key of the entity they lead to from `entity`
+    /// (`["notebook", "id"]`); the path unchanged but for `"id"` when a name is unknown, so
+    /// that the query builder reports it.
+    func keyPath(through relationships: [String], from entity: String) -> [String] {
+        var current = self.entity(named: entity)
+        for name in relationships {
+            current = current?.relationship(named: name).flatMap { self.entity(named: $0.destination) }
+        }
+        return relationships + [current?.primaryKey ?? "id"]
+    }
 }
 
-/// One entity: one table named after it, with an `id INTEGER PRIMARY KEY` column.
+/// One entity: one table named after it, with an `INTEGER PRIMARY KEY` column named
+/// ``primaryKey`` (`id` unless the model names it with `primaryKey:`).
 public struct EntityDescriptor: Hashable, Sendable {
     /// The entity name, which is also its table name.
     public var name: String
+    /// The name of the primary key: the table's `INTEGER PRIMARY KEY` column (SQLite's rowid)
+    /// and the struct's property that holds the object's ``EntityID``. `"id"` unless the
+    /// model sets `primaryKey:`.
+    public var primaryKey: String
     /// The attributes, one column each, in declaration order.
     public var attributes: [AttributeDescriptor]
     /// The relationships, with where each is stored.
@@ -37,9 +53,11 @@ public struct EntityDescriptor: Hashable, Sendable {
     /// An entity; see the properties for each part.
     public init(
         name: String, attributes: [AttributeDescriptor], relationships: [RelationshipDescriptor] = [],
-        uniques: [[String]] = [], indexes: [IndexDescriptor] = [], renamedFrom: String? = nil
+        uniques: [[String]] = [], indexes: [IndexDescriptor] = [], renamedFrom: String? = nil,
+        primaryKey: String = "id"
     ) {
         self.name = name
+        self.primaryKey = primaryKey
         self.attributes = attributes
         self.relationships = relationships
         self.uniques = uniques

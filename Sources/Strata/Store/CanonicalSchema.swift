@@ -15,6 +15,8 @@ struct CanonicalSchema: Codable, Hashable {
         /// Named indexes, absent when there are none (so that older files hash the same).
         var namedIndexes: [NamedIndex]?
         var renamedFrom: String?
+        /// The primary key's name, absent when it is `id` (so that older files hash the same).
+        var primaryKey: String?
     }
 
     struct NamedIndex: Codable, Hashable {
@@ -128,7 +130,8 @@ struct CanonicalSchema: Codable, Hashable {
                 uniques: entity.uniques,
                 indexes: entity.indexes.filter { $0.name == nil }.map(Self.indexColumns),
                 namedIndexes: Self.namedIndexes(entity.indexes),
-                renamedFrom: entity.renamedFrom)
+                renamedFrom: entity.renamedFrom,
+                primaryKey: entity.primaryKey == "id" ? nil : entity.primaryKey)
         }
     }
 
@@ -182,7 +185,7 @@ struct CanonicalSchema: Codable, Hashable {
                 uniques: entity.uniques,
                 indexes: entity.indexes.map { Self.indexDescriptor($0, name: nil) }
                     + (entity.namedIndexes ?? []).map { Self.indexDescriptor($0.columns, name: $0.name) },
-                renamedFrom: entity.renamedFrom)
+                renamedFrom: entity.renamedFrom, primaryKey: entity.primaryKey ?? "id")
         })
     }
 

@@ -87,7 +87,7 @@ extension Database {
         }
         try requireChild(child.rawValue, of: parent.rawValue, storage)
         try execute(
-            sql: "UPDATE \(quoted(storage.table)) SET \(quoted(storage.foreignKey)) = NULL, \(quoted(storage.position)) = NULL WHERE \"id\" = ?",
+            sql: "UPDATE \(quoted(storage.table)) SET \(quoted(storage.foreignKey)) = NULL, \(quoted(storage.position)) = NULL WHERE \(quoted(storage.key)) = ?",
             arguments: [child.rawValue])
         return OrderWrite(rowsWritten: 1, rebalancedRows: 0)
     }
@@ -99,13 +99,13 @@ extension Database {
         let storage = try Self.orderStorage(relationship)
         return try Child.fetchAll(
             self,
-            sql: "SELECT * FROM \(quoted(storage.table)) WHERE \(quoted(storage.foreignKey)) = ? ORDER BY \(quoted(storage.position)), \"id\"",
+            sql: "SELECT * FROM \(quoted(storage.table)) WHERE \(quoted(storage.foreignKey)) = ? ORDER BY \(quoted(storage.position)), \(quoted(storage.key))",
             arguments: [parent.rawValue])
     }
 
     private func requireChild(_ child: Int64, of parent: Int64, _ storage: OrderedPositions.Storage) throws {
         let current = try Row.fetchOne(
-            self, sql: "SELECT \(quoted(storage.foreignKey)) FROM \(quoted(storage.table)) WHERE \"id\" = ?",
+            self, sql: "SELECT \(quoted(storage.foreignKey)) FROM \(quoted(storage.table)) WHERE \(quoted(storage.key)) = ?",
             arguments: [child])
         guard let current else { throw OrderError.notFound(entity: storage.table, id: child) }
         guard (current[0] as Int64?) == parent else {
@@ -122,6 +122,6 @@ extension Database {
               let inverse = Child.entityDescriptor.relationship(named: descriptor.inverse),
               case .foreignKey(let column) = inverse.storage, let position = inverse.positionColumn
         else { throw OrderError.notOrdered(entity: Parent.entityName, relationship: name) }
-        return OrderedPositions.Storage(table: Child.entityName, foreignKey: column, position: position)
+        return OrderedPositions.Storage(table: Child.entityName, foreignKey: column, position: position, key: Child.primaryKeyName)
     }
 }

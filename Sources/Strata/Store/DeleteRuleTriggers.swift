@@ -39,9 +39,10 @@ struct DeleteRuleTriggers {
         var result: [String: String] = [:]
         for entity in schema.entities {
             let name = "strata_identity_\(entity.name)"
+            let k = quoted(entity.primaryKey)
             result[name] = """
-                CREATE TRIGGER \(quoted(name)) BEFORE UPDATE OF "id" ON \(quoted(entity.name)) \
-                WHEN NEW."id" IS NOT OLD."id" BEGIN \
+                CREATE TRIGGER \(quoted(name)) BEFORE UPDATE OF \(k) ON \(quoted(entity.name)) \
+                WHEN NEW.\(k) IS NOT OLD.\(k) BEGIN \
                 SELECT RAISE(ABORT, '\(Self.identityMessagePrefix)\(entity.name)'); END
                 """
         }
@@ -61,6 +62,9 @@ struct DeleteRuleTriggers {
         let name = "strata_delete_\(entity.name)_\(relationship.name)"
         let table = quoted(entity.name)
         let destination = quoted(relationship.destination)
+        // This table's key (`OLD.<k>`) and the destination's.
+        let k = quoted(entity.primaryKey)
+        let dk = quoted(schema.entity(named: relationship.destination)?.primaryKey ?? "id")
         let rule = relationship.deleteRule
         if rule == .noAction { return nil }
 
@@ -76,11 +80,11 @@ struct DeleteRuleTriggers {
             case .cascade:
                 return (name, """
                     CREATE TRIGGER \(quoted(name)) AFTER DELETE ON \(table) WHEN OLD.\(fk) IS NOT NULL BEGIN \
-                    DELETE FROM \(destination) WHERE "id" = OLD.\(fk); END
+                    DELETE FROM \(destination) WHERE \(dk) = OLD.\(fk); END
                     """)
             case .deny:
                 return denyTrigger(name, entity, relationship, watch: watch, when: """
-                    OLD.\(fk) IS NOT NULL AND EXISTS (SELECT 1 FROM \(destination) WHERE "id" = OLD.\(fk))
+                    OLD.\(fk) IS NOT NULL AND EXISTS (SELECT 1 FROM \(destination) WHERE \(dk) = OLD.\(fk))
                     """)
             }
 
@@ -100,16 +104,16 @@ struct DeleteRuleTriggers {
                 } == true ? "0" : "NULL"
                 return (name, """
                     CREATE TRIGGER \(quoted(name)) AFTER DELETE ON \(table) BEGIN \
-                    UPDATE \(destination) SET \(fk) = \(unset) WHERE \(fk) = OLD."id"; END
+                    UPDATE \(destination) SET \(fk) = \(unset) WHERE \(fk) = OLD.\(k); END
                     """)
             case .cascade:
                 return (name, """
                     CREATE TRIGGER \(quoted(name)) AFTER DELETE ON \(table) BEGIN \
-                    DELETE FROM \(destination) WHERE \(fk) = OLD."id"; END
+                    DELETE FROM \(destination) WHERE \(fk) = OLD.\(k); END
                     """)
             case .deny:
                 return denyTrigger(name, entity, relationship, watch: watch, when: """
-                    EXISTS (SELECT 1 FROM \(destination) WHERE \(fk) = OLD."id")
+                    EXISTS (SELECT 1 FROM \(destination) WHERE \(fk) = OLD.\(k))
                     """)
             }
 
@@ -124,18 +128,18 @@ struct DeleteRuleTriggers {
             case .nullify:
                 return (name, """
                     CREATE TRIGGER \(quoted(name)) AFTER DELETE ON \(table) BEGIN \
-                    DELETE FROM \(join) WHERE \(col) = OLD."id"; END
+                    DELETE FROM \(join) WHERE \(col) = OLD.\(k); END
                     """)
             case .cascade:
                 return (name, """
                     CREATE TRIGGER \(quoted(name)) AFTER DELETE ON \(table) BEGIN \
-                    DELETE FROM \(destination) WHERE "id" IN (SELECT \(inv) FROM \(join) WHERE \(col) = OLD."id"); \
-                    DELETE FROM \(join) WHERE \(col) = OLD."id"; END
+                    DELETE FROM \(destination) WHERE \(dk) IN (SELECT \(inv) FROM \(join) WHERE \(col) = OLD.\(k)); \
+                    DELETE FROM \(join) WHERE \(col) = OLD.\(k); END
                     """)
             case .deny:
                 return denyTrigger(name, entity, relationship, watch: watch, when: """
-                    EXISTS (SELECT 1 FROM \(join) JOIN \(destination) ON \(destination)."id" = \(join).\(inv) \
-                    WHERE \(join).\(col) = OLD."id")
+                    EXISTS (SELECT 1 FROM \(join) JOIN \(destination) ON \(destination).\(dk) = \(join).\(inv) \
+                    WHERE \(join).\(col) = OLD.\(k))
                     """)
             }
         }
@@ -148,15 +152,15 @@ struct DeleteRuleTriggers {
     private func selfInverseTrigger(
         _ name: String, _ entity: EntityDescriptor, _ relationship: RelationshipDescriptor, fk: String, watch: Bool
     ) -> (String, String)? {
-        let table = quoted(entity.name)
-        let destinations = "(\"id\" = OLD.\(fk) OR \(fk) = OLD.\"id\")"
+        let table = quoted(entity.name), k = quoted(entity.primaryKey)
+        let destinations = "(\(k) = OLD.\(fk) OR \(fk) = OLD.\(k))"
         switch relationship.deleteRule {
         case .noAction:
             return nil
         case .nullify:
             return (name, """
                 CREATE TRIGGER \(quoted(name)) AFTER DELETE ON \(table) BEGIN \
-                UPDATE \(table) SET \(fk) = NULL WHERE \(fk) = OLD."id"; END
+                UPDATE \(table) SET \(fk) = NULL WHERE \(fk) = OLD.\(k); END
                 """)
         case .cascade:
             return (name, """
@@ -165,7 +169,7 @@ struct DeleteRuleTriggers {
                 """)
         case .deny:
             return denyTrigger(name, entity, relationship, watch: watch, when: """
-                EXISTS (SELECT 1 FROM \(table) WHERE \(destinations) AND "id" <> OLD."id")
+                EXISTS (SELECT 1 FROM \(table) WHERE \(destinations) AND \(k) <> OLD.\(k))
                 """)
         }
     }
@@ -180,8 +184,8 @@ struct DeleteRuleTriggers {
         _ name: String, _ entity: EntityDescriptor, _ relationship: RelationshipDescriptor,
         join: String, col: String, inv: String, watch: Bool
     ) -> (String, String)? {
-        let table = quoted(entity.name)
-        let links = "\(col) = OLD.\"id\" OR \(inv) = OLD.\"id\""
+        let table = quoted(entity.name), k = quoted(entity.primaryKey)
+        let links = "\(col) = OLD.\(k) OR \(inv) = OLD.\(k)"
         switch relationship.deleteRule {
         case .noAction:
             return nil
@@ -193,14 +197,14 @@ struct DeleteRuleTriggers {
         case .cascade:
             return (name, """
                 CREATE TRIGGER \(quoted(name)) AFTER DELETE ON \(table) BEGIN \
-                DELETE FROM \(table) WHERE "id" IN \
-                (SELECT \(inv) FROM \(join) WHERE \(col) = OLD."id" UNION SELECT \(col) FROM \(join) WHERE \(inv) = OLD."id"); \
+                DELETE FROM \(table) WHERE \(k) IN \
+                (SELECT \(inv) FROM \(join) WHERE \(col) = OLD.\(k) UNION SELECT \(col) FROM \(join) WHERE \(inv) = OLD.\(k)); \
                 DELETE FROM \(join) WHERE \(links); END
                 """)
         case .deny:
             return denyTrigger(name, entity, relationship, watch: watch, when: """
-                EXISTS (SELECT 1 FROM \(join) JOIN \(table) ON \(table)."id" IN (\(join).\(col), \(join).\(inv)) \
-                WHERE (\(join).\(col) = OLD."id" OR \(join).\(inv) = OLD."id") AND \(table)."id" <> OLD."id")
+                EXISTS (SELECT 1 FROM \(join) JOIN \(table) ON \(table).\(k) IN (\(join).\(col), \(join).\(inv)) \
+                WHERE (\(join).\(col) = OLD.\(k) OR \(join).\(inv) = OLD.\(k)) AND \(table).\(k) <> OLD.\(k))
                 """)
         }
     }
@@ -216,9 +220,10 @@ struct DeleteRuleTriggers {
               case .joinTable(let joinName, let column, let inverseColumn) = relationship.storage
         else { return nil }
         let name = "strata_selflinks_\(entity.name)_\(relationship.name)"
+        let k = quoted(entity.primaryKey)
         return (name, """
             CREATE TRIGGER \(quoted(name)) AFTER DELETE ON \(quoted(entity.name)) BEGIN \
-            DELETE FROM \(quoted(joinName)) WHERE \(quoted(column)) = OLD."id" AND \(quoted(inverseColumn)) = OLD."id"; END
+            DELETE FROM \(quoted(joinName)) WHERE \(quoted(column)) = OLD.\(k) AND \(quoted(inverseColumn)) = OLD.\(k); END
             """)
     }
 

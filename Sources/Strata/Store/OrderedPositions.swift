@@ -26,6 +26,8 @@ enum OrderedPositions {
         var table: String
         var foreignKey: String
         var position: String
+        /// The children's primary key column.
+        var key: String
     }
 
     /// The storage of the ordered to-many `relationship` of `entity` in `schema`; nil when it
@@ -36,7 +38,7 @@ enum OrderedPositions {
               let inverse = destination.relationship(named: relationship.inverse),
               case .foreignKey(let column) = inverse.storage, let position = inverse.positionColumn
         else { return nil }
-        return Storage(table: destination.name, foreignKey: column, position: position)
+        return Storage(table: destination.name, foreignKey: column, position: position, key: destination.primaryKey)
     }
 
     // MARK: - Triggers
@@ -47,19 +49,20 @@ enum OrderedPositions {
         for entity in schema.entities {
             for (relationship, foreignKey, position) in SchemaSQL.positionColumns(of: entity) {
                 let table = quoted(entity.name), fk = quoted(foreignKey), pos = quoted(position)
-                let last = "COALESCE((SELECT MAX(\(pos)) FROM \(table) WHERE \(fk) = NEW.\(fk) AND \"id\" IS NOT NEW.\"id\"), 0) + \(gap)"
+                let k = quoted(entity.primaryKey)
+                let last = "COALESCE((SELECT MAX(\(pos)) FROM \(table) WHERE \(fk) = NEW.\(fk) AND \(k) IS NOT NEW.\(k)), 0) + \(gap)"
                 let insert = "strata_position_\(entity.name)_\(relationship.name)_insert"
                 result[insert] = """
                     CREATE TRIGGER \(quoted(insert)) AFTER INSERT ON \(table) \
                     WHEN NEW.\(fk) IS NOT NULL AND NEW.\(pos) IS NULL BEGIN \
-                    UPDATE \(table) SET \(pos) = \(last) WHERE "id" = NEW."id"; END
+                    UPDATE \(table) SET \(pos) = \(last) WHERE \(k) = NEW.\(k); END
                     """
                 let update = "strata_position_\(entity.name)_\(relationship.name)_update"
                 result[update] = """
                     CREATE TRIGGER \(quoted(update)) AFTER UPDATE OF \(fk) ON \(table) \
                     WHEN NEW.\(fk) IS NOT OLD.\(fk) AND NEW.\(pos) IS OLD.\(pos) BEGIN \
                     UPDATE \(table) SET \(pos) = CASE WHEN NEW.\(fk) IS NULL THEN NULL ELSE \(last) END \
-                    WHERE "id" = NEW."id"; END
+                    WHERE \(k) = NEW.\(k); END
                     """
             }
         }
@@ -85,12 +88,12 @@ enum OrderedPositions {
                 let parent = try builder.value([storage.foreignKey])
                 let order = try builder.orderingTerms(relationship.initialOrder)
                 let sql: SQL = """
-                    SELECT \(SQL(sql: builder.rootAlias))."id", \(parent) FROM \(builder.fromClause) \
+                    SELECT \(SQL(sql: builder.rootAlias)).\(SQL(sql: quoted(storage.key))), \(parent) FROM \(builder.fromClause) \
                     WHERE \(parent) IS NOT NULL ORDER BY \(parent), \(order)
                     """
                 let (statement, arguments) = try sql.build(db)
                 let update = try db.makeStatement(
-                    sql: "UPDATE \(quoted(storage.table)) SET \(quoted(storage.position)) = ? WHERE \"id\" = ?")
+                    sql: "UPDATE \(quoted(storage.table)) SET \(quoted(storage.position)) = ? WHERE \(quoted(storage.key)) = ?")
                 var currentParent: Int64? = nil
                 var next: Int64 = 0
                 let rows = try Row.fetchCursor(db, sql: statement, arguments: arguments)
@@ -137,13 +140,14 @@ extension OrderedPositions {
         _ child: Int64, parent: Int64, at placement: Placement, _ storage: Storage, _ db: Database
     ) throws -> OrderWrite {
         let t = quoted(storage.table), fk = quoted(storage.foreignKey), pos = quoted(storage.position)
-        guard let current = try Row.fetchOne(db, sql: "SELECT \(fk), \(pos) FROM \(t) WHERE \"id\" = ?", arguments: [child])
+        let k = quoted(storage.key)
+        guard let current = try Row.fetchOne(db, sql: "SELECT \(fk), \(pos) FROM \(t) WHERE \(k) = ?", arguments: [child])
         else { throw OrderError.notFound(entity: storage.table, id: child) }
         let oldParent: Int64? = current[0], oldPosition: Int64? = current[1]
         var rebalanced = 0
         // A sibling without a position (raw SQL) has no place: number the whole list first.
         if try Bool.fetchOne(
-            db, sql: "SELECT 1 FROM \(t) WHERE \(fk) = ? AND \(pos) IS NULL AND \"id\" IS NOT ? LIMIT 1",
+            db, sql: "SELECT 1 FROM \(t) WHERE \(fk) = ? AND \(pos) IS NULL AND \(k) IS NOT ? LIMIT 1",
             arguments: [parent, child]) == true
         {
             rebalanced += try renumber(parent: parent, except: child, storage, db)
@@ -161,7 +165,7 @@ extension OrderedPositions {
         guard let position else { throw OrderError.noRoom(entity: storage.table, parent: parent) }
         if oldParent == parent && oldPosition == position { return OrderWrite(rowsWritten: rebalanced, rebalancedRows: rebalanced) }
         try db.execute(
-            sql: "UPDATE \(t) SET \(fk) = ?, \(pos) = ? WHERE \"id\" = ?", arguments: [parent, position, child])
+            sql: "UPDATE \(t) SET \(fk) = ?, \(pos) = ? WHERE \(k) = ?", arguments: [parent, position, child])
         return OrderWrite(rowsWritten: rebalanced + 1, rebalancedRows: rebalanced)
     }
 
@@ -193,29 +197,30 @@ extension OrderedPositions {
         of child: Int64, parent: Int64, _ placement: Placement, _ storage: Storage, _ db: Database
     ) throws -> (Sibling?, Sibling?) {
         let t = quoted(storage.table), fk = quoted(storage.foreignKey), pos = quoted(storage.position)
-        let siblings = "FROM \(t) WHERE \(fk) = ? AND \"id\" IS NOT ?"
+        let k = quoted(storage.key)
+        let siblings = "FROM \(t) WHERE \(fk) = ? AND \(k) IS NOT ?"
         func fetch(_ sql: String, _ arguments: StatementArguments) throws -> [Sibling] {
-            try Row.fetchAll(db, sql: "SELECT \"id\", \(pos) \(siblings) \(sql)", arguments: [parent, child] + arguments)
+            try Row.fetchAll(db, sql: "SELECT \(k), \(pos) \(siblings) \(sql)", arguments: [parent, child] + arguments)
                 .map { Sibling(id: $0[0], position: $0[1]) }
         }
         func sibling(_ id: Int64) throws -> Sibling {
-            guard let row = try Row.fetchOne(db, sql: "SELECT \"id\", \(pos) \(siblings) AND \"id\" = ?", arguments: [parent, child, id])
+            guard let row = try Row.fetchOne(db, sql: "SELECT \(k), \(pos) \(siblings) AND \(k) = ?", arguments: [parent, child, id])
             else { throw OrderError.notASibling(entity: storage.table, id: id, parent: parent) }
             return Sibling(id: row[0], position: row[1])
         }
         func successor(of s: Sibling) throws -> Sibling? {
-            try fetch("AND (\(pos), \"id\") > (?, ?) ORDER BY \(pos), \"id\" LIMIT 1", [s.position, s.id]).first
+            try fetch("AND (\(pos), \(k)) > (?, ?) ORDER BY \(pos), \(k) LIMIT 1", [s.position, s.id]).first
         }
         func predecessor(of s: Sibling) throws -> Sibling? {
-            try fetch("AND (\(pos), \"id\") < (?, ?) ORDER BY \(pos) DESC, \"id\" DESC LIMIT 1", [s.position, s.id]).first
+            try fetch("AND (\(pos), \(k)) < (?, ?) ORDER BY \(pos) DESC, \(k) DESC LIMIT 1", [s.position, s.id]).first
         }
         switch placement {
         case .end:
-            return (try fetch("ORDER BY \(pos) DESC, \"id\" DESC LIMIT 1", []).first, nil)
+            return (try fetch("ORDER BY \(pos) DESC, \(k) DESC LIMIT 1", []).first, nil)
         case .index(let index):
             guard index >= 0 else { throw OrderError.indexOutOfRange(index: index, count: 0) }
-            if index == 0 { return (nil, try fetch("ORDER BY \(pos), \"id\" LIMIT 1", []).first) }
-            let pair = try fetch("ORDER BY \(pos), \"id\" LIMIT 2 OFFSET ?", [index - 1])
+            if index == 0 { return (nil, try fetch("ORDER BY \(pos), \(k) LIMIT 1", []).first) }
+            let pair = try fetch("ORDER BY \(pos), \(k) LIMIT 2 OFFSET ?", [index - 1])
             guard let first = pair.first else {
                 let count = try Int.fetchOne(db, sql: "SELECT COUNT(*) \(siblings)", arguments: [parent, child]) ?? 0
                 throw OrderError.indexOutOfRange(index: index, count: count)
@@ -237,21 +242,22 @@ extension OrderedPositions {
         around before: Sibling?, _ after: Sibling?, parent: Int64, except child: Int64, _ storage: Storage, _ db: Database
     ) throws -> Int {
         let t = quoted(storage.table), fk = quoted(storage.foreignKey), pos = quoted(storage.position)
-        let siblings = "SELECT \"id\", \(pos) FROM \(t) WHERE \(fk) = ? AND \"id\" IS NOT ?"
+        let k = quoted(storage.key)
+        let siblings = "SELECT \(k), \(pos) FROM \(t) WHERE \(fk) = ? AND \(k) IS NOT ?"
         var width = 8
         while true {
             // `width` siblings on each side (the neighbours included), then the one beyond.
             var left: [Sibling] = []
             if let before {
                 left = try Row.fetchAll(
-                    db, sql: "\(siblings) AND (\(pos), \"id\") <= (?, ?) ORDER BY \(pos) DESC, \"id\" DESC LIMIT ?",
+                    db, sql: "\(siblings) AND (\(pos), \(k)) <= (?, ?) ORDER BY \(pos) DESC, \(k) DESC LIMIT ?",
                     arguments: [parent, child, before.position, before.id, width + 1]
                 ).map { Sibling(id: $0[0], position: $0[1]) }
             }
             var right: [Sibling] = []
             if let after {
                 right = try Row.fetchAll(
-                    db, sql: "\(siblings) AND (\(pos), \"id\") >= (?, ?) ORDER BY \(pos), \"id\" LIMIT ?",
+                    db, sql: "\(siblings) AND (\(pos), \(k)) >= (?, ?) ORDER BY \(pos), \(k) LIMIT ?",
                     arguments: [parent, child, after.position, after.id, width + 1]
                 ).map { Sibling(id: $0[0], position: $0[1]) }
             }
@@ -268,7 +274,7 @@ extension OrderedPositions {
                 guard spacing >= 2 else { throw OrderError.noRoom(entity: storage.table, parent: parent) }
                 var next = low
                 var written = 0
-                let update = try db.makeStatement(sql: "UPDATE \(t) SET \(pos) = ? WHERE \"id\" = ?")
+                let update = try db.makeStatement(sql: "UPDATE \(t) SET \(pos) = ? WHERE \(k) = ?")
                 for (index, sibling) in window.enumerated() {
                     next += spacing
                     if index == left.count { next += spacing }  // the child's slot
@@ -286,10 +292,11 @@ extension OrderedPositions {
     /// Numbers every sibling ``gap`` apart, in their current order (NULL positions first).
     private static func renumber(parent: Int64, except child: Int64, _ storage: Storage, _ db: Database) throws -> Int {
         let t = quoted(storage.table), fk = quoted(storage.foreignKey), pos = quoted(storage.position)
+        let k = quoted(storage.key)
         let ids = try Int64.fetchAll(
-            db, sql: "SELECT \"id\" FROM \(t) WHERE \(fk) = ? AND \"id\" IS NOT ? ORDER BY \(pos), \"id\"",
+            db, sql: "SELECT \(k) FROM \(t) WHERE \(fk) = ? AND \(k) IS NOT ? ORDER BY \(pos), \(k)",
             arguments: [parent, child])
-        let update = try db.makeStatement(sql: "UPDATE \(t) SET \(pos) = ? WHERE \"id\" = ?")
+        let update = try db.makeStatement(sql: "UPDATE \(t) SET \(pos) = ? WHERE \(k) = ?")
         for (index, id) in ids.enumerated() { try update.execute(arguments: [Int64(index + 1) * gap, id]) }
         return ids.count
     }

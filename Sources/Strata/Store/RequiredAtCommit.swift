@@ -33,6 +33,8 @@ struct RequiredAtCommit {
         var entity: String
         var relationship: String
         var column: String
+        /// The entity's primary key column, quoted.
+        var key: String
     }
 
     private func findKeys() -> [Key] {
@@ -40,7 +42,7 @@ struct RequiredAtCommit {
         for entity in schema.entities {
             for relationship in entity.relationships where isCheckedAtCommit(relationship, of: entity) {
                 if case .foreignKey(let column) = relationship.storage {
-                    result.append(Key(entity: entity.name, relationship: relationship.name, column: column))
+                    result.append(Key(entity: entity.name, relationship: relationship.name, column: column, key: quoted(entity.primaryKey)))
                 }
             }
         }
@@ -76,7 +78,7 @@ struct RequiredAtCommit {
     func firstUnset(_ db: Database) throws -> RuleViolationError? {
         for key in keys {
             if let id = try Int64.fetchOne(
-                db, sql: "SELECT \"id\" FROM \(quoted(key.entity)) WHERE \(quoted(key.column)) = 0 ORDER BY \"id\" LIMIT 1")
+                db, sql: "SELECT \(key.key) FROM \(quoted(key.entity)) WHERE \(quoted(key.column)) = 0 ORDER BY \(key.key) LIMIT 1")
             {
                 return RuleViolationError(entity: key.entity, id: id, member: key.relationship, rule: .required)
             }
@@ -89,7 +91,7 @@ struct RequiredAtCommit {
         var result: [RuleViolationError] = []
         for key in keys {
             let ids = try Int64.fetchAll(
-                db, sql: "SELECT \"id\" FROM \(quoted(key.entity)) WHERE \(quoted(key.column)) = 0 ORDER BY \"id\" LIMIT \(limit)")
+                db, sql: "SELECT \(key.key) FROM \(quoted(key.entity)) WHERE \(quoted(key.column)) = 0 ORDER BY \(key.key) LIMIT \(limit)")
             result += ids.map { RuleViolationError(entity: key.entity, id: $0, member: key.relationship, rule: .required) }
         }
         return result

@@ -26,6 +26,8 @@ struct RuleTriggers {
         var limit: String
         /// True for a rule that only the store's connections can check (`pattern`).
         var needsSwift: Bool
+        /// The entity's primary key column, quoted.
+        var key: String
         /// The condition under which `value` (an SQL expression) breaks the rule.
         var breaks: (String) -> String
     }
@@ -39,7 +41,7 @@ struct RuleTriggers {
                 func add(_ rule: String, _ limit: String, swift: Bool = false, _ breaks: @escaping (String) -> String) {
                     result.append(ValueCheck(
                         entity: entity.name, attribute: attribute.name, rule: rule, limit: limit, needsSwift: swift,
-                        breaks: breaks))
+                        key: quoted(entity.primaryKey), breaks: breaks))
                 }
                 if let minimum = rules.minimum {
                     add("min", Self.text(minimum)) { "\($0) < \(SchemaSQL.literal(minimum))" }
@@ -104,22 +106,22 @@ struct RuleTriggers {
                 result[name] = """
                     CREATE TEMP TRIGGER IF NOT EXISTS \(quoted(name)) AFTER \(event) ON main.\(quoted(check.entity)) \
                     WHEN \(check.breaks("NEW.\(quoted(check.attribute))")) BEGIN \
-                    SELECT \(RuleWatch.brokenFunctionName)(\(arguments[0]), NEW."id", \(arguments[1]), \(arguments[2]), \(arguments[3])); END
+                    SELECT \(RuleWatch.brokenFunctionName)(\(arguments[0]), NEW.\(check.key), \(arguments[1]), \(arguments[2]), \(arguments[3])); END
                     """
             }
         }
         for count in countChecks {
             let note = { (id: String) in
-                "SELECT \(RuleWatch.countFunctionName)(\(SchemaSQL.literal(count.entity.databaseValue)), \(SchemaSQL.literal(count.relationship.databaseValue)), \(id), \(count.count(id))) WHERE \(id) IS NOT NULL AND EXISTS (SELECT 1 FROM main.\(quoted(count.entity)) WHERE \"id\" = \(id));"
+                "SELECT \(RuleWatch.countFunctionName)(\(SchemaSQL.literal(count.entity.databaseValue)), \(SchemaSQL.literal(count.relationship.databaseValue)), \(id), \(count.count(id))) WHERE \(id) IS NOT NULL AND EXISTS (SELECT 1 FROM main.\(quoted(count.entity)) WHERE \(count.key) = \(id));"
             }
             let prefix = "strata_countwatch_\(count.entity)_\(count.relationship)"
             result[prefix + "_owner_insert"] = """
                 CREATE TEMP TRIGGER IF NOT EXISTS \(quoted(prefix + "_owner_insert")) AFTER INSERT ON main.\(quoted(count.entity)) \
-                BEGIN \(note("NEW.\"id\"")) END
+                BEGIN \(note("NEW.\(count.key)")) END
                 """
             result[prefix + "_owner_delete"] = """
                 CREATE TEMP TRIGGER IF NOT EXISTS \(quoted(prefix + "_owner_delete")) AFTER DELETE ON main.\(quoted(count.entity)) \
-                BEGIN SELECT \(RuleWatch.countFunctionName)(\(SchemaSQL.literal(count.entity.databaseValue)), \(SchemaSQL.literal(count.relationship.databaseValue)), OLD."id", NULL); END
+                BEGIN SELECT \(RuleWatch.countFunctionName)(\(SchemaSQL.literal(count.entity.databaseValue)), \(SchemaSQL.literal(count.relationship.databaseValue)), OLD.\(count.key), NULL); END
                 """
             let column = quoted(count.column)
             result[prefix + "_insert"] = """
@@ -150,6 +152,8 @@ struct RuleTriggers {
         /// column holding the owner's id.
         var table: String
         var column: String
+        /// The owner entity's primary key column, quoted.
+        var key: String
 
         /// The SQL count of the links of the owner whose id is `id`.
         func count(_ id: String) -> String {
@@ -183,7 +187,7 @@ struct RuleTriggers {
                 }
                 result.append(CountCheck(
                     entity: entity.name, relationship: relationship.name, minCount: relationship.minCount,
-                    maxCount: relationship.maxCount, table: table, column: column))
+                    maxCount: relationship.maxCount, table: table, column: column, key: quoted(entity.primaryKey)))
             }
         }
         return result
@@ -197,7 +201,7 @@ struct RuleTriggers {
         var result: [RuleViolationError] = []
         for check in valueChecks {
             let ids = try Int64.fetchAll(db, sql: """
-                SELECT "id" FROM \(quoted(check.entity)) WHERE \(check.breaks(quoted(check.attribute))) ORDER BY "id" LIMIT \(limit)
+                SELECT \(check.key) FROM \(quoted(check.entity)) WHERE \(check.breaks(quoted(check.attribute))) ORDER BY \(check.key) LIMIT \(limit)
                 """)
             guard let rule = RuleViolationError(message: RuleViolationError.message(
                 entity: check.entity, id: nil, member: check.attribute, rule: check.rule, limit: check.limit))?.rule
@@ -209,7 +213,7 @@ struct RuleTriggers {
             if let minCount = check.minCount { conditions.append("n < \(minCount)") }
             if let maxCount = check.maxCount { conditions.append("n > \(maxCount)") }
             let rows = try Row.fetchAll(db, sql: """
-                SELECT id, n FROM (SELECT o."id" AS id, \(check.count("o.\"id\"")) AS n FROM main.\(quoted(check.entity)) o) \
+                SELECT id, n FROM (SELECT o.\(check.key) AS id, \(check.count("o.\(check.key)")) AS n FROM main.\(quoted(check.entity)) o) \
                 WHERE \(conditions.joined(separator: " OR ")) ORDER BY id LIMIT \(limit)
                 """)
             for row in rows {
@@ -298,7 +302,7 @@ final class RuleWatch: TransactionObserver, @unchecked Sendable {
         for key in pending {
             guard let check = checks[key.entity + "." + key.relationship] else { continue }
             let count = try Int.fetchOne(db, sql: """
-                SELECT \(check.count("o.\"id\"")) FROM main.\(quoted(check.entity)) o WHERE o."id" = ?
+                SELECT \(check.count("o.\(check.key)")) FROM main.\(quoted(check.entity)) o WHERE o.\(check.key) = ?
                 """, arguments: [key.id])
             fresh[key] = .some(count)
         }

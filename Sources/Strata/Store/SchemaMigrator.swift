@@ -196,7 +196,8 @@ struct SchemaMigrator {
             guard allowDataLoss else { throw MigrationError.ruleViolations(violations) }
             for (entity, ids) in Dictionary(grouping: violations, by: \.entity) {
                 let list = Set(ids.compactMap(\.id)).sorted().map(String.init).joined(separator: ", ")
-                try db.execute(sql: "DELETE FROM \(quoted(entity)) WHERE \"id\" IN (\(list))")
+                let key = schema.entity(named: entity)?.primaryKey ?? "id"
+                try db.execute(sql: "DELETE FROM \(quoted(entity)) WHERE \(quoted(key)) IN (\(list))")
             }
         }
         throw MigrationError.ruleViolations(try rules.violations(db) + required.unset(db, limit: 1_000))
@@ -229,7 +230,8 @@ struct SchemaMigrator {
             // Rebuild.
             let temporary = "strata_new_\(entity.name)"
             try db.execute(sql: newSQL.createTable(entity, named: temporary))
-            var targets: [String] = ["\"id\""], sources: [String] = ["\"id\""]
+            // The primary key keeps every row's id, whatever either model names it.
+            var targets: [String] = [quoted(entity.primaryKey)], sources: [String] = [quoted(oldEntity.primaryKey)]
             for (column, source) in mapping.columnSources.sorted(by: { $0.key < $1.key }) {
                 guard let expression = source.expression else { continue }
                 targets.append(quoted(column))

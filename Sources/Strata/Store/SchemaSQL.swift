@@ -4,7 +4,8 @@ import GRDB
 /// The SQL of a ``SchemaDescriptor``: tables, join tables, indexes and delete-rule triggers.
 ///
 /// Layout:
-/// - one table per entity: `"id" INTEGER PRIMARY KEY`, then one column per attribute
+/// - one table per entity: its primary key (`"id" INTEGER PRIMARY KEY` unless the model
+///   names it), then one column per attribute
 ///   (`NOT NULL` unless optional, with its `DEFAULT`), then one column per to-one
 ///   relationship stored here (`REFERENCES` the destination, unless the destination's
 ///   inverse relationship has the ``DeleteRule/noAction`` rule, which allows dangling
@@ -68,7 +69,7 @@ struct SchemaSQL {
     var columnsByTable: [String: [String]] {
         var result: [String: [String]] = [:]
         for entity in schema.entities {
-            result[entity.name] = ["id"] + entity.attributes.map(\.name) + Self.foreignKeys(of: entity).map(\.1)
+            result[entity.name] = [entity.primaryKey] + entity.attributes.map(\.name) + Self.foreignKeys(of: entity).map(\.1)
                 + Self.positionColumns(of: entity).map(\.position)
         }
         for join in joinTables { result[join.name] = [join.column, join.inverseColumn] }
@@ -77,8 +78,11 @@ struct SchemaSQL {
 
     // MARK: - Tables
 
+    /// The primary key column of the entity called `name`.
+    func key(of name: String) -> String { schema.entity(named: name)?.primaryKey ?? "id" }
+
     func createTable(_ entity: EntityDescriptor, named tableName: String? = nil) -> String {
-        var columns = ["\"id\" INTEGER PRIMARY KEY"]
+        var columns = ["\(quoted(entity.primaryKey)) INTEGER PRIMARY KEY"]
         for attribute in entity.attributes {
             var column = "\(quoted(attribute.name)) \(Self.sqlType(attribute.type))"
             if !attribute.isOptional { column += " NOT NULL" }
@@ -90,7 +94,7 @@ struct SchemaSQL {
             var definition = "\(quoted(column)) INTEGER"
             if relationship.isRequired { definition += " NOT NULL" }
             if !inverseAllowsDangling(relationship, of: entity) {
-                definition += " REFERENCES \(quoted(relationship.destination))(\"id\")"
+                definition += " REFERENCES \(quoted(relationship.destination))(\(quoted(key(of: relationship.destination))))"
                 if requiredAtCommit.isCheckedAtCommit(relationship, of: entity) {
                     definition += " DEFERRABLE INITIALLY DEFERRED"
                 }
@@ -111,9 +115,9 @@ struct SchemaSQL {
         let sideRule = joinRelationship(of: entity, join.name, column: join.column)?.deleteRule
         let inverseRule = joinRelationship(of: destination, join.name, column: join.inverseColumn)?.deleteRule
         var column = "\(quoted(join.column)) INTEGER NOT NULL"
-        if sideRule != .noAction { column += " REFERENCES \(quoted(join.entity))(\"id\")" }
+        if sideRule != .noAction { column += " REFERENCES \(quoted(join.entity))(\(quoted(key(of: join.entity))))" }
         var inverseColumn = "\(quoted(join.inverseColumn)) INTEGER NOT NULL"
-        if inverseRule != .noAction { inverseColumn += " REFERENCES \(quoted(join.destination))(\"id\")" }
+        if inverseRule != .noAction { inverseColumn += " REFERENCES \(quoted(join.destination))(\(quoted(key(of: join.destination))))" }
         return """
             CREATE TABLE \(quoted(tableName ?? join.name)) (\(column), \(inverseColumn), \
             UNIQUE(\(quoted(join.column)), \(quoted(join.inverseColumn))))

@@ -18,6 +18,14 @@ enum SchemaRegistry {
             list.last { $0.entity(named: entity.name) == entity }
         } ?? SchemaDescriptor(name: entity.name, entities: [entity])
     }
+
+    /// The primary key of the entity called `name` in the last registered schema that has
+    /// one; `id` when none has (for error messages, which name the row).
+    static func primaryKey(ofEntity name: String) -> String {
+        schemas.withLock { list in
+            list.last { $0.entity(named: name) != nil }?.entity(named: name)?.primaryKey
+        } ?? "id"
+    }
 }
 
 // MARK: - Typed reads
@@ -25,12 +33,12 @@ enum SchemaRegistry {
 extension Database {
     /// Every object of `type`, by id.
     public func fetchAll<Entity: StrataEntity>(_ type: Entity.Type) throws -> [Entity] {
-        try Entity.fetchAll(self, sql: "SELECT * FROM \(quoted(Entity.entityName)) ORDER BY \"id\"")
+        try Entity.fetchAll(self, sql: "SELECT * FROM \(quoted(Entity.entityName)) ORDER BY \(quoted(Entity.primaryKeyName))")
     }
 
     /// The object of `type` with `id`, if any.
     public func fetchOne<Entity: StrataEntity>(_ type: Entity.Type, id: Entity.ID) throws -> Entity? {
-        try Entity.fetchOne(self, sql: "SELECT * FROM \(quoted(Entity.entityName)) WHERE \"id\" = ?", arguments: [id])
+        try Entity.fetchOne(self, sql: "SELECT * FROM \(quoted(Entity.entityName)) WHERE \(quoted(Entity.primaryKeyName)) = ?", arguments: [id])
     }
 
     /// The objects of `type` that match `predicate`, in `sort` order (then by id).
@@ -76,10 +84,10 @@ extension Database {
         _ relationship: ToOne<Entity, Destination>, of id: Entity.ID
     ) throws -> Destination? {
         var builder = try Self.builder(for: Entity.self)
-        let destinationID = try builder.value(relationship.path + ["id"])
+        let destinationID = try builder.value(relationship.path + [Destination.primaryKeyName])
         let sql: SQL = """
-            SELECT * FROM \(SQL(sql: quoted(Destination.entityName))) WHERE "id" = \
-            (SELECT \(destinationID) FROM \(builder.fromClause) WHERE \(SQL(sql: builder.rootAlias)).\"id\" = \(id))
+            SELECT * FROM \(SQL(sql: quoted(Destination.entityName))) WHERE \(SQL(sql: quoted(Destination.primaryKeyName))) = \
+            (SELECT \(destinationID) FROM \(builder.fromClause) WHERE \(SQL(sql: builder.rootAlias)).\(SQL(sql: quoted(Entity.primaryKeyName))) = \(id))
             """
         return try Destination.fetchOne(self, SQLRequest<Destination>(literal: sql))
     }
@@ -130,17 +138,17 @@ extension Database {
     /// `"cafe\u{301}"` are equal Swift strings but different values in the store) is written.
     @discardableResult
     public func update<Entity: StrataEntity>(_ value: Entity) throws -> Bool {
-        guard value.id.isSaved else { throw StoreError.unsaved(entity: Entity.entityName) }
+        guard value.objectID.isSaved else { throw StoreError.unsaved(entity: Entity.entityName) }
         // A cursor's row reads the statement itself, so text is read in full (past a NUL
         // character included), as SQLite compares it; a copied row would stop at the NUL.
-        let sql = "SELECT * FROM \(quoted(Entity.entityName)) WHERE \"id\" = ?"
-        let rows = try Row.fetchCursor(self, sql: sql, arguments: [value.id])
+        let sql = "SELECT * FROM \(quoted(Entity.entityName)) WHERE \(quoted(Entity.primaryKeyName)) = ?"
+        let rows = try Row.fetchCursor(self, sql: sql, arguments: [value.objectID])
         guard let stored = try rows.next() else {
-            throw StoreError.notFound(entity: Entity.entityName, id: value.id.rawValue)
+            throw StoreError.notFound(entity: Entity.entityName, id: value.objectID.rawValue)
         }
         let columns = Array(stored.columnNames)
         var changed: [String] = []
-        for (column, new) in try value.databaseDictionary where column != "id" {
+        for (column, new) in try value.databaseDictionary where column != Entity.primaryKeyName {
             let index = columns.firstIndex(of: column)
             let storedValue = index.map { DatabaseValueOrdering.sortValue(in: stored, at: $0) }
             if !(storedValue.map { $0.isIdentical(to: new) } ?? false) { changed.append(column) }
@@ -153,14 +161,14 @@ extension Database {
     /// Deletes the object `id`, applying the delete rules. Returns whether it existed.
     @discardableResult
     public func delete<Entity: StrataEntity>(_ type: Entity.Type, id: Entity.ID) throws -> Bool {
-        try execute(sql: "DELETE FROM \(quoted(Entity.entityName)) WHERE \"id\" = ?", arguments: [id])
+        try execute(sql: "DELETE FROM \(quoted(Entity.entityName)) WHERE \(quoted(Entity.primaryKeyName)) = ?", arguments: [id])
         return changesCount > 0
     }
 
     /// Deletes `value`'s row, applying the delete rules. Returns whether it existed.
     @discardableResult
     public func delete<Entity: StrataEntity>(_ value: Entity) throws -> Bool {
-        try delete(Entity.self, id: value.id)
+        try delete(Entity.self, id: value.objectID)
     }
 
     /// Deletes the objects that match `predicate`, applying the delete rules. Returns how
@@ -169,10 +177,10 @@ extension Database {
     public func delete<Entity: StrataEntity>(_ type: Entity.Type, where predicate: EntityPredicate<Entity>) throws -> Int {
         var builder = try Self.builder(for: Entity.self)
         let condition = try builder.condition(predicate.node)
-        let alias = SQL(sql: builder.rootAlias)
+        let alias = SQL(sql: builder.rootAlias), key = SQL(sql: quoted(Entity.primaryKeyName))
         let sql: SQL = """
-            DELETE FROM \(SQL(sql: quoted(Entity.entityName))) WHERE "id" IN \
-            (SELECT \(alias)."id" FROM \(builder.fromClause) WHERE \(condition))
+            DELETE FROM \(SQL(sql: quoted(Entity.entityName))) WHERE \(key) IN \
+            (SELECT \(alias).\(key) FROM \(builder.fromClause) WHERE \(condition))
             """
         let (text, arguments) = try sql.build(self)
         try execute(sql: text, arguments: arguments)
@@ -202,7 +210,7 @@ extension Database {
                 arguments: [id, destination, destination, id])
         case .foreignKey(let column):
             try execute(
-                sql: "UPDATE \(quoted(Destination.entityName)) SET \(quoted(column)) = ? WHERE \"id\" = ?",
+                sql: "UPDATE \(quoted(Destination.entityName)) SET \(quoted(column)) = ? WHERE \(quoted(Destination.primaryKeyName)) = ?",
                 arguments: [id, destination])
         }
     }
@@ -228,7 +236,7 @@ extension Database {
                 arguments: [id, destination, destination, id])
         case .foreignKey(let column):
             try execute(
-                sql: "UPDATE \(quoted(Destination.entityName)) SET \(quoted(column)) = NULL WHERE \"id\" = ? AND \(quoted(column)) = ?",
+                sql: "UPDATE \(quoted(Destination.entityName)) SET \(quoted(column)) = NULL WHERE \(quoted(Destination.primaryKeyName)) = ? AND \(quoted(column)) = ?",
                 arguments: [destination, id])
         }
     }
@@ -284,9 +292,9 @@ extension Store {
         switch descriptor.storage {
         case .joinTable:
             predicate = .quantified(
-                .any, relationship: [descriptor.inverse], .compare(.path(["id"]), .equal, .value(id.databaseValue)))
+                .any, relationship: [descriptor.inverse], .compare(.path([Entity.primaryKeyName]), .equal, .value(id.databaseValue)))
         default:
-            predicate = .compare(.path([descriptor.inverse, "id"]), .equal, .value(id.databaseValue))
+            predicate = .compare(.path([descriptor.inverse, Entity.primaryKeyName]), .equal, .value(id.databaseValue))
         }
         return ResultsRequest(where: EntityPredicate(predicate), sortedBy: sort)
     }

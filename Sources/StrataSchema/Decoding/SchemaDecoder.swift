@@ -4,9 +4,9 @@
 /// `SchemaSourceMap` where things were written. Cross-references, names, defaults and
 /// predicates are checked afterwards by `SchemaValidator`, once every file is decoded.
 public struct SchemaDecoder {
-    static let rootKeys = ["version", "enums", "entities"]
+    static let rootKeys = ["version", "primaryKey", "enums", "entities"]
     static let entityKeys = [
-        "doc", "abstract", "extends", "attributes", "relationships", "unique", "indexes", "fetches", "renamedFrom",
+        "doc", "abstract", "extends", "primaryKey", "attributes", "relationships", "unique", "indexes", "fetches", "renamedFrom",
     ]
     static let attributeKeys = [
         "type", "optional", "default", "indexed", "unique", "transient", "doc", "renamedFrom",
@@ -76,6 +76,11 @@ public struct SchemaDecoder {
                 schema.enums.append(decodeEnum(name, entry))
             }
         }
+        // `primaryKey:` at the top of a file names the key of every entity of that file that
+        // does not name its own.
+        let fileKey = fields["primaryKey"].flatMap { field in
+            string(field, "primaryKey").map { ($0, field.value.location) }
+        }
         if let entities = fields["entities"] {
             for entry in mappingEntries(entities.value, what: "'entities'") {
                 guard let name = nameValue(of: entry.key) else { continue }
@@ -83,7 +88,12 @@ public struct SchemaDecoder {
                     duplicate("entity", name, at: entry.key.location, first: first.location)
                     continue
                 }
-                schema.entities.append(decodeEntity(name, entry))
+                var entity = decodeEntity(name, entry)
+                if let (key, location) = fileKey, !entity.isAbstract, sourceMap.locations[.entity(name, .primaryKey)] == nil {
+                    entity.primaryKey = key
+                    sourceMap.locations[.entity(name, .primaryKey)] = location
+                }
+                schema.entities.append(entity)
             }
         }
     }
@@ -121,6 +131,16 @@ public struct SchemaDecoder {
         if let abstract = fields["abstract"] {
             entity.isAbstract = bool(abstract, "abstract") ?? false
             sourceMap.locations[.entity(name, .abstract)] = abstract.key.location
+        }
+        if let primaryKey = fields["primaryKey"], let key = string(primaryKey, "primaryKey") {
+            if entity.isAbstract {
+                error(
+                    "abstract entity '\(name)' has no table and so no primary key; set 'primaryKey:' on the entities that extend it, or at the top of the file",
+                    at: primaryKey.key.location)
+            } else {
+                entity.primaryKey = key
+                sourceMap.locations[.entity(name, .primaryKey)] = primaryKey.value.location
+            }
         }
         if let extends = fields["extends"] {
             entity.parent = string(extends, "extends")

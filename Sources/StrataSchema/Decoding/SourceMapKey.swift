@@ -23,9 +23,10 @@ enum SourceMapKey: Hashable, Sendable {
     /// A value written for an entity itself: `extends:`, or the key `abstract:`.
     case entity(String, EntityField)
 
-    /// What of an entity: the value of `extends:`, the key `abstract:`.
+    /// What of an entity: the value of `extends:`, the key `abstract:`, the value of
+    /// `primaryKey:` (the entity's own, or its file's).
     enum EntityField: Hashable, Sendable {
-        case extends, abstract
+        case extends, abstract, primaryKey
     }
 
     /// What of an attribute: `type:` (or the attribute's value when it is a bare type name),

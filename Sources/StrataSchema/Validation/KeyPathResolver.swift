@@ -1,5 +1,5 @@
 /// Resolves `notebook.name`-style key paths for `sort:` and section keys: through to-one
-/// relationships, ending at an attribute or at `id` (the row id every entity has).
+/// relationships, ending at an attribute or at the primary key (`id` unless `primaryKey:` names it).
 enum KeyPathResolver {
     static func resolve(_ path: [String], from entity: Entity, in context: ValidationContext)
         -> Result<Attribute, SchemaProblem>
@@ -16,8 +16,8 @@ enum KeyPathResolver {
             if segment == Self.positionSegment {
                 return resolvePosition(path, at: index, root: entity, in: context)
             }
-            if isLast, segment == "id" {
-                return .success(Attribute(name: "id", type: .int, location: current.location))
+            if isLast, segment == current.primaryKey {
+                return .success(Attribute(name: segment, type: .int, location: current.location))
             }
             if let attribute = current.attribute(named: segment) {
                 if isLast, attribute.isTransient {

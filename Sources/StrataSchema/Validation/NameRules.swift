@@ -24,6 +24,9 @@ struct IdentifierRule: SchemaRule {
         }
         for entity in context.schema.entities {
             require(entity.name, "entity", at: entity.location)
+            if entity.primaryKey != "id" {
+                require(entity.primaryKey, "primary key", at: context.location(.entity(entity.name, .primaryKey), or: entity.location))
+            }
             for attribute in entity.attributes where attribute.inheritedFrom == nil {
                 require(attribute.name, "attribute", at: attribute.location)
             }
@@ -134,8 +137,21 @@ struct MemberNameRule: SchemaRule {
         "Columns", "DatabaseComponents", "Associations",
     ]
 
+    /// The members generated for `entity`: the common ones, its primary key, and
+    /// `objectID`, the name under which `StrataEntity` reads every key.
+    static func generatedMembers(of entity: Entity) -> Set<String> {
+        generatedMembers.subtracting(["id"]).union([entity.primaryKey, "objectID"])
+    }
+
     static func check(_ context: ValidationContext, _ diagnostics: inout DiagnosticBag) {
         for entity in context.schema.entities {
+            let generatedMembers = generatedMembers(of: entity)
+            let keyLocation = context.location(.entity(entity.name, .primaryKey), or: entity.location)
+            if entity.primaryKey != "id", entity.primaryKey != "objectID", Self.generatedMembers.contains(entity.primaryKey) {
+                diagnostics.error(
+                    "primary key name '\(entity.primaryKey)' clashes with the generated member '\(entity.name).\(entity.primaryKey)'; choose another",
+                    at: keyLocation)
+            }
             // name → (kind, location) of the first member with it.
             var members: [String: (String, SourceLocation)] = [:]
             // Inherited attributes are checked on their abstract entity, where they are declared.
@@ -144,7 +160,13 @@ struct MemberNameRule: SchemaRule {
                 + entity.relationships.map { ("relationship", $0.name, $0.location, false) }
             declared.sort { $0.2 < $1.2 }
             for (kind, name, location, inherited) in declared {
-                if generatedMembers.contains(name), !inherited {
+                if name == entity.primaryKey, !inherited {
+                    let hint = name == "id"
+                        ? "; keep the name by choosing the key's name with 'primaryKey:' on '\(entity.name)' or at the top of its file (e.g. primaryKey: objectID)"
+                        : " ('primaryKey: \(name)'); choose another key name or rename the \(kind)"
+                    diagnostics.error(
+                        "\(kind) name '\(name)' clashes with the primary key '\(entity.name).\(name)'\(hint)", at: location)
+                } else if generatedMembers.contains(name), !inherited {
                     diagnostics.error(
                         "\(kind) name '\(name)' clashes with the generated member '\(entity.name).\(name)'; rename it",
                         at: location)

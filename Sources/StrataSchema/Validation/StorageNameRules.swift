@@ -89,9 +89,15 @@ struct ColumnNameRule: SchemaRule {
                 }
             }
             columns.sort { $0.location < $1.location }
+            let key = entity.primaryKey
             var seen: [String: (column: String, owner: String, location: SourceLocation, inherited: Bool)] = [
-                "id": ("id", "primary key column 'id'", entity.location, false)
+                key.lowercased(): (key, "primary key column '\(key)'", entity.location, false)
             ]
+            if rowidAliases.contains(key.lowercased()) {
+                diagnostics.error(
+                    "the primary key of '\(entity.name)' is named like SQLite's rowid ('rowid', 'oid' and '_rowid_' in any case); choose another name",
+                    at: context.location(.entity(entity.name, .primaryKey), or: entity.location))
+            }
             for entry in columns {
                 let key = entry.column.lowercased()
                 if rowidAliases.contains(key) {

@@ -3,7 +3,7 @@ import Strata
 import Testing
 
 /// A tiny item for the pure tests: identity plus a version that stands for "its values".
-struct Row: Identifiable, Hashable, Sendable, CustomStringConvertible {
+struct Row: Identifiable, ResultsItem, CustomStringConvertible {
     var id: Int
     var version: Int = 0
     var description: String { version == 0 ? "\(id)" : "\(id)v\(version)" }

@@ -5,7 +5,7 @@ import Testing
 
 /// An item identified by a string: `ChangeBatch(from:to:)`'s generic path (a `Row`'s `Int` id
 /// takes the path for 64-bit integer ids).
-struct NamedRow: Identifiable, Hashable, Sendable {
+struct NamedRow: Identifiable, ResultsItem {
     var id: String
     var version: Int = 0
 }

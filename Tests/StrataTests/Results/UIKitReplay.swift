@@ -83,7 +83,7 @@ enum ReplayOrigin: Hashable {
     case inserted
 }
 
-struct ReplaySlot<Item: Identifiable & Hashable & Sendable, Section: Hashable & Sendable> where Item.ID: Sendable {
+struct ReplaySlot<Item: ResultsItem, Section: Hashable & Sendable> {
     var section: ResultsSection<Item, Section>?  // nil for an inserted section
     var oldIndex: Int?
     var rows: [(ResultsRow<Item>?, ReplayOrigin)]

@@ -135,11 +135,15 @@ enum SocialModel {
 
 /// A person of ``SocialModel`` with the `nullify` rule, in the shape of generated code, for
 /// the typed API (link, unlink, relationship requests, results controllers).
-struct Person: StrataEntity {
+struct Person: StrataEntity, Identifiable {
     typealias ID = EntityID<Person>
 
     var id: ID
     var name: String
+    var objectID: ID {
+        get { id }
+        set { id = newValue }
+    }
 
     init(id: ID = .unsaved, name: String) {
         self.id = id

@@ -24,7 +24,7 @@ public struct ObjectGraph: Sendable {
                 for (index, column) in row.columnNames.enumerated() where values[column] == nil {
                     values[column] = DatabaseValueOrdering.sortValue(in: row, at: index)
                 }
-                table[row["id"]] = values
+                table[row[entity.primaryKey]] = values
             }
             rows[entity.name] = table
         }

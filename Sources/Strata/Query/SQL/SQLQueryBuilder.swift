@@ -99,7 +99,7 @@ public struct SQLQueryBuilder: Sendable {
         return sql
     }
 
-    /// `SELECT <selection> FROM … [WHERE …] ORDER BY …, t0.id`.
+    /// `SELECT <selection> FROM … [WHERE …] ORDER BY …, t0.<primary key>`.
     public mutating func select(
         _ selection: SQL, where predicate: PredicateNode?, orderBy sort: [SortNode], limit: Int? = nil
     ) throws -> SQL {
@@ -114,7 +114,7 @@ public struct SQLQueryBuilder: Sendable {
 
     // MARK: - Values
 
-    /// The SQL expression of a value path (an attribute, `id`, or a foreign key column,
+    /// The SQL expression of a value path (an attribute, the primary key, or a foreign key column,
     /// possibly through to-one relationships); NULL when a relationship on the way is nil.
     public mutating func value(_ path: [String]) throws -> SQL {
         guard let last = path.last else { throw QueryError.invalidPath(path, entity: rootEntity.name) }
@@ -138,13 +138,13 @@ public struct SQLQueryBuilder: Sendable {
         return sql
     }
 
-    /// `k0 ASC, k1 DESC, …, t0."id"`: an `ORDER BY` list that ends with the root's id.
+    /// `k0 ASC, k1 DESC, …, t0."id"`: an `ORDER BY` list that ends with the root's primary key.
     public mutating func orderingTerms(_ sort: [SortNode]) throws -> SQL {
         var terms: [SQL] = []
         for key in sort {
             terms.append(try orderingExpression(key) + (key.descending ? " DESC" : " ASC"))
         }
-        terms.append(SQL(sql: "\(rootAlias).\"id\""))
+        terms.append(SQL(sql: "\(rootAlias).\(quoted(rootEntity.primaryKey))"))
         return terms.joined(separator: ", ")
     }
 
@@ -164,7 +164,7 @@ public struct SQLQueryBuilder: Sendable {
     }
 
     static func isColumn(_ name: String, of entity: EntityDescriptor) -> Bool {
-        if name == "id" || entity.attribute(named: name) != nil { return true }
+        if name == entity.primaryKey || entity.attribute(named: name) != nil { return true }
         return entity.relationships.contains {
             if case .foreignKey(let column) = $0.storage { return column == name || $0.positionColumn == name }
             return false
@@ -191,10 +191,11 @@ public struct SQLQueryBuilder: Sendable {
             let on: String
             switch relationship.storage {
             case .foreignKey(let column):
-                on = "\(newAlias).\"id\" = \(alias).\(quoted(column))"
+                on = "\(newAlias).\(quoted(destination.primaryKey)) = \(alias).\(quoted(column))"
             case .inverseForeignKey:
                 let column = try inverseForeignKeyColumn(of: relationship, in: entity)
-                on = "\(newAlias).\"id\" = (SELECT \"id\" FROM \(table) WHERE \(quoted(column)) = \(alias).\"id\" ORDER BY \"id\" LIMIT 1)"
+                let dk = quoted(destination.primaryKey)
+                on = "\(newAlias).\(dk) = (SELECT \(dk) FROM \(table) WHERE \(quoted(column)) = \(alias).\(quoted(entity.primaryKey)) ORDER BY \(dk) LIMIT 1)"
             case .joinTable:
                 throw QueryError.invalidPath(fullPath, entity: rootEntity.name)
             }
@@ -297,23 +298,24 @@ public struct SQLQueryBuilder: Sendable {
         else { throw QueryError.invalidPath(path, entity: rootEntity.name) }
         let innerAlias = aliasCounter.make()
         let inner = SQLQueryBuilder(schema: schema, entity: destination, alias: innerAlias, counter: aliasCounter)
+        let key = quoted(entity.primaryKey), innerKey = quoted(destination.primaryKey)
         let link: SQL
         switch relationship.storage {
         case .inverseForeignKey:
             let column = try inverseForeignKeyColumn(of: relationship, in: entity)
-            link = SQL(sql: "\(innerAlias).\(quoted(column)) = \(alias).\"id\"")
+            link = SQL(sql: "\(innerAlias).\(quoted(column)) = \(alias).\(key)")
         case .joinTable(let table, let column, let inverseColumn) where entity.symmetricJoinTable(relationship) != nil:
             // A link is one row in either order: follow both columns. `IN` counts a person
             // once however many rows name it (a link to oneself, both orders stored by raw SQL).
             link = SQL(sql: """
-                \(innerAlias)."id" IN (SELECT \(quoted(inverseColumn)) FROM \(quoted(table)) \
-                WHERE \(quoted(column)) = \(alias)."id" UNION ALL SELECT \(quoted(column)) FROM \(quoted(table)) \
-                WHERE \(quoted(inverseColumn)) = \(alias)."id")
+                \(innerAlias).\(innerKey) IN (SELECT \(quoted(inverseColumn)) FROM \(quoted(table)) \
+                WHERE \(quoted(column)) = \(alias).\(key) UNION ALL SELECT \(quoted(column)) FROM \(quoted(table)) \
+                WHERE \(quoted(inverseColumn)) = \(alias).\(key))
                 """)
         case .joinTable(let table, let column, let inverseColumn):
             link = SQL(sql: """
-                \(innerAlias)."id" IN (SELECT \(quoted(inverseColumn)) FROM \(quoted(table)) \
-                WHERE \(quoted(column)) = \(alias)."id")
+                \(innerAlias).\(innerKey) IN (SELECT \(quoted(inverseColumn)) FROM \(quoted(table)) \
+                WHERE \(quoted(column)) = \(alias).\(key))
                 """)
         case .foreignKey:
             throw QueryError.invalidPath(path, entity: rootEntity.name)

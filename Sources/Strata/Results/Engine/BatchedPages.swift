@@ -186,12 +186,12 @@ final class PageLoader<Item: StrataEntity>: @unchecked Sendable {
         try ResultsFetcher<Item, NoSection>.forEachChunk(of: ids) { chunk in
             // Pages have one size: their prepared statement is reused.
             let list = chunk.map { _ in "?" }.joined(separator: ", ")
-            let statement = try db.cachedStatement(sql: "SELECT * FROM \"\(table)\" WHERE \"id\" IN (\(list))")
+            let statement = try db.cachedStatement(sql: "SELECT * FROM \"\(table)\" WHERE \(quoted(Item.primaryKeyName)) IN (\(list))")
             statement.setUncheckedArguments(StatementArguments(Array(chunk)))
             let rows = try Row.fetchCursor(statement)
             while let row = try rows.next() {
                 let item = try Item(row: row)
-                result[item.id.rawValue] = item
+                result[item.objectID.rawValue] = item
             }
         }
         return result

@@ -26,7 +26,7 @@ struct ItemPayload<Item: StrataEntity> {
         #if DEBUG
         precondition(items.count == index.records.count, "payload and index hold different items")
         for (id, item) in items {
-            precondition(item.id.rawValue == id, "item \(item.id) stored under id \(id)")
+            precondition(item.objectID.rawValue == id, "item \(item.objectID) stored under id \(id)")
             precondition(index.records[id] != nil, "item \(id) has a value but no place")
         }
         #endif

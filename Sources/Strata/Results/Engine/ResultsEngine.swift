@@ -110,7 +110,7 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
         let rowsAreItems = journal.rowsAreItems
         var rows: [[ResultsRow<Item>]] = []
         try fetcher.forEachItem(db, ids: nil) { item, keys in
-            let id = item.id.rawValue
+            let id = item.objectID.rawValue
             payload[id] = item
             guard let bucket = index.appendFetched(id, keys, to: &builder), rowsAreItems else { return }
             if bucket == rows.count { rows.append([]) }
@@ -230,7 +230,7 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
         if isBatched {
             try fetcher.forEachKeys(db, ids: Array(affected)) { fetched.append(($0, nil, $1)) }
         } else {
-            try fetcher.forEachItem(db, ids: Array(affected)) { fetched.append(($0.id.rawValue, $0, $1)) }
+            try fetcher.forEachItem(db, ids: Array(affected)) { fetched.append(($0.objectID.rawValue, $0, $1)) }
         }
         let gone = affected.union(own.deleted)
         guard var rows = journal.takeRowJournal() else {

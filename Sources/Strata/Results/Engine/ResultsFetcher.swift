@@ -35,8 +35,8 @@ struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendabl
     }
 
     /// `t0."id" IN (?, ?, …)` with the ids as arguments: one SQL element, however many ids.
-    static func idCondition(alias: String, _ ids: some Collection<Int64>) -> SQL {
-        SQL(sql: "\(alias).\"id\" IN (\(placeholders(ids.count)))", arguments: StatementArguments(Array(ids)))
+    static func idCondition(alias: String, key: String, _ ids: some Collection<Int64>) -> SQL {
+        SQL(sql: "\(alias).\(quoted(key)) IN (\(placeholders(ids.count)))", arguments: StatementArguments(Array(ids)))
     }
 
     /// `?, ?, …`, `count` times.
@@ -75,7 +75,7 @@ struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendabl
     /// statement: a compact index's fetch, which keeps nothing else.
     func forEachRawKey(_ db: Database, _ body: (Int64, DatabaseValue, DatabaseValue) throws -> Void) throws {
         var builder = try SQLQueryBuilder(schema: plan.schema, rootEntity: plan.itemEntity)
-        var selection = SQL(sql: "\(builder.rootAlias).\"id\"")
+        var selection = SQL(sql: "\(builder.rootAlias).\(quoted(plan.itemKey))")
         let keyColumns = Int32(try appendSectionKeys(to: &selection, &builder))
         // The condition and the order join what they read before the FROM clause is taken.
         let condition = try plan.predicate.map { try builder.condition($0) }
@@ -108,7 +108,7 @@ struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendabl
         _ db: Database, chunk: ArraySlice<Int64>?, keysOnly: Bool, _ body: (Row, Int64?, IndexKeys) throws -> Void
     ) throws {
         var builder = try SQLQueryBuilder(schema: plan.schema, rootEntity: plan.itemEntity)
-        var selection = SQL(sql: keysOnly ? "\(builder.rootAlias).\"id\"" : "\(builder.rootAlias).*")
+        var selection = SQL(sql: keysOnly ? "\(builder.rootAlias).\(quoted(plan.itemKey))" : "\(builder.rootAlias).*")
         for (index, key) in plan.sort.enumerated() {
             selection += ", " + (try builder.orderingExpression(key)) + SQL(sql: " AS \"__strata_s\(index)\"")
         }
@@ -117,7 +117,7 @@ struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendabl
         if let predicate = plan.predicate { conditions.append(try builder.condition(predicate)) }
         if let chunk {
             if chunk.isEmpty { return }
-            conditions.append(Self.idCondition(alias: builder.rootAlias, chunk))
+            conditions.append(Self.idCondition(alias: builder.rootAlias, key: plan.itemKey, chunk))
         }
         // Rows re-read by id are placed by their keys: they need no order. The order joins
         // what it reads before the FROM clause is taken.
@@ -154,7 +154,7 @@ struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendabl
                 + " AS \"__strata_keyorder\""
             return 2
         case .entity(let relationship, _, _, _, _):
-            selection += ", " + (try builder.value(relationship + ["id"])) + " AS \"__strata_key\""
+            selection += ", " + (try builder.value(plan.schema.keyPath(through: relationship, from: plan.itemEntity))) + " AS \"__strata_key\""
             return 1
         }
     }
@@ -166,7 +166,7 @@ struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendabl
         var selection: [SQL] = []
         for key in plan.sort { selection.append(try builder.orderingExpression(key)) }
         if selection.isEmpty { selection.append(SQL(sql: "NULL")) }
-        return "SELECT \(selection.joined(separator: ", ")) FROM \(builder.fromClause) WHERE \(SQL(sql: builder.rootAlias)).\"id\" = "
+        return "SELECT \(selection.joined(separator: ", ")) FROM \(builder.fromClause) WHERE \(SQL(sql: builder.rootAlias)).\(SQL(sql: quoted(plan.itemKey))) = "
     }
 
     /// The sort keys of the item `id` as stored (a compact index's binary search reads them).
@@ -183,7 +183,7 @@ struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendabl
             var builder = try SQLQueryBuilder(schema: plan.schema, rootEntity: plan.itemEntity)
             let value = try builder.value(foreignKeyPath)
             let list = SQL(sql: Self.placeholders(chunk.count), arguments: StatementArguments(Array(chunk)))
-            let sql: SQL = "SELECT \(SQL(sql: builder.rootAlias)).\"id\" FROM \(builder.fromClause) WHERE \(value) IN (" + list + ")"
+            let sql: SQL = "SELECT \(SQL(sql: builder.rootAlias)).\(SQL(sql: quoted(plan.itemKey))) FROM \(builder.fromClause) WHERE \(value) IN (" + list + ")"
             result.formUnion(try Int64.fetchAll(db, SQLRequest(literal: sql)))
         }
         return result
@@ -207,6 +207,7 @@ struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendabl
         guard let type = Section.self as? any FetchableRecord.Type else {
             throw ResultsError.sectionTypeMismatch(String(describing: Section.self))
         }
+        let sectionKey = plan.schema.entity(named: entity)?.primaryKey ?? "id"
         func read(_ chunk: [Int64]?) throws -> [FetchedSection<Section>] {
             var builder = try SQLQueryBuilder(schema: plan.schema, rootEntity: entity)
             var selection = SQL(sql: "\(builder.rootAlias).*")
@@ -215,13 +216,13 @@ struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendabl
             }
             var condition = predicate
             if let chunk {
-                let idCondition = PredicateNode.isIn(.path(["id"]), chunk.map(\.databaseValue))
+                let idCondition = PredicateNode.isIn(.path([sectionKey]), chunk.map(\.databaseValue))
                 condition = predicate.map { .and([$0, idCondition]) } ?? idCondition
             }
             let sql = try builder.select(selection, where: condition, orderBy: sort)
             return try Row.fetchAll(db, SQLRequest(literal: sql)).map { row in
                 let value = try Self.decode(type, row: row)
-                let id: Int64 = row["id"]
+                let id: Int64 = row[sectionKey]
                 var order: [DatabaseValue] = []
                 let first = row.count - sort.count  // the sort columns follow the entity's own
                 for index in first..<row.count { order.append(DatabaseValueOrdering.sortValue(in: row, at: index)) }

@@ -34,6 +34,8 @@ struct ResultsQueryPlan: Sendable {
 
     let schema: SchemaDescriptor
     let itemEntity: String
+    /// The item entity's primary key column.
+    var itemKey: String { schema.entity(named: itemEntity)?.primaryKey ?? "id" }
     let predicate: PredicateNode?
     let sort: [SortNode]
     let sectionKind: SectionKind
@@ -84,7 +86,7 @@ struct ResultsQueryPlan: Sendable {
         case .none: break
         case .key(let path, _, _): paths.append(path)
         case .entity(let relationship, let entity, let sectionSort, let sectionPredicate, _):
-            paths.append(relationship + ["id"])
+            paths.append(schema.keyPath(through: relationship, from: itemEntity))
             sectionTables.insert(entity)
             var sectionPaths = sectionSort.map(\.path)
             var reachable = Set<String>()
@@ -175,7 +177,7 @@ struct ResultsQueryPlan: Sendable {
 
     /// Every table a to-many part (`relationship` path, then `sub` from its destination) reads.
     private func toManyReach(_ path: [String], from entity: String, sub: PredicateNode?, into tables: inout Set<String>) throws {
-        try self.tables(along: path + ["id"], from: entity, into: &tables, allowToManyLast: true)
+        try self.tables(along: schema.keyPath(through: path, from: entity), from: entity, into: &tables, allowToManyLast: true)
         let destination = try Self.destination(of: path, from: entity, in: schema, allowToManyLast: true)
         tables.insert(destination.name)
         if let last = path.last, let owner = try? Self.destination(of: Array(path.dropLast()), from: entity, in: schema),

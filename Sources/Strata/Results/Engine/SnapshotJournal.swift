@@ -172,7 +172,7 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
         if rowsAreItems {
             for (id, section) in zip(index.sections.keys, index.sections.values) {
                 guard let rows = derived[id] else { continue }
-                precondition(rows.map { $0.item?.id.rawValue } == section.items, "derived rows out of date")
+                precondition(rows.map { $0.item?.objectID.rawValue } == section.items, "derived rows out of date")
             }
         }
         #endif

@@ -22,7 +22,7 @@ public enum Level:
 
 /// A section entity.
 /// Its doc spans two lines.
-public struct Section: Strata.StrataEntity {
+public struct Section: Strata.StrataEntity, Swift.Identifiable {
     public typealias ID = Strata.EntityID<Section>
 
     public var id: ID
@@ -33,6 +33,12 @@ public struct Section: Strata.StrataEntity {
         self.id = id
         self.title = title
         self.order = order
+    }
+
+    /// The object's id, as ``Strata/StrataEntity`` reads it: `id`.
+    public var objectID: ID {
+        get { self.id }
+        set { self.id = newValue }
     }
 }
 
@@ -80,7 +86,7 @@ extension Section {
     }
 }
 
-public struct Item: Strata.StrataEntity {
+public struct Item: Strata.StrataEntity, Swift.Identifiable {
     public typealias ID = Strata.EntityID<Item>
 
     public var id: ID
@@ -162,6 +168,12 @@ public struct Item: Strata.StrataEntity {
         self.uniqueCode = uniqueCode
         self.sectionID = sectionID
         self.storeID = storeID
+    }
+
+    /// The object's id, as ``Strata/StrataEntity`` reads it: `id`.
+    public var objectID: ID {
+        get { self.id }
+        set { self.id = newValue }
     }
 }
 
@@ -433,7 +445,7 @@ extension Item {
     }
 }
 
-public struct Store: Strata.StrataEntity {
+public struct Store: Strata.StrataEntity, Swift.Identifiable {
     public typealias ID = Strata.EntityID<Store>
 
     public var id: ID
@@ -442,6 +454,12 @@ public struct Store: Strata.StrataEntity {
     public init(id: ID = .unsaved, name: Swift.String) {
         self.id = id
         self.name = name
+    }
+
+    /// The object's id, as ``Strata/StrataEntity`` reads it: `id`.
+    public var objectID: ID {
+        get { self.id }
+        set { self.id = newValue }
     }
 }
 
@@ -491,7 +509,7 @@ extension Store {
 }
 
 /// One-to-one with Store; the foreign key lives on the smaller side (Snapshot.store).
-public struct Snapshot: Strata.StrataEntity {
+public struct Snapshot: Strata.StrataEntity, Swift.Identifiable {
     public typealias ID = Strata.EntityID<Snapshot>
 
     public var id: ID
@@ -504,6 +522,12 @@ public struct Snapshot: Strata.StrataEntity {
         self.name = name
         self.date = date
         self.storeID = storeID
+    }
+
+    /// The object's id, as ``Strata/StrataEntity`` reads it: `id`.
+    public var objectID: ID {
+        get { self.id }
+        set { self.id = newValue }
     }
 }
 
@@ -556,7 +580,7 @@ extension Snapshot {
     }
 }
 
-public struct Predicate: Strata.StrataEntity {
+public struct Predicate: Strata.StrataEntity, Swift.Identifiable {
     public typealias ID = Strata.EntityID<Predicate>
 
     public var id: ID
@@ -567,6 +591,12 @@ public struct Predicate: Strata.StrataEntity {
         self.id = id
         self.text = text
         self.level = level
+    }
+
+    /// The object's id, as ``Strata/StrataEntity`` reads it: `id`.
+    public var objectID: ID {
+        get { self.id }
+        set { self.id = newValue }
     }
 }
 
@@ -619,7 +649,7 @@ extension Predicate {
 }
 
 /// Self-referencing many-to-many and a required one-to-one.
-public struct Date: Strata.StrataEntity {
+public struct Date: Strata.StrataEntity, Swift.Identifiable {
     public typealias ID = Strata.EntityID<Date>
 
     public var id: ID
@@ -628,6 +658,12 @@ public struct Date: Strata.StrataEntity {
     public init(id: ID = .unsaved, value: Swift.String = "") {
         self.id = id
         self.value = value
+    }
+
+    /// The object's id, as ``Strata/StrataEntity`` reads it: `id`.
+    public var objectID: ID {
+        get { self.id }
+        set { self.id = newValue }
     }
 }
 
@@ -688,7 +724,7 @@ extension Date {
     }
 }
 
-public struct Passport: Strata.StrataEntity {
+public struct Passport: Strata.StrataEntity, Swift.Identifiable {
     public typealias ID = Strata.EntityID<Passport>
 
     public var id: ID
@@ -699,6 +735,12 @@ public struct Passport: Strata.StrataEntity {
         self.id = id
         self.number = number
         self.holderID = holderID
+    }
+
+    /// The object's id, as ``Strata/StrataEntity`` reads it: `id`.
+    public var objectID: ID {
+        get { self.id }
+        set { self.id = newValue }
     }
 }
 
@@ -748,7 +790,7 @@ extension Passport {
 }
 
 /// A tree (self one-to-many) and a self one-to-one that is its own inverse.
-public struct Node: Strata.StrataEntity {
+public struct Node: Strata.StrataEntity, Swift.Identifiable {
     public typealias ID = Strata.EntityID<Node>
 
     public var id: ID
@@ -775,6 +817,12 @@ public struct Node: Strata.StrataEntity {
         self.ratio = ratio
         self.parentID = parentID
         self.twinID = twinID
+    }
+
+    /// The object's id, as ``Strata/StrataEntity`` reads it: `id`.
+    public var objectID: ID {
+        get { self.id }
+        set { self.id = newValue }
     }
 }
 

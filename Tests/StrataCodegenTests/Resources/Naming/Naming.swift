@@ -3,7 +3,7 @@ import Foundation
 import GRDB
 import Strata
 
-public struct Author: Strata.StrataEntity {
+public struct Author: Strata.StrataEntity, Swift.Identifiable {
     public typealias ID = Strata.EntityID<Author>
 
     public var id: ID
@@ -14,6 +14,12 @@ public struct Author: Strata.StrataEntity {
         self.id = id
         self.name = name
         self.profileRef = profileRef
+    }
+
+    /// The object's id, as ``Strata/StrataEntity`` reads it: `id`.
+    public var objectID: ID {
+        get { self.id }
+        set { self.id = newValue }
     }
 }
 
@@ -66,7 +72,7 @@ extension Author {
     }
 }
 
-public struct Profile: Strata.StrataEntity {
+public struct Profile: Strata.StrataEntity, Swift.Identifiable {
     public typealias ID = Strata.EntityID<Profile>
 
     public var id: ID
@@ -75,6 +81,12 @@ public struct Profile: Strata.StrataEntity {
     public init(id: ID = .unsaved, bio: Swift.String = "") {
         self.id = id
         self.bio = bio
+    }
+
+    /// The object's id, as ``Strata/StrataEntity`` reads it: `id`.
+    public var objectID: ID {
+        get { self.id }
+        set { self.id = newValue }
     }
 }
 
@@ -119,7 +131,7 @@ extension Profile {
     }
 }
 
-public struct Post: Strata.StrataEntity {
+public struct Post: Strata.StrataEntity, Swift.Identifiable {
     public typealias ID = Strata.EntityID<Post>
 
     public var id: ID
@@ -160,6 +172,12 @@ public struct Post: Strata.StrataEntity {
         self.draft = draft
         self.isSelected = isSelected
         self.authorRef = authorRef
+    }
+
+    /// The object's id, as ``Strata/StrataEntity`` reads it: `id`.
+    public var objectID: ID {
+        get { self.id }
+        set { self.id = newValue }
     }
 }
 

@@ -13,7 +13,7 @@ public enum Priority:
 }
 
 /// A notebook groups notes.
-public struct Notebook: Strata.StrataEntity {
+public struct Notebook: Strata.StrataEntity, Swift.Identifiable {
     public typealias ID = Strata.EntityID<Notebook>
 
     public var id: ID
@@ -34,6 +34,12 @@ public struct Notebook: Strata.StrataEntity {
         self.createdAt = createdAt
         self.position = position
         self.color = color
+    }
+
+    /// The object's id, as ``Strata/StrataEntity`` reads it: `id`.
+    public var objectID: ID {
+        get { self.id }
+        set { self.id = newValue }
     }
 }
 
@@ -89,7 +95,7 @@ extension Notebook {
     }
 }
 
-public struct Note: Strata.StrataEntity {
+public struct Note: Strata.StrataEntity, Swift.Identifiable {
     public typealias ID = Strata.EntityID<Note>
 
     public var id: ID
@@ -116,6 +122,12 @@ public struct Note: Strata.StrataEntity {
         self.priority = priority
         self.updatedAt = updatedAt
         self.notebookID = notebookID
+    }
+
+    /// The object's id, as ``Strata/StrataEntity`` reads it: `id`.
+    public var objectID: ID {
+        get { self.id }
+        set { self.id = newValue }
     }
 }
 
@@ -219,7 +231,7 @@ extension Note {
     }
 }
 
-public struct Tag: Strata.StrataEntity {
+public struct Tag: Strata.StrataEntity, Swift.Identifiable {
     public typealias ID = Strata.EntityID<Tag>
 
     public var id: ID
@@ -228,6 +240,12 @@ public struct Tag: Strata.StrataEntity {
     public init(id: ID = .unsaved, name: Swift.String) {
         self.id = id
         self.name = name
+    }
+
+    /// The object's id, as ``Strata/StrataEntity`` reads it: `id`.
+    public var objectID: ID {
+        get { self.id }
+        set { self.id = newValue }
     }
 }
 

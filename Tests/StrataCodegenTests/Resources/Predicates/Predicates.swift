@@ -12,7 +12,7 @@ public enum Mood:
     case sad
 }
 
-public struct Shelf: Strata.StrataEntity {
+public struct Shelf: Strata.StrataEntity, Swift.Identifiable {
     public typealias ID = Strata.EntityID<Shelf>
 
     public var id: ID
@@ -23,6 +23,12 @@ public struct Shelf: Strata.StrataEntity {
         self.id = id
         self.label = label
         self.note = note
+    }
+
+    /// The object's id, as ``Strata/StrataEntity`` reads it: `id`.
+    public var objectID: ID {
+        get { self.id }
+        set { self.id = newValue }
     }
 }
 
@@ -70,7 +76,7 @@ extension Shelf {
     }
 }
 
-public struct Letter: Strata.StrataEntity {
+public struct Letter: Strata.StrataEntity, Swift.Identifiable {
     public typealias ID = Strata.EntityID<Letter>
 
     public var id: ID
@@ -83,6 +89,12 @@ public struct Letter: Strata.StrataEntity {
         self.glyph = glyph
         self.rank = rank
         self.wordID = wordID
+    }
+
+    /// The object's id, as ``Strata/StrataEntity`` reads it: `id`.
+    public var objectID: ID {
+        get { self.id }
+        set { self.id = newValue }
     }
 }
 
@@ -135,7 +147,7 @@ extension Letter {
     }
 }
 
-public struct Badge: Strata.StrataEntity {
+public struct Badge: Strata.StrataEntity, Swift.Identifiable {
     public typealias ID = Strata.EntityID<Badge>
 
     public var id: ID
@@ -144,6 +156,12 @@ public struct Badge: Strata.StrataEntity {
     public init(id: ID = .unsaved, name: Swift.String) {
         self.id = id
         self.name = name
+    }
+
+    /// The object's id, as ``Strata/StrataEntity`` reads it: `id`.
+    public var objectID: ID {
+        get { self.id }
+        set { self.id = newValue }
     }
 }
 
@@ -191,7 +209,7 @@ extension Badge {
     }
 }
 
-public struct Word: Strata.StrataEntity {
+public struct Word: Strata.StrataEntity, Swift.Identifiable {
     public typealias ID = Strata.EntityID<Word>
 
     public var id: ID
@@ -230,6 +248,12 @@ public struct Word: Strata.StrataEntity {
         self.mood = mood
         self.maybeMood = maybeMood
         self.shelfID = shelfID
+    }
+
+    /// The object's id, as ``Strata/StrataEntity`` reads it: `id`.
+    public var objectID: ID {
+        get { self.id }
+        set { self.id = newValue }
     }
 }
 

@@ -4,7 +4,7 @@ import GRDB
 import Strata
 
 /// A measurement, held to bounds.
-public struct Reading: Strata.StrataEntity {
+public struct Reading: Strata.StrataEntity, Swift.Identifiable {
     public typealias ID = Strata.EntityID<Reading>
 
     public var id: ID
@@ -37,6 +37,12 @@ public struct Reading: Strata.StrataEntity {
         self.ratio = ratio
         self.weight = weight
         self.takenAt = takenAt
+    }
+
+    /// The object's id, as ``Strata/StrataEntity`` reads it: `id`.
+    public var objectID: ID {
+        get { self.id }
+        set { self.id = newValue }
     }
 }
 
@@ -90,7 +96,7 @@ extension Strata.ToOne where Destination == Reading {
 }
 
 /// A text, held to lengths and a pattern.
-public struct Caption: Strata.StrataEntity {
+public struct Caption: Strata.StrataEntity, Swift.Identifiable {
     public typealias ID = Strata.EntityID<Caption>
 
     public var id: ID
@@ -106,6 +112,12 @@ public struct Caption: Strata.StrataEntity {
         self.title = title
         self.code = code
         self.note = note
+    }
+
+    /// The object's id, as ``Strata/StrataEntity`` reads it: `id`.
+    public var objectID: ID {
+        get { self.id }
+        set { self.id = newValue }
     }
 }
 
@@ -147,7 +159,7 @@ extension Strata.ToOne where Destination == Caption {
 }
 
 /// A crate holds one to three bottles.
-public struct Crate: Strata.StrataEntity {
+public struct Crate: Strata.StrataEntity, Swift.Identifiable {
     public typealias ID = Strata.EntityID<Crate>
 
     public var id: ID
@@ -156,6 +168,12 @@ public struct Crate: Strata.StrataEntity {
     public init(id: ID = .unsaved, name: Swift.String) {
         self.id = id
         self.name = name
+    }
+
+    /// The object's id, as ``Strata/StrataEntity`` reads it: `id`.
+    public var objectID: ID {
+        get { self.id }
+        set { self.id = newValue }
     }
 }
 
@@ -207,7 +225,7 @@ extension Crate {
     }
 }
 
-public struct Bottle: Strata.StrataEntity {
+public struct Bottle: Strata.StrataEntity, Swift.Identifiable {
     public typealias ID = Strata.EntityID<Bottle>
 
     public var id: ID
@@ -218,6 +236,12 @@ public struct Bottle: Strata.StrataEntity {
         self.id = id
         self.name = name
         self.crateID = crateID
+    }
+
+    /// The object's id, as ``Strata/StrataEntity`` reads it: `id`.
+    public var objectID: ID {
+        get { self.id }
+        set { self.id = newValue }
     }
 }
 
@@ -266,7 +290,7 @@ extension Bottle {
     }
 }
 
-public struct Sticker: Strata.StrataEntity {
+public struct Sticker: Strata.StrataEntity, Swift.Identifiable {
     public typealias ID = Strata.EntityID<Sticker>
 
     public var id: ID
@@ -275,6 +299,12 @@ public struct Sticker: Strata.StrataEntity {
     public init(id: ID = .unsaved, name: Swift.String) {
         self.id = id
         self.name = name
+    }
+
+    /// The object's id, as ``Strata/StrataEntity`` reads it: `id`.
+    public var objectID: ID {
+        get { self.id }
+        set { self.id = newValue }
     }
 }
 
@@ -322,7 +352,7 @@ extension Sticker {
     }
 }
 
-public struct Folder: Strata.StrataEntity {
+public struct Folder: Strata.StrataEntity, Swift.Identifiable {
     public typealias ID = Strata.EntityID<Folder>
 
     public var id: ID
@@ -331,6 +361,12 @@ public struct Folder: Strata.StrataEntity {
     public init(id: ID = .unsaved, name: Swift.String) {
         self.id = id
         self.name = name
+    }
+
+    /// The object's id, as ``Strata/StrataEntity`` reads it: `id`.
+    public var objectID: ID {
+        get { self.id }
+        set { self.id = newValue }
     }
 }
 
@@ -374,7 +410,7 @@ extension Folder {
     }
 }
 
-public struct Document: Strata.StrataEntity {
+public struct Document: Strata.StrataEntity, Swift.Identifiable {
     public typealias ID = Strata.EntityID<Document>
 
     public var id: ID
@@ -385,6 +421,12 @@ public struct Document: Strata.StrataEntity {
         self.id = id
         self.name = name
         self.folderID = folderID
+    }
+
+    /// The object's id, as ``Strata/StrataEntity`` reads it: `id`.
+    public var objectID: ID {
+        get { self.id }
+        set { self.id = newValue }
     }
 }
 
@@ -433,7 +475,7 @@ extension Document {
     }
 }
 
-public struct Team: Strata.StrataEntity {
+public struct Team: Strata.StrataEntity, Swift.Identifiable {
     public typealias ID = Strata.EntityID<Team>
 
     public var id: ID
@@ -444,6 +486,12 @@ public struct Team: Strata.StrataEntity {
         self.id = id
         self.name = name
         self.captainID = captainID
+    }
+
+    /// The object's id, as ``Strata/StrataEntity`` reads it: `id`.
+    public var objectID: ID {
+        get { self.id }
+        set { self.id = newValue }
     }
 }
 
@@ -496,7 +544,7 @@ extension Team {
     }
 }
 
-public struct Player: Strata.StrataEntity {
+public struct Player: Strata.StrataEntity, Swift.Identifiable {
     public typealias ID = Strata.EntityID<Player>
 
     public var id: ID
@@ -507,6 +555,12 @@ public struct Player: Strata.StrataEntity {
         self.id = id
         self.name = name
         self.teamID = teamID
+    }
+
+    /// The object's id, as ``Strata/StrataEntity`` reads it: `id`.
+    public var objectID: ID {
+        get { self.id }
+        set { self.id = newValue }
     }
 }
 

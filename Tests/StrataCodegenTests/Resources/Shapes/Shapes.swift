@@ -30,7 +30,7 @@ public protocol Solid: Shape {
     static var fill: Strata.TypedColumn<Self, Fill> { get }
 }
 
-public struct Circle: Strata.StrataEntity, Solid {
+public struct Circle: Strata.StrataEntity, Swift.Identifiable, Solid {
     public typealias ID = Strata.EntityID<Circle>
 
     public var id: ID
@@ -61,6 +61,12 @@ public struct Circle: Strata.StrataEntity, Solid {
         self.fill = fill
         self.radius = radius
         self.canvasID = canvasID
+    }
+
+    /// The object's id, as ``Strata/StrataEntity`` reads it: `id`.
+    public var objectID: ID {
+        get { self.id }
+        set { self.id = newValue }
     }
 }
 
@@ -139,7 +145,7 @@ extension Circle {
     }
 }
 
-public struct Polygon: Strata.StrataEntity, Solid {
+public struct Polygon: Strata.StrataEntity, Swift.Identifiable, Solid {
     public typealias ID = Strata.EntityID<Polygon>
 
     public var id: ID
@@ -170,6 +176,12 @@ public struct Polygon: Strata.StrataEntity, Solid {
         self.fill = fill
         self.points = points
         self.canvasID = canvasID
+    }
+
+    /// The object's id, as ``Strata/StrataEntity`` reads it: `id`.
+    public var objectID: ID {
+        get { self.id }
+        set { self.id = newValue }
     }
 }
 
@@ -234,7 +246,7 @@ extension Polygon {
     }
 }
 
-public struct Label: Strata.StrataEntity, Shape {
+public struct Label: Strata.StrataEntity, Swift.Identifiable, Shape {
     public typealias ID = Strata.EntityID<Label>
 
     public var id: ID
@@ -262,6 +274,12 @@ public struct Label: Strata.StrataEntity, Shape {
         self.style = style
         self.text = text
         self.metadata = metadata
+    }
+
+    /// The object's id, as ``Strata/StrataEntity`` reads it: `id`.
+    public var objectID: ID {
+        get { self.id }
+        set { self.id = newValue }
     }
 }
 
@@ -319,7 +337,7 @@ extension Label {
     }
 }
 
-public struct Canvas: Strata.StrataEntity {
+public struct Canvas: Strata.StrataEntity, Swift.Identifiable {
     public typealias ID = Strata.EntityID<Canvas>
 
     public var id: ID
@@ -330,6 +348,12 @@ public struct Canvas: Strata.StrataEntity {
         self.id = id
         self.title = title
         self.settings = settings
+    }
+
+    /// The object's id, as ``Strata/StrataEntity`` reads it: `id`.
+    public var objectID: ID {
+        get { self.id }
+        set { self.id = newValue }
     }
 }
 

@@ -4,7 +4,7 @@ import GRDB
 import Strata
 
 /// A board holds lists, in the order the user gives them.
-public struct Board: Strata.StrataEntity {
+public struct Board: Strata.StrataEntity, Swift.Identifiable {
     public typealias ID = Strata.EntityID<Board>
 
     public var id: ID
@@ -13,6 +13,12 @@ public struct Board: Strata.StrataEntity {
     public init(id: ID = .unsaved, name: Swift.String) {
         self.id = id
         self.name = name
+    }
+
+    /// The object's id, as ``Strata/StrataEntity`` reads it: `id`.
+    public var objectID: ID {
+        get { self.id }
+        set { self.id = newValue }
     }
 }
 
@@ -57,7 +63,7 @@ extension Board {
 }
 
 /// A list of todos, in the order the user gives them.
-public struct TodoList: Strata.StrataEntity {
+public struct TodoList: Strata.StrataEntity, Swift.Identifiable {
     public typealias ID = Strata.EntityID<TodoList>
 
     public var id: ID
@@ -70,6 +76,12 @@ public struct TodoList: Strata.StrataEntity {
         self.name = name
         self.position = position
         self.boardID = boardID
+    }
+
+    /// The object's id, as ``Strata/StrataEntity`` reads it: `id`.
+    public var objectID: ID {
+        get { self.id }
+        set { self.id = newValue }
     }
 }
 
@@ -139,7 +151,7 @@ extension TodoList {
 }
 
 /// A todo, in at most one list.
-public struct Todo: Strata.StrataEntity {
+public struct Todo: Strata.StrataEntity, Swift.Identifiable {
     public typealias ID = Strata.EntityID<Todo>
 
     public var id: ID
@@ -152,6 +164,12 @@ public struct Todo: Strata.StrataEntity {
         self.title = title
         self.done = done
         self.listID = listID
+    }
+
+    /// The object's id, as ``Strata/StrataEntity`` reads it: `id`.
+    public var objectID: ID {
+        get { self.id }
+        set { self.id = newValue }
     }
 }
 
