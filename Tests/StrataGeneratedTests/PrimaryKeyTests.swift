@@ -209,6 +209,24 @@ private func primaryKey(_ db: Database, _ table: String) throws -> [String] {
         #expect(try store.fetchAll(Repo.self, where: Repo.owner.id == "bob").map(\.name) == ["three"])
         #expect(try store.fetchAll(Repo.self, where: Repo.owner.objectID == ada.objectID).count == 2)
         #expect(try store.fetchAll(Repo.self, where: Repo.owner.isNil).isEmpty)
+        // Sort keys that name the keys: the owner's `objectID`, then `localID` descending.
+        let byOwnerKey = try store.fetchAll(Repo.Fetches.byOwnerKey)
+        let expected = try store.fetchAll(Repo.self).sorted {
+            ($0.ownerID!.rawValue, -$0.localID.rawValue) < ($1.ownerID!.rawValue, -$1.localID.rawValue)
+        }
+        #expect(byOwnerKey.map(\.localID) == expected.map(\.localID))
+        #expect(byOwnerKey.map(\.name) == ["two", "one", "three"])
+    }
+
+    @Test func aKeyNamedIDSortsAsTheKey() throws {
+        let store = try Strata.Store.inMemory(schema: KeysModel.schema)
+        let repo = try store.write { (db: Database) throws in
+            let owner = try db.insert(Account(id: "o", name: "O"))
+            let repo = try db.insert(Repo(name: "r", ownerID: owner.objectID))
+            for number in [3, 1, 2] { _ = try db.insert(Ticket(title: "t\(number)", number: number, repoID: repo.localID)) }
+            return repo
+        }
+        #expect(try store.fetchAll(Ticket.Fetches.newest(repo: repo.localID)).map(\.number) == [2, 1, 3])
     }
 
     @Test("live sectioned results over renamed keys: every batch replays and equals a fresh fetch")

@@ -285,6 +285,10 @@ extension Repo {
         public static func starredBy(account: Swift.String) -> Strata.ResultsRequest<Repo, Strata.NoSection> {
             .init(where: Repo.stargazers.any(Account.id == account), sortedBy: [Repo.name.ascending])
         }
+
+        public static var byOwnerKey: Strata.ResultsRequest<Repo, Strata.NoSection> {
+            .init(sortedBy: [Repo.owner.objectID.ascending, Repo.localID.descending])
+        }
     }
 }
 
@@ -364,6 +368,10 @@ extension Ticket {
     public enum Fetches {
         public static var byRepo: Strata.ResultsRequest<Ticket, Swift.String?> {
             .init(sortedBy: [Ticket.repo.name.ascending, Ticket.number.ascending], sections: .key(Ticket.repo.name))
+        }
+
+        public static func newest(repo: Repo.ID) -> Strata.ResultsRequest<Ticket, Strata.NoSection> {
+            .init(where: Ticket.repoID == repo, sortedBy: [Ticket.id.descending])
         }
     }
 }
