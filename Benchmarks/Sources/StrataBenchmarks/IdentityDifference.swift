@@ -75,8 +75,8 @@ struct IdentityDifferenceBenchmark {
 
         // The standard library, on the flattened ids.
         if withStdlib {
-            let oldIDs = old.sections.flatMap { $0.rows.compactMap { $0.item?.id } }
-            let newIDs = new.sections.flatMap { $0.rows.compactMap { $0.item?.id } }
+            let oldIDs = old.sections.flatMap { $0.rows.compactMap { $0.item?.objectID } }
+            let newIDs = new.sections.flatMap { $0.rows.compactMap { $0.item?.objectID } }
             var difference = newIDs.difference(from: oldIDs)
             let stdlib = measure(warmUp: stdlibRuns.warmUp, repetitions: stdlibRuns.repetitions) {
                 let start = now()
