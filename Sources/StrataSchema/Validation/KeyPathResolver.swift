@@ -36,7 +36,12 @@ enum KeyPathResolver {
                     offset: offset + segment.unicodeScalars.count + 1))
             }
             guard let relationship = current.relationship(named: segment) else {
-                let members = current.attributes.map(\.name) + current.relationships.map(\.name)
+                if segment == "id" {
+                    return .failure(SchemaProblem(
+                        "unknown attribute or relationship 'id' in '\(current.name)'; its primary key is named '\(current.primaryKey)' ('primaryKey:')",
+                        offset: offset))
+                }
+                let members = [current.primaryKey] + current.attributes.map(\.name) + current.relationships.map(\.name)
                 return .failure(SchemaProblem(
                     "unknown attribute or relationship '\(segment)' in '\(current.name)'"
                         + Suggestions.didYouMean(segment, in: members), offset: offset))

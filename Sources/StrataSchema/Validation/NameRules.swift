@@ -139,8 +139,9 @@ struct MemberNameRule: SchemaRule {
 
     /// The members generated for `entity`: the common ones, its primary key, and
     /// `objectID`, the name under which `StrataEntity` reads every key.
+    /// An abstract entity has no key: its own members are those of every entity.
     static func generatedMembers(of entity: Entity) -> Set<String> {
-        generatedMembers.subtracting(["id"]).union([entity.primaryKey, "objectID"])
+        generatedMembers.subtracting(["id"]).union(entity.isAbstract ? ["objectID"] : [entity.primaryKey, "objectID"])
     }
 
     static func check(_ context: ValidationContext, _ diagnostics: inout DiagnosticBag) {
@@ -160,7 +161,12 @@ struct MemberNameRule: SchemaRule {
                 + entity.relationships.map { ("relationship", $0.name, $0.location, false) }
             declared.sort { $0.2 < $1.2 }
             for (kind, name, location, inherited) in declared {
-                if name == entity.primaryKey, !inherited {
+                if name == entity.primaryKey, !entity.isAbstract, inherited {
+                    let parent = entity.attributes.first { $0.name == name }?.inheritedFrom ?? entity.parent ?? "?"
+                    diagnostics.error(
+                        "the attribute '\(name)' that '\(entity.name)' inherits from '\(parent)' clashes with its primary key '\(entity.name).\(name)'; name the key with 'primaryKey:' on '\(entity.name)' or at the top of its file",
+                        at: entity.location)
+                } else if name == entity.primaryKey, !entity.isAbstract, !inherited {
                     let hint = name == "id"
                         ? "; keep the name by choosing the key's name with 'primaryKey:' on '\(entity.name)' or at the top of its file (e.g. primaryKey: objectID)"
                         : " ('primaryKey: \(name)'); choose another key name or rename the \(kind)"
