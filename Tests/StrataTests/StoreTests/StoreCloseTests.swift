@@ -29,6 +29,9 @@ struct StoreCloseTests {
         let controller = try ResultsController(
             store: store, request: Note.Fetches.all, deliveryQueue: DispatchQueue(label: "strata.tests.close"))
         #expect(controller.snapshot.items.count == Self.rowCount)
+        // A controller holds its store until its queue has delivered what it had pending:
+        // wait, so that the store is released when the caller lets it go.
+        controller.waitForDeliveries()
     }
 
     /// Copies the database file alone to a new folder, opens it there and checks every row.
