@@ -69,7 +69,8 @@ enum HistoryBenchmark {
     /// The same writes into two stores, one recording history and one not, alternately.
     static func throughput(rounds: Int) throws -> [Throughput] {
         let workloads: [(name: String, transactions: Int, rows: Int)] = [
-            ("1 row per transaction", 300, 1), ("100 rows per transaction", 100, 100), ("10,000 rows in one transaction", 1, 10_000),
+            ("1 row per transaction", 300, 1), ("1 row per transaction, 2,000 in a row", 2_000, 1),
+            ("100 rows per transaction", 100, 100), ("10,000 rows in one transaction", 1, 10_000),
         ]
         var result: [Throughput] = []
         for workload in workloads {
