@@ -50,6 +50,16 @@ extension GenerationContext {
         let type = typeName(entity.name)
         let keys = foreignKeys(of: entity)
 
+        // The stored properties in the initializer's order, with the initializer's defaults.
+        var properties: [(name: String, type: String, defaultValue: String?)] = [(entity.primaryKey, "ID", ".unsaved")]
+        for attribute in entity.attributes {
+            let value = attribute.defaultValue.map { defaultExpression($0, type: attribute.type) }
+            properties.append((attribute.name, attributeType(attribute), value ?? (attribute.isOptional ? "nil" : nil)))
+        }
+        for key in keys {
+            properties.append((key.column, key.swiftType, key.relationship.isRequired ? nil : "nil"))
+        }
+
         w.docComment(entity.doc)
         // The key's property; an entity whose key is `id` is `Identifiable` through it.
         let key = SwiftNames.identifier(entity.primaryKey), keyMember = "self." + SwiftNames.member(entity.primaryKey)
@@ -72,20 +82,7 @@ extension GenerationContext {
                 w.line("public var \(SwiftNames.identifier(key.column)): \(key.swiftType)")
             }
             w.blankLine()
-            var parameters = ["\(key): ID = .unsaved"]
-            for attribute in entity.attributes {
-                var parameter = "\(SwiftNames.identifier(attribute.name)): \(attributeType(attribute))"
-                if let value = attribute.defaultValue {
-                    parameter += " = " + defaultExpression(value, type: attribute.type)
-                } else if attribute.isOptional {
-                    parameter += " = nil"
-                }
-                parameters.append(parameter)
-            }
-            for key in keys {
-                parameters.append(
-                    "\(SwiftNames.identifier(key.column)): \(key.swiftType)" + (key.relationship.isRequired ? "" : " = nil"))
-            }
+            let parameters = properties.map { "\(SwiftNames.identifier($0.name)): \($0.type)" + ($0.defaultValue.map { " = " + $0 } ?? "") }
             w.call("public init", parameters, " {")
             w.indent { w in
                 w.line("\(keyMember) = \(key)")
@@ -112,6 +109,7 @@ extension GenerationContext {
             w.line(
                 "public static let entityDescriptor: Strata.EntityDescriptor = \(SwiftNames.identifier(schema.name)).schema.entity(named: \(SwiftNames.stringLiteral(entity.name)))!"
             )
+            w.line("public static var schemaDescriptor: Strata.SchemaDescriptor { \(SwiftNames.identifier(schema.name)).schema }")
             w.blankLine()
             // Reading never traps: a stored value the type cannot represent throws
             // `Strata.ValueDecodingError` naming the table, row, column and value.
@@ -161,6 +159,28 @@ extension GenerationContext {
             w.blankLine()
             w.block("public mutating func didInsert(_ inserted: GRDB.InsertionSuccess)") { w in
                 w.line("\(keyMember) = ID(rawValue: inserted.rowID)")
+            }
+        }
+
+        // Decoding takes what the initializer takes: a server's JSON without the store's key
+        // decodes as an unsaved object, a missing value with a default takes the default.
+        // Encoding is the compiler's, with these keys.
+        w.blankLine()
+        w.block("extension \(type)") { w in
+            w.block("enum CodingKeys: Swift.String, Swift.CodingKey") { w in
+                for property in properties { w.line("case \(SwiftNames.identifier(property.name))") }
+            }
+            w.blankLine()
+            w.line("/// Decodes the values the initializer takes; a missing key or value with a default takes it.")
+            w.block("public init(from decoder: any Swift.Decoder) throws") { w in
+                w.line("let container = try decoder.container(keyedBy: CodingKeys.self)")
+                let arguments = properties.map { property in
+                    let label = SwiftNames.label(property.name), codingKey = "." + SwiftNames.member(property.name)
+                    let decode = "container.decode(\(property.type).self, forKey: \(codingKey))"
+                    guard let value = property.defaultValue else { return "\(label): try \(decode)" }
+                    return "\(label): try container.contains(\(codingKey)) ? \(decode) : \(value)"
+                }
+                w.call("self.init", arguments, "")
             }
         }
 

@@ -18,6 +18,12 @@ enum SwiftNames {
         keywords.contains(name) ? "`\(name)`" : name
     }
 
+    /// An argument label at a call (`f(default: 1)`): every keyword but three is a label
+    /// without backticks there.
+    static func label(_ name: String) -> String {
+        ["inout", "var", "let"].contains(name) ? "`\(name)`" : name
+    }
+
     /// A name after a dot (`.case`, `Type.member`): only a few words need backticks there.
     static func member(_ name: String) -> String {
         ["init", "self", "Self", "Type", "Protocol", "default"].contains(name) || keywords.contains(name)

@@ -70,6 +70,34 @@ private func primaryKey(_ db: Database, _ table: String) throws -> [String] {
         #expect(try store.fetchAll(Account.self).isEmpty)
     }
 
+    @Test func aServersJSONWithoutTheKeyDecodesAsAnUnsavedObject() throws {
+        let decoder = JSONDecoder()
+        // What the initializer requires, a JSON object requires; the rest takes the
+        // initializer's defaults: the key `.unsaved`, `stars` 0, a nil owner.
+        let account = try decoder.decode(Account.self, from: Data(#"{"id": "srv-ada", "name": "Ada"}"#.utf8))
+        #expect(account == Account(id: "srv-ada", name: "Ada"))
+        #expect(!account.objectID.isSaved)
+        let repo = try decoder.decode(Repo.self, from: Data(#"{"id": 7, "name": "strata"}"#.utf8))
+        #expect(repo == Repo(id: 7, name: "strata"))
+        #expect(repo.stars == 0 && repo.ownerID == nil && !repo.localID.isSaved)
+        // An explicit null is nil, a present value wins over the default.
+        let nulls = try decoder.decode(Repo.self, from: Data(#"{"id": null, "name": "n", "stars": 3, "ownerID": null}"#.utf8))
+        #expect(nulls == Repo(id: nil, name: "n", stars: 3))
+        // A value without a default is required, as in the initializer.
+        #expect(throws: DecodingError.self) { try decoder.decode(Account.self, from: Data(#"{"id": "srv-ada"}"#.utf8)) }
+        #expect(throws: DecodingError.self) { try decoder.decode(Ticket.self, from: Data(#"{"title": "t", "number": 1}"#.utf8)) }
+
+        // A decoded object inserts like a constructed one, and a stored one round-trips with
+        // its key.
+        let store = try Strata.Store.inMemory(schema: KeysModel.schema)
+        let stored = try store.insert(account)
+        #expect(stored.objectID.isSaved)
+        let again = try decoder.decode(Account.self, from: JSONEncoder().encode(stored))
+        #expect(again == stored)
+        let ticket = Ticket(id: Ticket.ID(rawValue: 5), title: "t", number: 1, repoID: Repo.ID(rawValue: 9))
+        #expect(try decoder.decode(Ticket.self, from: JSONEncoder().encode(ticket)) == ticket)
+    }
+
     @Test func anEntityWithItsKeyNamedIDIsIdentifiableThroughIt() throws {
         let store = try Strata.Store.inMemory(schema: KeysModel.schema)
         let owner = try store.insert(Account(id: "a", name: "A"))
@@ -390,5 +418,55 @@ private final class KeysLiveList<Item: StrataEntity, Section: Hashable & Sendabl
             #expect(shown == fresh.snapshot, "the list differs from a fresh fetch", sourceLocation: sourceLocation)
             #expect((shown?.sections.count ?? 0) > 0, "the list is empty", sourceLocation: sourceLocation)
         }
+    }
+}
+
+/// Two models open in one process (an app's old and new model versions, two apps' models in
+/// one server) that share an identical entity but not the keys of the entities it relates
+/// to: typed queries through relationships follow the model of the entity's own type, never
+/// another open model that happens to describe the entity the same way.
+@Suite struct TwoModelsInOneProcessTests {
+    /// The Keys model, with Repo's key named `id` (and no server `id`): Ticket is described
+    /// exactly as in the Keys model, Repo is not.
+    static let otherModel: SchemaDescriptor = {
+        var schema = KeysModel.schema
+        schema.name = "KeysWithRepoKeyID"
+        let index = schema.entities.firstIndex { $0.name == "Repo" }!
+        schema.entities[index].primaryKey = "id"
+        schema.entities[index].attributes.removeAll { $0.name == "id" }
+        return schema
+    }()
+
+    @Test func typedQueriesFollowTheModelOfTheirEntityType() throws {
+        #expect(Self.otherModel.entity(named: "Ticket") == KeysModel.schema.entity(named: "Ticket"))
+        #expect(Ticket.schemaDescriptor == KeysModel.schema)
+        let store = try Strata.Store.inMemory(schema: KeysModel.schema)
+        // Opened after the Keys store, so it is the last open model that has Ticket.
+        let other = try Strata.Store.inMemory(schema: Self.otherModel)
+        defer { try? other.close() }
+        // Server ids differ from the local keys, so a join through the wrong key finds
+        // other repositories (or none).
+        let (ada, strata, grdb) = try store.write { (db: Database) throws in
+            let ada = try db.insert(Account(id: "ada", name: "Ada"))
+            let strata = try db.insert(Repo(id: 2, name: "strata", ownerID: ada.objectID))
+            let grdb = try db.insert(Repo(id: 1, name: "grdb", ownerID: ada.objectID))
+            return (ada, strata, grdb)
+        }
+        #expect(strata.localID.rawValue == 1 && grdb.localID.rawValue == 2)
+        let crash = try store.insert(Ticket(title: "crash", number: 1, repoID: strata.localID))
+        let leak = try store.insert(Ticket(title: "leak", number: 2, repoID: grdb.localID))
+
+        try store.read { (db: Database) throws in
+            #expect(try db.fetchAll(Ticket.self, where: Ticket.repo.name == "strata").map(\.title) == ["crash"])
+            #expect(try db.fetchCount(Ticket.self, where: Ticket.repo.name == "grdb") == 1)
+            #expect(try db.fetchAll(Ticket.self, sortedBy: [Ticket.repo.name.ascending]).map(\.title) == ["leak", "crash"])
+            #expect(try db.fetchAll(Ticket.Fetches.byRepo).map(\.title) == ["leak", "crash"])
+            #expect(try db.fetchOne(Ticket.repo, of: crash.id)?.name == "strata")
+            #expect(try db.fetchOne(Ticket.repo.owner, of: leak.id)?.objectID == ada.objectID)
+            #expect(try db.fetchAll(Repo.self, where: Repo.owner.name == "Ada").count == 2)
+        }
+        #expect(try store.write { (db: Database) throws in try db.delete(Ticket.self, where: Ticket.repo.name == "grdb") } == 1)
+        #expect(try store.read { (db: Database) throws in try db.fetchAll(Ticket.self).map(\.title) } == ["crash"])
+        try store.close()
     }
 }

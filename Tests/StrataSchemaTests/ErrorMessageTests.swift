@@ -224,6 +224,9 @@ struct ErrorMessageTests {
             "attribute named objectID", "entities:\n  A:\n    attributes: { objectID: Int }\n",
             "m.yaml:3:19: error: attribute name 'objectID' clashes with the generated member 'A.objectID'; rename it"),
         BadModel(
+            "attribute named schemaDescriptor", "entities:\n  A:\n    attributes: { schemaDescriptor: Int }\n",
+            "m.yaml:3:19: error: attribute name 'schemaDescriptor' clashes with the generated member 'A.schemaDescriptor'; rename it"),
+        BadModel(
             "primary key not an identifier", "primaryKey: 2id\nentities:\n  A: { attributes: { id: Int } }\n",
             "m.yaml:1:13: error: primary key name '2id' is not a valid identifier; use letters, digits and '_', not starting with a digit"),
         BadModel(
@@ -521,6 +524,12 @@ struct ErrorMessageTests {
         BadModel(
             "predicate error in a single-quoted scalar", fetchModel("    fetches: { f: { where: 'b.titel == \"x\"' } }"),
             "m.yaml:7:31: error: unknown attribute or relationship 'titel' in 'B'; did you mean 'title'?"),
+        BadModel(
+            "predicate on a to-one's key", fetchModel("    fetches: { f: { where: 'b.id == $b' } }"),
+            "m.yaml:7:31: error: unknown attribute or relationship 'id' in 'B'; 'id' is its primary key: compare the relationship itself with an id ('b == $b')"),
+        BadModel(
+            "predicate on the entity's own key", fetchModel("    fetches: { f: { where: 'objectID == $x' } }"),
+            "m.yaml:7:29: error: unknown attribute or relationship 'objectID' in 'A'; 'objectID' is its primary key, which predicates do not compare"),
         BadModel(
             "predicate error in a plain scalar", fetchModel("    fetches: { f: { where: rank > true } }"),
             "m.yaml:7:35: error: cannot compare 'rank' (Int) with true"),

@@ -68,4 +68,23 @@ struct PrimaryKeyRuleTests {
             "m.yaml:7:21: error: sort key: unknown attribute or relationship 'id' in 'A'; its primary key is named 'key' ('primaryKey:')",
         ])
     }
+
+    @Test func predicatesNameTheKeyAndTheComparisonThatWorks() {
+        #expect(diagnostics("""
+            entities:
+              A:
+                primaryKey: key
+                attributes: { n: Int }
+                relationships: { b: { to: B, inverse: as } }
+                fetches:
+                  one: { where: "id == $x" }
+                  two: { where: "b.objectID == $x" }
+              B:
+                primaryKey: objectID
+                relationships: { as: { to: A, many: true, inverse: b } }
+            """) == [
+            "m.yaml:7:22: error: unknown attribute or relationship 'id' in 'A'; its primary key is named 'key' ('primaryKey:'), which predicates do not compare",
+            "m.yaml:8:24: error: unknown attribute or relationship 'objectID' in 'B'; 'objectID' is its primary key: compare the relationship itself with an id ('b == $b')",
+        ])
+    }
 }

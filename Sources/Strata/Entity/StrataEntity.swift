@@ -16,12 +16,21 @@ where ID == EntityID<Self> {
     /// The entity's description in the model's ``SchemaDescriptor``.
     static var entityDescriptor: EntityDescriptor { get }
 
+    /// The model the entity belongs to, whose relationships typed predicates, sort keys and
+    /// fetch requests follow (`Ticket.repo.name`). Generated entities return their model's
+    /// `schema`; the default finds a schema of an open store that has exactly this entity.
+    static var schemaDescriptor: SchemaDescriptor { get }
+
     /// The row's identifier, whatever the model names its primary key; ``EntityID/unsaved``
     /// until inserted. For an entity whose key is `id`, the same value as `id`.
     var objectID: ID { get set }
 }
 
 extension StrataEntity {
+    /// A schema of a store opened in this process that has exactly ``entityDescriptor``,
+    /// for entities written by hand; generated entities name their model instead.
+    public static var schemaDescriptor: SchemaDescriptor { SchemaRegistry.schema(of: entityDescriptor) }
+
     /// The entity's name, which is also its table's name.
     public static var entityName: String { entityDescriptor.name }
 

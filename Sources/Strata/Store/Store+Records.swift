@@ -101,8 +101,7 @@ extension Database {
     }
 
     static func builder<Entity: StrataEntity>(for type: Entity.Type) throws -> SQLQueryBuilder {
-        let schema = SchemaRegistry.schema(of: Entity.entityDescriptor)
-        return try SQLQueryBuilder(schema: schema, rootEntity: Entity.entityName)
+        try SQLQueryBuilder(schema: Entity.schemaDescriptor, rootEntity: Entity.entityName)
     }
 }
 

@@ -374,7 +374,7 @@ struct PredicateTypeChecker {
                     return .value(attribute.type, optional: optional || attribute.isOptional, name: spelled)
                 }
                 guard let relationship = current.relationship(named: segment) else {
-                    unknownMember(segment, in: current, offset: segmentOffset)
+                    unknownMember(segment, in: current, offset: segmentOffset, after: path[..<index].joined(separator: "."))
                     return .invalid
                 }
                 guard let destination = schema.entity(named: relationship.destination) else { return .invalid }
@@ -402,11 +402,21 @@ struct PredicateTypeChecker {
         }
     }
 
-    mutating func unknownMember(_ name: String, in entity: Entity, offset: Int) {
+    /// `prefix`: the to-one path before `name` (empty at the root), for the hint on keys.
+    mutating func unknownMember(_ name: String, in entity: Entity, offset: Int, after prefix: String = "") {
         let members = entity.attributes.map(\.name) + entity.relationships.map(\.name)
-        failures.append(Failure(
-            "unknown attribute or relationship '\(name)' in '\(entity.name)'" + Suggestions.didYouMean(name, in: members),
-            offset: offset))
+        var message = "unknown attribute or relationship '\(name)' in '\(entity.name)'"
+        if name == entity.primaryKey || name == "objectID" {
+            // The key is not an operand; a to-one compares with an id by itself.
+            message += prefix.isEmpty
+                ? "; '\(name)' is its primary key, which predicates do not compare"
+                : "; '\(name)' is its primary key: compare the relationship itself with an id ('\(prefix) == $\(entity.name.prefix(1).lowercased() + entity.name.dropFirst())')"
+        } else if name == "id" && !entity.isAbstract {
+            message += "; its primary key is named '\(entity.primaryKey)' ('primaryKey:'), which predicates do not compare"
+        } else {
+            message += Suggestions.didYouMean(name, in: members)
+        }
+        failures.append(Failure(message, offset: offset))
     }
 
     // MARK: - Types

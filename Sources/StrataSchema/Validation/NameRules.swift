@@ -132,7 +132,7 @@ struct MemberNameRule: SchemaRule {
     /// (`CodingKeys`, `hashValue`, whose implementation is deprecated); and GRDB's associated
     /// types of record types (`Columns`, `DatabaseComponents`).
     static let generatedMembers: Set<String> = [
-        "id", "entityDescriptor", "entityName", "databaseTableName", "Fetches", "ID", "init", "encode", "didInsert",
+        "id", "entityDescriptor", "schemaDescriptor", "entityName", "databaseTableName", "Fetches", "ID", "init", "encode", "didInsert",
         "path", "isNil", "_column", "_toOne", "self", "Self", "Type", "Protocol", "CodingKeys", "hashValue",
         "Columns", "DatabaseComponents", "Associations",
     ]

@@ -45,6 +45,7 @@ public struct Section: Strata.StrataEntity, Swift.Identifiable {
 extension Section {
     public static let databaseTableName: Swift.String = "Section"
     public static let entityDescriptor: Strata.EntityDescriptor = EdgeModel.schema.entity(named: "Section")!
+    public static var schemaDescriptor: Strata.SchemaDescriptor { EdgeModel.schema }
 
     public init(row: GRDB.Row) throws {
         self.id = try row.strataValue("id", of: "Section")
@@ -60,6 +61,24 @@ extension Section {
 
     public mutating func didInsert(_ inserted: GRDB.InsertionSuccess) {
         self.id = ID(rawValue: inserted.rowID)
+    }
+}
+
+extension Section {
+    enum CodingKeys: Swift.String, Swift.CodingKey {
+        case id
+        case title
+        case order
+    }
+
+    /// Decodes the values the initializer takes; a missing key or value with a default takes it.
+    public init(from decoder: any Swift.Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            id: try container.contains(.id) ? container.decode(ID.self, forKey: .id) : .unsaved,
+            title: try container.decode(Swift.String.self, forKey: .title),
+            order: try container.contains(.order) ? container.decode(Swift.Int.self, forKey: .order) : 0
+        )
     }
 }
 
@@ -180,6 +199,7 @@ public struct Item: Strata.StrataEntity, Swift.Identifiable {
 extension Item {
     public static let databaseTableName: Swift.String = "Item"
     public static let entityDescriptor: Strata.EntityDescriptor = EdgeModel.schema.entity(named: "Item")!
+    public static var schemaDescriptor: Strata.SchemaDescriptor { EdgeModel.schema }
 
     public init(row: GRDB.Row) throws {
         self.id = try row.strataValue("id", of: "Item")
@@ -239,6 +259,68 @@ extension Item {
 
     public mutating func didInsert(_ inserted: GRDB.InsertionSuccess) {
         self.id = ID(rawValue: inserted.rowID)
+    }
+}
+
+extension Item {
+    enum CodingKeys: Swift.String, Swift.CodingKey {
+        case id
+        case name
+        case `default`
+        case `class`
+        case backslash
+        case interpolation
+        case triple
+        case emoji
+        case multiline
+        case count
+        case small
+        case medium
+        case ratio
+        case weight
+        case flag
+        case stamp
+        case token
+        case fixedToken
+        case blob
+        case amount
+        case link
+        case level
+        case uniqueCode
+        case sectionID
+        case storeID
+    }
+
+    /// Decodes the values the initializer takes; a missing key or value with a default takes it.
+    public init(from decoder: any Swift.Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            id: try container.contains(.id) ? container.decode(ID.self, forKey: .id) : .unsaved,
+            name: try container.decode(Swift.String.self, forKey: .name),
+            default: try container.contains(.`default`) ? container.decode(Swift.String.self, forKey: .`default`) : "say \"hi\"",
+            class: try container.contains(.`class`) ? container.decode(Kind.self, forKey: .`class`) : .`class`,
+            backslash: try container.contains(.backslash) ? container.decode(Swift.String.self, forKey: .backslash) : "C:\\path\\to\\file",
+            interpolation: try container.contains(.interpolation) ? container.decode(Swift.String.self, forKey: .interpolation) : "\\(notInterpolated)",
+            triple: try container.contains(.triple) ? container.decode(Swift.String.self, forKey: .triple) : "\"\"\" and #\"raw\"#",
+            emoji: try container.contains(.emoji) ? container.decode(Swift.String.self, forKey: .emoji) : "👩‍💻 naïve ✓",
+            multiline: try container.contains(.multiline) ? container.decode(Swift.String.self, forKey: .multiline) : "line one\nline two\ttabbed\r",
+            count: try container.contains(.count) ? container.decode(Swift.Int.self, forKey: .count) : -3,
+            small: try container.contains(.small) ? container.decode(Swift.Int16.self, forKey: .small) : 7,
+            medium: try container.contains(.medium) ? container.decode(Swift.Int32?.self, forKey: .medium) : nil,
+            ratio: try container.contains(.ratio) ? container.decode(Swift.Double.self, forKey: .ratio) : 0.25,
+            weight: try container.contains(.weight) ? container.decode(Swift.Float.self, forKey: .weight) : 1.0,
+            flag: try container.contains(.flag) ? container.decode(Swift.Bool.self, forKey: .flag) : true,
+            stamp: try container.contains(.stamp) ? container.decode(Foundation.Date.self, forKey: .stamp) : Foundation.Date(),
+            token: try container.contains(.token) ? container.decode(Foundation.UUID.self, forKey: .token) : Foundation.UUID(),
+            fixedToken: try container.contains(.fixedToken) ? container.decode(Foundation.UUID.self, forKey: .fixedToken) : Foundation.UUID(uuidString: "00000000-0000-0000-0000-000000000001")!,
+            blob: try container.contains(.blob) ? container.decode(Foundation.Data?.self, forKey: .blob) : nil,
+            amount: try container.contains(.amount) ? container.decode(Foundation.Decimal.self, forKey: .amount) : Foundation.Decimal(string: "12.5")!,
+            link: try container.contains(.link) ? container.decode(Foundation.URL?.self, forKey: .link) : nil,
+            level: try container.contains(.level) ? container.decode(Level?.self, forKey: .level) : nil,
+            uniqueCode: try container.contains(.uniqueCode) ? container.decode(Swift.String?.self, forKey: .uniqueCode) : nil,
+            sectionID: try container.decode(Section.ID.self, forKey: .sectionID),
+            storeID: try container.contains(.storeID) ? container.decode(Store.ID?.self, forKey: .storeID) : nil
+        )
     }
 }
 
@@ -466,6 +548,7 @@ public struct Store: Strata.StrataEntity, Swift.Identifiable {
 extension Store {
     public static let databaseTableName: Swift.String = "Store"
     public static let entityDescriptor: Strata.EntityDescriptor = EdgeModel.schema.entity(named: "Store")!
+    public static var schemaDescriptor: Strata.SchemaDescriptor { EdgeModel.schema }
 
     public init(row: GRDB.Row) throws {
         self.id = try row.strataValue("id", of: "Store")
@@ -479,6 +562,22 @@ extension Store {
 
     public mutating func didInsert(_ inserted: GRDB.InsertionSuccess) {
         self.id = ID(rawValue: inserted.rowID)
+    }
+}
+
+extension Store {
+    enum CodingKeys: Swift.String, Swift.CodingKey {
+        case id
+        case name
+    }
+
+    /// Decodes the values the initializer takes; a missing key or value with a default takes it.
+    public init(from decoder: any Swift.Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            id: try container.contains(.id) ? container.decode(ID.self, forKey: .id) : .unsaved,
+            name: try container.decode(Swift.String.self, forKey: .name)
+        )
     }
 }
 
@@ -534,6 +633,7 @@ public struct Snapshot: Strata.StrataEntity, Swift.Identifiable {
 extension Snapshot {
     public static let databaseTableName: Swift.String = "Snapshot"
     public static let entityDescriptor: Strata.EntityDescriptor = EdgeModel.schema.entity(named: "Snapshot")!
+    public static var schemaDescriptor: Strata.SchemaDescriptor { EdgeModel.schema }
 
     public init(row: GRDB.Row) throws {
         self.id = try row.strataValue("id", of: "Snapshot")
@@ -551,6 +651,26 @@ extension Snapshot {
 
     public mutating func didInsert(_ inserted: GRDB.InsertionSuccess) {
         self.id = ID(rawValue: inserted.rowID)
+    }
+}
+
+extension Snapshot {
+    enum CodingKeys: Swift.String, Swift.CodingKey {
+        case id
+        case name
+        case date
+        case storeID
+    }
+
+    /// Decodes the values the initializer takes; a missing key or value with a default takes it.
+    public init(from decoder: any Swift.Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            id: try container.contains(.id) ? container.decode(ID.self, forKey: .id) : .unsaved,
+            name: try container.decode(Swift.String.self, forKey: .name),
+            date: try container.contains(.date) ? container.decode(Foundation.Date?.self, forKey: .date) : nil,
+            storeID: try container.contains(.storeID) ? container.decode(Store.ID?.self, forKey: .storeID) : nil
+        )
     }
 }
 
@@ -603,6 +723,7 @@ public struct Predicate: Strata.StrataEntity, Swift.Identifiable {
 extension Predicate {
     public static let databaseTableName: Swift.String = "Predicate"
     public static let entityDescriptor: Strata.EntityDescriptor = EdgeModel.schema.entity(named: "Predicate")!
+    public static var schemaDescriptor: Strata.SchemaDescriptor { EdgeModel.schema }
 
     public init(row: GRDB.Row) throws {
         self.id = try row.strataValue("id", of: "Predicate")
@@ -618,6 +739,24 @@ extension Predicate {
 
     public mutating func didInsert(_ inserted: GRDB.InsertionSuccess) {
         self.id = ID(rawValue: inserted.rowID)
+    }
+}
+
+extension Predicate {
+    enum CodingKeys: Swift.String, Swift.CodingKey {
+        case id
+        case text
+        case level
+    }
+
+    /// Decodes the values the initializer takes; a missing key or value with a default takes it.
+    public init(from decoder: any Swift.Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            id: try container.contains(.id) ? container.decode(ID.self, forKey: .id) : .unsaved,
+            text: try container.decode(Swift.String.self, forKey: .text),
+            level: try container.contains(.level) ? container.decode(Level.self, forKey: .level) : .low
+        )
     }
 }
 
@@ -670,6 +809,7 @@ public struct Date: Strata.StrataEntity, Swift.Identifiable {
 extension Date {
     public static let databaseTableName: Swift.String = "Date"
     public static let entityDescriptor: Strata.EntityDescriptor = EdgeModel.schema.entity(named: "Date")!
+    public static var schemaDescriptor: Strata.SchemaDescriptor { EdgeModel.schema }
 
     public init(row: GRDB.Row) throws {
         self.id = try row.strataValue("id", of: "Date")
@@ -683,6 +823,22 @@ extension Date {
 
     public mutating func didInsert(_ inserted: GRDB.InsertionSuccess) {
         self.id = ID(rawValue: inserted.rowID)
+    }
+}
+
+extension Date {
+    enum CodingKeys: Swift.String, Swift.CodingKey {
+        case id
+        case value
+    }
+
+    /// Decodes the values the initializer takes; a missing key or value with a default takes it.
+    public init(from decoder: any Swift.Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            id: try container.contains(.id) ? container.decode(ID.self, forKey: .id) : .unsaved,
+            value: try container.contains(.value) ? container.decode(Swift.String.self, forKey: .value) : ""
+        )
     }
 }
 
@@ -747,6 +903,7 @@ public struct Passport: Strata.StrataEntity, Swift.Identifiable {
 extension Passport {
     public static let databaseTableName: Swift.String = "Passport"
     public static let entityDescriptor: Strata.EntityDescriptor = EdgeModel.schema.entity(named: "Passport")!
+    public static var schemaDescriptor: Strata.SchemaDescriptor { EdgeModel.schema }
 
     public init(row: GRDB.Row) throws {
         self.id = try row.strataValue("id", of: "Passport")
@@ -762,6 +919,24 @@ extension Passport {
 
     public mutating func didInsert(_ inserted: GRDB.InsertionSuccess) {
         self.id = ID(rawValue: inserted.rowID)
+    }
+}
+
+extension Passport {
+    enum CodingKeys: Swift.String, Swift.CodingKey {
+        case id
+        case number
+        case holderID
+    }
+
+    /// Decodes the values the initializer takes; a missing key or value with a default takes it.
+    public init(from decoder: any Swift.Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            id: try container.contains(.id) ? container.decode(ID.self, forKey: .id) : .unsaved,
+            number: try container.decode(Swift.String.self, forKey: .number),
+            holderID: try container.decode(Date.ID.self, forKey: .holderID)
+        )
     }
 }
 
@@ -829,6 +1004,7 @@ public struct Node: Strata.StrataEntity, Swift.Identifiable {
 extension Node {
     public static let databaseTableName: Swift.String = "Node"
     public static let entityDescriptor: Strata.EntityDescriptor = EdgeModel.schema.entity(named: "Node")!
+    public static var schemaDescriptor: Strata.SchemaDescriptor { EdgeModel.schema }
 
     public init(row: GRDB.Row) throws {
         self.id = try row.strataValue("id", of: "Node")
@@ -852,6 +1028,32 @@ extension Node {
 
     public mutating func didInsert(_ inserted: GRDB.InsertionSuccess) {
         self.id = ID(rawValue: inserted.rowID)
+    }
+}
+
+extension Node {
+    enum CodingKeys: Swift.String, Swift.CodingKey {
+        case id
+        case home
+        case offset
+        case budget
+        case ratio
+        case parentID
+        case twinID
+    }
+
+    /// Decodes the values the initializer takes; a missing key or value with a default takes it.
+    public init(from decoder: any Swift.Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            id: try container.contains(.id) ? container.decode(ID.self, forKey: .id) : .unsaved,
+            home: try container.contains(.home) ? container.decode(Foundation.URL.self, forKey: .home) : Foundation.URL(string: "https://example.com/path?q=1&r=%20")!,
+            offset: try container.contains(.offset) ? container.decode(Swift.Float.self, forKey: .offset) : -1.5,
+            budget: try container.contains(.budget) ? container.decode(Foundation.Decimal.self, forKey: .budget) : Foundation.Decimal(3),
+            ratio: try container.contains(.ratio) ? container.decode(Swift.Double.self, forKey: .ratio) : -2.0,
+            parentID: try container.contains(.parentID) ? container.decode(Node.ID?.self, forKey: .parentID) : nil,
+            twinID: try container.contains(.twinID) ? container.decode(Node.ID?.self, forKey: .twinID) : nil
+        )
     }
 }
 

@@ -32,6 +32,7 @@ public struct Account: Strata.StrataEntity {
 extension Account {
     public static let databaseTableName: Swift.String = "Account"
     public static let entityDescriptor: Strata.EntityDescriptor = KeysModel.schema.entity(named: "Account")!
+    public static var schemaDescriptor: Strata.SchemaDescriptor { KeysModel.schema }
 
     public init(row: GRDB.Row) throws {
         self.objectID = try row.strataValue("objectID", of: "Account")
@@ -51,6 +52,28 @@ extension Account {
 
     public mutating func didInsert(_ inserted: GRDB.InsertionSuccess) {
         self.objectID = ID(rawValue: inserted.rowID)
+    }
+}
+
+extension Account {
+    enum CodingKeys: Swift.String, Swift.CodingKey {
+        case objectID
+        case id
+        case name
+        case biographyID
+        case mentorID
+    }
+
+    /// Decodes the values the initializer takes; a missing key or value with a default takes it.
+    public init(from decoder: any Swift.Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            objectID: try container.contains(.objectID) ? container.decode(ID.self, forKey: .objectID) : .unsaved,
+            id: try container.decode(Swift.String.self, forKey: .id),
+            name: try container.decode(Swift.String.self, forKey: .name),
+            biographyID: try container.contains(.biographyID) ? container.decode(Biography.ID?.self, forKey: .biographyID) : nil,
+            mentorID: try container.contains(.mentorID) ? container.decode(Account.ID?.self, forKey: .mentorID) : nil
+        )
     }
 }
 
@@ -124,6 +147,7 @@ public struct Biography: Strata.StrataEntity {
 extension Biography {
     public static let databaseTableName: Swift.String = "Biography"
     public static let entityDescriptor: Strata.EntityDescriptor = KeysModel.schema.entity(named: "Biography")!
+    public static var schemaDescriptor: Strata.SchemaDescriptor { KeysModel.schema }
 
     public init(row: GRDB.Row) throws {
         self.objectID = try row.strataValue("objectID", of: "Biography")
@@ -137,6 +161,22 @@ extension Biography {
 
     public mutating func didInsert(_ inserted: GRDB.InsertionSuccess) {
         self.objectID = ID(rawValue: inserted.rowID)
+    }
+}
+
+extension Biography {
+    enum CodingKeys: Swift.String, Swift.CodingKey {
+        case objectID
+        case bio
+    }
+
+    /// Decodes the values the initializer takes; a missing key or value with a default takes it.
+    public init(from decoder: any Swift.Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            objectID: try container.contains(.objectID) ? container.decode(ID.self, forKey: .objectID) : .unsaved,
+            bio: try container.contains(.bio) ? container.decode(Swift.String.self, forKey: .bio) : ""
+        )
     }
 }
 
@@ -199,6 +239,7 @@ public struct Repo: Strata.StrataEntity {
 extension Repo {
     public static let databaseTableName: Swift.String = "Repo"
     public static let entityDescriptor: Strata.EntityDescriptor = KeysModel.schema.entity(named: "Repo")!
+    public static var schemaDescriptor: Strata.SchemaDescriptor { KeysModel.schema }
 
     public init(row: GRDB.Row) throws {
         self.localID = try row.strataValue("localID", of: "Repo")
@@ -218,6 +259,28 @@ extension Repo {
 
     public mutating func didInsert(_ inserted: GRDB.InsertionSuccess) {
         self.localID = ID(rawValue: inserted.rowID)
+    }
+}
+
+extension Repo {
+    enum CodingKeys: Swift.String, Swift.CodingKey {
+        case localID
+        case id
+        case name
+        case stars
+        case ownerID
+    }
+
+    /// Decodes the values the initializer takes; a missing key or value with a default takes it.
+    public init(from decoder: any Swift.Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            localID: try container.contains(.localID) ? container.decode(ID.self, forKey: .localID) : .unsaved,
+            id: try container.contains(.id) ? container.decode(Swift.Int?.self, forKey: .id) : nil,
+            name: try container.decode(Swift.String.self, forKey: .name),
+            stars: try container.contains(.stars) ? container.decode(Swift.Int.self, forKey: .stars) : 0,
+            ownerID: try container.contains(.ownerID) ? container.decode(Account.ID?.self, forKey: .ownerID) : nil
+        )
     }
 }
 
@@ -317,6 +380,7 @@ public struct Ticket: Strata.StrataEntity, Swift.Identifiable {
 extension Ticket {
     public static let databaseTableName: Swift.String = "Ticket"
     public static let entityDescriptor: Strata.EntityDescriptor = KeysModel.schema.entity(named: "Ticket")!
+    public static var schemaDescriptor: Strata.SchemaDescriptor { KeysModel.schema }
 
     public init(row: GRDB.Row) throws {
         self.id = try row.strataValue("id", of: "Ticket")
@@ -334,6 +398,26 @@ extension Ticket {
 
     public mutating func didInsert(_ inserted: GRDB.InsertionSuccess) {
         self.id = ID(rawValue: inserted.rowID)
+    }
+}
+
+extension Ticket {
+    enum CodingKeys: Swift.String, Swift.CodingKey {
+        case id
+        case title
+        case number
+        case repoID
+    }
+
+    /// Decodes the values the initializer takes; a missing key or value with a default takes it.
+    public init(from decoder: any Swift.Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            id: try container.contains(.id) ? container.decode(ID.self, forKey: .id) : .unsaved,
+            title: try container.decode(Swift.String.self, forKey: .title),
+            number: try container.decode(Swift.Int.self, forKey: .number),
+            repoID: try container.decode(Repo.ID.self, forKey: .repoID)
+        )
     }
 }
 

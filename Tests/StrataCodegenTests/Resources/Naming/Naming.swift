@@ -26,6 +26,7 @@ public struct Author: Strata.StrataEntity, Swift.Identifiable {
 extension Author {
     public static let databaseTableName: Swift.String = "Author"
     public static let entityDescriptor: Strata.EntityDescriptor = NamingModel.schema.entity(named: "Author")!
+    public static var schemaDescriptor: Strata.SchemaDescriptor { NamingModel.schema }
 
     public init(row: GRDB.Row) throws {
         self.id = try row.strataValue("id", of: "Author")
@@ -41,6 +42,24 @@ extension Author {
 
     public mutating func didInsert(_ inserted: GRDB.InsertionSuccess) {
         self.id = ID(rawValue: inserted.rowID)
+    }
+}
+
+extension Author {
+    enum CodingKeys: Swift.String, Swift.CodingKey {
+        case id
+        case name
+        case profileRef
+    }
+
+    /// Decodes the values the initializer takes; a missing key or value with a default takes it.
+    public init(from decoder: any Swift.Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            id: try container.contains(.id) ? container.decode(ID.self, forKey: .id) : .unsaved,
+            name: try container.decode(Swift.String.self, forKey: .name),
+            profileRef: try container.contains(.profileRef) ? container.decode(Profile.ID?.self, forKey: .profileRef) : nil
+        )
     }
 }
 
@@ -93,6 +112,7 @@ public struct Profile: Strata.StrataEntity, Swift.Identifiable {
 extension Profile {
     public static let databaseTableName: Swift.String = "Profile"
     public static let entityDescriptor: Strata.EntityDescriptor = NamingModel.schema.entity(named: "Profile")!
+    public static var schemaDescriptor: Strata.SchemaDescriptor { NamingModel.schema }
 
     public init(row: GRDB.Row) throws {
         self.id = try row.strataValue("id", of: "Profile")
@@ -106,6 +126,22 @@ extension Profile {
 
     public mutating func didInsert(_ inserted: GRDB.InsertionSuccess) {
         self.id = ID(rawValue: inserted.rowID)
+    }
+}
+
+extension Profile {
+    enum CodingKeys: Swift.String, Swift.CodingKey {
+        case id
+        case bio
+    }
+
+    /// Decodes the values the initializer takes; a missing key or value with a default takes it.
+    public init(from decoder: any Swift.Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            id: try container.contains(.id) ? container.decode(ID.self, forKey: .id) : .unsaved,
+            bio: try container.contains(.bio) ? container.decode(Swift.String.self, forKey: .bio) : ""
+        )
     }
 }
 
@@ -184,6 +220,7 @@ public struct Post: Strata.StrataEntity, Swift.Identifiable {
 extension Post {
     public static let databaseTableName: Swift.String = "Post"
     public static let entityDescriptor: Strata.EntityDescriptor = NamingModel.schema.entity(named: "Post")!
+    public static var schemaDescriptor: Strata.SchemaDescriptor { NamingModel.schema }
 
     public init(row: GRDB.Row) throws {
         self.id = try row.strataValue("id", of: "Post")
@@ -211,6 +248,38 @@ extension Post {
 
     public mutating func didInsert(_ inserted: GRDB.InsertionSuccess) {
         self.id = ID(rawValue: inserted.rowID)
+    }
+}
+
+extension Post {
+    enum CodingKeys: Swift.String, Swift.CodingKey {
+        case id
+        case title
+        case authorID
+        case rank
+        case publishedAt
+        case editedAt
+        case day
+        case draft
+        case isSelected
+        case authorRef
+    }
+
+    /// Decodes the values the initializer takes; a missing key or value with a default takes it.
+    public init(from decoder: any Swift.Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            id: try container.contains(.id) ? container.decode(ID.self, forKey: .id) : .unsaved,
+            title: try container.decode(Swift.String.self, forKey: .title),
+            authorID: try container.contains(.authorID) ? container.decode(Swift.String?.self, forKey: .authorID) : nil,
+            rank: try container.contains(.rank) ? container.decode(Swift.Int.self, forKey: .rank) : 0,
+            publishedAt: try container.contains(.publishedAt) ? container.decode(Foundation.Date.self, forKey: .publishedAt) : Foundation.Date(timeIntervalSince1970: 1704067200),
+            editedAt: try container.contains(.editedAt) ? container.decode(Foundation.Date.self, forKey: .editedAt) : Foundation.Date(timeIntervalSince1970: Foundation.TimeInterval(1709243999999) / 1000),
+            day: try container.contains(.day) ? container.decode(Foundation.Date?.self, forKey: .day) : Foundation.Date(timeIntervalSince1970: 1709251200),
+            draft: try container.contains(.draft) ? container.decode(Swift.String.self, forKey: .draft) : "",
+            isSelected: try container.contains(.isSelected) ? container.decode(Swift.Bool?.self, forKey: .isSelected) : nil,
+            authorRef: try container.contains(.authorRef) ? container.decode(Author.ID?.self, forKey: .authorRef) : nil
+        )
     }
 }
 

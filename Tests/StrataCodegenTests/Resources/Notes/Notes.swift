@@ -46,6 +46,7 @@ public struct Notebook: Strata.StrataEntity, Swift.Identifiable {
 extension Notebook {
     public static let databaseTableName: Swift.String = "Notebook"
     public static let entityDescriptor: Strata.EntityDescriptor = NotesModel.schema.entity(named: "Notebook")!
+    public static var schemaDescriptor: Strata.SchemaDescriptor { NotesModel.schema }
 
     public init(row: GRDB.Row) throws {
         self.id = try row.strataValue("id", of: "Notebook")
@@ -65,6 +66,28 @@ extension Notebook {
 
     public mutating func didInsert(_ inserted: GRDB.InsertionSuccess) {
         self.id = ID(rawValue: inserted.rowID)
+    }
+}
+
+extension Notebook {
+    enum CodingKeys: Swift.String, Swift.CodingKey {
+        case id
+        case name
+        case createdAt
+        case position
+        case color
+    }
+
+    /// Decodes the values the initializer takes; a missing key or value with a default takes it.
+    public init(from decoder: any Swift.Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            id: try container.contains(.id) ? container.decode(ID.self, forKey: .id) : .unsaved,
+            name: try container.decode(Swift.String.self, forKey: .name),
+            createdAt: try container.contains(.createdAt) ? container.decode(Foundation.Date.self, forKey: .createdAt) : Foundation.Date(),
+            position: try container.contains(.position) ? container.decode(Swift.Int.self, forKey: .position) : 0,
+            color: try container.contains(.color) ? container.decode(Swift.String?.self, forKey: .color) : nil
+        )
     }
 }
 
@@ -134,6 +157,7 @@ public struct Note: Strata.StrataEntity, Swift.Identifiable {
 extension Note {
     public static let databaseTableName: Swift.String = "Note"
     public static let entityDescriptor: Strata.EntityDescriptor = NotesModel.schema.entity(named: "Note")!
+    public static var schemaDescriptor: Strata.SchemaDescriptor { NotesModel.schema }
 
     public init(row: GRDB.Row) throws {
         self.id = try row.strataValue("id", of: "Note")
@@ -157,6 +181,32 @@ extension Note {
 
     public mutating func didInsert(_ inserted: GRDB.InsertionSuccess) {
         self.id = ID(rawValue: inserted.rowID)
+    }
+}
+
+extension Note {
+    enum CodingKeys: Swift.String, Swift.CodingKey {
+        case id
+        case title
+        case body
+        case pinned
+        case priority
+        case updatedAt
+        case notebookID
+    }
+
+    /// Decodes the values the initializer takes; a missing key or value with a default takes it.
+    public init(from decoder: any Swift.Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            id: try container.contains(.id) ? container.decode(ID.self, forKey: .id) : .unsaved,
+            title: try container.decode(Swift.String.self, forKey: .title),
+            body: try container.contains(.body) ? container.decode(Swift.String.self, forKey: .body) : "",
+            pinned: try container.contains(.pinned) ? container.decode(Swift.Bool.self, forKey: .pinned) : false,
+            priority: try container.contains(.priority) ? container.decode(Priority.self, forKey: .priority) : .normal,
+            updatedAt: try container.decode(Foundation.Date.self, forKey: .updatedAt),
+            notebookID: try container.contains(.notebookID) ? container.decode(Notebook.ID?.self, forKey: .notebookID) : nil
+        )
     }
 }
 
@@ -252,6 +302,7 @@ public struct Tag: Strata.StrataEntity, Swift.Identifiable {
 extension Tag {
     public static let databaseTableName: Swift.String = "Tag"
     public static let entityDescriptor: Strata.EntityDescriptor = NotesModel.schema.entity(named: "Tag")!
+    public static var schemaDescriptor: Strata.SchemaDescriptor { NotesModel.schema }
 
     public init(row: GRDB.Row) throws {
         self.id = try row.strataValue("id", of: "Tag")
@@ -265,6 +316,22 @@ extension Tag {
 
     public mutating func didInsert(_ inserted: GRDB.InsertionSuccess) {
         self.id = ID(rawValue: inserted.rowID)
+    }
+}
+
+extension Tag {
+    enum CodingKeys: Swift.String, Swift.CodingKey {
+        case id
+        case name
+    }
+
+    /// Decodes the values the initializer takes; a missing key or value with a default takes it.
+    public init(from decoder: any Swift.Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            id: try container.contains(.id) ? container.decode(ID.self, forKey: .id) : .unsaved,
+            name: try container.decode(Swift.String.self, forKey: .name)
+        )
     }
 }
 

@@ -35,6 +35,7 @@ public struct Shelf: Strata.StrataEntity, Swift.Identifiable {
 extension Shelf {
     public static let databaseTableName: Swift.String = "Shelf"
     public static let entityDescriptor: Strata.EntityDescriptor = PredicateModel.schema.entity(named: "Shelf")!
+    public static var schemaDescriptor: Strata.SchemaDescriptor { PredicateModel.schema }
 
     public init(row: GRDB.Row) throws {
         self.id = try row.strataValue("id", of: "Shelf")
@@ -50,6 +51,24 @@ extension Shelf {
 
     public mutating func didInsert(_ inserted: GRDB.InsertionSuccess) {
         self.id = ID(rawValue: inserted.rowID)
+    }
+}
+
+extension Shelf {
+    enum CodingKeys: Swift.String, Swift.CodingKey {
+        case id
+        case label
+        case note
+    }
+
+    /// Decodes the values the initializer takes; a missing key or value with a default takes it.
+    public init(from decoder: any Swift.Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            id: try container.contains(.id) ? container.decode(ID.self, forKey: .id) : .unsaved,
+            label: try container.decode(Swift.String.self, forKey: .label),
+            note: try container.contains(.note) ? container.decode(Swift.String?.self, forKey: .note) : nil
+        )
     }
 }
 
@@ -101,6 +120,7 @@ public struct Letter: Strata.StrataEntity, Swift.Identifiable {
 extension Letter {
     public static let databaseTableName: Swift.String = "Letter"
     public static let entityDescriptor: Strata.EntityDescriptor = PredicateModel.schema.entity(named: "Letter")!
+    public static var schemaDescriptor: Strata.SchemaDescriptor { PredicateModel.schema }
 
     public init(row: GRDB.Row) throws {
         self.id = try row.strataValue("id", of: "Letter")
@@ -118,6 +138,26 @@ extension Letter {
 
     public mutating func didInsert(_ inserted: GRDB.InsertionSuccess) {
         self.id = ID(rawValue: inserted.rowID)
+    }
+}
+
+extension Letter {
+    enum CodingKeys: Swift.String, Swift.CodingKey {
+        case id
+        case glyph
+        case rank
+        case wordID
+    }
+
+    /// Decodes the values the initializer takes; a missing key or value with a default takes it.
+    public init(from decoder: any Swift.Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            id: try container.contains(.id) ? container.decode(ID.self, forKey: .id) : .unsaved,
+            glyph: try container.decode(Swift.String.self, forKey: .glyph),
+            rank: try container.decode(Swift.Int.self, forKey: .rank),
+            wordID: try container.contains(.wordID) ? container.decode(Word.ID?.self, forKey: .wordID) : nil
+        )
     }
 }
 
@@ -168,6 +208,7 @@ public struct Badge: Strata.StrataEntity, Swift.Identifiable {
 extension Badge {
     public static let databaseTableName: Swift.String = "Badge"
     public static let entityDescriptor: Strata.EntityDescriptor = PredicateModel.schema.entity(named: "Badge")!
+    public static var schemaDescriptor: Strata.SchemaDescriptor { PredicateModel.schema }
 
     public init(row: GRDB.Row) throws {
         self.id = try row.strataValue("id", of: "Badge")
@@ -181,6 +222,22 @@ extension Badge {
 
     public mutating func didInsert(_ inserted: GRDB.InsertionSuccess) {
         self.id = ID(rawValue: inserted.rowID)
+    }
+}
+
+extension Badge {
+    enum CodingKeys: Swift.String, Swift.CodingKey {
+        case id
+        case name
+    }
+
+    /// Decodes the values the initializer takes; a missing key or value with a default takes it.
+    public init(from decoder: any Swift.Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            id: try container.contains(.id) ? container.decode(ID.self, forKey: .id) : .unsaved,
+            name: try container.decode(Swift.String.self, forKey: .name)
+        )
     }
 }
 
@@ -260,6 +317,7 @@ public struct Word: Strata.StrataEntity, Swift.Identifiable {
 extension Word {
     public static let databaseTableName: Swift.String = "Word"
     public static let entityDescriptor: Strata.EntityDescriptor = PredicateModel.schema.entity(named: "Word")!
+    public static var schemaDescriptor: Strata.SchemaDescriptor { PredicateModel.schema }
 
     public init(row: GRDB.Row) throws {
         self.id = try row.strataValue("id", of: "Word")
@@ -291,6 +349,40 @@ extension Word {
 
     public mutating func didInsert(_ inserted: GRDB.InsertionSuccess) {
         self.id = ID(rawValue: inserted.rowID)
+    }
+}
+
+extension Word {
+    enum CodingKeys: Swift.String, Swift.CodingKey {
+        case id
+        case text
+        case alt
+        case number
+        case maybe
+        case ratio
+        case flag
+        case day
+        case mood
+        case maybeMood
+        case shelfID
+    }
+
+    /// Decodes the values the initializer takes; a missing key or value with a default takes it.
+    public init(from decoder: any Swift.Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            id: try container.contains(.id) ? container.decode(ID.self, forKey: .id) : .unsaved,
+            text: try container.decode(Swift.String.self, forKey: .text),
+            alt: try container.contains(.alt) ? container.decode(Swift.String?.self, forKey: .alt) : nil,
+            number: try container.decode(Swift.Int.self, forKey: .number),
+            maybe: try container.contains(.maybe) ? container.decode(Swift.Int?.self, forKey: .maybe) : nil,
+            ratio: try container.decode(Swift.Double.self, forKey: .ratio),
+            flag: try container.decode(Swift.Bool.self, forKey: .flag),
+            day: try container.decode(Foundation.Date.self, forKey: .day),
+            mood: try container.decode(Mood.self, forKey: .mood),
+            maybeMood: try container.contains(.maybeMood) ? container.decode(Mood?.self, forKey: .maybeMood) : nil,
+            shelfID: try container.contains(.shelfID) ? container.decode(Shelf.ID?.self, forKey: .shelfID) : nil
+        )
     }
 }
 

@@ -49,6 +49,7 @@ public struct Reading: Strata.StrataEntity, Swift.Identifiable {
 extension Reading {
     public static let databaseTableName: Swift.String = "Reading"
     public static let entityDescriptor: Strata.EntityDescriptor = RulesModel.schema.entity(named: "Reading")!
+    public static var schemaDescriptor: Strata.SchemaDescriptor { RulesModel.schema }
 
     public init(row: GRDB.Row) throws {
         self.id = try row.strataValue("id", of: "Reading")
@@ -72,6 +73,32 @@ extension Reading {
 
     public mutating func didInsert(_ inserted: GRDB.InsertionSuccess) {
         self.id = ID(rawValue: inserted.rowID)
+    }
+}
+
+extension Reading {
+    enum CodingKeys: Swift.String, Swift.CodingKey {
+        case id
+        case level
+        case wide
+        case small
+        case ratio
+        case weight
+        case takenAt
+    }
+
+    /// Decodes the values the initializer takes; a missing key or value with a default takes it.
+    public init(from decoder: any Swift.Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            id: try container.contains(.id) ? container.decode(ID.self, forKey: .id) : .unsaved,
+            level: try container.contains(.level) ? container.decode(Swift.Int.self, forKey: .level) : 0,
+            wide: try container.decode(Swift.Int.self, forKey: .wide),
+            small: try container.contains(.small) ? container.decode(Swift.Int16?.self, forKey: .small) : nil,
+            ratio: try container.decode(Swift.Double.self, forKey: .ratio),
+            weight: try container.contains(.weight) ? container.decode(Swift.Float.self, forKey: .weight) : 0.1,
+            takenAt: try container.decode(Foundation.Date.self, forKey: .takenAt)
+        )
     }
 }
 
@@ -124,6 +151,7 @@ public struct Caption: Strata.StrataEntity, Swift.Identifiable {
 extension Caption {
     public static let databaseTableName: Swift.String = "Caption"
     public static let entityDescriptor: Strata.EntityDescriptor = RulesModel.schema.entity(named: "Caption")!
+    public static var schemaDescriptor: Strata.SchemaDescriptor { RulesModel.schema }
 
     public init(row: GRDB.Row) throws {
         self.id = try row.strataValue("id", of: "Caption")
@@ -141,6 +169,26 @@ extension Caption {
 
     public mutating func didInsert(_ inserted: GRDB.InsertionSuccess) {
         self.id = ID(rawValue: inserted.rowID)
+    }
+}
+
+extension Caption {
+    enum CodingKeys: Swift.String, Swift.CodingKey {
+        case id
+        case title
+        case code
+        case note
+    }
+
+    /// Decodes the values the initializer takes; a missing key or value with a default takes it.
+    public init(from decoder: any Swift.Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            id: try container.contains(.id) ? container.decode(ID.self, forKey: .id) : .unsaved,
+            title: try container.decode(Swift.String.self, forKey: .title),
+            code: try container.contains(.code) ? container.decode(Swift.String?.self, forKey: .code) : nil,
+            note: try container.contains(.note) ? container.decode(Swift.String.self, forKey: .note) : ""
+        )
     }
 }
 
@@ -180,6 +228,7 @@ public struct Crate: Strata.StrataEntity, Swift.Identifiable {
 extension Crate {
     public static let databaseTableName: Swift.String = "Crate"
     public static let entityDescriptor: Strata.EntityDescriptor = RulesModel.schema.entity(named: "Crate")!
+    public static var schemaDescriptor: Strata.SchemaDescriptor { RulesModel.schema }
 
     public init(row: GRDB.Row) throws {
         self.id = try row.strataValue("id", of: "Crate")
@@ -193,6 +242,22 @@ extension Crate {
 
     public mutating func didInsert(_ inserted: GRDB.InsertionSuccess) {
         self.id = ID(rawValue: inserted.rowID)
+    }
+}
+
+extension Crate {
+    enum CodingKeys: Swift.String, Swift.CodingKey {
+        case id
+        case name
+    }
+
+    /// Decodes the values the initializer takes; a missing key or value with a default takes it.
+    public init(from decoder: any Swift.Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            id: try container.contains(.id) ? container.decode(ID.self, forKey: .id) : .unsaved,
+            name: try container.decode(Swift.String.self, forKey: .name)
+        )
     }
 }
 
@@ -248,6 +313,7 @@ public struct Bottle: Strata.StrataEntity, Swift.Identifiable {
 extension Bottle {
     public static let databaseTableName: Swift.String = "Bottle"
     public static let entityDescriptor: Strata.EntityDescriptor = RulesModel.schema.entity(named: "Bottle")!
+    public static var schemaDescriptor: Strata.SchemaDescriptor { RulesModel.schema }
 
     public init(row: GRDB.Row) throws {
         self.id = try row.strataValue("id", of: "Bottle")
@@ -263,6 +329,24 @@ extension Bottle {
 
     public mutating func didInsert(_ inserted: GRDB.InsertionSuccess) {
         self.id = ID(rawValue: inserted.rowID)
+    }
+}
+
+extension Bottle {
+    enum CodingKeys: Swift.String, Swift.CodingKey {
+        case id
+        case name
+        case crateID
+    }
+
+    /// Decodes the values the initializer takes; a missing key or value with a default takes it.
+    public init(from decoder: any Swift.Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            id: try container.contains(.id) ? container.decode(ID.self, forKey: .id) : .unsaved,
+            name: try container.decode(Swift.String.self, forKey: .name),
+            crateID: try container.contains(.crateID) ? container.decode(Crate.ID?.self, forKey: .crateID) : nil
+        )
     }
 }
 
@@ -311,6 +395,7 @@ public struct Sticker: Strata.StrataEntity, Swift.Identifiable {
 extension Sticker {
     public static let databaseTableName: Swift.String = "Sticker"
     public static let entityDescriptor: Strata.EntityDescriptor = RulesModel.schema.entity(named: "Sticker")!
+    public static var schemaDescriptor: Strata.SchemaDescriptor { RulesModel.schema }
 
     public init(row: GRDB.Row) throws {
         self.id = try row.strataValue("id", of: "Sticker")
@@ -324,6 +409,22 @@ extension Sticker {
 
     public mutating func didInsert(_ inserted: GRDB.InsertionSuccess) {
         self.id = ID(rawValue: inserted.rowID)
+    }
+}
+
+extension Sticker {
+    enum CodingKeys: Swift.String, Swift.CodingKey {
+        case id
+        case name
+    }
+
+    /// Decodes the values the initializer takes; a missing key or value with a default takes it.
+    public init(from decoder: any Swift.Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            id: try container.contains(.id) ? container.decode(ID.self, forKey: .id) : .unsaved,
+            name: try container.decode(Swift.String.self, forKey: .name)
+        )
     }
 }
 
@@ -373,6 +474,7 @@ public struct Folder: Strata.StrataEntity, Swift.Identifiable {
 extension Folder {
     public static let databaseTableName: Swift.String = "Folder"
     public static let entityDescriptor: Strata.EntityDescriptor = RulesModel.schema.entity(named: "Folder")!
+    public static var schemaDescriptor: Strata.SchemaDescriptor { RulesModel.schema }
 
     public init(row: GRDB.Row) throws {
         self.id = try row.strataValue("id", of: "Folder")
@@ -386,6 +488,22 @@ extension Folder {
 
     public mutating func didInsert(_ inserted: GRDB.InsertionSuccess) {
         self.id = ID(rawValue: inserted.rowID)
+    }
+}
+
+extension Folder {
+    enum CodingKeys: Swift.String, Swift.CodingKey {
+        case id
+        case name
+    }
+
+    /// Decodes the values the initializer takes; a missing key or value with a default takes it.
+    public init(from decoder: any Swift.Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            id: try container.contains(.id) ? container.decode(ID.self, forKey: .id) : .unsaved,
+            name: try container.decode(Swift.String.self, forKey: .name)
+        )
     }
 }
 
@@ -433,6 +551,7 @@ public struct Document: Strata.StrataEntity, Swift.Identifiable {
 extension Document {
     public static let databaseTableName: Swift.String = "Document"
     public static let entityDescriptor: Strata.EntityDescriptor = RulesModel.schema.entity(named: "Document")!
+    public static var schemaDescriptor: Strata.SchemaDescriptor { RulesModel.schema }
 
     public init(row: GRDB.Row) throws {
         self.id = try row.strataValue("id", of: "Document")
@@ -448,6 +567,24 @@ extension Document {
 
     public mutating func didInsert(_ inserted: GRDB.InsertionSuccess) {
         self.id = ID(rawValue: inserted.rowID)
+    }
+}
+
+extension Document {
+    enum CodingKeys: Swift.String, Swift.CodingKey {
+        case id
+        case name
+        case folderID
+    }
+
+    /// Decodes the values the initializer takes; a missing key or value with a default takes it.
+    public init(from decoder: any Swift.Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            id: try container.contains(.id) ? container.decode(ID.self, forKey: .id) : .unsaved,
+            name: try container.decode(Swift.String.self, forKey: .name),
+            folderID: try container.decode(Folder.ID.self, forKey: .folderID)
+        )
     }
 }
 
@@ -498,6 +635,7 @@ public struct Team: Strata.StrataEntity, Swift.Identifiable {
 extension Team {
     public static let databaseTableName: Swift.String = "Team"
     public static let entityDescriptor: Strata.EntityDescriptor = RulesModel.schema.entity(named: "Team")!
+    public static var schemaDescriptor: Strata.SchemaDescriptor { RulesModel.schema }
 
     public init(row: GRDB.Row) throws {
         self.id = try row.strataValue("id", of: "Team")
@@ -513,6 +651,24 @@ extension Team {
 
     public mutating func didInsert(_ inserted: GRDB.InsertionSuccess) {
         self.id = ID(rawValue: inserted.rowID)
+    }
+}
+
+extension Team {
+    enum CodingKeys: Swift.String, Swift.CodingKey {
+        case id
+        case name
+        case captainID
+    }
+
+    /// Decodes the values the initializer takes; a missing key or value with a default takes it.
+    public init(from decoder: any Swift.Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            id: try container.contains(.id) ? container.decode(ID.self, forKey: .id) : .unsaved,
+            name: try container.decode(Swift.String.self, forKey: .name),
+            captainID: try container.decode(Player.ID.self, forKey: .captainID)
+        )
     }
 }
 
@@ -567,6 +723,7 @@ public struct Player: Strata.StrataEntity, Swift.Identifiable {
 extension Player {
     public static let databaseTableName: Swift.String = "Player"
     public static let entityDescriptor: Strata.EntityDescriptor = RulesModel.schema.entity(named: "Player")!
+    public static var schemaDescriptor: Strata.SchemaDescriptor { RulesModel.schema }
 
     public init(row: GRDB.Row) throws {
         self.id = try row.strataValue("id", of: "Player")
@@ -582,6 +739,24 @@ extension Player {
 
     public mutating func didInsert(_ inserted: GRDB.InsertionSuccess) {
         self.id = ID(rawValue: inserted.rowID)
+    }
+}
+
+extension Player {
+    enum CodingKeys: Swift.String, Swift.CodingKey {
+        case id
+        case name
+        case teamID
+    }
+
+    /// Decodes the values the initializer takes; a missing key or value with a default takes it.
+    public init(from decoder: any Swift.Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            id: try container.contains(.id) ? container.decode(ID.self, forKey: .id) : .unsaved,
+            name: try container.decode(Swift.String.self, forKey: .name),
+            teamID: try container.decode(Team.ID.self, forKey: .teamID)
+        )
     }
 }
 

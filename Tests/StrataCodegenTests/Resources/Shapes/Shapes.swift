@@ -73,6 +73,7 @@ public struct Circle: Strata.StrataEntity, Swift.Identifiable, Solid {
 extension Circle {
     public static let databaseTableName: Swift.String = "Circle"
     public static let entityDescriptor: Strata.EntityDescriptor = ShapesModel.schema.entity(named: "Circle")!
+    public static var schemaDescriptor: Strata.SchemaDescriptor { ShapesModel.schema }
 
     public init(row: GRDB.Row) throws {
         self.id = try row.strataValue("id", of: "Circle")
@@ -98,6 +99,34 @@ extension Circle {
 
     public mutating func didInsert(_ inserted: GRDB.InsertionSuccess) {
         self.id = ID(rawValue: inserted.rowID)
+    }
+}
+
+extension Circle {
+    enum CodingKeys: Swift.String, Swift.CodingKey {
+        case id
+        case name
+        case createdAt
+        case layer
+        case style
+        case fill
+        case radius
+        case canvasID
+    }
+
+    /// Decodes the values the initializer takes; a missing key or value with a default takes it.
+    public init(from decoder: any Swift.Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            id: try container.contains(.id) ? container.decode(ID.self, forKey: .id) : .unsaved,
+            name: try container.decode(Swift.String.self, forKey: .name),
+            createdAt: try container.contains(.createdAt) ? container.decode(Foundation.Date.self, forKey: .createdAt) : Foundation.Date(),
+            layer: try container.contains(.layer) ? container.decode(Swift.Int.self, forKey: .layer) : 0,
+            style: try container.contains(.style) ? container.decode(ShapeStyle?.self, forKey: .style) : nil,
+            fill: try container.contains(.fill) ? container.decode(Fill.self, forKey: .fill) : .solid,
+            radius: try container.decode(Swift.Double.self, forKey: .radius),
+            canvasID: try container.contains(.canvasID) ? container.decode(Canvas.ID?.self, forKey: .canvasID) : nil
+        )
     }
 }
 
@@ -188,6 +217,7 @@ public struct Polygon: Strata.StrataEntity, Swift.Identifiable, Solid {
 extension Polygon {
     public static let databaseTableName: Swift.String = "Polygon"
     public static let entityDescriptor: Strata.EntityDescriptor = ShapesModel.schema.entity(named: "Polygon")!
+    public static var schemaDescriptor: Strata.SchemaDescriptor { ShapesModel.schema }
 
     public init(row: GRDB.Row) throws {
         self.id = try row.strataValue("id", of: "Polygon")
@@ -213,6 +243,34 @@ extension Polygon {
 
     public mutating func didInsert(_ inserted: GRDB.InsertionSuccess) {
         self.id = ID(rawValue: inserted.rowID)
+    }
+}
+
+extension Polygon {
+    enum CodingKeys: Swift.String, Swift.CodingKey {
+        case id
+        case name
+        case createdAt
+        case layer
+        case style
+        case fill
+        case points
+        case canvasID
+    }
+
+    /// Decodes the values the initializer takes; a missing key or value with a default takes it.
+    public init(from decoder: any Swift.Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            id: try container.contains(.id) ? container.decode(ID.self, forKey: .id) : .unsaved,
+            name: try container.decode(Swift.String.self, forKey: .name),
+            createdAt: try container.contains(.createdAt) ? container.decode(Foundation.Date.self, forKey: .createdAt) : Foundation.Date(),
+            layer: try container.contains(.layer) ? container.decode(Swift.Int.self, forKey: .layer) : 1,
+            style: try container.contains(.style) ? container.decode(ShapeStyle?.self, forKey: .style) : nil,
+            fill: try container.contains(.fill) ? container.decode(Fill.self, forKey: .fill) : .solid,
+            points: try container.decode([ShapePoint].self, forKey: .points),
+            canvasID: try container.contains(.canvasID) ? container.decode(Canvas.ID?.self, forKey: .canvasID) : nil
+        )
     }
 }
 
@@ -286,6 +344,7 @@ public struct Label: Strata.StrataEntity, Swift.Identifiable, Shape {
 extension Label {
     public static let databaseTableName: Swift.String = "Label"
     public static let entityDescriptor: Strata.EntityDescriptor = ShapesModel.schema.entity(named: "Label")!
+    public static var schemaDescriptor: Strata.SchemaDescriptor { ShapesModel.schema }
 
     public init(row: GRDB.Row) throws {
         self.id = try row.strataValue("id", of: "Label")
@@ -309,6 +368,32 @@ extension Label {
 
     public mutating func didInsert(_ inserted: GRDB.InsertionSuccess) {
         self.id = ID(rawValue: inserted.rowID)
+    }
+}
+
+extension Label {
+    enum CodingKeys: Swift.String, Swift.CodingKey {
+        case id
+        case name
+        case createdAt
+        case layer
+        case style
+        case text
+        case metadata
+    }
+
+    /// Decodes the values the initializer takes; a missing key or value with a default takes it.
+    public init(from decoder: any Swift.Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            id: try container.contains(.id) ? container.decode(ID.self, forKey: .id) : .unsaved,
+            name: try container.decode(Swift.String.self, forKey: .name),
+            createdAt: try container.contains(.createdAt) ? container.decode(Foundation.Date.self, forKey: .createdAt) : Foundation.Date(),
+            layer: try container.contains(.layer) ? container.decode(Swift.Int.self, forKey: .layer) : 0,
+            style: try container.contains(.style) ? container.decode(ShapeStyle?.self, forKey: .style) : nil,
+            text: try container.decode(Swift.String.self, forKey: .text),
+            metadata: try container.contains(.metadata) ? container.decode([String: ShapeValue]?.self, forKey: .metadata) : nil
+        )
     }
 }
 
@@ -360,6 +445,7 @@ public struct Canvas: Strata.StrataEntity, Swift.Identifiable {
 extension Canvas {
     public static let databaseTableName: Swift.String = "Canvas"
     public static let entityDescriptor: Strata.EntityDescriptor = ShapesModel.schema.entity(named: "Canvas")!
+    public static var schemaDescriptor: Strata.SchemaDescriptor { ShapesModel.schema }
 
     public init(row: GRDB.Row) throws {
         self.id = try row.strataValue("id", of: "Canvas")
@@ -375,6 +461,24 @@ extension Canvas {
 
     public mutating func didInsert(_ inserted: GRDB.InsertionSuccess) {
         self.id = ID(rawValue: inserted.rowID)
+    }
+}
+
+extension Canvas {
+    enum CodingKeys: Swift.String, Swift.CodingKey {
+        case id
+        case title
+        case settings
+    }
+
+    /// Decodes the values the initializer takes; a missing key or value with a default takes it.
+    public init(from decoder: any Swift.Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            id: try container.contains(.id) ? container.decode(ID.self, forKey: .id) : .unsaved,
+            title: try container.decode(Swift.String.self, forKey: .title),
+            settings: try container.decode(CanvasSettings.self, forKey: .settings)
+        )
     }
 }
 

@@ -25,6 +25,7 @@ public struct Board: Strata.StrataEntity, Swift.Identifiable {
 extension Board {
     public static let databaseTableName: Swift.String = "Board"
     public static let entityDescriptor: Strata.EntityDescriptor = TodosModel.schema.entity(named: "Board")!
+    public static var schemaDescriptor: Strata.SchemaDescriptor { TodosModel.schema }
 
     public init(row: GRDB.Row) throws {
         self.id = try row.strataValue("id", of: "Board")
@@ -38,6 +39,22 @@ extension Board {
 
     public mutating func didInsert(_ inserted: GRDB.InsertionSuccess) {
         self.id = ID(rawValue: inserted.rowID)
+    }
+}
+
+extension Board {
+    enum CodingKeys: Swift.String, Swift.CodingKey {
+        case id
+        case name
+    }
+
+    /// Decodes the values the initializer takes; a missing key or value with a default takes it.
+    public init(from decoder: any Swift.Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            id: try container.contains(.id) ? container.decode(ID.self, forKey: .id) : .unsaved,
+            name: try container.decode(Swift.String.self, forKey: .name)
+        )
     }
 }
 
@@ -88,6 +105,7 @@ public struct TodoList: Strata.StrataEntity, Swift.Identifiable {
 extension TodoList {
     public static let databaseTableName: Swift.String = "TodoList"
     public static let entityDescriptor: Strata.EntityDescriptor = TodosModel.schema.entity(named: "TodoList")!
+    public static var schemaDescriptor: Strata.SchemaDescriptor { TodosModel.schema }
 
     public init(row: GRDB.Row) throws {
         self.id = try row.strataValue("id", of: "TodoList")
@@ -105,6 +123,26 @@ extension TodoList {
 
     public mutating func didInsert(_ inserted: GRDB.InsertionSuccess) {
         self.id = ID(rawValue: inserted.rowID)
+    }
+}
+
+extension TodoList {
+    enum CodingKeys: Swift.String, Swift.CodingKey {
+        case id
+        case name
+        case position
+        case boardID
+    }
+
+    /// Decodes the values the initializer takes; a missing key or value with a default takes it.
+    public init(from decoder: any Swift.Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            id: try container.contains(.id) ? container.decode(ID.self, forKey: .id) : .unsaved,
+            name: try container.decode(Swift.String.self, forKey: .name),
+            position: try container.contains(.position) ? container.decode(Swift.Int.self, forKey: .position) : 0,
+            boardID: try container.contains(.boardID) ? container.decode(Board.ID?.self, forKey: .boardID) : nil
+        )
     }
 }
 
@@ -176,6 +214,7 @@ public struct Todo: Strata.StrataEntity, Swift.Identifiable {
 extension Todo {
     public static let databaseTableName: Swift.String = "Todo"
     public static let entityDescriptor: Strata.EntityDescriptor = TodosModel.schema.entity(named: "Todo")!
+    public static var schemaDescriptor: Strata.SchemaDescriptor { TodosModel.schema }
 
     public init(row: GRDB.Row) throws {
         self.id = try row.strataValue("id", of: "Todo")
@@ -193,6 +232,26 @@ extension Todo {
 
     public mutating func didInsert(_ inserted: GRDB.InsertionSuccess) {
         self.id = ID(rawValue: inserted.rowID)
+    }
+}
+
+extension Todo {
+    enum CodingKeys: Swift.String, Swift.CodingKey {
+        case id
+        case title
+        case done
+        case listID
+    }
+
+    /// Decodes the values the initializer takes; a missing key or value with a default takes it.
+    public init(from decoder: any Swift.Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            id: try container.contains(.id) ? container.decode(ID.self, forKey: .id) : .unsaved,
+            title: try container.decode(Swift.String.self, forKey: .title),
+            done: try container.contains(.done) ? container.decode(Swift.Bool.self, forKey: .done) : false,
+            listID: try container.contains(.listID) ? container.decode(TodoList.ID?.self, forKey: .listID) : nil
+        )
     }
 }
 
