@@ -136,8 +136,9 @@ extension GenerationContext {
                 }
             }
             w.blankLine()
-            // Values SQLite cannot store exactly (text with NUL, NaN) are refused here, on
-            // every write path, with `Strata.InvalidValueError`.
+            // Values SQLite cannot store exactly (text with NUL, NaN, dates outside the years
+            // 0001 to 9999) are refused here, on every write path, with
+            // `Strata.InvalidValueError`.
             w.block("public func encode(to container: inout GRDB.PersistenceContainer) throws") { w in
                 w.line("if \(keyMember).isSaved { container[\(keyLiteral)] = \(keyMember) }")
                 for attribute in stored {
@@ -146,6 +147,8 @@ extension GenerationContext {
                     switch attribute.type {
                     case .string, .double, .float:
                         w.line("container[\(name)] = try Strata.InvalidValueError.checked(\(member), \(name), of: \(entityLiteral))")
+                    case .date:
+                        w.line("container[\(name)] = try Strata.InvalidValueError.checkedDate(\(member), \(name), of: \(entityLiteral))")
                     case .codable:
                         w.line("container[\(name)] = try Strata.StoredJSON.encode(\(member), \(name), of: \(entityLiteral))")
                     default:

@@ -64,6 +64,55 @@ struct ValueFidelityTests {
         #expect(fetched[1].ratio.sign == .plus)
     }
 
+    @Test("dates from 0001-01-01 to 9999-12-31 (UTC, to the millisecond) round-trip; dates outside are refused on every write path")
+    func dateRange() throws {
+        let (store, section) = try edgeStore()
+        // 0001-01-01T00:00:00Z as the stored text reads it (Date.distantPast), and the last
+        // millisecond of 9999.
+        let first = Foundation.Date(timeIntervalSince1970: -62_135_769_600)
+        let last = Foundation.Date(timeIntervalSince1970: 253_402_300_799.999)
+        #expect(first == .distantPast)
+        for (index, date) in [first, last, Foundation.Date(timeIntervalSince1970: -62_135_769_600.000_4)].enumerated() {
+            let item = try store.insert(Item(name: "edge \(index)", stamp: date, sectionID: section))
+            let fetched = try #require(try store.fetchOne(Item.self, id: item.id))
+            #expect(abs(fetched.stamp.timeIntervalSince(date)) < 0.001, "\(date.timeIntervalSince1970)")
+            #expect(fetched == item)
+        }
+        let before = try itemCount(store)
+        let outside: [Double] = [
+            -62_135_769_600.001,           // the last millisecond of 1 BC
+            -62_170_156_800,               // in 1 BC: once stored as 0002-11-30, a date three years later
+            -1e15, 253_402_300_800,        // 10000-01-01: text of five digits no read accepts
+            253_402_300_799.999_6,         // rounds up to 10000-01-01
+            253_402_387_200, 1e15, .infinity, -.infinity,
+        ]
+        for seconds in outside {
+            let date = Foundation.Date(timeIntervalSince1970: seconds)
+            let expected = InvalidValueError(entity: "Item", attribute: "stamp", reason: .dateOutOfRange)
+            #expect(throws: expected, "\(seconds)") { try store.insert(Item(name: "x", stamp: date, sectionID: section)) }
+            #expect(throws: expected, "\(seconds)") {
+                try store.writer.write { db in
+                    var item = Item(name: "x", stamp: date, sectionID: section)
+                    try item.insert(db)   // GRDB's own API
+                }
+            }
+            var stored = try store.insert(Item(name: "y \(seconds)", sectionID: section))
+            stored.stamp = date
+            #expect(throws: expected, "\(seconds)") { try store.update(stored) }
+            #expect(try store.fetchOne(Item.self, id: stored.id)?.stamp != date)
+            // An optional date: the same range, nil stays storable.
+            #expect(throws: InvalidValueError(entity: "Snapshot", attribute: "date", reason: .dateOutOfRange)) {
+                try store.insert(Snapshot(name: "s", date: date))
+            }
+        }
+        // Nothing but the rows made to be updated was written, and every row still reads.
+        #expect(try itemCount(store) == before + outside.count)
+        #expect(try store.fetchAll(Item.self).count == before + outside.count)
+        #expect(try store.insert(Snapshot(name: "s", date: nil)).date == nil)
+        #expect(InvalidValueError(entity: "E", attribute: "d", reason: .dateOutOfRange).description
+            == "cannot store E.d: dates are stored from 0001-01-01 to 9999-12-31 (UTC), to the millisecond")
+    }
+
     @Test("the value insert returns equals a fetch of the row: dates at the stored millisecond")
     func insertReturnsTheStoredValue() throws {
         let (store, section) = try edgeStore()

@@ -217,7 +217,8 @@ extension EntityID: StrataIntegerStored {}
 ///
 /// SQLite reads and writes text as C strings, so a `String` with a NUL character would be
 /// stored cut at the NUL; it has no NaN, so a NaN `Double` or `Float` would be stored as
-/// NULL. Rather than store another value than the one given, every write of a generated
+/// NULL; a `Date` is stored as text with a four-digit year and no era, so a date outside the
+/// years 0001 to 9999 would not read back. Rather than store another value than the one given, every write of a generated
 /// entity (``Store``'s typed writes and GRDB's own `insert`, `update`, `save`, `upsert`)
 /// refuses such a value with this error, before anything is written.
 ///
@@ -235,6 +236,11 @@ public struct InvalidValueError: Error, Hashable, Sendable, CustomStringConverti
         case nulCharacter
         /// A floating-point NaN.
         case notANumber
+        /// A date outside the years 0001 to 9999 (UTC), once rounded to the millisecond: a
+        /// date is stored as `yyyy-MM-dd HH:mm:ss.SSS` text, which has four digits for the
+        /// year and no era, so a later date could not be read back and an earlier one would
+        /// read back as another date.
+        case dateOutOfRange
         /// A value of a `Codable` attribute that its type could not encode as JSON (a
         /// non-finite floating-point number inside it, or the type's own `encode(to:)` threw);
         /// the encoder's explanation.
@@ -262,6 +268,8 @@ public struct InvalidValueError: Error, Hashable, Sendable, CustomStringConverti
             "cannot store \(entity).\(attribute): the text contains a NUL character, which SQLite would cut"
         case .notANumber:
             "cannot store \(entity).\(attribute): NaN has no SQLite representation (it would be stored as NULL)"
+        case .dateOutOfRange:
+            "cannot store \(entity).\(attribute): dates are stored from 0001-01-01 to 9999-12-31 (UTC), to the millisecond"
         case .notEncodable(let explanation):
             "cannot store \(entity).\(attribute): the value cannot be encoded as JSON: \(explanation)"
         }
@@ -271,7 +279,7 @@ public struct InvalidValueError: Error, Hashable, Sendable, CustomStringConverti
     public var errorDescription: String? { description }
 
     /// `value`, or this error when SQLite cannot store it exactly. Generated code calls it
-    /// for text and floating-point attributes.
+    /// for text and floating-point attributes (and ``checkedDate(_:_:of:)`` for dates).
     @inlinable
     public static func checked<Value: DatabaseValueConvertible>(
         _ value: Value, _ attribute: String, of entity: String
@@ -284,5 +292,44 @@ public struct InvalidValueError: Error, Hashable, Sendable, CustomStringConverti
         default:
             return value
         }
+    }
+
+    /// `date` (nil or not), or this error when it is outside the years 0001 to 9999 once
+    /// stored (see ``Reason/dateOutOfRange``). Generated code calls it for date attributes.
+    @inlinable
+    public static func checkedDate(_ date: Date?, _ attribute: String, of entity: String) throws -> Date? {
+        guard let date else { return nil }
+        guard StoredDate.isStorable(date) else {
+            throw InvalidValueError(entity: entity, attribute: attribute, reason: .dateOutOfRange)
+        }
+        return date
+    }
+}
+
+/// The dates a store can hold: GRDB stores a date as `yyyy-MM-dd HH:mm:ss.SSS` text in UTC,
+/// rounded to the millisecond, with four digits for the year and no era.
+@usableFromInline
+enum StoredDate {
+    /// 0001-01-01 00:00:00 UTC, as the stored text reads it (the calendar of the text is
+    /// Julian before 1582, so this is `Date.distantPast`).
+    static let first: Double = -62_135_769_600
+    /// 10000-01-01 00:00:00 UTC.
+    static let end: Double = 253_402_300_800
+
+    /// Whether `date`, once stored, reads back as itself (to the millisecond). Dates well
+    /// inside the range are accepted at once; near an end, the stored text decides, as
+    /// rounding to the millisecond may carry into the next year.
+    @usableFromInline
+    static func isStorable(_ date: Date) -> Bool {
+        let seconds = date.timeIntervalSince1970
+        if seconds > first + 1 && seconds < end - 1 { return true }
+        guard seconds.isFinite, seconds > first - 1, seconds < end + 1 else { return false }
+        // A year of four digits (not 10000), that reads back as the same instant (not a
+        // year before 0001, whose era the text drops).
+        guard case .string(let text) = date.databaseValue.storage,
+              text.prefix(while: { $0 != "-" }).count == 4,
+              let read = Date.fromDatabaseValue(text.databaseValue)
+        else { return false }
+        return abs(read.timeIntervalSince1970 - seconds) <= 0.0005 + 1e-6
     }
 }

@@ -246,6 +246,7 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
             for row in fetched { if let item = row.item { payload[row.id] = item } }
             let replaced = try index.replaceInBulk(gone: gone, fetched: fetched.map { ($0.id, $0.keys) })
             journal.invalidate(replaced.touched)
+            rows.reserveCapacity(rows.count + replaced.old.count + replaced.new.count)
             for (id, place) in replaced.old { rows[id] = RowChange(old: place) }
             for (id, place) in replaced.new { rows[id, default: RowChange()].new = place }
             journal.putRowJournal(rows)

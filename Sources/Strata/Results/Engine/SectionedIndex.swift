@@ -378,6 +378,8 @@ struct SectionedIndex<Section: Hashable & Sendable> {
     mutating func replaceInBulk(gone: Set<Int64>, fetched: [(id: Int64, keys: IndexKeys)]) throws -> BulkReplacement {
         precondition(!compact, "a compact index reads keys from the database: it is patched item by item")
         var result = BulkReplacement()
+        result.old.reserveCapacity(gone.count)
+        result.new.reserveCapacity(fetched.count)
         // 1. Removal: one pass over each section that loses items records their places.
         var leaving: [SectionID: Set<Int64>] = [:]
         for id in gone {
@@ -422,34 +424,53 @@ struct SectionedIndex<Section: Hashable & Sendable> {
                 oneByOne.append(row)
             }
         }
+        let descending = itemDescending
         for (section, rows) in arriving {
-            let descending = itemDescending
             let sorted = rows.sorted { Self.precedes($0.sort, $0.id, $1.sort, $1.id, descending: descending) }
             let s = sections.index(forKey: section)!
             let rest = sections.values[s].items
             var merged: [Int64] = []
             merged.reserveCapacity(rest.count + sorted.count)
             var next = 0
+            // The sort keys of rest[next], read once however many rows are compared with it.
+            var nextSort: [DatabaseValue]?
             for row in sorted {
-                while next < rest.count, precedes(records[rest[next]]!.keys.sort, rest[next], row.sort, row.id) {
+                while next < rest.count {
+                    if nextSort == nil {
+                        // Through `values[_:]`, which lends the record: only its sort keys
+                        // are copied.
+                        guard let index = records.index(forKey: rest[next]) else { preconditionFailure("item not indexed") }
+                        nextSort = records.values[index].keys.sort
+                    }
+                    guard Self.precedes(nextSort!, rest[next], row.sort, row.id, descending: descending) else { break }
                     merged.append(rest[next])
                     next += 1
+                    nextSort = nil
                 }
+                // Its place is known here: the merge is the section's final order.
+                result.new[row.id] = RowChange.Place(section: section, index: merged.count)
                 merged.append(row.id)
             }
             merged.append(contentsOf: rest[next...])
             sections.values[s].items = merged
             result.touched.insert(section)
         }
+        // 3. The rows placed one by one (into sections made for them, or hidden): their
+        // places once all are in, with one pass over each section they went to.
+        var placedOneByOne = Set<SectionID>()
         for row in oneByOne {
-            if let place = try insert(row.id, row.keys) { result.touched.insert(place.section) }
+            if let place = try insert(row.id, row.keys) {
+                result.touched.insert(place.section)
+                placedOneByOne.insert(place.section)
+            }
         }
-        // 3. The new places: one pass over each touched section.
-        let fetchedIDs = Set(fetched.lazy.map(\.id))
-        for section in result.touched {
-            guard let items = sections[section]?.items else { continue }
-            for (index, id) in items.enumerated() where fetchedIDs.contains(id) {
-                result.new[id] = RowChange.Place(section: section, index: index)
+        if !placedOneByOne.isEmpty {
+            let ids = Set(oneByOne.lazy.map(\.id))
+            for section in placedOneByOne {
+                guard let items = sections[section]?.items else { continue }
+                for (index, id) in items.enumerated() where ids.contains(id) {
+                    result.new[id] = RowChange.Place(section: section, index: index)
+                }
             }
         }
         return result

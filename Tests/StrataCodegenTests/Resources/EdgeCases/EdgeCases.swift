@@ -245,7 +245,7 @@ extension Item {
         container["ratio"] = try Strata.InvalidValueError.checked(self.ratio, "ratio", of: "Item")
         container["weight"] = try Strata.InvalidValueError.checked(self.weight, "weight", of: "Item")
         container["flag"] = self.flag
-        container["stamp"] = self.stamp
+        container["stamp"] = try Strata.InvalidValueError.checkedDate(self.stamp, "stamp", of: "Item")
         container["token"] = self.token
         container["fixedToken"] = self.fixedToken
         container["blob"] = self.blob
@@ -645,7 +645,7 @@ extension Snapshot {
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
         if self.id.isSaved { container["id"] = self.id }
         container["name"] = try Strata.InvalidValueError.checked(self.name, "name", of: "Snapshot")
-        container["date"] = self.date
+        container["date"] = try Strata.InvalidValueError.checkedDate(self.date, "date", of: "Snapshot")
         container["storeID"] = self.storeID
     }
 

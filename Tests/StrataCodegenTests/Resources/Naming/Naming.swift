@@ -240,9 +240,9 @@ extension Post {
         container["title"] = try Strata.InvalidValueError.checked(self.title, "title", of: "Post")
         container["authorID"] = try Strata.InvalidValueError.checked(self.authorID, "authorID", of: "Post")
         container["rank"] = self.rank
-        container["publishedAt"] = self.publishedAt
-        container["editedAt"] = self.editedAt
-        container["day"] = self.day
+        container["publishedAt"] = try Strata.InvalidValueError.checkedDate(self.publishedAt, "publishedAt", of: "Post")
+        container["editedAt"] = try Strata.InvalidValueError.checkedDate(self.editedAt, "editedAt", of: "Post")
+        container["day"] = try Strata.InvalidValueError.checkedDate(self.day, "day", of: "Post")
         container["authorRef"] = self.authorRef
     }
 

@@ -59,7 +59,7 @@ extension Notebook {
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
         if self.id.isSaved { container["id"] = self.id }
         container["name"] = try Strata.InvalidValueError.checked(self.name, "name", of: "Notebook")
-        container["createdAt"] = self.createdAt
+        container["createdAt"] = try Strata.InvalidValueError.checkedDate(self.createdAt, "createdAt", of: "Notebook")
         container["position"] = self.position
         container["color"] = try Strata.InvalidValueError.checked(self.color, "color", of: "Notebook")
     }
@@ -175,7 +175,7 @@ extension Note {
         container["body"] = try Strata.InvalidValueError.checked(self.body, "body", of: "Note")
         container["pinned"] = self.pinned
         container["priority"] = self.priority
-        container["updatedAt"] = self.updatedAt
+        container["updatedAt"] = try Strata.InvalidValueError.checkedDate(self.updatedAt, "updatedAt", of: "Note")
         container["notebookID"] = self.notebookID
     }
 

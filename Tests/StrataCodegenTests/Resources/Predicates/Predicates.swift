@@ -341,7 +341,7 @@ extension Word {
         container["maybe"] = self.maybe
         container["ratio"] = try Strata.InvalidValueError.checked(self.ratio, "ratio", of: "Word")
         container["flag"] = self.flag
-        container["day"] = self.day
+        container["day"] = try Strata.InvalidValueError.checkedDate(self.day, "day", of: "Word")
         container["mood"] = self.mood
         container["maybeMood"] = self.maybeMood
         container["shelfID"] = self.shelfID

@@ -68,7 +68,7 @@ extension Reading {
         container["small"] = self.small
         container["ratio"] = try Strata.InvalidValueError.checked(self.ratio, "ratio", of: "Reading")
         container["weight"] = try Strata.InvalidValueError.checked(self.weight, "weight", of: "Reading")
-        container["takenAt"] = self.takenAt
+        container["takenAt"] = try Strata.InvalidValueError.checkedDate(self.takenAt, "takenAt", of: "Reading")
     }
 
     public mutating func didInsert(_ inserted: GRDB.InsertionSuccess) {

@@ -89,7 +89,7 @@ extension Circle {
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
         if self.id.isSaved { container["id"] = self.id }
         container["name"] = try Strata.InvalidValueError.checked(self.name, "name", of: "Circle")
-        container["createdAt"] = self.createdAt
+        container["createdAt"] = try Strata.InvalidValueError.checkedDate(self.createdAt, "createdAt", of: "Circle")
         container["layer"] = self.layer
         container["style"] = try Strata.StoredJSON.encode(self.style, "style", of: "Circle")
         container["fill"] = self.fill
@@ -233,7 +233,7 @@ extension Polygon {
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
         if self.id.isSaved { container["id"] = self.id }
         container["name"] = try Strata.InvalidValueError.checked(self.name, "name", of: "Polygon")
-        container["createdAt"] = self.createdAt
+        container["createdAt"] = try Strata.InvalidValueError.checkedDate(self.createdAt, "createdAt", of: "Polygon")
         container["layer"] = self.layer
         container["style"] = try Strata.StoredJSON.encode(self.style, "style", of: "Polygon")
         container["fill"] = self.fill
@@ -359,7 +359,7 @@ extension Label {
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
         if self.id.isSaved { container["id"] = self.id }
         container["name"] = try Strata.InvalidValueError.checked(self.name, "name", of: "Label")
-        container["createdAt"] = self.createdAt
+        container["createdAt"] = try Strata.InvalidValueError.checkedDate(self.createdAt, "createdAt", of: "Label")
         container["layer"] = self.layer
         container["style"] = try Strata.StoredJSON.encode(self.style, "style", of: "Label")
         container["text"] = try Strata.InvalidValueError.checked(self.text, "text", of: "Label")
