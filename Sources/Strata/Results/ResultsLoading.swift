@@ -39,6 +39,7 @@ public enum ResultsLoading: Hashable, Sendable {
     /// Every value read with the results (the default).
     case eager
     /// Ids and keys read with the results, values in pages of `pageSize` rows when first
-    /// read, at most `cachedPages` pages kept per snapshot.
+    /// read, at most `cachedPages` pages kept per snapshot. Both are at least 1: a smaller
+    /// value is taken as 1.
     case batched(pageSize: Int = 64, cachedPages: Int = 32)
 }

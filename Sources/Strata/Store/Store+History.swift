@@ -35,10 +35,14 @@ extension Store {
     ///   - excludingAuthors: transactions by these authors are left out (their changes
     ///     are still behind the returned token).
     /// - Throws: ``HistoryPrunedError`` when the history was pruned past `token`: some
-    ///   transactions after it are gone.
+    ///   transactions after it are gone. ``HistoryTokenAheadError`` when `token` is past the
+    ///   file's last transaction: the file was replaced by an earlier copy (a backup
+    ///   restored) since the token was read, or the token is another file's.
     public func changes(since token: HistoryToken, excludingAuthors: Set<String> = []) throws -> HistoryChanges {
         let allTables = observer.trackedTables
         return try read { db in
+            let last = try HistoryTable.lastToken(db)
+            if token.rawValue > last.rawValue { throw HistoryTokenAheadError(token: token, currentToken: last) }
             let (entries, pruned) = try HistoryTable.entries(after: token, db)
             if pruned { throw HistoryPrunedError(token: token, currentToken: try HistoryTable.lastToken(db)) }
             var transactions: [HistoryTransaction] = []

@@ -208,8 +208,9 @@ public final class Store: Sendable {
         return base.appendingPathComponent(schema.name).appendingPathComponent("\(schema.name).sqlite")
     }
 
-    /// Closes the store's connections now. Using the store afterwards throws; closing it
-    /// again does nothing.
+    /// Closes the store's connections now. Using the store afterwards throws
+    /// ``StoreError/closed`` (reads, writes, results controllers, the change history; the
+    /// GRDB ``writer`` throws GRDB's own error); closing it again does nothing.
     ///
     /// Once `close()` returns, the database file alone holds every commit: the `-wal` is
     /// checkpointed into it and truncated, then removed with the `-shm` when the store held
@@ -385,6 +386,8 @@ extension Store {
 
     /// The store's typed error for a GRDB error it knows, else the error itself.
     func typedError(_ error: any Error) -> any Error {
+        // GRDB reports a closed connection as SQLITE_MISUSE ("out of memory" in its text).
+        if error is DatabaseError && closed.withLock({ $0 }) { return StoreError.closed }
         if let denied = DeleteDeniedError(error) { return denied }
         if let identity = IdentityChangeError(error) { return identity }
         if let unique = UniqueConstraintError(error) { return unique }

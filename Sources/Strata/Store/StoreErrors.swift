@@ -331,6 +331,8 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     case unknownEntity(String)
     /// The relationship does not exist or has the wrong kind for the call.
     case invalidRelationship(entity: String, relationship: String)
+    /// The store was closed (``Store/close()``): it reads and writes nothing more.
+    case closed
 
     /// A readable message that names what is at fault.
     public var description: String {
@@ -340,6 +342,7 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
         case .unknownEntity(let name): "entity \(name) is not in the store's schema"
         case .invalidRelationship(let entity, let relationship):
             "\(entity) has no relationship '\(relationship)' usable here"
+        case .closed: "the store is closed"
         }
     }
 }

@@ -181,6 +181,40 @@ struct ChangeHistoryTests {
         return schema
     }
 
+    @Test("a token past the file's history (the file restored from an earlier copy) throws, never reads as 'nothing new'")
+    func tokenAheadOfTheFile() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("notes.sqlite"), backup = directory.path("backup.sqlite")
+        var store = try Store(schema: NotesModel.schema, path: path, options: Self.manual)
+        for index in 0..<3 { try store.write { db in try db.note("n\(index)") } }
+        try store.close()
+        try FileManager.default.copyItem(atPath: path, toPath: backup)
+        store = try Store(schema: NotesModel.schema, path: path, options: Self.manual)
+        for index in 3..<5 { try store.write { db in try db.note("n\(index)") } }
+        let saved = try store.historyToken()
+        #expect(saved.rawValue == 5)
+        try store.close()
+        // The backup comes back: its history ends at 3.
+        try FileManager.default.removeItem(atPath: path)
+        try FileManager.default.copyItem(atPath: backup, toPath: path)
+        store = try Store(schema: NotesModel.schema, path: path, options: Self.manual)
+        #expect(throws: HistoryTokenAheadError(token: saved, currentToken: HistoryToken(rawValue: 3))) {
+            try store.changes(since: saved)
+        }
+        #expect(try store.changes(since: HistoryToken(rawValue: 3)).transactions.isEmpty)
+        #expect(try store.changes(since: HistoryToken(rawValue: 2)).transactions.map(\.token.rawValue) == [3])
+        // The next transaction takes the number 4 again: the saved token could not tell.
+        try store.write { db in try db.note("after the restore") }
+        #expect(try store.historyToken().rawValue == 4)
+        #expect(throws: HistoryTokenAheadError.self) { try store.changes(since: saved) }
+        // A new file has no history: any token but the beginning is ahead of it.
+        let fresh = try Store.inMemory(schema: NotesModel.schema)
+        #expect(throws: HistoryTokenAheadError(token: HistoryToken(rawValue: 1), currentToken: .beginning)) {
+            try fresh.changes(since: HistoryToken(rawValue: 1))
+        }
+        #expect(HistoryTokenAheadError(token: saved, currentToken: .beginning).description.contains("past this file's last transaction"))
+    }
+
     @Test("pruning: by token and by date; reading past the pruned history throws")
     func pruning() throws {
         let directory = try TemporaryDirectory()

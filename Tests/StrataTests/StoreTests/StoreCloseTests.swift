@@ -60,8 +60,28 @@ struct StoreCloseTests {
         #expect((FileManager.default.contents(atPath: path + "-wal")?.count ?? 0) > 10_000, "commits are in the -wal")
         try store.close()
         try checkCopyOfFileAlone(path)
-        #expect(throws: (any Error).self, "a closed store cannot be used") { try store.read { db in try db.count("Note") } }
+        #expect(throws: StoreError.closed, "a closed store cannot be used") { try store.read { db in try db.count("Note") } }
         try store.close()  // closing again does nothing
+    }
+
+    @Test("every use of a closed store throws StoreError.closed")
+    func useAfterClose() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(schema: NotesModel.schema, path: directory.path("notes.sqlite"))
+        let note = try store.insert(Note(title: "t", updatedAt: Date()))
+        try store.close()
+        #expect(throws: StoreError.closed) { try store.read { db in try db.fetchCount(Note.self) } }
+        #expect(throws: StoreError.closed) { try store.write { db in try db.insert(Note(title: "u", updatedAt: Date())) } }
+        #expect(throws: StoreError.closed) { try store.insert(Note(title: "u", updatedAt: Date())) }
+        #expect(throws: StoreError.closed) { try store.update(note) }
+        #expect(throws: StoreError.closed) { try store.fetchAll(Note.self) }
+        #expect(throws: StoreError.closed) { try store.changes(since: .beginning) }
+        #expect(throws: StoreError.closed) { try store.checkForExternalCommits() }
+        #expect(throws: StoreError.closed) {
+            try ResultsController(store: store, request: Note.Fetches.all, deliveryQueue: DispatchQueue(label: "strata.tests.closed"))
+        }
+        await #expect(throws: StoreError.closed) { try await store.read { db in try db.fetchCount(Note.self) } }
+        #expect(StoreError.closed.description == "the store is closed")
     }
 
     @Test("a store released without close() leaves the file self-contained too")

@@ -100,3 +100,29 @@ public struct HistoryPrunedError: Error, Hashable, Sendable, CustomStringConvert
 
     public var errorDescription: String? { description }
 }
+
+/// The token given to ``Store/changes(since:excludingAuthors:)`` is past the last transaction
+/// of the file's history: the file was replaced by an earlier copy since the token was read
+/// (a backup restored, a file copied back), or the token is another file's. Transactions
+/// with the tokens between were never in this file, and the next ones will take those
+/// numbers again, so the saved token cannot be used: read everything again and continue from
+/// ``currentToken``, as after ``HistoryPrunedError``.
+public struct HistoryTokenAheadError: Error, Hashable, Sendable, CustomStringConvertible, LocalizedError {
+    /// The token that was asked for.
+    public var token: HistoryToken
+    /// The file's latest token when the error was thrown.
+    public var currentToken: HistoryToken
+
+    /// An error.
+    public init(token: HistoryToken, currentToken: HistoryToken) {
+        self.token = token
+        self.currentToken = currentToken
+    }
+
+    public var description: String {
+        "the history token \(token.rawValue) is past this file's last transaction (\(currentToken.rawValue)): "
+            + "the file is an earlier copy, or the token is another file's; read everything again and continue from the current token"
+    }
+
+    public var errorDescription: String? { description }
+}
