@@ -242,9 +242,15 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
         if !patch && !isBatched {
             // Too many rows to patch the derived sections: those touched are derived again,
             // and the index is rebuilt where it changed in passes rather than row by row.
-            for id in gone { payload[id] = nil }
-            for row in fetched { if let item = row.item { payload[row.id] = item } }
-            let replaced = try index.replaceInBulk(gone: gone, fetched: fetched.map { ($0.id, $0.keys) })
+            // Values are replaced in place: removing a re-read row first would cost a
+            // second probe of the dictionary (and its backward shift) per row.
+            var refetched = Set<Int64>(minimumCapacity: fetched.count)
+            for row in fetched {
+                refetched.insert(row.id)
+                if let item = row.item { payload[row.id] = item }
+            }
+            for id in gone where !refetched.contains(id) { payload[id] = nil }
+            let replaced = try index.replaceInBulk(gone: gone, fetched: fetched.map { ($0.id, $0.keys) }, refetched: refetched)
             journal.invalidate(replaced.touched)
             rows.reserveCapacity(rows.count + replaced.old.count + replaced.new.count)
             for (id, place) in replaced.old { rows[id] = RowChange(old: place) }

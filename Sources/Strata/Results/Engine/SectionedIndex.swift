@@ -360,7 +360,7 @@ struct SectionedIndex<Section: Hashable & Sendable> {
         return RowChange.Place(section: section, index: index)
     }
 
-    /// Where the items of a commit were and are, from ``replaceInBulk(gone:fetched:)``.
+    /// Where the items of a commit were and are, from ``replaceInBulk(gone:fetched:refetched:)``.
     struct BulkReplacement {
         /// Where each removed item was shown, before the commit.
         var old: [Int64: RowChange.Place] = [:]
@@ -375,7 +375,12 @@ struct SectionedIndex<Section: Hashable & Sendable> {
     /// sections instead of four binary searches per item. For commits that change many rows
     /// of a full (not compact) index: its cost is the touched sections' length plus a sort
     /// of the re-read rows, not the number of rows times the searches' dictionary probes.
-    mutating func replaceInBulk(gone: Set<Int64>, fetched: [(id: Int64, keys: IndexKeys)]) throws -> BulkReplacement {
+    ///
+    /// `refetched` holds the ids of `fetched`: their records are overwritten rather than
+    /// removed and added again.
+    mutating func replaceInBulk(
+        gone: Set<Int64>, fetched: [(id: Int64, keys: IndexKeys)], refetched: Set<Int64>
+    ) throws -> BulkReplacement {
         precondition(!compact, "a compact index reads keys from the database: it is patched item by item")
         var result = BulkReplacement()
         result.old.reserveCapacity(gone.count)
@@ -404,7 +409,7 @@ struct SectionedIndex<Section: Hashable & Sendable> {
                 }
             }
             precondition(kept.count == items.count - ids.count, "items not in their section")
-            for id in ids { records[id] = nil }
+            for id in ids where !refetched.contains(id) { records[id] = nil }
             if kept.isEmpty && Self.isTransient(section) {
                 sections.remove(at: s)
             } else {
