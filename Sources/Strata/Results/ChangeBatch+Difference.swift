@@ -188,9 +188,10 @@ extension ChangeBatch {
         var itemMoves: [Move<ItemPath>] = []
         var itemUpdates: [ItemPath] = []
         var movedAndUpdatedItems: [ItemPath] = []
-        // Rows that stay in their section between the same unchanged rows: by new section and
-        // number of unchanged rows before, their old and new paths.
-        var gaps: [ItemPath: [(old: ItemPath, new: ItemPath)]] = [:]
+        // Rows that stay in their section between the same unchanged rows: the gap (new
+        // section and number of unchanged rows before), their old and new paths. One array
+        // sorted by gap rather than an array per gap: a large commit has thousands of gaps.
+        var gapRows: [(gap: ItemPath, old: ItemPath, new: ItemPath)] = []
         for change in rowChanges {
             // Old paths only in sections that stay (a deleted section takes its rows), new paths
             // only in sections that are not inserted (an inserted section brings its rows).
@@ -215,7 +216,7 @@ extension ChangeBatch {
                 if change.old!.section == change.new!.section {
                     let before = unchangedBefore(change.old!, oldChanged)
                     if before == unchangedBefore(change.new!, newChanged) {
-                        gaps[ItemPath(section: newPath.section, item: before), default: []].append((oldPath, newPath))
+                        gapRows.append((ItemPath(section: newPath.section, item: before), oldPath, newPath))
                         continue
                     }
                 }
@@ -223,8 +224,12 @@ extension ChangeBatch {
                 if old.rowDiffers(at: oldPath, from: new, at: newPath) { movedAndUpdatedItems.append(newPath) }
             }
         }
-        for var rows in gaps.values {
-            rows.sort { $0.old < $1.old }
+        gapRows.sort { $0.gap != $1.gap ? $0.gap < $1.gap : $0.old < $1.old }
+        var start = 0
+        while start < gapRows.count {
+            var end = start + 1
+            while end < gapRows.count && gapRows[end].gap == gapRows[start].gap { end += 1 }
+            let rows = gapRows[start..<end]
             let staying = rows.count == 1 ? [true] : longestIncreasingSubsequence(rows.map(\.new.item))
             for (k, row) in rows.enumerated() {
                 let changed = old.rowDiffers(at: row.old, from: new, at: row.new)
@@ -235,6 +240,7 @@ extension ChangeBatch {
                     if changed { movedAndUpdatedItems.append(row.new) }
                 }
             }
+            start = end
         }
         self.init(
             sectionDeletes: sections.deletes, sectionInserts: sections.inserts, sectionMoves: sections.moves,

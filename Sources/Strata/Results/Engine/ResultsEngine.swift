@@ -251,7 +251,11 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
             }
             for id in gone where !refetched.contains(id) { payload[id] = nil }
             let replaced = try index.replaceInBulk(gone: gone, fetched: fetched.map { ($0.id, $0.keys) }, refetched: refetched)
-            journal.invalidate(replaced.touched)
+            // The snapshot's rows of the touched sections follow the same merge.
+            let sections = index.sections
+            journal.replaced(
+                in: replaced.touched, removals: replaced.removedIndexes, arrivals: replaced.arrivals,
+                items: { fetched[$0].item }, counts: { sections[$0]?.items.count })
             rows.reserveCapacity(rows.count + replaced.old.count + replaced.new.count)
             for (id, place) in replaced.old { rows[id] = RowChange(old: place) }
             for (id, place) in replaced.new { rows[id, default: RowChange()].new = place }

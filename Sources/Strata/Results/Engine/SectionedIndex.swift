@@ -368,6 +368,11 @@ struct SectionedIndex<Section: Hashable & Sendable> {
         var new: [Int64: RowChange.Place] = [:]
         /// The sections whose items changed (some may have gone).
         var touched: Set<SectionID> = []
+        /// Per section that lost items, their indexes before the commit, increasing.
+        var removedIndexes: [SectionID: [Int]] = [:]
+        /// Per section that existed before the commit and took re-read rows, their indexes
+        /// after it, increasing, with their offsets in `fetched`.
+        var arrivals: [SectionID: [(index: Int, offset: Int)]] = [:]
     }
 
     /// Removes the items `gone`, then inserts the items `fetched` read afresh: the same
@@ -401,13 +406,17 @@ struct SectionedIndex<Section: Hashable & Sendable> {
             let items = sections.values[s].items
             var kept: [Int64] = []
             kept.reserveCapacity(items.count - ids.count)
+            var removed: [Int] = []
+            removed.reserveCapacity(ids.count)
             for (index, id) in items.enumerated() {
                 if ids.contains(id) {
                     result.old[id] = RowChange.Place(section: section, index: index)
+                    removed.append(index)
                 } else {
                     kept.append(id)
                 }
             }
+            result.removedIndexes[section] = removed
             precondition(kept.count == items.count - ids.count, "items not in their section")
             for id in ids where !refetched.contains(id) { records[id] = nil }
             if kept.isEmpty && Self.isTransient(section) {
@@ -419,12 +428,12 @@ struct SectionedIndex<Section: Hashable & Sendable> {
         }
         // 2. Insertion: the rows of sections that exist are sorted and merged into them; the
         // others (hidden, or a keyed section to create) go one by one.
-        var arriving: [SectionID: [(id: Int64, sort: [DatabaseValue])]] = [:]
+        var arriving: [SectionID: [(id: Int64, sort: [DatabaseValue], offset: Int)]] = [:]
         var oneByOne: [(id: Int64, keys: IndexKeys)] = []
-        for row in fetched {
+        for (offset, row) in fetched.enumerated() {
             if let section = sectionID(for: row.keys), sections[section] != nil {
                 records[row.id] = Record(keys: row.keys, section: section)
-                arriving[section, default: []].append((row.id, row.keys.sort))
+                arriving[section, default: []].append((row.id, row.keys.sort, offset))
             } else {
                 oneByOne.append(row)
             }
@@ -436,6 +445,8 @@ struct SectionedIndex<Section: Hashable & Sendable> {
             let rest = sections.values[s].items
             var merged: [Int64] = []
             merged.reserveCapacity(rest.count + sorted.count)
+            var placed: [(index: Int, offset: Int)] = []
+            placed.reserveCapacity(sorted.count)
             var next = 0
             // The sort keys of rest[next], read once however many rows are compared with it.
             var nextSort: [DatabaseValue]?
@@ -454,10 +465,12 @@ struct SectionedIndex<Section: Hashable & Sendable> {
                 }
                 // Its place is known here: the merge is the section's final order.
                 result.new[row.id] = RowChange.Place(section: section, index: merged.count)
+                placed.append((merged.count, row.offset))
                 merged.append(row.id)
             }
             merged.append(contentsOf: rest[next...])
             sections.values[s].items = merged
+            result.arrivals[section] = placed
             result.touched.insert(section)
         }
         // 3. The rows placed one by one (into sections made for them, or hidden): their

@@ -61,6 +61,50 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
         for section in sections { derived[section] = nil }
     }
 
+    /// A bulk replacement (``SectionedIndex/replaceInBulk(gone:fetched:refetched:)``) in the
+    /// sections `touched`: while rows are items, each section's rows are rebuilt from its
+    /// previous rows, less those at the indexes `removals` lists (increasing), with
+    /// `arrivals` (the re-read items placed in it, at their final indexes, increasing, by
+    /// their offsets in the re-read rows, whose values `items` gives) merged in: runs of rows copied between the changed places, instead of a lookup of
+    /// every item's value. Sections without previous rows are derived again.
+    mutating func replaced(
+        in touched: Set<SectionID>, removals: [SectionID: [Int]], arrivals: [SectionID: [(index: Int, offset: Int)]],
+        items: (Int) -> Item?, counts: (SectionID) -> Int?
+    ) {
+        for section in touched {
+            guard rowsAreItems, let previous = derived.removeValue(forKey: section), let count = counts(section) else {
+                derived[section] = nil
+                continue
+            }
+            let removed = removals[section] ?? [], arriving = arrivals[section] ?? []
+            guard previous.count - removed.count + arriving.count == count else { continue }
+            var rows: [ResultsRow<Item>] = []
+            rows.reserveCapacity(count)
+            var old = 0, nextRemoved = 0, nextArrival = 0
+            while rows.count < count {
+                if nextArrival < arriving.count && arriving[nextArrival].index == rows.count {
+                    guard let item = items(arriving[nextArrival].offset) else { break }
+                    rows.append(.item(item))
+                    nextArrival += 1
+                    continue
+                }
+                // The kept rows up to the next removed one, or to the next arrival's place.
+                let removedAt = nextRemoved < removed.count ? removed[nextRemoved] : previous.count
+                if old == removedAt {
+                    old += 1
+                    nextRemoved += 1
+                    continue
+                }
+                let room = nextArrival < arriving.count ? arriving[nextArrival].index - rows.count : previous.count
+                let end = min(removedAt, old + room, previous.count)
+                if end <= old { break }
+                rows.append(contentsOf: previous[old..<end])
+                old = end
+            }
+            derived[section] = rows.count == count ? rows : nil
+        }
+    }
+
     /// The item at `index` of `section` went: patched in place (`patch`), else derived again.
     mutating func removed(at index: Int, from section: SectionID, patch: Bool) {
         if patch, derived[section] != nil { derived[section]!.remove(at: index) } else { derived[section] = nil }
