@@ -351,12 +351,13 @@ extension GenerationContext {
         switch value {
         case .now: return "Foundation.Date()"
         case .date(let milliseconds):
-            // Exact: a whole number of milliseconds, as GRDB stores dates.
+            // Whole seconds are exact as a literal. A date with milliseconds is the value a
+            // fetch reads from the stored text, which may differ in its last bit from
+            // milliseconds / 1000: the runtime reads the same text the column defaults to.
             let seconds = milliseconds.quotientAndRemainder(dividingBy: 1000)
-            let text = seconds.remainder == 0
-                ? "\(seconds.quotient)"
-                : "Foundation.TimeInterval(\(milliseconds)) / 1000"
-            return "Foundation.Date(timeIntervalSince1970: \(text))"
+            if seconds.remainder == 0 { return "Foundation.Date(timeIntervalSince1970: \(seconds.quotient))" }
+            let text = DefaultValue.dateText(milliseconds: milliseconds, storage: true)
+            return "Strata.StoredDate.parse(\(SwiftNames.stringLiteral(text)))"
         case .uuid: return "Foundation.UUID()"
         case .bool(let flag): return flag ? "true" : "false"
         case .enumCase(let name): return "." + SwiftNames.member(name)

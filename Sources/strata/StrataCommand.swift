@@ -34,7 +34,7 @@ struct ModelOptions: ParsableArguments {
     func load() throws -> (schema: Schema, files: [String]) {
         let files = models.flatMap(SchemaPipeline.expand)
         if files.isEmpty {
-            printDiagnostics([.error("no model files (*.yaml, *.yml) in \(models.joined(separator: ", "))", at: nil)])
+            printDiagnostics([.error("no model files (*.yaml, *.yml) in \(models.map { "'\($0)'" }.joined(separator: ", "))", at: nil)])
             throw ExitCode.failure
         }
         let result = SchemaPipeline.load(paths: models, modelName: modelName)

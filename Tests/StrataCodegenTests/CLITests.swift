@@ -37,7 +37,7 @@ import Testing
         (["frobnicate"], 64, "Error: Unexpected argument 'frobnicate'"),
         (["validate"], 64, "Error: Missing model files: give one or more *.yaml files or directories."),
         (["validate", "missing.yaml"], 1, "error: cannot read model file 'missing.yaml'"),
-        (["validate", "Empty"], 1, "error: no model files (*.yaml, *.yml) in Empty"),
+        (["validate", "Empty"], 1, "error: no model files (*.yaml, *.yml) in 'Empty'"),
         (["diagram", "--model-name", "a-b", "Models"], 64,
          "Error: '--model-name a-b' is not a Swift identifier: use letters, digits and '_', not starting with a digit."),
     ]

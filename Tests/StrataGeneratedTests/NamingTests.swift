@@ -301,6 +301,11 @@ extension TransientAttributeTests {
         #expect(read[0].editedAt == read[1].editedAt)
         #expect(read[0].day == read[1].day)
         #expect(read[0].id == typed.id)
+        // The same value, not just the same instant to the millisecond: the initializer's
+        // default, the value insert returns and the value the column's default reads back.
+        #expect(read[1].editedAt == post.editedAt && typed.editedAt == post.editedAt)
+        #expect(read[1].publishedAt == post.publishedAt && read[1].day == post.day)
+        #expect(Post(title: "b") == Post(title: "b"))
     }
 
     @Test func aFileWithoutTheDefaultsGetsThemForNewRowsOnly() throws {

@@ -161,6 +161,9 @@ struct ErrorMessageTests {
             "unique element not a list", "entities:\n  A:\n    attributes: { a: Int }\n    unique: [a]\n",
             "m.yaml:4:14: error: each element of 'unique' is a list of names, e.g. [[a]]"),
         BadModel(
+            "index element that is not a name", "entities:\n  A:\n    attributes: { a: Int }\n    indexes: [3]\n",
+            "m.yaml:4:15: error: each element of 'indexes' is a list of names, e.g. [[name]], or a mapping { name: …, columns: […] }"),
+        BadModel(
             "sections with key and entity",
             "entities:\n  A:\n    attributes: { a: Int }\n    fetches:\n      f: { sections: { key: a, entity: a } }\n",
             "m.yaml:5:22: error: 'sections' of 'A.f' has both 'key' and 'entity'; use one"),

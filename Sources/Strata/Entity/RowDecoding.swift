@@ -308,13 +308,26 @@ public struct InvalidValueError: Error, Hashable, Sendable, CustomStringConverti
 
 /// The dates a store can hold: GRDB stores a date as `yyyy-MM-dd HH:mm:ss.SSS` text in UTC,
 /// rounded to the millisecond, with four digits for the year and no era.
-@usableFromInline
-enum StoredDate {
+public enum StoredDate {
+    private static let parsed = LockedValue<[String: Date]>([:])
+
+    /// The date that the stored text `text` reads as, exactly as a fetch reads it (the
+    /// same `Double`, which for a date with milliseconds may differ in its last bit from
+    /// `Date(timeIntervalSince1970: milliseconds / 1000)`). Generated code calls it for fixed
+    /// date defaults with milliseconds, so that the initializer's default equals the value
+    /// a row with the column's default reads back. Traps on text that is not a date.
+    public static func parse(_ text: String) -> Date {
+        if let date = parsed.withLock({ $0[text] }) { return date }
+        guard let date = Date.fromDatabaseValue(text.databaseValue) else { preconditionFailure("not a stored date: \(text)") }
+        parsed.withLock { $0[text] = date }
+        return date
+    }
+
     /// 0001-01-01 00:00:00 UTC, as the stored text reads it (the calendar of the text is
     /// Julian before 1582, so this is `Date.distantPast`).
-    static let first: Double = -62_135_769_600
+    @usableFromInline static let first: Double = -62_135_769_600
     /// 10000-01-01 00:00:00 UTC.
-    static let end: Double = 253_402_300_800
+    @usableFromInline static let end: Double = 253_402_300_800
 
     /// Whether `date`, once stored, reads back as itself (to the millisecond). Dates well
     /// inside the range are accepted at once; near an end, the stored text decides, as

@@ -1,9 +1,20 @@
+import Foundation
 /// YAML trees → `Schema`: the structure of the schema language, version 1.
 ///
 /// The decoder checks shapes and keys (unknown keys get a "did you mean"), and records in a
 /// `SchemaSourceMap` where things were written. Cross-references, names, defaults and
 /// predicates are checked afterwards by `SchemaValidator`, once every file is decoded.
 public struct SchemaDecoder {
+    /// `written` when it could be a member's name (the element written without its list),
+    /// else `name`: an example that is itself invalid would mislead.
+    static func exampleName(_ written: String?) -> String {
+        guard let written, let first = written.unicodeScalars.first,
+              first == "_" || CharacterSet.letters.contains(first),
+              written.unicodeScalars.allSatisfy({ $0 == "_" || CharacterSet.alphanumerics.contains($0) })
+        else { return "name" }
+        return written
+    }
+
     static let rootKeys = ["version", "primaryKey", "enums", "entities"]
     static let entityKeys = [
         "doc", "abstract", "extends", "primaryKey", "attributes", "relationships", "unique", "indexes", "fetches", "renamedFrom",
@@ -185,7 +196,7 @@ public struct SchemaDecoder {
         var result: [[String]] = []
         for (i, list) in lists.enumerated() {
             guard let names = list.sequence else {
-                error("each element of '\(key)' is a list of names, e.g. [[\(list.scalar?.value ?? "name")]]",
+                error("each element of '\(key)' is a list of names, e.g. [[\(Self.exampleName(list.scalar?.value))]]",
                       at: list.location)
                 continue
             }
@@ -240,7 +251,7 @@ public struct SchemaDecoder {
                 columnsNode = columns.value
             }
             guard let names = columnsNode.sequence else {
-                error("each element of 'indexes' is a list of names, e.g. [[\(columnsNode.scalar?.value ?? "name")]], or a mapping { name: …, columns: […] }",
+                error("each element of 'indexes' is a list of names, e.g. [[\(Self.exampleName(columnsNode.scalar?.value))]], or a mapping { name: …, columns: […] }",
                       at: columnsNode.location)
                 continue
             }
