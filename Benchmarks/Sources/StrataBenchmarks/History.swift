@@ -70,6 +70,7 @@ enum HistoryBenchmark {
     static func throughput(rounds: Int) throws -> [Throughput] {
         let workloads: [(name: String, transactions: Int, rows: Int)] = [
             ("1 row per transaction", 300, 1), ("1 row per transaction, 2,000 in a row", 2_000, 1),
+            ("1 row per transaction, 10,000 in a row", 10_000, 1),
             ("100 rows per transaction", 100, 100), ("10,000 rows in one transaction", 1, 10_000),
         ]
         var result: [Throughput] = []

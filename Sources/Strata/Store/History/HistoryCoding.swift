@@ -22,6 +22,7 @@ enum HistoryCoding {
 
     static func encode(_ changes: CommittedChanges) -> Data {
         var writer = Writer()
+        writer.bytes.reserveCapacity(64)
         writer.varint(version)
         let tables = changes.tables.filter { !$0.value.isEmpty }.sorted { $0.key < $1.key }
         writer.varint(UInt64(tables.count))
@@ -32,6 +33,13 @@ enum HistoryCoding {
             writer.ids(table.deleted)
             writer.varint(UInt64(table.updatedColumns.count))
             for column in table.updatedColumns.sorted() { writer.string(column) }
+            if table.joinRows.isEmpty {
+                // No join rows: no column names and no rows (the common case, without the
+                // sets and sorts below).
+                writer.varint(0)
+                writer.varint(0)
+                continue
+            }
             let columns = Set(table.joinRows.values.flatMap(\.keys)).sorted()
             writer.varint(UInt64(columns.count))
             for column in columns { writer.string(column) }
@@ -100,15 +108,18 @@ enum HistoryCoding {
     // MARK: - Varints
 
     private struct Writer {
-        var data = Data()
+        /// Bytes, not `Data`: appending one byte to `Data` costs a call through its
+        /// representation, and this runs in every recorded transaction.
+        var bytes: [UInt8] = []
+        var data: Data { Data(bytes) }
 
         mutating func varint(_ value: UInt64) {
             var value = value
             while value >= 0x80 {
-                data.append(UInt8(truncatingIfNeeded: value) | 0x80)
+                bytes.append(UInt8(truncatingIfNeeded: value) | 0x80)
                 value >>= 7
             }
-            data.append(UInt8(value))
+            bytes.append(UInt8(value))
         }
 
         mutating func signed(_ value: Int64) {
@@ -116,9 +127,8 @@ enum HistoryCoding {
         }
 
         mutating func string(_ value: String) {
-            let bytes = Array(value.utf8)
-            varint(UInt64(bytes.count))
-            data.append(contentsOf: bytes)
+            varint(UInt64(value.utf8.count))
+            bytes.append(contentsOf: value.utf8)
         }
 
         /// Ascending rowids as differences from the previous one (the first from 0).
