@@ -227,10 +227,13 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
         // their places before and after.
         var fetched: [(id: Int64, item: Item?, keys: IndexKeys)] = []
         fetched.reserveCapacity(affected.count)
+        // In rowid order: each statement's ids are then a range of the table, which SQLite
+        // reads from fewer pages than ids spread over all of it.
+        let ids = affected.sorted()
         if isBatched {
-            try fetcher.forEachKeys(db, ids: Array(affected)) { fetched.append(($0, nil, $1)) }
+            try fetcher.forEachKeys(db, ids: ids) { fetched.append(($0, nil, $1)) }
         } else {
-            try fetcher.forEachItem(db, ids: Array(affected)) { fetched.append(($0.objectID.rawValue, $0, $1)) }
+            try fetcher.forEachItem(db, ids: ids) { fetched.append(($0.objectID.rawValue, $0, $1)) }
         }
         let gone = affected.union(own.deleted)
         guard var rows = journal.takeRowJournal() else {
