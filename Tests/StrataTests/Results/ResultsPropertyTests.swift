@@ -260,7 +260,14 @@ import Testing
         try journalSequence(seed: seed, inBulk: true)
     }
 
-    private func journalSequence(seed: UInt64, inBulk: Bool) throws {
+    /// The same, with the sections of every bulk commit merged on several threads (on a
+    /// machine with more than one core), as commits of tens of thousands of rows are.
+    @Test(arguments: [UInt64(41), 42])
+    func randomCommitsMergedInParallel(seed: UInt64) throws {
+        try journalSequence(seed: seed, inBulk: true, parallel: true)
+    }
+
+    private func journalSequence(seed: UInt64, inBulk: Bool, parallel: Bool = false) throws {
         var random = SeededGenerator(seed: seed)
         let store = try Store.inMemory(schema: NotesModel.schema)
         let trace = store.traceStatements()
@@ -272,7 +279,8 @@ import Testing
             try Checker(store: store, request: Self.notebookNameRequest, forceRefetch: false, rule: Self.notebookNameRule)
         )
         if inBulk {
-            let patchNothing = RefetchPolicy(minimum: .max, patchLimit: 0, patchLimitPerSection: 0)
+            let patchNothing = RefetchPolicy(
+                minimum: .max, patchLimit: 0, patchLimitPerSection: 0, parallelMergeMinimum: parallel ? 0 : 20_000)
             checkers.0.controller.engineForTesting.policy = patchNothing
             checkers.1.controller.engineForTesting.policy = patchNothing
             checkers.2.controller.engineForTesting.policy = patchNothing

@@ -45,12 +45,19 @@ struct RefetchPolicy: Hashable, Sendable {
     /// the number of sections (smaller sections for the same results).
     var patchLimit: Int
     var patchLimitPerSection: Int
+    /// A commit rebuilt in bulk merges its sections on several threads when they hold at
+    /// least this many items in all (and the machine has more than one core).
+    var parallelMergeMinimum: Int
 
-    init(minimum: Int = 64, ratio: Double = 0.25, patchLimit: Int = 64, patchLimitPerSection: Int = 32) {
+    init(
+        minimum: Int = 64, ratio: Double = 0.25, patchLimit: Int = 64, patchLimitPerSection: Int = 32,
+        parallelMergeMinimum: Int = 20_000
+    ) {
         self.minimum = minimum
         self.ratio = ratio
         self.patchLimit = patchLimit
         self.patchLimitPerSection = patchLimitPerSection
+        self.parallelMergeMinimum = parallelMergeMinimum
     }
 
     /// Whether a commit that changed `changed` rows of results in `sections` sections

@@ -253,7 +253,8 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
                 if let item = row.item { payload[row.id] = item }
             }
             for id in gone where !refetched.contains(id) { payload[id] = nil }
-            let replaced = try index.replaceInBulk(gone: gone, fetched: fetched.map { ($0.id, $0.keys) }, refetched: refetched)
+            let replaced = try index.replaceInBulk(gone: gone, fetched: fetched.map { ($0.id, $0.keys) }, refetched: refetched,
+                parallelMinimum: policy.parallelMergeMinimum)
             // The snapshot's rows of the touched sections follow the same merge.
             let sections = index.sections
             journal.replaced(

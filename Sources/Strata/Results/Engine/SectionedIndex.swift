@@ -1,3 +1,5 @@
+import Dispatch
+import Foundation
 import GRDB
 import OrderedCollections
 
@@ -360,7 +362,7 @@ struct SectionedIndex<Section: Hashable & Sendable> {
         return RowChange.Place(section: section, index: index)
     }
 
-    /// Where the items of a commit were and are, from ``replaceInBulk(gone:fetched:refetched:)``.
+    /// Where the items of a commit were and are, from ``replaceInBulk(gone:fetched:refetched:parallelMinimum:)``.
     struct BulkReplacement {
         /// Where each removed item was shown, before the commit.
         var old: [Int64: RowChange.Place] = [:]
@@ -384,7 +386,7 @@ struct SectionedIndex<Section: Hashable & Sendable> {
     /// `refetched` holds the ids of `fetched`: their records are overwritten rather than
     /// removed and added again.
     mutating func replaceInBulk(
-        gone: Set<Int64>, fetched: [(id: Int64, keys: IndexKeys)], refetched: Set<Int64>
+        gone: Set<Int64>, fetched: [(id: Int64, keys: IndexKeys)], refetched: Set<Int64>, parallelMinimum: Int = 20_000
     ) throws -> BulkReplacement {
         precondition(!compact, "a compact index reads keys from the database: it is patched item by item")
         var result = BulkReplacement()
@@ -401,23 +403,35 @@ struct SectionedIndex<Section: Hashable & Sendable> {
             }
             leaving[section, default: []].insert(id)
         }
-        for (section, ids) in leaving {
-            guard let s = sections.index(forKey: section) else { preconditionFailure("section of \(ids) not indexed") }
-            let items = sections.values[s].items
+        // Each section is split into kept items and removed indexes on its own, in parallel
+        // when there is enough work for the cores.
+        let departures = leaving.map { (section: $0.key, ids: $0.value) }
+        let itemLists = departures.map { departure in
+            guard let items = sections[departure.section]?.items else {
+                preconditionFailure("section of \(departure.ids) not indexed")
+            }
+            return items
+        }
+        let splits = Self.map(
+            departures.count, parallel: itemLists.reduce(0) { $0 + $1.count } >= parallelMinimum
+        ) { index -> (kept: [Int64], removed: [Int]) in
+            let items = itemLists[index], ids = departures[index].ids
             var kept: [Int64] = []
             kept.reserveCapacity(items.count - ids.count)
             var removed: [Int] = []
             removed.reserveCapacity(ids.count)
             for (index, id) in items.enumerated() {
-                if ids.contains(id) {
-                    result.old[id] = RowChange.Place(section: section, index: index)
-                    removed.append(index)
-                } else {
-                    kept.append(id)
-                }
+                if ids.contains(id) { removed.append(index) } else { kept.append(id) }
             }
+            return (kept, removed)
+        }
+        for (position, departure) in departures.enumerated() {
+            let section = departure.section, ids = departure.ids, (kept, removed) = splits[position]
+            let items = itemLists[position]
+            for index in removed { result.old[items[index]] = RowChange.Place(section: section, index: index) }
             result.removedIndexes[section] = removed
-            precondition(kept.count == items.count - ids.count, "items not in their section")
+            precondition(removed.count == ids.count, "items not in their section")
+            let s = sections.index(forKey: section)!
             for id in ids where !refetched.contains(id) { records[id] = nil }
             if kept.isEmpty && Self.isTransient(section) {
                 sections.remove(at: s)
@@ -428,7 +442,7 @@ struct SectionedIndex<Section: Hashable & Sendable> {
         }
         // 2. Insertion: the rows of sections that exist are sorted and merged into them; the
         // others (hidden, or a keyed section to create) go one by one.
-        var arriving: [SectionID: [(id: Int64, sort: [DatabaseValue], offset: Int)]] = [:]
+        var arriving: [SectionID: Arrivals] = [:]
         var oneByOne: [(id: Int64, keys: IndexKeys)] = []
         for (offset, row) in fetched.enumerated() {
             if let section = sectionID(for: row.keys), sections[section] != nil {
@@ -438,40 +452,19 @@ struct SectionedIndex<Section: Hashable & Sendable> {
                 oneByOne.append(row)
             }
         }
-        let descending = itemDescending
-        for (section, rows) in arriving {
-            let sorted = rows.sorted { Self.precedes($0.sort, $0.id, $1.sort, $1.id, descending: descending) }
-            let s = sections.index(forKey: section)!
-            let rest = sections.values[s].items
-            var merged: [Int64] = []
-            merged.reserveCapacity(rest.count + sorted.count)
-            var placed: [(index: Int, offset: Int)] = []
-            placed.reserveCapacity(sorted.count)
-            var next = 0
-            // The sort keys of rest[next], read once however many rows are compared with it.
-            var nextSort: [DatabaseValue]?
-            for row in sorted {
-                while next < rest.count {
-                    if nextSort == nil {
-                        // Through `values[_:]`, which lends the record: only its sort keys
-                        // are copied.
-                        guard let index = records.index(forKey: rest[next]) else { preconditionFailure("item not indexed") }
-                        nextSort = records.values[index].keys.sort
-                    }
-                    guard Self.precedes(nextSort!, rest[next], row.sort, row.id, descending: descending) else { break }
-                    merged.append(rest[next])
-                    next += 1
-                    nextSort = nil
-                }
-                // Its place is known here: the merge is the section's final order.
-                result.new[row.id] = RowChange.Place(section: section, index: merged.count)
-                placed.append((merged.count, row.offset))
-                merged.append(row.id)
+        // Each section's rows are sorted and merged on their own, in parallel when there is
+        // enough work for the cores; the records are only read meanwhile.
+        let work = arriving.map { (section: $0.key, position: sections.index(forKey: $0.key)!, rows: $0.value) }
+        let merges = Self.mergeAll(
+            work.map { ($0.rows, sections.values[$0.position].items) }, records: records, descending: itemDescending,
+            parallelMinimum: parallelMinimum)
+        for (item, merge) in zip(work, merges) {
+            sections.values[item.position].items = merge.merged
+            for (index, offset) in merge.placed {
+                result.new[fetched[offset].id] = RowChange.Place(section: item.section, index: index)
             }
-            merged.append(contentsOf: rest[next...])
-            sections.values[s].items = merged
-            result.arrivals[section] = placed
-            result.touched.insert(section)
+            result.arrivals[item.section] = merge.placed
+            result.touched.insert(item.section)
         }
         // 3. The rows placed one by one (into sections made for them, or hidden): their
         // places once all are in, with one pass over each section they went to.
@@ -492,6 +485,69 @@ struct SectionedIndex<Section: Hashable & Sendable> {
             }
         }
         return result
+    }
+
+    /// The rows (id, sort keys, offset in the re-read rows) to merge into a section's kept
+    /// items.
+    typealias Arrivals = [(id: Int64, sort: [DatabaseValue], offset: Int)]
+    /// A section's items after a merge, and where each arriving row went (its index, its
+    /// offset in the re-read rows), by increasing index.
+    typealias Merge = (merged: [Int64], placed: [(index: Int, offset: Int)])
+
+    /// Merges each `(rows, kept)` pair: on several threads when the sections hold at least
+    /// `parallelMinimum` items in all and the machine has more than one core, else on this
+    /// one. The result is the same either way.
+    static func mergeAll(
+        _ work: [(rows: Arrivals, kept: [Int64])], records: [Int64: Record], descending: [Bool], parallelMinimum: Int
+    ) -> [Merge] {
+        let total = work.reduce(0) { $0 + $1.rows.count + $1.kept.count }
+        return map(work.count, parallel: total >= parallelMinimum) { index in
+            merge(work[index].rows, into: work[index].kept, records: records, descending: descending)
+        }
+    }
+
+    /// `body(0) … body(count - 1)`, on several threads when `parallel` and the machine has
+    /// more than one core, else in order on this one. Each call must stand alone.
+    static func map<Result: Sendable>(
+        _ count: Int, parallel: Bool, _ body: @Sendable (Int) -> Result
+    ) -> [Result] {
+        guard parallel, count > 1, ProcessInfo.processInfo.activeProcessorCount > 1 else { return (0..<count).map(body) }
+        var results = [Result?](repeating: nil, count: count)
+        results.withUnsafeMutableBufferPointer { buffer in
+            // Each iteration writes its own element only.
+            nonisolated(unsafe) let output = buffer.baseAddress!
+            DispatchQueue.concurrentPerform(iterations: count) { index in output[index] = body(index) }
+        }
+        return results.map { $0! }
+    }
+
+    /// `rows` sorted and merged into `kept` (items in order, unchanged by the commit).
+    private static func merge(_ rows: Arrivals, into kept: [Int64], records: [Int64: Record], descending: [Bool]) -> Merge {
+        let sorted = rows.sorted { precedes($0.sort, $0.id, $1.sort, $1.id, descending: descending) }
+        var merged: [Int64] = []
+        merged.reserveCapacity(kept.count + sorted.count)
+        var placed: [(index: Int, offset: Int)] = []
+        placed.reserveCapacity(sorted.count)
+        var next = 0
+        // The sort keys of kept[next], read once however many rows are compared with it.
+        var nextSort: [DatabaseValue]?
+        for row in sorted {
+            while next < kept.count {
+                if nextSort == nil {
+                    // Through `values[_:]`, which lends the record: only its sort keys are copied.
+                    guard let index = records.index(forKey: kept[next]) else { preconditionFailure("item not indexed") }
+                    nextSort = records.values[index].keys.sort
+                }
+                guard precedes(nextSort!, kept[next], row.sort, row.id, descending: descending) else { break }
+                merged.append(kept[next])
+                next += 1
+                nextSort = nil
+            }
+            placed.append((merged.count, row.offset))
+            merged.append(row.id)
+        }
+        merged.append(contentsOf: kept[next...])
+        return (merged, placed)
     }
 
     /// Replaces the section objects of `ids` with those read afresh (`fresh`: the ones the

@@ -61,7 +61,7 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
         for section in sections { derived[section] = nil }
     }
 
-    /// A bulk replacement (``SectionedIndex/replaceInBulk(gone:fetched:refetched:)``) in the
+    /// A bulk replacement (``SectionedIndex/replaceInBulk(gone:fetched:refetched:parallelMinimum:)``) in the
     /// sections `touched`: while rows are items, each section's rows are rebuilt from its
     /// previous rows, less those at the indexes `removals` lists (increasing), with
     /// `arrivals` (the re-read items placed in it, at their final indexes, increasing, by
