@@ -50,7 +50,7 @@ struct RefetchPolicy: Hashable, Sendable {
     var parallelMergeMinimum: Int
 
     init(
-        minimum: Int = 64, ratio: Double = 0.25, patchLimit: Int = 64, patchLimitPerSection: Int = 32,
+        minimum: Int = 64, ratio: Double = 0.6, patchLimit: Int = 64, patchLimitPerSection: Int = 32,
         parallelMergeMinimum: Int = 20_000
     ) {
         self.minimum = minimum
