@@ -67,12 +67,21 @@ struct RefetchPolicy: Hashable, Sendable {
     }
 
     /// Every commit refetches (tests).
-    static var always: RefetchPolicy { RefetchPolicy(minimum: 0, ratio: 0) }
+    static var always: RefetchPolicy {
+        var policy = RefetchPolicy(minimum: 0, ratio: 0)
+        policy.batchedRatio = 0
+        return policy
+    }
     /// No commit refetches for its size (tests); other reasons still refetch.
     static var never: RefetchPolicy { RefetchPolicy(minimum: .max) }
 
-    /// Whether `affected` items out of `count` are better answered by a refetch.
-    func refetches(affected: Int, of count: Int) -> Bool {
-        affected > max(minimum, Int(Double(count) * ratio))
+    /// A batched (compact) index has no bulk path: it places each changed row by binary
+    /// searches that read keys from the database, so it refetches above this share instead.
+    var batchedRatio: Double = 0.25
+
+    /// Whether `affected` items out of `count` are better answered by a refetch (`batched`:
+    /// for a compact index, see ``batchedRatio``).
+    func refetches(affected: Int, of count: Int, batched: Bool = false) -> Bool {
+        affected > max(minimum, Int(Double(count) * min(ratio, batched ? batchedRatio : ratio)))
     }
 }

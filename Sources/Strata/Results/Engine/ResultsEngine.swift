@@ -162,7 +162,7 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
             // A commit too large to patch is refetched: the reader stays in the old state for
             // the snapshots made before it.
             let changed = own.inserted.union(own.updated).union(own.deleted)
-            if policy.refetches(affected: changed.count, of: index.count) {
+            if policy.refetches(affected: changed.count, of: index.count, batched: true) {
                 try fetchAll(db)
                 return true
             }
@@ -219,7 +219,7 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
             if !ids.isEmpty { affected.formUnion(try fetcher.linkedItemIDs(db, join, to: ids)) }
         }
         if affected.isEmpty && own.deleted.isEmpty { return relevant }
-        if policy.refetches(affected: affected.count + own.deleted.count, of: index.count) {
+        if policy.refetches(affected: affected.count + own.deleted.count, of: index.count, batched: isBatched) {
             try fetchAll(db)
             return true
         }

@@ -1,0 +1,74 @@
+import Foundation
+import GRDB
+import Testing
+@testable import Strata
+
+/// When a commit is answered by re-reading its rows, and when by a refetch (Decisions.md,
+/// "Incremental by default, refetch above a threshold"): above 60 % of the results for an
+/// eager controller, above 25 % for a batched one; at least 64 items either way.
+@Suite("Refetch threshold")
+struct RefetchThresholdTests {
+    private static let count = 400
+
+    /// Retitles the first `share` of the notes (by id) in one commit.
+    private func retitle(_ store: Store, share: Double, round: Int) throws {
+        let ids = try store.read { db in try Int64.fetchAll(db, sql: "SELECT id FROM Note ORDER BY id") }
+        try store.write { db in
+            for id in ids.prefix(Int(Double(ids.count) * share)) {
+                try db.execute(sql: "UPDATE Note SET title = ? WHERE id = ?", arguments: ["r\(round) \(id)", id])
+            }
+        }
+    }
+
+    private func makeStore(_ directory: TemporaryDirectory) throws -> Store {
+        let store = try Store(schema: NotesModel.schema, path: directory.path("notes.sqlite"))
+        try store.write { db in
+            for index in 0..<Self.count { _ = try db.note(String(format: "n%04d", (index * 7919) % Self.count)) }
+        }
+        return store
+    }
+
+    @Test("an eager controller re-reads a commit of half its rows, and refetches one of 70 %")
+    func eager() throws {
+        let directory = try TemporaryDirectory()
+        let store = try makeStore(directory)
+        let trace = store.traceStatements()
+        let h = try Harness(store: store, Note.Fetches.all)
+        let reads = try ItemReads(lastFullFetchIn: trace.statements)
+        trace.removeAll()
+        try retitle(store, share: 0.5, round: 1)
+        h.controller.waitForDeliveries()
+        #expect(reads.fullFetches(in: trace.statements) == 0, "half the rows: re-read, not refetched")
+        try retitle(store, share: 0.7, round: 2)
+        h.controller.waitForDeliveries()
+        #expect(reads.fullFetches(in: trace.statements) == 1, "70 % of the rows: refetched")
+        try h.check()
+    }
+
+    @Test("a batched controller refetches (a reload) a commit of more than 25 % of its rows")
+    func batched() throws {
+        let directory = try TemporaryDirectory()
+        let store = try makeStore(directory)
+        let recorder = Recorder<Note, NoSection>()
+        let controller = try ResultsController(
+            store: store, request: Note.Fetches.all, loading: .batched(pageSize: 16),
+            deliveryQueue: DispatchQueue(label: "strata.tests.threshold"))
+        controller.coordinate(recorder)
+        controller.waitForDeliveries()
+        #expect(recorder.updates.count == 1)
+        try retitle(store, share: 0.2, round: 1)
+        controller.waitForDeliveries()
+        guard case .batch = recorder.updates.last else {
+            Issue.record("20 % of the rows: expected a batch, got \(String(describing: recorder.updates.last))")
+            return
+        }
+        try retitle(store, share: 0.3, round: 2)
+        controller.waitForDeliveries()
+        guard case .reload = recorder.updates.last else {
+            Issue.record("30 % of the rows: expected a reload, got a batch")
+            return
+        }
+        let fresh = try ResultsController(store: store, request: Note.Fetches.all)
+        #expect(controller.snapshot.items.map(\.title) == fresh.snapshot.items.map(\.title))
+    }
+}
