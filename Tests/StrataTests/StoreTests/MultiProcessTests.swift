@@ -96,6 +96,32 @@ struct MultiProcessTests {
         return rounds
     }
 
+    /// The commits delivered to `recorder` and the history rows that name the notes on which
+    /// a harness's controller and a fresh fetch disagree.
+    static func trail(store: Store, recorder: CommitRecorder, harnesses: [any QuiescenceCheck]) throws -> String {
+        try trail(store: store, recorder: recorder, differing: harnesses.flatMap { try $0.differingNotes() })
+    }
+
+    static func trail(store: Store, recorder: CommitRecorder, differing ids: [Int64]) throws -> String {
+        var lines = ["notes that differ: \(ids.sorted())"]
+        for (index, commit) in recorder.commits.enumerated() {
+            let notes = commit["Note"]
+            for id in ids where notes.inserted.contains(id) || notes.updated.contains(id) || notes.deleted.contains(id) {
+                let kind = notes.inserted.contains(id) ? "inserted" : notes.deleted.contains(id) ? "deleted" : "updated"
+                lines.append("delivery \(index): token \(commit.token.map { "\($0.rawValue)" } ?? "nil") \(commit.origin) \(kind) \(id)")
+            }
+            if !commit.invalidatedTables.isEmpty { lines.append("delivery \(index): invalidated \(commit.invalidatedTables.sorted())") }
+        }
+        for transaction in try store.changes(since: .beginning).transactions {
+            let notes = transaction.changes["Note"]
+            for id in ids where notes.inserted.contains(id) || notes.updated.contains(id) || notes.deleted.contains(id) {
+                let kind = notes.inserted.contains(id) ? "inserted" : notes.deleted.contains(id) ? "deleted" : "updated"
+                lines.append("history: token \(transaction.token.rawValue) \(transaction.author ?? "-") \(kind) \(id)")
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+
     static func options(interval: Duration?) -> Store.Options {
         Store.Options(externalCommitInterval: interval)
     }
@@ -132,6 +158,12 @@ struct MultiProcessTests {
         }
         // Each round of the wait fetched byNotebook once afresh; the controller itself, never.
         let rounds = try Self.waitForQuiescence([byNotebook, byPriority, pinned])
+        let harnesses: [any QuiescenceCheck] = [byNotebook, byPriority, pinned]
+        if try !harnesses.allSatisfy({ try $0.isCurrent() }) {
+            // What every commit delivered here said of the notes a controller disagrees on,
+            // and what the file's history says of them: for finding a lost change.
+            Issue.record(Comment(rawValue: try Self.trail(store: store, recorder: recorder, harnesses: harnesses)))
+        }
         #expect(reads.fullFetches(in: trace.statements) == rounds)
         try byNotebook.check()
         try byPriority.check()
@@ -278,9 +310,22 @@ struct MultiProcessTests {
 /// A controller whose delivered state can be compared with a fresh fetch.
 protocol QuiescenceCheck {
     func isCurrent() throws -> Bool
+    /// The ids of the notes on which the controller and a fresh fetch disagree.
+    func differingNotes() throws -> [Int64]
 }
 
 extension Harness: QuiescenceCheck {
+    func differingNotes() throws -> [Int64] {
+        controller.waitForDeliveries()
+        let fresh = try ResultsController(
+            store: store, request: controller.request, options: controller.options,
+            deliveryQueue: DispatchQueue(label: "strata.tests.differing"))
+        let shown = controller.snapshot.items, current = fresh.snapshot.items
+        var ids = Set(shown.map(\.id.rawValue)).symmetricDifference(current.map(\.id.rawValue))
+        for note in shown where current.contains(where: { $0.id == note.id && $0 != note }) { ids.insert(note.id.rawValue) }
+        return ids.sorted()
+    }
+
     func isCurrent() throws -> Bool {
         controller.waitForDeliveries()
         let fresh = try ResultsController(
