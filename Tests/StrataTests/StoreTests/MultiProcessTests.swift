@@ -99,13 +99,14 @@ struct MultiProcessTests {
     /// The commits delivered to `recorder` and the history rows that name the notes on which
     /// a harness's controller and a fresh fetch disagree.
     static func trail(store: Store, recorder: CommitRecorder, harnesses: [any QuiescenceCheck]) throws -> String {
-        try trail(store: store, recorder: recorder, differing: harnesses.flatMap { try $0.differingNotes() })
+        try trail(store: store, recorder: recorder, table: "Note", differing: harnesses.flatMap { try $0.differingNotes() })
+            + "\n" + trail(store: store, recorder: recorder, table: "Notebook", differing: harnesses.flatMap { try $0.differingSections() })
     }
 
-    static func trail(store: Store, recorder: CommitRecorder, differing ids: [Int64]) throws -> String {
-        var lines = ["notes that differ: \(ids.sorted())"]
+    static func trail(store: Store, recorder: CommitRecorder, table: String = "Note", differing ids: [Int64]) throws -> String {
+        var lines = ["rows of \(table) that differ: \(ids.sorted())"]
         for (index, commit) in recorder.commits.enumerated() {
-            let notes = commit["Note"]
+            let notes = commit[table]
             for id in ids where notes.inserted.contains(id) || notes.updated.contains(id) || notes.deleted.contains(id) {
                 let kind = notes.inserted.contains(id) ? "inserted" : notes.deleted.contains(id) ? "deleted" : "updated"
                 lines.append("delivery \(index): token \(commit.token.map { "\($0.rawValue)" } ?? "nil") \(commit.origin) \(kind) \(id)")
@@ -113,7 +114,7 @@ struct MultiProcessTests {
             if !commit.invalidatedTables.isEmpty { lines.append("delivery \(index): invalidated \(commit.invalidatedTables.sorted())") }
         }
         for transaction in try store.changes(since: .beginning).transactions {
-            let notes = transaction.changes["Note"]
+            let notes = transaction.changes[table]
             for id in ids where notes.inserted.contains(id) || notes.updated.contains(id) || notes.deleted.contains(id) {
                 let kind = notes.inserted.contains(id) ? "inserted" : notes.deleted.contains(id) ? "deleted" : "updated"
                 lines.append("history: token \(transaction.token.rawValue) \(transaction.author ?? "-") \(kind) \(id)")
@@ -313,6 +314,8 @@ protocol QuiescenceCheck {
     func isCurrent() throws -> Bool
     /// The ids of the notes on which the controller and a fresh fetch disagree.
     func differingNotes() throws -> [Int64]
+    /// The ids of the section objects (notebooks) that one of them shows and the other not.
+    func differingSections() throws -> [Int64]
 }
 
 extension Harness: QuiescenceCheck {
@@ -325,6 +328,17 @@ extension Harness: QuiescenceCheck {
         var ids = Set(shown.map(\.id.rawValue)).symmetricDifference(current.map(\.id.rawValue))
         for note in shown where current.contains(where: { $0.id == note.id && $0 != note }) { ids.insert(note.id.rawValue) }
         return ids.sorted()
+    }
+
+    func differingSections() throws -> [Int64] {
+        controller.waitForDeliveries()
+        let fresh = try ResultsController(
+            store: store, request: controller.request, options: controller.options,
+            deliveryQueue: DispatchQueue(label: "strata.tests.differing"))
+        func objects(_ snapshot: ResultsSnapshot<Note, Section>) -> Set<Int64> {
+            Set(snapshot.sections.compactMap { if case .object(let id) = $0.id { id } else { nil } })
+        }
+        return objects(controller.snapshot).symmetricDifference(objects(fresh.snapshot)).sorted()
     }
 
     func isCurrent() throws -> Bool {
