@@ -234,6 +234,21 @@ private func columns(_ db: Database, table: String) throws -> [String] {
 }
 
 extension TransientAttributeTests {
+    /// ModelLanguage.md: a transient attribute is part of the value — `==` and `Codable`
+    /// (JSON, with its default when missing) include it — though not of the row.
+    @Test func transientAttributesAreInTheValueAndItsJSON() throws {
+        let post = Post(title: "a", draft: "unsaved text", isSelected: true)
+        #expect(post != Post(title: "a"))
+        let json = try JSONEncoder().encode(post)
+        let object = try #require(try JSONSerialization.jsonObject(with: json) as? [String: Any])
+        #expect(object["draft"] as? String == "unsaved text")
+        #expect(object["isSelected"] as? Bool == true)
+        #expect(try JSONDecoder().decode(Post.self, from: json) == post)
+        // Missing from the JSON: the default ("" and nil), as the initializer gives them.
+        let bare = try JSONDecoder().decode(Post.self, from: Data(#"{"title": "a"}"#.utf8))
+        #expect(bare.draft == "" && bare.isSelected == nil && bare == Post(title: "a"))
+    }
+
     /// `Post` of the Naming model with `draft` stored: a column `draft TEXT NOT NULL DEFAULT ''`.
     static var schemaWithStoredDraft: SchemaDescriptor {
         var schema = NamingModel.schema

@@ -267,6 +267,15 @@ import Testing
         try journalSequence(seed: seed, inBulk: true, parallel: true)
     }
 
+    /// The parallel map behind the bulk merge keeps each result at its index, whether it runs
+    /// on several threads or on one.
+    @Test func parallelMapKeepsTheOrder() {
+        let expected = (0..<200).map { $0 * $0 }
+        #expect(SectionedIndex<NoSection>.map(200, parallel: true) { $0 * $0 } == expected)
+        #expect(SectionedIndex<NoSection>.map(200, parallel: false) { $0 * $0 } == expected)
+        #expect(SectionedIndex<NoSection>.map(0, parallel: true) { $0 }.isEmpty)
+    }
+
     private func journalSequence(seed: UInt64, inBulk: Bool, parallel: Bool = false) throws {
         var random = SeededGenerator(seed: seed)
         let store = try Store.inMemory(schema: NotesModel.schema)
