@@ -40,7 +40,9 @@ public struct CommittedChanges: Hashable, Sendable {
         public var inserted: Set<Int64> = []
         /// Rowids of rows that existed before and were updated (or deleted and inserted again).
         public var updated: Set<Int64> = []
-        /// Rowids of rows that existed before and were deleted.
+        /// Rowids of rows that existed before and were deleted. In changes of origin
+        /// ``Origin/otherConnections`` that merge several transactions, also the rows one of
+        /// them inserted and a later one deleted: this store may have read them in between.
         public var deleted: Set<Int64> = []
         /// A superset of the columns written by the transaction's updates of this table.
         public var updatedColumns: Set<String> = []
@@ -77,7 +79,11 @@ public struct CommittedChanges: Hashable, Sendable {
         /// another store on the same file — read from the file's change history (see
         /// <doc:ChangeHistory>). Several such transactions found at once are delivered as
         /// one, their changes merged, and the rows they name are re-read in the state after
-        /// the last of them.
+        /// the last of them. A row that one of them inserted and a later one deleted is
+        /// reported deleted, since this store may have read it in between (through its own
+        /// commits, or a controller that fetched then): whoever handles these changes must
+        /// accept the deletion of a row it never saw, and the insertion of a row it already
+        /// shows (re-read it).
         case otherConnections
     }
 
@@ -118,10 +124,18 @@ public struct CommittedChanges: Hashable, Sendable {
     /// True when no row of any table changed and no table was invalidated.
     public var isEmpty: Bool { invalidatedTables.isEmpty && tables.values.allSatisfy(\.isEmpty) }
 
-    /// Adds the changes of a later transaction, net over both: a row inserted then deleted
-    /// disappears, a row deleted then inserted again is updated with `allColumns(table)`, a
-    /// row inserted then updated stays inserted, a row updated then deleted is deleted.
-    mutating func merge(_ later: CommittedChanges, allColumns: (String) -> [String]) {
+    /// Adds the changes of a later transaction, net over both: a row deleted then inserted
+    /// again is updated with `allColumns(table)`, a row inserted then updated stays inserted,
+    /// a row updated then deleted is deleted. A row inserted then deleted disappears, unless
+    /// `keepingInsertedThenDeleted`: it is then reported deleted.
+    ///
+    /// Net changes of one store's transaction can drop such a row: nobody else saw it. Changes
+    /// of *separate* commits of other connections cannot — between their commits this store
+    /// may have read the row (its own commits, a controller opened or resumed, a commit
+    /// handler's reads), and it must be told that the row is gone.
+    mutating func merge(
+        _ later: CommittedChanges, allColumns: (String) -> [String], keepingInsertedThenDeleted: Bool = false
+    ) {
         invalidatedTables.formUnion(later.invalidatedTables)
         authors.formUnion(later.authors)
         missedHistory = missedHistory || later.missedHistory
@@ -138,7 +152,8 @@ public struct CommittedChanges: Hashable, Sendable {
             }
             for id in next.updated where !table.inserted.contains(id) { table.updated.insert(id) }
             table.updatedColumns.formUnion(next.updatedColumns)
-            for id in next.deleted where table.inserted.remove(id) == nil {
+            for id in next.deleted {
+                if table.inserted.remove(id) != nil && !keepingInsertedThenDeleted { continue }
                 table.updated.remove(id)
                 table.deleted.insert(id)
             }

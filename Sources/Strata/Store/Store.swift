@@ -421,7 +421,15 @@ extension Store {
     }
 
     /// Like ``observeCommits(_:)``, with the writer connection: reads made with it inside
-    /// the handler see exactly the state this commit left, before any later write.
+    /// the handler see the state this commit left, before any later write of this store.
+    ///
+    /// Another process (or another store on the file) may commit between this commit and the
+    /// handler's reads — the file is unlocked once a commit ends — and the reads then see its
+    /// changes too. Those changes are always delivered afterwards, as changes of origin
+    /// ``CommittedChanges/Origin/otherConnections`` that name every row they touched
+    /// (deletions of rows inserted since included), so that what a handler derives from its
+    /// reads converges: re-read the rows a delivery names, and treat a named row that no
+    /// longer exists as deleted.
     public func observeCommits(
         reading handler: @escaping @Sendable (CommittedChanges, Database) -> Void
     ) -> CommitObservation {

@@ -52,7 +52,7 @@ extension CommitObserver {
             }
             transaction.token = entry.token
             transaction.authors = entry.author.map { [$0] } ?? []
-            changes.merge(transaction, allColumns: columns(of:))
+            changes.merge(transaction, allColumns: columns(of:), keepingInsertedThenDeleted: true)
         }
         historyCursor = last
         changes.token = last
