@@ -62,7 +62,8 @@ public struct ResultsSnapshot<Item: ResultsItem, Section: Hashable & Sendable>:
         if let ids = oldRows.batchedIDs, let oldPages = oldRows.batchedPages, let newPages = newRows.batchedPages {
             return oldPages.valueMayDiffer(ids[path.item], in: newPages)
         }
-        return oldRows[path.item] != newRows[newPath.item]
+        let before = oldRows[path.item], after = newRows[newPath.item]
+        return before != after || !sameTextBytes(before, after)
     }
 
     /// The index of the section identified by `id`, or nil. Linear time.
@@ -303,4 +304,18 @@ extension ResultsSnapshot {
             }
         }
     }
+}
+
+/// Whether two values that are `==` also hold the same bytes in every string they contain.
+/// Swift's `==` on strings is canonical equivalence (`"caf\u{E9}" == "cafe\u{301}"`), but the
+/// store keeps and compares the bytes (see `Docs/Decisions.md`, *Values: stored exactly*), so
+/// a row rewritten in another normalization form is a change the snapshot must carry.
+/// Only called for rows a commit re-read whose values compare equal.
+func sameTextBytes(_ a: Any, _ b: Any) -> Bool {
+    if let x = a as? String, let y = b as? String { return x.utf8.elementsEqual(y.utf8) }
+    let left = Mirror(reflecting: a), right = Mirror(reflecting: b)
+    if left.children.isEmpty && right.children.isEmpty { return true }
+    guard left.children.count == right.children.count else { return false }
+    for (x, y) in zip(left.children, right.children) where !sameTextBytes(x.value, y.value) { return false }
+    return true
 }

@@ -139,11 +139,26 @@ public final class Store: Sendable {
                 try file.withMigrationConnection(configuration: Self.configuration()) { queue in try migrator.migrate(queue) }
             } catch let error where UniqueConstraintError(error) != nil {
                 let unique = UniqueConstraintError(error)!
-                throw MigrationError.duplicateValues(entity: unique.entity, attributes: unique.attributes)
+                let rows = (try? file.inspect { db in
+                    try Self.duplicateGroups(of: unique, key: schema.entity(named: unique.entity)?.primaryKey, db)
+                }) ?? []
+                throw MigrationError.duplicateValues(entity: unique.entity, attributes: unique.attributes, rows: rows)
             }
         }
         let pool = try file.openPool(configuration: Self.configuration())
         try self.init(schema: schema, path: path, writer: pool, options: options)
+    }
+
+    /// The ids of the rows that share values of a unique constraint's columns, one group per
+    /// set of equal values (at most 20), read from the unmigrated file.
+    private static func duplicateGroups(of unique: UniqueConstraintError, key: String?, _ db: Database) throws -> [[Int64]] {
+        let columns = unique.attributes.map(quoted).joined(separator: ", ")
+        let key = quoted(key ?? "rowid"), table = quoted(unique.entity)
+        let groups = try String.fetchAll(db, sql: """
+            SELECT group_concat(\(key), ',') FROM (SELECT \(key), \(columns) FROM \(table) ORDER BY \(key)) \
+            GROUP BY \(columns) HAVING count(*) > 1 ORDER BY min(\(key)) LIMIT 20
+            """)
+        return groups.map { $0.split(separator: ",").compactMap { Int64($0) } }
     }
 
     /// A store in memory, gone when released.

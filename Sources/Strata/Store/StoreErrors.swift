@@ -290,9 +290,11 @@ public enum MigrationError: Error, Hashable, Sendable, CustomStringConvertible {
     /// After migrating, some rows reference missing rows; nothing was changed.
     case foreignKeyViolations(table: String)
     /// A `unique` constraint the model adds (or an attribute made `unique`) does not hold
-    /// for the rows already stored: some share the values of `attributes`. Nothing was
-    /// changed; remove or edit the duplicates with the older model first.
-    case duplicateValues(entity: String, attributes: [String])
+    /// for the rows already stored: some share the values of `attributes`. `rows` lists the
+    /// ids of the rows that share values, one group per set of equal values, in id order (at
+    /// most 20 groups). Nothing was changed; remove or edit the duplicates with the older
+    /// model first.
+    case duplicateValues(entity: String, attributes: [String], rows: [[Int64]])
     /// Stored rows break rules of the model (a rule added, or tightened, by the new model;
     /// or rows written without Strata), listed with their entity, id and rule (at most
     /// 1,000 per rule). Nothing was changed; fix or delete those rows with the older model
@@ -309,9 +311,11 @@ public enum MigrationError: Error, Hashable, Sendable, CustomStringConvertible {
         case .notAStrataStore: "the database was not created by a Strata store"
         case .unreadableMetadata: "the store's model description cannot be read"
         case .foreignKeyViolations(let table): "migration would leave invalid references in table \(table)"
-        case .duplicateValues(let entity, let attributes):
+        case .duplicateValues(let entity, let attributes, let rows):
             "the new unique constraint on \(entity) (\(attributes.joined(separator: ", "))) does not hold: "
-                + "stored rows share those values; remove the duplicates first"
+                + (rows.isEmpty ? "stored rows share those values" : "stored rows share those values (ids "
+                    + rows.map { $0.map(String.init).joined(separator: ", ") }.joined(separator: "; ") + ")")
+                + "; remove the duplicates first"
         case .ruleViolations(let violations):
             "stored rows break the model's rules: "
                 + violations.prefix(20).map(\.description).joined(separator: "; ")
@@ -367,6 +371,8 @@ public struct StoreOpenError: Error, Hashable, Sendable, CustomStringConvertible
     public enum Reason: Hashable, Sendable {
         /// The folder that should hold the file does not exist.
         case missingFolder
+        /// The path is empty. (SQLite would open a temporary database, gone when closed.)
+        case emptyPath
         /// The path is a folder, not a file.
         case isDirectory
         /// The file is not a SQLite database: another kind of file, or a damaged or
@@ -397,6 +403,9 @@ public struct StoreOpenError: Error, Hashable, Sendable, CustomStringConvertible
         case .missingFolder:
             problem = "the folder \((path as NSString).deletingLastPathComponent) does not exist; "
                 + "create it first, or choose a path in an existing folder"
+        case .emptyPath:
+            problem = "the path is empty; give the path of a database file (for a store that is not kept, "
+                + "use Store.inMemory(schema:))"
         case .isDirectory:
             problem = "it is a folder, not a file; give the path of a database file, for example one inside this folder"
         case .notADatabase:

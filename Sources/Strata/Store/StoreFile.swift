@@ -33,6 +33,7 @@ struct StoreFile {
     /// a folder given as the path, missing permissions, a file that does not start like a
     /// SQLite database.
     func checkAccess() throws {
+        if path.isEmpty { throw StoreOpenError(path: path, reason: .emptyPath) }
         var isDirectory: ObjCBool = false
         if fileManager.fileExists(atPath: path, isDirectory: &isDirectory) {
             if isDirectory.boolValue { throw StoreOpenError(path: path, reason: .isDirectory) }
