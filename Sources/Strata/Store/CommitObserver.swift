@@ -218,10 +218,15 @@ final class CommitObserver: TransactionObserver, @unchecked Sendable {
         let refused = deniedDeletes.takeUnreportedRefusal()
         reset()
         guard sawRowEvents || !invalidatedTables.isEmpty else { return nil }
-        // Read both logs even when nothing is left to report, so that their entries are
-        // never read again by a later commit.
-        replacedRows.merge(into: &tables, hookDeletes: hookDeletes, db)
-        readJoinLog(db, into: &tables)
+        // Read each log when the update hook reported a table it watches, even when nothing
+        // is left to report, so that its entries are never read again by a later commit. A
+        // log gets entries only from triggers on the tables it watches, whose changes the hook
+        // reports (REPLACE deletes rows of the table it writes, which the hook reports): when
+        // none was touched, it has nothing new, and the commit saves its query.
+        if !replacedRows.tables.isDisjoint(with: touchedTables) {
+            replacedRows.merge(into: &tables, hookDeletes: hookDeletes, db)
+        }
+        if !joinLogTables.isDisjoint(with: touchedTables) { readJoinLog(db, into: &tables) }
         if refused {
             // Some of the reported changes were undone: report the tables, not the rows.
             invalidatedTables.formUnion(touchedTables)
@@ -243,6 +248,8 @@ final class CommitObserver: TransactionObserver, @unchecked Sendable {
     /// The highest log entry already delivered (the log's ids are AUTOINCREMENT: never reused).
     private(set) var lastJoinLogID: Int64 = 0
     private var joinLogInstalled = false
+    /// The join tables whose rows the log records.
+    private var joinLogTables: Set<String> = []
 
     /// Installs, on the writer connection, TEMP triggers that log the values of inserted
     /// and deleted join-table rows (the update hook only reports their rowids).
@@ -263,6 +270,7 @@ final class CommitObserver: TransactionObserver, @unchecked Sendable {
                     """)
             }
         }
+        joinLogTables.formUnion(joinTables.map(\.name))
         joinLogInstalled = true
     }
 
