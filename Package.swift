@@ -58,6 +58,10 @@ let package = Package(
             ]),
         // The README's main job, on the package's own Models/.
         .executableTarget(name: "StrataDemo", dependencies: ["StrataDemoKit"]),
+        // A command-line tool the tests run as a child process (FirstUseTests).
+        .executableTarget(
+            name: "StrataMainThreadProbe", dependencies: ["Strata"], path: "Tests/MainThreadProbe",
+            exclude: ["Models"], plugins: ["StrataPlugin"]),
         // The demo's scenario, interactive shell and renderer, generated model included.
         .target(name: "StrataDemoKit", dependencies: ["Strata"], plugins: ["StrataPlugin"]),
 

@@ -29,10 +29,24 @@ public final class LiveResults<Item: StrataEntity, Section: Hashable & Sendable>
     public private(set) var sections: [LiveSection<Item, Section>] = []
     /// The number of items shown (the items summarised by group rows are not counted).
     public private(set) var count = 0
-    /// The whole current state, as an immutable value.
-    public private(set) var snapshot: ResultsSnapshot<Item, Section>
+    /// The whole current state, as an immutable value. Observers are notified of every
+    /// delivery, even one whose snapshot is `==` to the previous (a row rewritten in another
+    /// Unicode normalization form).
+    public var snapshot: ResultsSnapshot<Item, Section> {
+        access(keyPath: \.snapshot)
+        return snapshotStorage
+    }
     /// The batch that led to ``snapshot``, for views that animate; nil after a reload.
-    public private(set) var lastBatch: ChangeBatch?
+    /// Observers are notified of every delivery, even one whose batch is `==` to the previous
+    /// one (two edits of the same row in a row): each is a change to apply.
+    public var lastBatch: ChangeBatch? {
+        access(keyPath: \.lastBatch)
+        return lastBatchStorage
+    }
+    // Set with `withMutation` on every delivery: Observation skips setting an equal value of
+    // a stored property, which would hide a delivery.
+    @ObservationIgnored private var snapshotStorage: ResultsSnapshot<Item, Section>
+    @ObservationIgnored private var lastBatchStorage: ChangeBatch?
     /// The last tracking failure (see ``ResultsControllerDelegate/controller(_:didFailWith:)``);
     /// nil again once a later change is delivered.
     public private(set) var failure: (any Error)?
@@ -49,8 +63,8 @@ public final class LiveResults<Item: StrataEntity, Section: Hashable & Sendable>
     ) throws {
         controller = try ResultsController(
             store: store, request: request, options: options, loading: loading, deliveryQueue: .main)
-        snapshot = controller.snapshot
-        show(snapshot, batch: nil)
+        snapshotStorage = controller.snapshot
+        show(snapshotStorage, batch: nil)
         let adapter = Adapter(owner: self)
         self.adapter = adapter
         controller.coordinate(adapter)
@@ -65,7 +79,8 @@ public final class LiveResults<Item: StrataEntity, Section: Hashable & Sendable>
     /// Stops tracking commits; nothing changes until ``resume()``.
     public func pause() { controller.pause() }
 
-    /// Refetches and resumes tracking; the new state arrives as a reload.
+    /// Refetches and resumes tracking; the new state arrives as a reload, on the next turn
+    /// of the main queue (as every change does), not before this method returns.
     public func resume() throws { try controller.resume() }
 
     // MARK: - Applying deliveries
@@ -88,8 +103,8 @@ public final class LiveResults<Item: StrataEntity, Section: Hashable & Sendable>
         if next.map(\.id) != sections.map(\.id) { sections = next }
         let newCount = new.sections.reduce(0) { $0 + $1.itemCount }
         if newCount != count { count = newCount }
-        snapshot = new
-        lastBatch = batch
+        withMutation(keyPath: \.snapshot) { snapshotStorage = new }
+        withMutation(keyPath: \.lastBatch) { lastBatchStorage = batch }
         if failure != nil { failure = nil }
     }
 

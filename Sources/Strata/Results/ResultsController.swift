@@ -72,6 +72,19 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
     public let request: ResultsRequest<Item, Section>
     /// The queue every delivery happens on.
     public let deliveryQueue: DispatchQueue
+    /// Marks the delivery queue (see ``waitForDeliveries()``): the value of
+    /// `deliveryQueueKey` on it, shared by every controller that delivers there.
+    private let deliveryQueueToken: Int
+
+    /// The token of `queue`, set on it the first time a controller delivers there.
+    private static func token(of queue: DispatchQueue) -> Int {
+        deliveryQueueTokens.withLock { next in
+            if let token = queue.getSpecific(key: deliveryQueueKey) { return token }
+            next += 1
+            queue.setSpecific(key: deliveryQueueKey, value: next)
+            return next
+        }
+    }
 
     // Guarded by `lock`: the engine, the last computed snapshot, tracking.
     private let lock = NSRecursiveLock()
@@ -134,6 +147,7 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
         self.store = store
         self.request = request
         self.deliveryQueue = deliveryQueue
+        deliveryQueueToken = Self.token(of: deliveryQueue)
         self._deliveryMode = mode
         engine = try ResultsEngine(request: request, schema: store.schema, options: options, loading: loading, store: store)
         computed = .empty
@@ -507,7 +521,7 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
     ) -> [ItemPath] {
         var newSectionIndex: [SectionID: Int] = [:]
         for (index, section) in new.sections.enumerated() { newSectionIndex[section.id] = index }
-        var wanted: [Int: [RowKey<Item.ID>: Int]] = [:]
+        var wanted: [Int: [ResultsRowID<Item.ID>: Int]] = [:]
         for (index, path) in paths.enumerated() {
             let id = old.sections[path.section].id
             guard let s = newSectionIndex[id] else { continue }
@@ -594,10 +608,33 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
         }
     }
 
-    /// Waits until every change computed so far has been delivered. Must not be called on
-    /// the delivery queue. For tests and command-line tools.
+    /// Waits until every change computed so far has been delivered. For tests and
+    /// command-line tools.
+    ///
+    /// It waits for the delivery queue to run, so it must not be called *on* that queue: on
+    /// the main thread when deliveries go to the main queue (the default), or inside a
+    /// delivery. Such a call could never return; it stops the program with a message that
+    /// says so, instead of dispatch's bare trap or a hang. A command-line tool that blocks its
+    /// main thread passes its own `deliveryQueue` (`DispatchQueue(label: "results")`), or lets
+    /// the main queue run (`dispatchMain()`, `RunLoop.main.run()`, `await` in an async `main`).
     public func waitForDeliveries() {
+        // (`DispatchQueue.main` is not always the same object: compare labels too.)
+        let deliversOnMain = deliveryQueue === DispatchQueue.main || deliveryQueue.label == DispatchQueue.main.label
+        if Thread.isMainThread && deliversOnMain {
+            preconditionFailure(Self.deliveryDeadlockMessage(
+                "on the main thread, and this controller delivers on the main queue (the default)"))
+        }
+        if DispatchQueue.getSpecific(key: deliveryQueueKey) == deliveryQueueToken {
+            preconditionFailure(Self.deliveryDeadlockMessage("on this controller's delivery queue"))
+        }
         deliveryQueue.sync {}
+    }
+
+    static func deliveryDeadlockMessage(_ place: String) -> String {
+        "ResultsController.waitForDeliveries() was called \(place): it waits for that queue, which "
+            + "cannot run while it waits, so it would never return. Create the controller with a "
+            + "deliveryQueue of its own (ResultsController(store:request:deliveryQueue: DispatchQueue(label: \"results\"))), "
+            + "or let the queue run instead of waiting (dispatchMain(), RunLoop.main.run(), or await in an async main)."
     }
 
     /// The version of the last computed snapshot (see ``publish(reload:)``).
@@ -628,3 +665,8 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
         return try body()
     }
 }
+
+/// The key under which a results controller marks its delivery queue.
+private let deliveryQueueKey = DispatchSpecificKey<Int>()
+/// The last token given to a delivery queue.
+private let deliveryQueueTokens = LockedValue(0)

@@ -21,6 +21,8 @@ public enum ResultsUpdate<Item: StrataEntity, Section: Hashable & Sendable>: Sen
     }
 }
 
+extension ResultsUpdate: Equatable {}
+
 /// The kind of a change reported to a ``ResultsControllerDelegate``, as in
 /// `NSFetchedResultsChangeType`.
 public enum ResultsChangeType: String, Hashable, Sendable {

@@ -173,6 +173,27 @@ public enum SectionID: Hashable, Sendable, CustomStringConvertible {
     /// The trailing section of items whose section relationship is nil.
     case orphans
 
+    /// The identity of the keyed section whose key is `key`, stored the way the store
+    /// stores it (an enumeration by its raw value, a `Decimal` as text, a `Date` as UTC text).
+    ///
+    /// ```swift
+    /// let index = snapshot.index(ofSection: SectionID(key: Priority.high))
+    /// ```
+    public init(key: some DatabaseValueConvertible) {
+        self = .key(key.databaseValue)
+    }
+
+    /// The key of a keyed section, read as `type`; nil for other sections, or when the key
+    /// is not a value of `type`.
+    ///
+    /// ```swift
+    /// if let priority = section.id.key(as: Priority.self) { … }
+    /// ```
+    public func key<Key: DatabaseValueConvertible>(as type: Key.Type) -> Key? {
+        guard case .key(let value) = self else { return nil }
+        return Key.fromDatabaseValue(value)
+    }
+
     /// A description for test output: `single`, `key(x)`, `object(3)`, `orphans`.
     public var description: String {
         switch self {
@@ -222,13 +243,28 @@ public enum ResultsRow<Item: ResultsItem>: Hashable, Sendable {
 }
 
 /// The identity of a row inside a snapshot: an item's id, or the group row of a section.
-enum RowKey<ItemID: Hashable>: Hashable {
+///
+/// Change batches match rows by it: an item is the same row in two snapshots when its
+/// ``ResultsItem/objectID`` is; the group row of a section (see
+/// ``ResultsOptions/groupFilteredItems``) is the same row as long as its section is, so a
+/// batch moves or updates it like an item. Use it as the identifier of a diffable data
+/// source's rows.
+///
+/// ```swift
+/// let ids = snapshot.sections[0].rows.map { $0.id(in: snapshot.sections[0].id) }
+/// ```
+public enum ResultsRowID<ItemID: Hashable & Sendable>: Hashable, Sendable {
+    /// The row of the item with this id.
     case item(ItemID)
+    /// The group row of the section with this id.
     case group(SectionID)
 }
 
 extension ResultsRow {
-    func key(in section: SectionID) -> RowKey<Item.ID> {
+    /// The row's identity in the section `section` (see ``ResultsRowID``).
+    public func id(in section: SectionID) -> ResultsRowID<Item.ID> { key(in: section) }
+
+    func key(in section: SectionID) -> ResultsRowID<Item.ID> {
         switch self {
         case .item(let item): .item(item.objectID)
         case .group: .group(section)

@@ -90,6 +90,31 @@ struct LiveResultsTests {
         #expect(live.count == 4)
     }
 
+    @Test("two equal batches in a row are two notifications of lastBatch and snapshot: every delivery is observable")
+    func equalBatchesNotifyTwice() async throws {
+        let (store, live, _) = try fixture()
+        let lastBatch = Tracker { _ = live.lastBatch }
+        let snapshot = Tracker { _ = live.snapshot }
+        // Two edits of the same row: two batches that are `==` (one update at the same path).
+        for title in ["w1 edited", "w1 edited again"] {
+            try await store.write { db in
+                var note = try #require(try db.fetchAll(Note.self).first { $0.title.hasPrefix("w1") })
+                note.title = title
+                try db.update(note)
+            }
+            await deliveries()
+        }
+        #expect((lastBatch.count, snapshot.count) == (2, 2))
+        #expect(live.lastBatch?.itemUpdates == [ItemPath(section: 0, item: 0)])
+        // Two inserts at the top of Work: equal batches again.
+        for title in ["a", "0"] {
+            try store.insert(Note(title: title, updatedAt: Date(), notebookID: live.sections[0].value.object!.id))
+            await deliveries()
+        }
+        #expect((lastBatch.count, snapshot.count) == (4, 4))
+        #expect(live.lastBatch?.itemInserts == [ItemPath(section: 0, item: 0)])
+    }
+
     @Test("nothing is notified while paused; resume notifies once")
     func paused() async throws {
         let (store, live, notebooks) = try fixture()

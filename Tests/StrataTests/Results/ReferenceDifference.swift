@@ -20,7 +20,7 @@ extension ChangeBatch {
         let sectionDeletes = sections.deletes
 
         // Rows: where each row of the new snapshot is.
-        var newRowPath: [RowKey<Item.ID>: ItemPath] = [:]
+        var newRowPath: [ResultsRowID<Item.ID>: ItemPath] = [:]
         for (n, section) in new.sections.enumerated() where mayHaveChanged(section.id) {
             for (r, row) in section.rows.enumerated() {
                 newRowPath[row.key(in: section.id)] = ItemPath(section: n, item: r)
@@ -30,7 +30,7 @@ extension ChangeBatch {
         var itemMoves: [Move<ItemPath>] = []
         var itemUpdates: [ItemPath] = []
         var movedAndUpdatedItems: [ItemPath] = []
-        var oldRowKeys = Set<RowKey<Item.ID>>()
+        var oldRowKeys = Set<ResultsRowID<Item.ID>>()
         for (o, section) in old.sections.enumerated() {
             guard let mappedSection = oldToNew[o] else { continue }  // the section delete takes its rows
             guard mayHaveChanged(section.id) else { continue }  // same rows before and after
@@ -65,7 +65,7 @@ extension ChangeBatch {
         }
         // Deleted old sections' rows still count as "old" for insert detection: a row that
         // left a deleted section is inserted into its new one.
-        var deletedSectionRowKeys = Set<RowKey<Item.ID>>()
+        var deletedSectionRowKeys = Set<ResultsRowID<Item.ID>>()
         for o in sectionDeletes {
             for row in old.sections[o].rows { deletedSectionRowKeys.insert(row.key(in: old.sections[o].id)) }
         }

@@ -1,0 +1,131 @@
+import Dispatch
+import Foundation
+import GRDB
+import Testing
+@testable import Strata
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// What a new user meets first, from the docs: comparing updates, finding a section by its
+/// typed key, the identity of group rows, and `waitForDeliveries()` where it cannot work.
+@Suite("First use")
+struct FirstUseTests {
+    @Test("updates compare with ==")
+    func updatesAreEquatable() throws {
+        let harness = try Harness(Note.Fetches.all) { db in try db.note("a") }
+        try harness.write { db in try db.note("b") }
+        try harness.write { db in try db.note("c") }
+        let updates = harness.recorder.updates
+        #expect(updates.count == 3)
+        #expect(updates[0] == updates[0])
+        #expect(updates[1] != updates[2])
+        #expect(updates[1] == ResultsUpdate.batch(try #require(updates[1].batch), updates[1].snapshot))
+        #expect(updates[0] != ResultsUpdate.batch(ChangeBatch(from: updates[0].snapshot, to: updates[0].snapshot), updates[0].snapshot))
+    }
+
+    @Test("a keyed section is found by its typed key: an enumeration, a string")
+    func sectionByTypedKey() throws {
+        let harness = try Harness(Note.Fetches.byPriority) { db in
+            try db.note("a", priority: .high)
+            try db.note("b", priority: .low)
+            try db.note("c", priority: .normal)
+        }
+        let snapshot = harness.controller.snapshot
+        #expect(snapshot.sections.count == 3)
+        for priority in Priority.allCases {
+            let index = try #require(snapshot.index(ofSection: SectionID(key: priority)), "\(priority)")
+            #expect(snapshot.sections[index].value.object == priority)
+            #expect(snapshot.sections[index].id.key(as: Priority.self) == priority)
+        }
+        #expect(SectionID.single.key(as: Priority.self) == nil)
+        let letters = try Harness(
+            store: harness.store,
+            ResultsRequest<Note, String>(sortedBy: [Note.title.ascending], sections: .firstLetter(of: Note.title)))
+        let index = try #require(letters.controller.snapshot.index(ofSection: SectionID(key: "B")))
+        #expect(letters.controller.snapshot.sections[index].items.map(\.title) == ["b"])
+    }
+
+    @Test("a group row's identity is public and stays the same while its section does")
+    func groupRowIdentity() throws {
+        let harness = try Harness(Note.Fetches.all) { db in
+            try db.note("a")
+            try db.note("x1")
+        }
+        harness.controller.options = ResultsOptions(filter: { !$0.title.hasPrefix("x") }, groupFilteredItems: true)
+        harness.controller.waitForDeliveries()
+        let section = try #require(harness.controller.snapshot.sections.first)
+        let ids = section.rows.map { $0.id(in: section.id) }
+        #expect(ids == [.item(Note.ID(rawValue: 1)), .group(.single)])
+        try harness.write { db in try db.note("x2") }
+        let after = try #require(harness.controller.snapshot.sections.first)
+        #expect(after.rows.last?.id(in: after.id) == .group(.single))
+    }
+
+    // MARK: - waitForDeliveries where it cannot return
+
+    static let waitCaseKey = "STRATA_WAIT_CHILD_CASE"
+
+    /// Runs `executable` with `arguments` (and `environment` added); returns how it ended and
+    /// everything it printed.
+    static func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws
+        -> (reason: Process.TerminationReason, status: Int32, output: String)
+    {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationReason, process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    /// The probe, a command-line tool built beside this test bundle.
+    static var probe: String {
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+            .appendingPathComponent("StrataMainThreadProbe").path
+    }
+
+    @Test("waitForDeliveries() on the main thread of a command-line tool with main-queue deliveries: stops with a message naming cause and remedy")
+    func waitOnTheMainThread() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: Self.probe), "build the probe first: swift build --build-tests")
+        let run = try Self.run(Self.probe, [])
+        #expect(run.reason == .uncaughtSignal, "\(run.output.suffix(2_000))")
+        #expect(run.output.contains("ResultsController.waitForDeliveries() was called on the main thread"), "\(run.output.suffix(2_000))")
+        #expect(run.output.contains("deliveryQueue of its own"))
+        #expect(!run.output.contains("returned"))
+        // The remedy the message gives works.
+        let remedy = try Self.run(Self.probe, ["--own-queue"])
+        #expect(remedy.reason == .exit && remedy.status == 0, "\(remedy.output.suffix(2_000))")
+        #expect(remedy.output.contains("delivered [\"a\"]"), "\(remedy.output.suffix(2_000))")
+    }
+
+    @Test("waitForDeliveries() inside a delivery (on the controller's delivery queue): stops with a message naming cause and remedy")
+    func waitOnTheDeliveryQueue() throws {
+        let run = try Self.run(
+            CommandLine.arguments[0], CrashTests.childArguments().dropLast(2) + ["--filter", "waitChild"],
+            environment: [Self.waitCaseKey: "delivery"])
+        #expect(run.reason == .uncaughtSignal, "\(run.output.suffix(2_000))")
+        #expect(run.output.contains("ResultsController.waitForDeliveries() was called on this controller's delivery queue"),
+            "\(run.output.suffix(2_000))")
+        #expect(run.output.contains("deliveryQueue of its own"))
+        #expect(!run.output.contains("returned"))
+    }
+
+    /// The child: only runs when spawned above.
+    @Test(.enabled(if: ProcessInfo.processInfo.environment[waitCaseKey] != nil))
+    func waitChild() throws {
+        let store = try Store.inMemory(schema: NotesModel.schema)
+        let queue = DispatchQueue(label: "strata.tests.wait")
+        let controller = try ResultsController(store: store, request: Note.Fetches.all, deliveryQueue: queue)
+        queue.sync { controller.waitForDeliveries() }
+        print("returned")
+    }
+}
