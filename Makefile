@@ -2,7 +2,7 @@
 SWIFT ?= swift
 DEMO_ARGS ?=
 
-.PHONY: demo test build bootstrap benchmarks clean
+.PHONY: demo test docs build bootstrap benchmarks clean
 
 bootstrap:
 	@scripts/bootstrap
@@ -15,10 +15,17 @@ demo: bootstrap
 	$(SWIFT) build --product StrataDemo
 	$(SWIFT) run --skip-build StrataDemo $(DEMO_ARGS)
 
-## Build everything and run every test, the build-plugin integration test included.
+## Build everything and run every test, the build-plugin integration test included; then
+## build the DocC catalog with warnings as errors.
 test: bootstrap
 	$(SWIFT) build --build-tests
 	STRATA_PLUGIN_TEST=1 $(SWIFT) test --skip-build
+	SWIFT=$(SWIFT) scripts/docs
+
+## The runtime's DocC catalog, warnings as errors (.build/docs/Strata.doccarchive).
+docs: bootstrap
+	$(SWIFT) build --target Strata
+	SWIFT=$(SWIFT) scripts/docs
 
 ## Release-build benchmarks (separate package), ours beside a baseline in one run.
 benchmarks: bootstrap

@@ -42,8 +42,8 @@ public struct ChangeBatch: Hashable, Sendable, CustomStringConvertible {
     public var itemUpdates: [ItemPath]
     /// Rows whose value changed and that moved (new paths; each is a move target).
     public var movedAndUpdatedItems: [ItemPath]
-    /// Set on the batch a user edit delivers before it returns (``ResultsController/moveItem(from:to:)``,
-    /// ``ResultsController/deleteItem(at:)``); nil for batches of commits and options.
+    /// Set on the batch a user edit delivers before it returns (``ResultsController/moveItem(from:to:)-(ItemPath,_)``,
+    /// ``ResultsController/deleteItem(at:)-(ItemPath)``); nil for batches of commits and options.
     /// For ``UserEdit/move`` the list view already shows the change (the user dragged the
     /// row): take the new snapshot without animating. A ``UserEdit/delete`` is applied like
     /// any batch.

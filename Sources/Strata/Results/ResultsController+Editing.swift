@@ -2,7 +2,7 @@ import Dispatch
 import Foundation
 import GRDB
 
-/// Why ``ResultsController/moveItem(from:to:)`` or ``ResultsController/deleteItem(at:)``
+/// Why ``ResultsController/moveItem(from:to:)-(ItemPath,_)`` or ``ResultsController/deleteItem(at:)-(ItemPath)``
 /// refused an edit. Nothing was written and nothing delivered: a list view that already
 /// moved the row must put it back (reload the rows from ``ResultsController/snapshot``).
 public enum ResultsEditError: Error, Hashable, Sendable, CustomStringConvertible {

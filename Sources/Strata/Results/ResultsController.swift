@@ -45,7 +45,7 @@ import GRDB
 /// ## User edits
 ///
 /// For a request ordered by an ordered relationship (`sort: [list.@position]`),
-/// ``moveItem(from:to:)`` and ``deleteItem(at:)`` turn a drag or a swipe that a list view
+/// ``moveItem(from:to:)-(ItemPath,_)`` and ``deleteItem(at:)-(ItemPath)`` turn a drag or a swipe that a list view
 /// reports into one write, and deliver it, marked ``ChangeBatch/userEdit``, before they
 /// return; later batches are relative to the edited snapshot. See <doc:OrderedLists>.
 ///
@@ -132,6 +132,9 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
     /// Fetches the results of `request` from `store` and starts tracking its commits.
     ///
     /// - Parameters:
+    ///   - store: the store to read and track.
+    ///   - request: what to fetch: a generated fetch (`Note.Fetches.byNotebook`) or a
+    ///     ``ResultsRequest`` of your own.
     ///   - options: a post-fetch filter, comparator, and group rows (see ``ResultsOptions``).
     ///   - mode: ``DeliveryMode/batches`` (default) or ``DeliveryMode/reloads``.
     ///   - loading: ``ResultsLoading/eager`` (default) reads every value up front;

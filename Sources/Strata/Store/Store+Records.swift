@@ -273,7 +273,7 @@ extension Database {
 
 extension Store {
     /// A request for the destinations of a to-many relationship of the object `id` — for
-    /// a results controller, or ``Database/fetchAll(_:)-(ResultsRequest<Entity,Section>)``.
+    /// a results controller, or `Database.fetchAll(_:)` with the request.
     /// For a many-to-many that is its own inverse, the people linked to `id` by a join row
     /// stored either way round (`id` itself once, when linked to itself).
     ///
@@ -309,7 +309,7 @@ extension Store {
     }
 
     /// Updates `value` in its own transaction: writes the columns that differ from its stored
-    /// row (see ``Database/update(_:)``). Returns whether anything was written.
+    /// row (see `Database.update(_:)`). Returns whether anything was written.
     @discardableResult
     public func update<Entity: StrataEntity>(_ value: Entity) throws -> Bool {
         try write { db in try db.update(value) }
@@ -321,7 +321,7 @@ extension Store {
         try write { db in try db.delete(value) }
     }
 
-    /// The items of a request, flat (see ``Database/fetchAll(_:)-(ResultsRequest<Entity,Section>)``).
+    /// The items of a request, flat (see `Database.fetchAll(_:)` with a request).
     public func fetchAll<Entity: StrataEntity, Section>(_ request: ResultsRequest<Entity, Section>) throws -> [Entity] {
         try read { db in try db.fetchAll(request) }
     }

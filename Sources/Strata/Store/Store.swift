@@ -329,7 +329,7 @@ extension Store {
     /// touched in ``CommittedChanges/invalidatedTables`` instead of their rows.
     ///
     /// The transaction is recorded in the file's change history (see <doc:ChangeHistory>)
-    /// with the store's ``Options/author``; ``write(author:_:)`` names another.
+    /// with the store's ``Options/author``; ``write(author:_:)-7gvxd`` names another.
     @discardableResult
     public func write<T>(_ body: (Database) throws -> T) throws -> T {
         try write(author: options.author, body)
@@ -341,7 +341,7 @@ extension Store {
         try await write(author: options.author, body)
     }
 
-    /// Runs `body` in a write transaction, as ``write(_:)``, and records `author` as the
+    /// Runs `body` in a write transaction, as ``write(_:)-94s9x``, and records `author` as the
     /// transaction's author in the change history: ``HistoryTransaction/author`` for readers
     /// of the history, ``CommittedChanges/authors`` for commit observers, here and in other
     /// processes. A sync engine writes the changes it pulls from a server with its own
@@ -420,7 +420,7 @@ extension Store {
     /// (``Store/notifyExternalChanges(in:)``). Rolled back transactions are not reported.
     ///
     /// A commit of the second kind, like one made on ``writer`` after a delete refused by a
-    /// `deny` rule was caught (see ``write(_:)``), has ``CommittedChanges/invalidatedTables``
+    /// `deny` rule was caught (see ``write(_:)-94s9x``), has ``CommittedChanges/invalidatedTables``
     /// and may have no row changes at all: a handler that looks only at ``CommittedChanges/tables`` must
     /// also treat an invalidated table as "everything in it may have changed".
     ///
@@ -466,7 +466,7 @@ extension Store {
     /// try store.notifyExternalChanges(in: ["Note"])
     /// ```
     ///
-    /// Calling GRDB's `Database.notifyChanges(in:)` inside ``write(_:)`` also works, but
+    /// Calling GRDB's `Database.notifyChanges(in:)` inside ``write(_:)-94s9x`` also works, but
     /// GRDB does not tell the store which tables, so every table is invalidated.
     public func notifyExternalChanges(in tables: Set<String>? = nil) throws {
         try write { [observer] db in try observer.announceChanges(in: tables ?? observer.trackedTables, db) }
