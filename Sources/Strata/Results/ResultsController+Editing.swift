@@ -119,6 +119,9 @@ extension ResultsController {
 
         var version = 0
         let moved: Item = try store.write { db in
+            // Other connections' commits first: the state the controller computes before the
+            // edit's commit is then the one the edit reads and writes.
+            try store.observer.deliverExternalCommits(db)
             version = currentPublishedVersion
             let storage = ordering.storage
             let t = quoted(storage.table), fk = quoted(storage.foreignKey), k = quoted(storage.key)
@@ -185,6 +188,7 @@ extension ResultsController {
             itemMoves: [Move(from: source, to: destination)], movedAndUpdatedItems: moved != item ? [destination] : [])
         batch.userEdit = .move
         deliverUserEdit(batch, new, touched: [sourceSection.id, targetSection.id], before: version)
+        settleUserEdit(publishedBefore: version)
     }
 
     /// ``moveItem(from:to:)`` with two-index `IndexPath`s, as UIKit reports them.
@@ -216,6 +220,7 @@ extension ResultsController {
         guard let item = old[path].item else { throw ResultsEditError.groupRow(path) }
         var version = 0
         try store.write { db in
+            try store.observer.deliverExternalCommits(db)  // as for a move
             version = currentPublishedVersion
             guard try db.delete(Item.self, id: item.objectID) else { throw ResultsEditError.itemDeleted }
         }
@@ -234,6 +239,7 @@ extension ResultsController {
         let new = ResultsSnapshot(sections: sections)
         batch.userEdit = .delete
         deliverUserEdit(batch, new, touched: [section.id], before: version)
+        settleUserEdit(publishedBefore: version)
     }
 
     /// ``deleteItem(at:)`` with a two-index `IndexPath`, as UIKit reports it.
