@@ -28,8 +28,9 @@ public enum ResultsEditError: Error, Hashable, Sendable, CustomStringConvertible
     /// The rows the item was dropped between are no longer children of the destination's
     /// parent (another writer moved or deleted them), so its place is unknown.
     case destinationChanged
-    /// The item's neighbours at the destination belong to other parents: the list mixes
-    /// several parents' children, and no position can place the item among them.
+    /// The list mixes several parents' children (sorted by values of the parent, then the
+    /// position), and no position of the item places it exactly between the rows it was
+    /// dropped between: they belong to other parents, whose rows would have to be renumbered.
     case mixedParents
 
     /// The message.
@@ -45,7 +46,7 @@ public enum ResultsEditError: Error, Hashable, Sendable, CustomStringConvertible
         case .itemDeleted: "the item was deleted since the list showed it"
         case .sectionDeleted(let id): "the object of section \(id) was deleted since the list showed it"
         case .destinationChanged: "the rows around the destination moved or were deleted since the list showed them"
-        case .mixedParents: "the rows around the destination belong to other parents"
+        case .mixedParents: "the rows around the destination belong to other parents, and no position of the item fits between them"
         }
     }
 }
@@ -65,6 +66,13 @@ extension ResultsController {
     /// parent; a move into another section of entity sections by the same relationship
     /// (`sections: { entity: list }`) makes that section's object the parent.
     ///
+    /// When rows of several parents sort among each other (`sort: [list.rank, list.@position]`
+    /// without sections by the list, and lists of equal rank), the move writes the item's
+    /// position only: one that sorts it, in the request's order, exactly between the rows it
+    /// was dropped between. A drop that no such position represents is refused
+    /// (``ResultsEditError/mixedParents``): the store's order after an accepted move is
+    /// always the one the list shows.
+    ///
     /// What is delivered (in ``DeliveryMode/batches``; in ``DeliveryMode/reloads``, a reload
     /// of the same snapshot): before the call returns, every consumer gets one batch with
     /// ``ChangeBatch/userEdit`` `== .move` holding exactly this move (from `source` to
@@ -73,7 +81,9 @@ extension ResultsController {
     /// what the list view already shows. A table view adapter takes that snapshot and
     /// animates nothing. Every later batch is relative to that snapshot: commits that were
     /// computed before the move but not yet delivered are folded into the next batch, and the
-    /// move's own commit delivers nothing more when the store agrees with the list.
+    /// move's own commit delivers nothing more when the store agrees with the list. When
+    /// another writer already made the same move while the user dragged, nothing is written;
+    /// the move is delivered all the same, and that writer's other changes come next.
     ///
     /// Throws ``ResultsEditError`` (nothing written, nothing delivered) when the request
     /// cannot represent the move, or when another writer deleted the item, the destination
@@ -117,8 +127,12 @@ extension ResultsController {
         let next = destination.item < itemRows ? targetSection.rows[original(destination.item)].item?.objectID.rawValue : nil
         let (storageBefore, storageAfter) = ordering.descending ? (next, previous) : (previous, next)
 
+        let fetcher = fetcherForEdits
         var version = 0
         let moved: Item = try store.write { db in
+            // Other connections' commits first: the state the controller computes before the
+            // edit's commit is then the one the edit reads and writes.
+            try store.observer.deliverExternalCommits(db)
             version = currentPublishedVersion
             let storage = ordering.storage
             let t = quoted(storage.table), fk = quoted(storage.foreignKey), k = quoted(storage.key)
@@ -144,6 +158,43 @@ extension ResultsController {
                     return false
                 }
                 return true
+            }
+            if ordering.parentsMayInterleave {
+                let keysBase = try fetcher.sortKeysBase()
+                let itemKeys = try fetcher.sortKeys(db, of: item.objectID.rawValue, base: keysBase)
+                if try fetcher.hasItemOfAnotherParent(
+                    db, foreignKey: storage.foreignKey, parent: parent, prefix: itemKeys[..<ordering.positionIndex])
+                {
+                    // Other parents' rows sort among this parent's children: the item's
+                    // position alone places it, in the request's order, or the move is refused.
+                    func row(_ id: Int64?) throws -> InterleavedPlacement.Row? {
+                        guard let id else { return nil }
+                        do {
+                            return InterleavedPlacement.Row(id: id, keys: try fetcher.sortKeys(db, of: id, base: keysBase))
+                        } catch ResultsError.itemUnavailable {
+                            return nil
+                        }
+                    }
+                    let before = try row(previous), after = try row(next)
+                    if (previous != nil || next != nil) && before == nil && after == nil {
+                        throw ResultsEditError.destinationChanged
+                    }
+                    guard let range = InterleavedPlacement.positions(
+                        of: InterleavedPlacement.Row(id: item.objectID.rawValue, keys: itemKeys), after: before, before: after,
+                        positionIndex: ordering.positionIndex, descending: fetcher.plan.itemDescending)
+                    else { throw ResultsEditError.mixedParents }
+                    let current = try Int64?.fetchOne(
+                        db, sql: "SELECT \(quoted(storage.position)) FROM \(t) WHERE \(k) = ?", arguments: [item.objectID.rawValue]
+                    ) ?? nil
+                    let position = InterleavedPlacement.position(in: range, current: current)
+                    if position != current {
+                        try db.execute(
+                            sql: "UPDATE \(t) SET \(quoted(storage.position)) = ? WHERE \(k) = ?",
+                            arguments: [position, item.objectID.rawValue])
+                    }
+                    guard let fresh = try db.fetchOne(Item.self, id: item.objectID) else { throw ResultsEditError.itemDeleted }
+                    return fresh
+                }
             }
             let placement: OrderedPositions.Placement
             if try isChild(storageBefore) {
@@ -185,6 +236,7 @@ extension ResultsController {
             itemMoves: [Move(from: source, to: destination)], movedAndUpdatedItems: moved != item ? [destination] : [])
         batch.userEdit = .move
         deliverUserEdit(batch, new, touched: [sourceSection.id, targetSection.id], before: version)
+        settleUserEdit(publishedBefore: version)
     }
 
     /// ``moveItem(from:to:)`` with two-index `IndexPath`s, as UIKit reports them.
@@ -216,6 +268,7 @@ extension ResultsController {
         guard let item = old[path].item else { throw ResultsEditError.groupRow(path) }
         var version = 0
         try store.write { db in
+            try store.observer.deliverExternalCommits(db)  // as for a move
             version = currentPublishedVersion
             guard try db.delete(Item.self, id: item.objectID) else { throw ResultsEditError.itemDeleted }
         }
@@ -234,6 +287,7 @@ extension ResultsController {
         let new = ResultsSnapshot(sections: sections)
         batch.userEdit = .delete
         deliverUserEdit(batch, new, touched: [section.id], before: version)
+        settleUserEdit(publishedBefore: version)
     }
 
     /// ``deleteItem(at:)`` with a two-index `IndexPath`, as UIKit reports it.
@@ -253,6 +307,12 @@ struct OrderedRequest {
     var parentKey: String
     var descending: Bool
     var sectionsFollowParent: Bool
+    /// The index of the position among the request's sort keys.
+    var positionIndex: Int
+    /// True when rows of several parents can sort among each other: the sections do not
+    /// follow the parent, and the sort keys before the position do not include the parent's
+    /// key (parents of equal values, `list.rank`, then mix their children by position).
+    var parentsMayInterleave: Bool
 
     init<Item: StrataEntity, Section>(request: ResultsRequest<Item, Section>, schema: SchemaDescriptor) throws {
         let entity = Item.entityDescriptor
@@ -281,10 +341,15 @@ struct OrderedRequest {
         parentEntity = relationship.destination
         parentKey = schema.entity(named: relationship.destination)?.primaryKey ?? "id"
         descending = request.sortKeys[index].node.descending
+        positionIndex = index
         if case .entity(let path, _, _, _) = request.sectioning.kind, path == [relationship.name] {
             sectionsFollowParent = true
         } else {
             sectionsFollowParent = false
+        }
+        let parentKey = self.parentKey
+        parentsMayInterleave = !sectionsFollowParent && !request.sortKeys[..<index].contains { key in
+            key.node.path == [column] || key.node.path == [relationship.name, parentKey]
         }
     }
 }

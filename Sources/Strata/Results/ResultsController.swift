@@ -399,6 +399,16 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
     /// Delivers the difference from the delivered snapshot to `new` (rows of `touched`
     /// sections only), or, when there is none, just takes `new` as delivered.
     private func deliverDifference(to new: ResultsSnapshot<Item, Section>, touched: Set<SectionID>?) {
+        if deliveryMode == .reloads {
+            // Consumers that asked for reloads get one, when anything differs.
+            if new == snapshot {
+                deliveredLock.lock()
+                delivered = new
+                deliveredLock.unlock()
+                return
+            }
+            return deliver(.update(.reload(new)))
+        }
         // Batched snapshots compare by ids, reading only the items changed in between: the
         // usual answer (the commit did what the edit showed) costs no page reads, where the
         // difference would read every row of the touched sections.
@@ -446,6 +456,24 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
         #endif
         // Consumers that asked for reloads get the edited snapshot as one.
         deliver(.update(deliveryMode == .reloads ? .reload(new) : .batch(batch, new)))
+    }
+
+    /// Called by a user edit once its write returned, with the version read inside its
+    /// transaction. When nothing was computed since (the edit wrote nothing — another writer
+    /// had already made the move — or nothing the request reads), no update will resolve the
+    /// edit: the last computed snapshot, the store's state at the edit's commit, does. Updates
+    /// skipped before it are folded in, as for any update after the edit.
+    func settleUserEdit(publishedBefore version: Int) {
+        locked {
+            // A failed commit refetches on the next one, which then resolves the edit.
+            guard publishedVersion == version, observation != nil, !needsRefetch else { return }
+            let new = computed
+            deliveryQueue.async { [self] in
+                guard let edit = pendingEdit, edit.version == version + 1 else { return }
+                pendingEdit = nil
+                deliverDifference(to: new, touched: edit.touched)
+            }
+        }
     }
 
     /// The one outlet: every subscriber, then the delegate, gets each event in order.
@@ -639,6 +667,9 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
             + "deliveryQueue of its own (ResultsController(store:request:deliveryQueue: DispatchQueue(label: \"results\"))), "
             + "or let the queue run instead of waiting (dispatchMain(), RunLoop.main.run(), or await in an async main)."
     }
+
+    /// The request's fetcher (stateless), for user edits that read the request's order.
+    var fetcherForEdits: ResultsFetcher<Item, Section> { locked { engine.fetcher } }
 
     /// The version of the last computed snapshot (see ``publish(reload:)``).
     var currentPublishedVersion: Int { locked { publishedVersion } }

@@ -176,6 +176,25 @@ struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendabl
         return (0..<plan.sort.count).map { DatabaseValueOrdering.sortValue(in: row, at: $0) }
     }
 
+    /// Whether an item of the results (by the predicate) that is not a child of `parent` in
+    /// the to-one stored in `foreignKey` has the values `prefix` for the first sort keys:
+    /// whether other parents' items can sort among `parent`'s children, in a request sorted
+    /// by values of the parent and then the position (see `OrderedRequest`).
+    func hasItemOfAnotherParent(
+        _ db: Database, foreignKey: String, parent: Int64, prefix: ArraySlice<DatabaseValue>
+    ) throws -> Bool {
+        var builder = try SQLQueryBuilder(schema: plan.schema, rootEntity: plan.itemEntity)
+        var conditions: [SQL] = []
+        if let predicate = plan.predicate { conditions.append(try builder.condition(predicate)) }
+        conditions.append(SQL(sql: "\(builder.rootAlias).\(quoted(foreignKey)) IS NOT ?", arguments: [parent]))
+        for (key, value) in zip(plan.sort, prefix) {
+            conditions.append(try builder.orderingExpression(key) + SQL(sql: " IS ?", arguments: [value]))
+        }
+        // The conditions join what they read before the FROM clause is taken.
+        let sql: SQL = "SELECT 1 FROM \(builder.fromClause) WHERE \(conditions.joined(separator: " AND ")) LIMIT 1"
+        return try Bool.fetchOne(db, SQLRequest<Bool>(literal: sql)) ?? false
+    }
+
     /// The ids of items whose `foreignKeyPath` is one of `ids` (whatever the predicate says).
     func itemIDs(_ db: Database, where foreignKeyPath: [String], in ids: Set<Int64>) throws -> Set<Int64> {
         var result = Set<Int64>()
