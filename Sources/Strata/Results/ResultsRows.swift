@@ -15,7 +15,9 @@
 public struct ResultsRows<Item: ResultsItem>: RandomAccessCollection, RangeReplaceableCollection,
     Hashable, Sendable, ExpressibleByArrayLiteral {
     enum Storage: Sendable {
-        case eager([ResultsRow<Item>])
+        /// Chunked, so that a snapshot made from another by a few row changes shares all but
+        /// the chunks it changed (see ``RowChunks``).
+        case eager(RowChunks<ResultsRow<Item>>)
         case batched(ids: [Int64], pages: any ItemPages<Item>)
     }
 
@@ -23,25 +25,48 @@ public struct ResultsRows<Item: ResultsItem>: RandomAccessCollection, RangeRepla
 
     /// Rows that hold their items.
     public init(_ rows: [ResultsRow<Item>]) {
-        storage = .eager(rows)
+        storage = .eager(RowChunks(rows))
+    }
+
+    /// Rows that hold their items, in chunks.
+    init(chunks: RowChunks<ResultsRow<Item>>) {
+        storage = .eager(chunks)
     }
 
     /// No rows.
     public init() {
-        storage = .eager([])
+        storage = .eager(RowChunks())
     }
 
-    /// Replaces the rows in `range` with `newRows` (batched rows are read first).
+    /// Replaces the rows in `range` with `newRows` (batched rows are read first). Inserting,
+    /// removing or replacing one row of eager rows copies only the chunk of rows around it.
     public mutating func replaceSubrange<C: Collection>(_ range: Range<Int>, with newRows: C)
     where C.Element == ResultsRow<Item> {
-        var rows = array
-        rows.replaceSubrange(range, with: newRows)
-        storage = .eager(rows)
+        guard case .eager(var chunks) = storage, range.count <= 1, newRows.count <= 1 else {
+            var rows = array
+            rows.replaceSubrange(range, with: newRows)
+            storage = .eager(RowChunks(rows))
+            return
+        }
+        storage = .eager(RowChunks())  // so that `chunks` is the only reference
+        switch (range.count, newRows.first) {
+        case (0, let row?): chunks.insert(row, at: range.lowerBound)
+        case (1, nil): chunks.remove(at: range.lowerBound)
+        case (1, let row?): chunks.replace(at: range.lowerBound, with: row)
+        default: break
+        }
+        storage = .eager(chunks)
     }
 
     /// Rows that hold their items.
     public init(arrayLiteral elements: ResultsRow<Item>...) {
-        storage = .eager(elements)
+        storage = .eager(RowChunks(elements))
+    }
+
+    /// The chunks of eager rows; nil for batched rows.
+    var chunks: RowChunks<ResultsRow<Item>>? {
+        if case .eager(let chunks) = storage { return chunks }
+        return nil
     }
 
     init(ids: [Int64], pages: any ItemPages<Item>) {
@@ -74,6 +99,27 @@ public struct ResultsRows<Item: ResultsItem>: RandomAccessCollection, RangeRepla
         }
     }
 
+    /// Iterates eager rows chunk by chunk, and batched rows by position.
+    public struct Iterator: IteratorProtocol {
+        private var eager: RowChunks<ResultsRow<Item>>.Iterator?
+        private let rows: ResultsRows
+        private var position = 0
+
+        init(_ rows: ResultsRows) {
+            self.rows = rows
+            if case .eager(let chunks) = rows.storage { eager = chunks.makeIterator() }
+        }
+
+        public mutating func next() -> ResultsRow<Item>? {
+            if eager != nil { return eager!.next() }
+            guard position < rows.endIndex else { return nil }
+            defer { position += 1 }
+            return rows[position]
+        }
+    }
+
+    public func makeIterator() -> Iterator { Iterator(self) }
+
     /// The item of the row at `position` (nil for a group row), loading its page in a batched
     /// section; throws the error that kept the page from being read.
     public func item(at position: Int) throws -> Item? {
@@ -103,7 +149,10 @@ public struct ResultsRows<Item: ResultsItem>: RandomAccessCollection, RangeRepla
     /// The rows in `range`, sharing a batched section's pages.
     func slice(_ range: Range<Int>) -> ResultsRows {
         switch storage {
-        case .eager(let rows): return ResultsRows(Array(rows[range]))
+        case .eager(let rows):
+            var slice = RowChunks<ResultsRow<Item>>()
+            slice.append(from: rows, range)
+            return ResultsRows(chunks: slice)
         case .batched(let ids, let pages): return ResultsRows(ids: Array(ids[range]), pages: pages)
         }
     }
@@ -132,8 +181,7 @@ public struct ResultsRows<Item: ResultsItem>: RandomAccessCollection, RangeRepla
     /// The rows as an array (loads every page of a batched section).
     public var array: [ResultsRow<Item>] {
         switch storage {
-        case .eager(let rows): return rows
-        case .batched: return Array(self)
+        case .eager, .batched: return Array(self)
         }
     }
 
@@ -152,6 +200,16 @@ public struct ResultsRows<Item: ResultsItem>: RandomAccessCollection, RangeRepla
             }
         }
         guard lhs.count == rhs.count else { return false }
+        if case .eager(let a) = lhs.storage, case .eager(let b) = rhs.storage {
+            if a.sharesStorage(with: b) { return true }
+            if a.ends == b.ends {
+                // Chunk by chunk: the chunks a change did not touch are shared.
+                for index in a.chunks.indices where !a.sharesChunk(index, with: b) {
+                    if a.chunks[index] != b.chunks[index] { return false }
+                }
+                return true
+            }
+        }
         return lhs.elementsEqual(rhs)
     }
 

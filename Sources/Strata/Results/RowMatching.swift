@@ -29,8 +29,13 @@ struct RowMatching {
         func mayHaveChanged(_ id: SectionID) -> Bool { changedSections?.contains(id) ?? true }
 
         // 1. Flat positions of the compared rows. An offset of -1: not compared.
-        let oldRows = old.sections.map(\.rows.array)
-        let newRows = new.sections.map(\.rows.array)
+        // Only the compared sections are read (as arrays: their rows are walked several times).
+        let oldRows = old.sections.enumerated().map { o, section in
+            sections.oldToNew[o] != nil && mayHaveChanged(section.id) ? section.rows.array : []
+        }
+        let newRows = new.sections.enumerated().map { n, section in
+            !sections.newIsInserted[n] && mayHaveChanged(section.id) ? section.rows.array : []
+        }
         var oldOffset = [Int](repeating: -1, count: oldRows.count)
         var oldCount = 0
         for (o, section) in old.sections.enumerated() where sections.oldToNew[o] != nil && mayHaveChanged(section.id) {

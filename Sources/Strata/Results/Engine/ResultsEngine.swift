@@ -108,12 +108,12 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
         journal.reset()
         var builder = index.beginBuild(sectionObjects: sectionObjects)
         let rowsAreItems = journal.rowsAreItems
-        var rows: [[ResultsRow<Item>]] = []
+        var rows: [RowChunks<ResultsRow<Item>>] = []
         try fetcher.forEachItem(db, ids: nil) { item, keys in
             let id = item.objectID.rawValue
             payload[id] = item
             guard let bucket = index.appendFetched(id, keys, to: &builder), rowsAreItems else { return }
-            if bucket == rows.count { rows.append([]) }
+            if bucket == rows.count { rows.append(RowChunks()) }
             rows[bucket].append(.item(item))
         }
         for (section, bucket) in index.finishBuild(builder) where rowsAreItems {

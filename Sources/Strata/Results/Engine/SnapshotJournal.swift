@@ -35,7 +35,7 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
 
     /// The rows of each section as last derived. While rows are journaled, they are the
     /// section's items in order and are patched in place.
-    private var derived: [SectionID: [ResultsRow<Item>]] = [:]
+    private var derived: [SectionID: RowChunks<ResultsRow<Item>>] = [:]
     private var pending = Pending.all
 
     init(options: ResultsOptions<Item>) {
@@ -52,7 +52,7 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
     }
 
     /// The rows of `section` as a fetch in order produced them (rows are items).
-    mutating func setRows(_ rows: [ResultsRow<Item>], for section: SectionID) {
+    mutating func setRows(_ rows: RowChunks<ResultsRow<Item>>, for section: SectionID) {
         derived[section] = rows
     }
 
@@ -78,8 +78,7 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
             }
             let removed = removals[section] ?? [], arriving = arrivals[section] ?? []
             guard previous.count - removed.count + arriving.count == count else { continue }
-            var rows: [ResultsRow<Item>] = []
-            rows.reserveCapacity(count)
+            var rows = RowChunks<ResultsRow<Item>>()
             var old = 0, nextRemoved = 0, nextArrival = 0
             while rows.count < count {
                 if nextArrival < arriving.count && arriving[nextArrival].index == rows.count {
@@ -98,7 +97,7 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
                 let room = nextArrival < arriving.count ? arriving[nextArrival].index - rows.count : previous.count
                 let end = min(removedAt, old + room, previous.count)
                 if end <= old { break }
-                rows.append(contentsOf: previous[old..<end])
+                rows.append(from: previous, old..<end)
                 old = end
             }
             derived[section] = rows.count == count ? rows : nil
@@ -142,7 +141,7 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
         var result: [ResultsSection<Item, Section>] = []
         result.reserveCapacity(index.sections.count)
         for (id, section) in zip(index.sections.keys, index.sections.values) {
-            let rows: [ResultsRow<Item>]
+            let rows: RowChunks<ResultsRow<Item>>
             if let cached = derived[id] {
                 rows = cached
             } else {
@@ -151,7 +150,7 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
                 changed.insert(id)
             }
             if rows.isEmpty && SectionedIndex<Section>.isTransient(id) { continue }
-            result.append(ResultsSection(id: id, value: section.value, rows: rows))
+            result.append(ResultsSection(id: id, value: section.value, rows: ResultsRows(chunks: rows)))
         }
         let changes: Changes
         switch pending {
@@ -185,7 +184,7 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
         return (ResultsSnapshot(sections: result), changes)
     }
 
-    private func derive(_ items: [Int64], _ payload: ItemPayload<Item>) -> [ResultsRow<Item>] {
+    private func derive(_ items: [Int64], _ payload: ItemPayload<Item>) -> RowChunks<ResultsRow<Item>> {
         var shown: [Item] = []
         var rejected: [Item] = []
         shown.reserveCapacity(items.count)
@@ -201,7 +200,7 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
                 return a.offset < b.offset
             }.map(\.element)
         }
-        var rows = shown.map { ResultsRow.item($0) }
+        var rows = RowChunks(shown.lazy.map { ResultsRow.item($0) })
         if options.groupFilteredItems && !rejected.isEmpty { rows.append(.group(rejected)) }
         return rows
     }

@@ -1,0 +1,171 @@
+/// A random-access sequence stored as consecutive chunks of at most ``maximumChunk``
+/// elements: the storage of eager ``ResultsRows``.
+///
+/// Snapshots are values that share their rows, and every change makes a new snapshot from the
+/// last one. With one flat array per section, inserting, removing or moving one row of a
+/// 100,000-row section copied the whole array (and retained every item in it) because the
+/// previous snapshot still held it. Here a change copies the chunk it touches and the small
+/// array of chunk references: its cost grows with the chunk size and the number of chunks
+/// (both about √n at 100,000 rows, at most 1,024 and n/512), not with n. Reading element `i`
+/// finds its chunk by binary search over the chunks' cumulative ends.
+///
+/// Chunks are never empty; a chunk that grows past twice the maximum is split in two.
+struct RowChunks<Element>: RandomAccessCollection {
+    /// The most elements a chunk is filled with when built or appended to.
+    static var maximumChunk: Int { 1_024 }
+
+    private(set) var chunks: [[Element]] = []
+    /// `ends[c]`: the number of elements in chunks `0...c`.
+    private(set) var ends: [Int] = []
+
+    init() {}
+
+    init(_ elements: some Sequence<Element>) {
+        append(contentsOf: elements)
+    }
+
+    var startIndex: Int { 0 }
+    var endIndex: Int { ends.last ?? 0 }
+
+    /// The chunk holding element `position`, and the element's offset in it.
+    @inline(__always)
+    private func locate(_ position: Int) -> (chunk: Int, offset: Int) {
+        precondition(position >= 0 && position < endIndex, "index out of range")
+        var low = 0, high = ends.count - 1
+        while low < high {
+            let mid = (low + high) / 2
+            if ends[mid] <= position { low = mid + 1 } else { high = mid }
+        }
+        return (low, position - (low == 0 ? 0 : ends[low - 1]))
+    }
+
+    subscript(position: Int) -> Element {
+        let (chunk, offset) = locate(position)
+        return chunks[chunk][offset]
+    }
+
+    func makeIterator() -> Iterator { Iterator(chunks: chunks) }
+
+    /// Walks the chunks without locating each element.
+    struct Iterator: IteratorProtocol {
+        let chunks: [[Element]]
+        var chunk = 0, offset = 0
+
+        init(chunks: [[Element]]) { self.chunks = chunks }
+
+        mutating func next() -> Element? {
+            while chunk < chunks.count {
+                if offset < chunks[chunk].count {
+                    defer { offset += 1 }
+                    return chunks[chunk][offset]
+                }
+                chunk += 1
+                offset = 0
+            }
+            return nil
+        }
+    }
+
+    // MARK: - Changes
+
+    mutating func append(_ element: Element) {
+        if chunks.isEmpty || chunks[chunks.count - 1].count >= Self.maximumChunk {
+            chunks.append([])
+            chunks[chunks.count - 1].reserveCapacity(Self.maximumChunk)
+            ends.append(endIndex)
+        }
+        chunks[chunks.count - 1].append(element)
+        ends[ends.count - 1] += 1
+    }
+
+    mutating func append(contentsOf elements: some Sequence<Element>) {
+        for element in elements { append(element) }
+    }
+
+    /// Appends the elements of `other` in `range`; whole chunks of `other` are shared, not
+    /// copied, when they line up with this sequence's own chunks.
+    mutating func append(from other: RowChunks, _ range: Range<Int>) {
+        var position = range.lowerBound
+        while position < range.upperBound {
+            let (chunk, offset) = other.locate(position)
+            let source = other.chunks[chunk]
+            let take = Swift.min(source.count - offset, range.upperBound - position)
+            if offset == 0 && take == source.count && (chunks.isEmpty || chunks[chunks.count - 1].count >= Self.maximumChunk / 2) {
+                chunks.append(source)
+                ends.append(endIndex + take)
+            } else {
+                for element in source[offset..<offset + take] { append(element) }
+            }
+            position += take
+        }
+    }
+
+    mutating func insert(_ element: Element, at position: Int) {
+        precondition(position >= 0 && position <= endIndex, "index out of range")
+        if position == endIndex {
+            append(element)
+            return
+        }
+        let (chunk, offset) = locate(position)
+        chunks[chunk].insert(element, at: offset)
+        for c in chunk..<ends.count { ends[c] += 1 }
+        if chunks[chunk].count > 2 * Self.maximumChunk { split(chunk) }
+    }
+
+    @discardableResult
+    mutating func remove(at position: Int) -> Element {
+        let (chunk, offset) = locate(position)
+        let element = chunks[chunk].remove(at: offset)
+        for c in chunk..<ends.count { ends[c] -= 1 }
+        if chunks[chunk].isEmpty {
+            chunks.remove(at: chunk)
+            ends.remove(at: chunk)
+        }
+        return element
+    }
+
+    mutating func replace(at position: Int, with element: Element) {
+        let (chunk, offset) = locate(position)
+        chunks[chunk][offset] = element
+    }
+
+    private mutating func split(_ chunk: Int) {
+        let half = chunks[chunk].count / 2
+        let tail = Array(chunks[chunk][half...])
+        chunks[chunk].removeSubrange(half...)
+        chunks.insert(tail, at: chunk + 1)
+        ends.insert(ends[chunk], at: chunk + 1)
+        ends[chunk] -= tail.count
+    }
+
+    /// Whether the two hold the same chunk buffers: then their elements are the same, without
+    /// comparing them (a snapshot and the next one share every chunk a change did not touch).
+    func sharesStorage(with other: RowChunks) -> Bool {
+        guard chunks.count == other.chunks.count, ends == other.ends else { return false }
+        for (a, b) in zip(chunks, other.chunks) where !Self.sameBuffer(a, b) { return false }
+        return true
+    }
+
+    /// Whether chunk `index` of both is one buffer.
+    func sharesChunk(_ index: Int, with other: RowChunks) -> Bool { Self.sameBuffer(chunks[index], other.chunks[index]) }
+
+    private static func sameBuffer(_ a: [Element], _ b: [Element]) -> Bool {
+        a.withUnsafeBufferPointer { x in b.withUnsafeBufferPointer { y in x.baseAddress == y.baseAddress && x.count == y.count } }
+    }
+
+    /// Checks the chunks and their ends (debug builds only).
+    func _checkInvariants() {
+        #if DEBUG
+        precondition(chunks.count == ends.count, "one end per chunk")
+        var total = 0
+        for (chunk, end) in zip(chunks, ends) {
+            precondition(!chunk.isEmpty, "an empty chunk")
+            precondition(chunk.count <= 2 * Self.maximumChunk, "a chunk past twice the maximum")
+            total += chunk.count
+            precondition(end == total, "ends out of date")
+        }
+        #endif
+    }
+}
+
+extension RowChunks: Sendable where Element: Sendable {}
