@@ -70,8 +70,8 @@ struct RowChunks<Element>: RandomAccessCollection {
 
     mutating func append(_ element: Element) {
         if chunks.isEmpty || chunks[chunks.count - 1].count >= Self.maximumChunk {
+            // Not reserved: a section of three rows must not hold room for a thousand.
             chunks.append([])
-            chunks[chunks.count - 1].reserveCapacity(Self.maximumChunk)
             ends.append(endIndex)
         }
         chunks[chunks.count - 1].append(element)
