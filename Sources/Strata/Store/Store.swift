@@ -76,18 +76,21 @@ public final class Store: Sendable {
     private let externalCommits: ExternalCommitMonitor?
     /// Whether ``close()`` was called (and did not fail).
     private let closed = LockedValue(false)
-    /// The pinned readers of batched results (see ``ResultsLoading``), released on close.
-    private let pinnedReaders = LockedValue<[WeakPinnedReader]>([])
+    /// What must happen before the store's connections close, by owner: parts that hold
+    /// connections of their own to the file (the pinned readers of batched results) release
+    /// them here. The store knows nothing of its owners but this.
+    private let closeHandlers = LockedValue<[ObjectIdentifier: @Sendable () -> Void]>([:])
 
-    private struct WeakPinnedReader {
-        weak var reader: PinnedReader?
+    /// Runs `handler` when the store closes, before its connections do; replaces the handler
+    /// `owner` gave before. An owner that goes away first removes it with
+    /// ``removeCloseHandler(of:)``.
+    func onClose(of owner: AnyObject, _ handler: @escaping @Sendable () -> Void) {
+        closeHandlers.withLock { $0[ObjectIdentifier(owner)] = handler }
     }
 
-    func register(_ reader: PinnedReader) {
-        pinnedReaders.withLock { readers in
-            readers.removeAll { $0.reader == nil }
-            readers.append(WeakPinnedReader(reader: reader))
-        }
+    /// Removes the close handler of `owner`.
+    func removeCloseHandler(of owner: ObjectIdentifier) {
+        closeHandlers.withLock { $0[owner] = nil }
     }
 
     /// Opens (creating if needed) the store at the platform's default location:
@@ -243,8 +246,8 @@ public final class Store: Sendable {
             return !closed
         }
         guard wasOpen else { return }
-        // Batched results' open reads would keep the commits in the -wal.
-        for entry in pinnedReaders.withLock({ $0 }) { entry.reader?.release() }
+        // (Batched results' open reads would keep the commits in the -wal.)
+        for handler in closeHandlers.withLock({ $0.values }) { handler() }
         externalCommits?.stop()
         do {
             try Self.close(writer)

@@ -7,20 +7,25 @@ import GRDB
 /// each commit, once the values that commit changed have been kept for older snapshots.
 ///
 /// ``Store/close()`` releases it (ends the transaction and closes the connection, so that
-/// the close can empty the WAL); reads after that open the file for each read.
+/// the close can empty the WAL), through the close handler it gives the store; reads after
+/// that open the file for each read.
 final class PinnedReader: @unchecked Sendable {
     private let path: String
     private let lock = NSLock()
     private var queue: DatabaseQueue?
+    private weak var store: Store?
 
-    init(path: String) throws {
+    init(store: Store, path: String) throws {
         self.path = path
+        self.store = store
         let queue = try DatabaseQueue(path: path, configuration: Self.configuration())
         try queue.inDatabase { db in try Self.begin(db) }
         self.queue = queue
+        store.onClose(of: self) { [weak self] in self?.release() }
     }
 
     deinit {
+        store?.removeCloseHandler(of: ObjectIdentifier(self))
         try? queue?.close()
     }
 
@@ -103,8 +108,7 @@ final class PageLoader<Item: StrataEntity>: @unchecked Sendable {
         self.path = path
         self.pageSize = max(1, pageSize)
         self.cachedPages = max(1, cachedPages)
-        reader = try PinnedReader(path: path)
-        store.register(reader)
+        reader = try PinnedReader(store: store, path: path)
     }
 
     func locked<T>(_ body: () throws -> T) rethrows -> T {
@@ -152,8 +156,7 @@ final class PageLoader<Item: StrataEntity>: @unchecked Sendable {
     /// reader, frozen in their state; a new reader pins the state after the commit.
     func detach() throws {
         try locked {
-            let fresh = try PinnedReader(path: path)
-            store.register(fresh)
+            let fresh = try PinnedReader(store: store, path: path)
             reader = fresh
             generation += 1
             unknownSinceSnapshot = true
