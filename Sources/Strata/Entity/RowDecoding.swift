@@ -17,7 +17,7 @@ import GRDB
 ///     print(error)   // cannot read Note.priority of the row with id 7: the stored text 'urgent' is not a valid Priority
 /// }
 /// ```
-public struct ValueDecodingError: Error, Hashable, Sendable, CustomStringConvertible, LocalizedError {
+public struct ValueDecodingError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The entity (and table) of the row.
     public var entity: String
     /// The row's id, when the row has one that could be read.
@@ -59,9 +59,6 @@ public struct ValueDecodingError: Error, Hashable, Sendable, CustomStringConvert
         }
         return "cannot read \(entity).\(column) of \(row): \(found)" + (detail.map { " (\($0))" } ?? "")
     }
-
-    /// The ``description``.
-    public var errorDescription: String? { description }
 
     private static func quote(_ text: String) -> String {
         let limit = 80
@@ -229,7 +226,7 @@ extension EntityID: StrataIntegerStored {}
 ///     print(error)   // cannot store Note.title: the text contains a NUL character, which SQLite would cut
 /// }
 /// ```
-public struct InvalidValueError: Error, Hashable, Sendable, CustomStringConvertible, LocalizedError {
+public struct InvalidValueError: Error, Hashable, Sendable, CustomStringConvertible {
     /// Why a value cannot be stored.
     public enum Reason: Hashable, Sendable {
         /// Text with a NUL (`"\u{0}"`) character.
@@ -274,9 +271,6 @@ public struct InvalidValueError: Error, Hashable, Sendable, CustomStringConverti
             "cannot store \(entity).\(attribute): the value cannot be encoded as JSON: \(explanation)"
         }
     }
-
-    /// The ``description``.
-    public var errorDescription: String? { description }
 
     /// `value`, or this error when SQLite cannot store it exactly. Generated code calls it
     /// for text and floating-point attributes (and ``checkedDate(_:_:of:)`` for dates).

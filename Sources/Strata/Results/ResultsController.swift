@@ -273,6 +273,7 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
     }
 
     private func fetchAndTrack(deliverReload: Bool) throws {
+        try store.checkOpen()
         try store.writer.writeWithoutTransaction { db in
             try locked {
                 guard observation == nil else { return }

@@ -109,6 +109,7 @@ extension Store {
     }
 
     private func mapHistoryErrors<T>(_ body: () throws -> T) throws -> T {
+        try checkOpen()
         do {
             return try body()
         } catch {

@@ -386,7 +386,14 @@ extension Store {
         return result
     }
 
+    /// Throws ``StoreError/closed`` once ``close()`` was called. (A closed file store's
+    /// connections throw too; a closed in-memory store's would trap.)
+    func checkOpen() throws {
+        if closed.withLock({ $0 }) { throw StoreError.closed }
+    }
+
     private func mapErrors<T>(_ body: () throws -> T) throws -> T {
+        try checkOpen()
         do {
             return try body()
         } catch {
@@ -395,6 +402,7 @@ extension Store {
     }
 
     private func mapErrors<T>(_ body: () async throws -> T) async throws -> T {
+        try checkOpen()
         do {
             return try await body()
         } catch {

@@ -61,7 +61,7 @@ public struct DeleteDeniedError: Error, Hashable, Sendable, CustomStringConverti
 ///     try db.execute(sql: "UPDATE Note SET id = 100 WHERE id = 1")   // throws
 /// }
 /// ```
-public struct IdentityChangeError: Error, Hashable, Sendable, CustomStringConvertible, LocalizedError {
+public struct IdentityChangeError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The entity whose row's id the update would change.
     public var entity: String
 
@@ -83,9 +83,6 @@ public struct IdentityChangeError: Error, Hashable, Sendable, CustomStringConver
     public var description: String {
         "cannot change the id of a \(entity) row: ids are identities (insert a new row and delete the old one instead)"
     }
-
-    /// The ``description``.
-    public var errorDescription: String? { description }
 }
 
 /// A write refused by a `unique` constraint of the model (or by the uniqueness of ids, or
@@ -98,7 +95,7 @@ public struct IdentityChangeError: Error, Hashable, Sendable, CustomStringConver
 ///     print(error.entity, error.attributes)       // Notebook ["name"]
 /// }
 /// ```
-public struct UniqueConstraintError: Error, Hashable, Sendable, CustomStringConvertible, LocalizedError {
+public struct UniqueConstraintError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The entity (or join table) whose constraint refused the write.
     public var entity: String
     /// The constrained attributes (columns), in the constraint's order.
@@ -137,9 +134,6 @@ public struct UniqueConstraintError: Error, Hashable, Sendable, CustomStringConv
         let list = attributes.joined(separator: ", ")
         return "another \(entity) already has the same \(attributes.count == 1 ? "value" : "values") of \(list) (unique constraint)"
     }
-
-    /// The ``description``.
-    public var errorDescription: String? { description }
 }
 
 /// The storage under a store failed during a read or write: the disk is full, the file
@@ -155,7 +149,7 @@ public struct UniqueConstraintError: Error, Hashable, Sendable, CustomStringConv
 ///     showFreeSomeSpaceAlert()   // the note was not saved; earlier notes are safe
 /// }
 /// ```
-public struct StorageError: Error, Hashable, Sendable, CustomStringConvertible, LocalizedError {
+public struct StorageError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What failed.
     public enum Kind: Hashable, Sendable {
         /// The disk (or the database's size limit) is full: `SQLITE_FULL`.
@@ -210,9 +204,6 @@ public struct StorageError: Error, Hashable, Sendable, CustomStringConvertible, 
             return "reading or writing \(file) failed (\(message)). Check the disk, and that its file system is mounted writable"
         }
     }
-
-    /// The ``description``.
-    public var errorDescription: String? { description }
 }
 
 /// A change of model that the store cannot apply without losing data.
@@ -366,7 +357,7 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
 /// An open refused for the file's content as a store — not made by Strata, or a model that
 /// would change destructively — is a ``MigrationError`` instead. Either way, the file was
 /// not modified.
-public struct StoreOpenError: Error, Hashable, Sendable, CustomStringConvertible, LocalizedError {
+public struct StoreOpenError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What is wrong with the path.
     public enum Reason: Hashable, Sendable {
         /// The folder that should hold the file does not exist.
@@ -420,7 +411,4 @@ public struct StoreOpenError: Error, Hashable, Sendable, CustomStringConvertible
         }
         return "cannot open the store at \(path): \(problem)"
     }
-
-    /// The ``description``, for `localizedDescription`.
-    public var errorDescription: String? { description }
 }

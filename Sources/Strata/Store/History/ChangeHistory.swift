@@ -81,7 +81,7 @@ public struct HistoryChanges: Hashable, Sendable {
 /// past it (``Store/pruneHistory(through:)``, ``Store/pruneHistory(before:)``). What changed
 /// since then cannot be told row by row; read everything again, then go on from
 /// ``currentToken``.
-public struct HistoryPrunedError: Error, Hashable, Sendable, CustomStringConvertible, LocalizedError {
+public struct HistoryPrunedError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The token that was asked for.
     public var token: HistoryToken
     /// The latest token when the error was thrown.
@@ -98,7 +98,6 @@ public struct HistoryPrunedError: Error, Hashable, Sendable, CustomStringConvert
             + "read everything again and continue from the current token"
     }
 
-    public var errorDescription: String? { description }
 }
 
 /// The token given to ``Store/changes(since:excludingAuthors:)`` is past the last transaction
@@ -107,7 +106,7 @@ public struct HistoryPrunedError: Error, Hashable, Sendable, CustomStringConvert
 /// with the tokens between were never in this file, and the next ones will take those
 /// numbers again, so the saved token cannot be used: read everything again and continue from
 /// ``currentToken``, as after ``HistoryPrunedError``.
-public struct HistoryTokenAheadError: Error, Hashable, Sendable, CustomStringConvertible, LocalizedError {
+public struct HistoryTokenAheadError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The token that was asked for.
     public var token: HistoryToken
     /// The file's latest token when the error was thrown.
@@ -124,5 +123,4 @@ public struct HistoryTokenAheadError: Error, Hashable, Sendable, CustomStringCon
             + "the file is an earlier copy, or the token is another file's; read everything again and continue from the current token"
     }
 
-    public var errorDescription: String? { description }
 }
