@@ -98,13 +98,9 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
     /// Tests set this to check the engine's invariants after every change.
     var checksInvariants = false
 
-    // Confined to `deliveryQueue` (plus `deliveredLock` for reads of `snapshot` elsewhere).
-    private let deliveredLock = NSLock()
-    private var delivered: ResultsSnapshot<Item, Section>
-    private weak var _delegate: (any ResultsControllerDelegate<Item, Section>)?
-    /// Every consumer but the delegate, in subscription order: coordinators (held weakly)
-    /// and `updates` sequences. One list, one event type, failures included.
-    private var subscribers: [Subscriber] = []
+    /// The delivered snapshot and every consumer: what the controller computes reaches them
+    /// only through it, on the delivery queue.
+    private let outlet = ResultsOutlet<Item, Section>()
     /// Set by a user edit (``moveItem(from:to:)``, ``deleteItem(at:)``) that changed the
     /// delivered snapshot before its commit was delivered: updates computed before the edit's
     /// commit (`version` lower) are folded into the next one, which is delivered as the
@@ -114,20 +110,8 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
     /// snapshot before the edit that is this very batch then leads to the edited snapshot.
     private var pendingEdit: (version: Int, touched: Set<SectionID>?, batch: ChangeBatch?)?
 
-    /// What a subscriber receives.
-    private enum Event {
-        case update(ResultsUpdate<Item, Section>)
-        case failure(any Error)
-    }
-
-    private struct Subscriber {
-        let key: UUID
-        /// False once the subscriber is gone (a released coordinator); it is then removed.
-        let isAlive: () -> Bool
-        let receive: (Event) -> Void
-        /// Called when the controller goes away (ends `updates` sequences).
-        var finish: () -> Void = {}
-    }
+    private typealias Event = ResultsOutlet<Item, Section>.Event
+    private typealias Subscriber = ResultsOutlet<Item, Section>.Subscriber
 
     /// Fetches the results of `request` from `store` and starts tracking its commits.
     ///
@@ -154,38 +138,25 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
         self._deliveryMode = mode
         engine = try ResultsEngine(request: request, schema: store.schema, options: options, loading: loading, store: store)
         computed = .empty
-        delivered = .empty
         try startTracking(deliverReload: false)
-        delivered = computed
+        outlet.take(computed)
     }
 
     deinit {
         observation?.cancel()
-        for subscriber in subscribers { subscriber.finish() }
+        outlet.finishAll()
     }
 
     // MARK: - State
 
     /// The last delivered snapshot. Read it on the delivery queue to stay in step with the
     /// batches; right after `init` it is the initial fetch.
-    public var snapshot: ResultsSnapshot<Item, Section> {
-        deliveredLock.lock()
-        defer { deliveredLock.unlock() }
-        return delivered
-    }
+    public var snapshot: ResultsSnapshot<Item, Section> { outlet.snapshot }
 
     /// The delegate, called on the delivery queue. Held weakly.
     public var delegate: (any ResultsControllerDelegate<Item, Section>)? {
-        get {
-            deliveredLock.lock()
-            defer { deliveredLock.unlock() }
-            return _delegate
-        }
-        set {
-            deliveredLock.lock()
-            _delegate = newValue
-            deliveredLock.unlock()
-        }
+        get { outlet.delegate }
+        set { outlet.delegate = newValue }
     }
 
     /// How changes are delivered; may change at any time.
@@ -389,9 +360,7 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
         if let userBatch, userBatch == commitBatch {
             // The edit's commit did exactly what the edit showed: nothing to deliver, and no
             // difference to compute (a list of 100k rows would take milliseconds).
-            deliveredLock.lock()
-            delivered = new
-            deliveredLock.unlock()
+            outlet.take(new)
             return
         }
         deliverDifference(to: new, touched: touched)
@@ -403,9 +372,7 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
         if deliveryMode == .reloads {
             // Consumers that asked for reloads get one, when anything differs.
             if new == snapshot {
-                deliveredLock.lock()
-                delivered = new
-                deliveredLock.unlock()
+                outlet.take(new)
                 return
             }
             return deliver(.update(.reload(new)))
@@ -416,9 +383,7 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
         let batched = new.sections.contains { $0.rows.isBatched }
         let batch = batched && new == snapshot ? ChangeBatch() : ChangeBatch(from: snapshot, to: new, changedSections: touched)
         if batch.isEmpty {
-            deliveredLock.lock()
-            delivered = new
-            deliveredLock.unlock()
+            outlet.take(new)
             return
         }
         deliver(.update(.batch(batch, new)))
@@ -477,97 +442,8 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
         }
     }
 
-    /// The one outlet: every subscriber, then the delegate, gets each event in order.
-    private func deliver(_ event: Event) {
-        let previous = snapshot
-        deliveredLock.lock()
-        if case .update(let update) = event { delivered = update.snapshot }
-        let delegate = _delegate
-        deliveredLock.unlock()
-        subscribers.removeAll { !$0.isAlive() }
-        for subscriber in subscribers { subscriber.receive(event) }
-        guard let delegate else { return }
-        switch event {
-        case .update(.reload(let snapshot)):
-            delegate.controller(self, didReload: snapshot)
-        case .update(.batch(let batch, let snapshot)):
-            report(batch, from: previous, to: snapshot, to: delegate)
-        case .failure(let error):
-            delegate.controller(self, didFailWith: error)
-        }
-    }
-
-    private func subscribe(_ subscriber: Subscriber) {
-        subscribers.append(subscriber)
-    }
-
-    private func unsubscribe(_ key: UUID) {
-        subscribers.removeAll { $0.key == key }
-    }
-
-    private func report(
-        _ batch: ChangeBatch, from old: ResultsSnapshot<Item, Section>, to new: ResultsSnapshot<Item, Section>,
-        to delegate: any ResultsControllerDelegate<Item, Section>
-    ) {
-        delegate.controllerWillChangeContent(self)
-        for index in batch.sectionDeletes {
-            delegate.controller(self, didChange: old.sections[index], atSectionIndex: index, for: .delete, newSectionIndex: nil)
-        }
-        for index in batch.sectionInserts {
-            delegate.controller(self, didChange: new.sections[index], atSectionIndex: index, for: .insert, newSectionIndex: nil)
-        }
-        for move in batch.sectionMoves {
-            delegate.controller(
-                self, didChange: new.sections[move.to], atSectionIndex: move.from, for: .move, newSectionIndex: move.to)
-        }
-        if !batch.sectionUpdates.isEmpty {
-            for index in batch.sectionUpdates {
-                let id = old.sections[index].id
-                let section = new.index(ofSection: id).map { new.sections[$0] } ?? old.sections[index]
-                delegate.controller(self, didChange: section, atSectionIndex: index, for: .update, newSectionIndex: nil)
-            }
-        }
-        for path in batch.itemDeletes {
-            delegate.controller(self, didChange: old[path], at: path, for: .delete, newIndexPath: nil)
-        }
-        for path in batch.itemInserts {
-            delegate.controller(self, didChange: new[path], at: nil, for: .insert, newIndexPath: path)
-        }
-        for move in batch.itemMoves {
-            delegate.controller(self, didChange: new[move.to], at: move.from, for: .move, newIndexPath: move.to)
-        }
-        if !batch.itemUpdates.isEmpty {
-            let newPaths = Self.newPaths(of: batch.itemUpdates, in: old, new)
-            for (path, newPath) in zip(batch.itemUpdates, newPaths) {
-                delegate.controller(self, didChange: new[newPath], at: path, for: .update, newIndexPath: nil)
-            }
-        }
-        delegate.controller(self, didChange: batch, snapshot: new)
-        delegate.controllerDidChangeContent(self)
-    }
-
-    /// Where the rows at `paths` of `old` are in `new` (updated rows stay in their section, so
-    /// only those sections are searched).
-    private static func newPaths(
-        of paths: [ItemPath], in old: ResultsSnapshot<Item, Section>, _ new: ResultsSnapshot<Item, Section>
-    ) -> [ItemPath] {
-        var newSectionIndex: [SectionID: Int] = [:]
-        for (index, section) in new.sections.enumerated() { newSectionIndex[section.id] = index }
-        var wanted: [Int: [ResultsRowID<Item.ID>: Int]] = [:]
-        for (index, path) in paths.enumerated() {
-            let id = old.sections[path.section].id
-            guard let s = newSectionIndex[id] else { continue }
-            wanted[s, default: [:]][old[path].key(in: id)] = index
-        }
-        var result = paths
-        for (s, keys) in wanted {
-            let section = new.sections[s]
-            for (r, row) in section.rows.enumerated() {
-                if let index = keys[row.key(in: section.id)] { result[index] = ItemPath(section: s, item: r) }
-            }
-        }
-        return result
-    }
+    /// Hands `event` to every consumer (see ``ResultsOutlet``).
+    private func deliver(_ event: Event) { outlet.deliver(event, from: self) }
 
     // MARK: - Consumers
 
@@ -597,7 +473,7 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
                 continuation.finish()
                 return
             }
-            subscribe(Subscriber(
+            outlet.subscribe(Subscriber(
                 key: key, isAlive: { !finished.withLock { $0 } },
                 receive: { event in
                     switch event {
@@ -614,7 +490,7 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
         continuation.onTermination = { [weak self] _ in
             finished.withLock { $0 = true }
             guard let self else { return }
-            deliveryQueue.async { self.unsubscribe(key) }
+            deliveryQueue.async { self.outlet.unsubscribe(key) }
         }
         return stream
     }
@@ -635,7 +511,7 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
                 }
             })
         deliveryQueue.async { [self] in
-            subscribe(subscriber)
+            outlet.subscribe(subscriber)
             subscriber.receive(.update(.reload(snapshot)))
         }
     }
