@@ -142,87 +142,51 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
 
     /// Brings the state up to date with one commit (or several merged). Returns false when
     /// the commit cannot have changed the results.
+    ///
+    /// The commit is traced once (``ResultsQueryPlan/effect(of:_:fetcher:)``); a refetch is
+    /// then decided in one place — the commit cannot be traced, or it touches too many rows
+    /// for patching to pay (``RefetchPolicy``) — before anything is changed.
     @discardableResult
     func apply(_ changes: CommittedChanges, _ db: Database) throws -> Bool {
-        // Changes announced without row detail (another process's writes) to a table the
-        // results read: refetch; the batch is then the identity difference.
-        if !changes.invalidatedTables.isDisjoint(with: plan.readTables) {
+        let tracked: ResultsQueryPlan.TrackedChanges
+        switch try plan.effect(of: changes, db, fetcher: fetcher) {
+        case .unaffected:
+            return false
+        case .refetch:
+            try fetchAll(db)
+            return true
+        case .items(let changes):
+            tracked = changes
+        }
+        // Batched: a commit too large to patch is refetched, the reader staying in the old
+        // state for the snapshots made before it.
+        if policy.refetches(affected: tracked.rowCount, of: index.count, batched: isBatched)
+            || (isBatched && policy.refetches(affected: tracked.own.count, of: index.count, batched: true))
+        {
             try fetchAll(db)
             return true
         }
         journal.beginCommit()
-        let changedTables = Set(changes.tables.keys.filter { !changes[$0].isEmpty })
-        if !plan.refetchTables.isDisjoint(with: changedTables) {
-            try fetchAll(db)
-            return true
-        }
-        let own = changes[plan.itemEntity]
         if let loader {
             // Keep, for older snapshots, the values this commit changes, then read its state.
-            // A commit too large to patch is refetched: the reader stays in the old state for
-            // the snapshots made before it.
-            let changed = own.inserted.union(own.updated).union(own.deleted)
-            if policy.refetches(affected: changed.count, of: index.count, batched: true) {
-                try fetchAll(db)
-                return true
-            }
-            try loader.commit(changed: changed) { index.contains($0) }
+            try loader.commit(changed: tracked.own) { index.contains($0) }
             let base = try sortKeysBase ?? fetcher.sortKeysBase()
             sortKeysBase = base
             let fetcher = self.fetcher
             index.keyReader = { id in try fetcher.sortKeys(db, of: id, base: base) }
         }
         defer { index.keyReader = nil }
-        var relevant = false
         // 1. Section objects.
-        if case .entity(_, let entity, _, _, _) = plan.sectionKind, !plan.sectionTables.isDisjoint(with: changedTables) {
-            relevant = true
-            if plan.sectionsDependOnOwnRowOnly {
-                let ids = changes[entity].all
-                journal.invalidate(try index.updateSections(try fetcher.sectionObjects(db, ids: ids), ids: ids))
-            } else {
+        if let ids = tracked.sectionObjects {
+            if ids.isEmpty {
                 journal.invalidate(try index.refreshSections(try fetcher.sectionObjects(db)))
+            } else {
+                journal.invalidate(try index.updateSections(try fetcher.sectionObjects(db, ids: ids), ids: ids))
             }
         }
         // 2. Affected items.
-        var affected = own.inserted.union(own.updated)
-        for dependency in plan.dependencies {
-            let table = changes[dependency.table]
-            if table.isEmpty { continue }
-            var ids = table.inserted.union(table.deleted)
-            if let columns = dependency.columns {
-                if !columns.isDisjoint(with: table.updatedColumns) { ids.formUnion(table.updated) }
-            } else {
-                ids.formUnion(table.updated)
-            }
-            if ids.isEmpty { continue }
-            affected.formUnion(try fetcher.itemIDs(db, where: dependency.foreignKeyPath, in: ids))
-        }
-        for join in plan.joinDependencies {
-            let links = changes[join.joinTable]
-            if !links.isEmpty {
-                // A link or unlink: the join row names the item. A join row rewritten in
-                // place, or one without recorded values, is not traced: refetch.
-                let touched = links.inserted.union(links.deleted)
-                guard links.updated.isEmpty, touched.allSatisfy({ links.joinRows[$0]?[join.itemColumn] != nil }) else {
-                    try fetchAll(db)
-                    return true
-                }
-                for rowID in touched { affected.insert(links.joinRows[rowID]![join.itemColumn]!) }
-            }
-            let destinations = changes[join.destination]
-            if destinations.isEmpty { continue }
-            // Deleted or new destinations (dangling links of a `noAction` rule), and updated
-            // ones when the part reads a written column: the items still linked to them.
-            var ids = destinations.inserted.union(destinations.deleted)
-            if !join.columns.isDisjoint(with: destinations.updatedColumns) { ids.formUnion(destinations.updated) }
-            if !ids.isEmpty { affected.formUnion(try fetcher.linkedItemIDs(db, join, to: ids)) }
-        }
-        if affected.isEmpty && own.deleted.isEmpty { return relevant }
-        if policy.refetches(affected: affected.count + own.deleted.count, of: index.count, batched: isBatched) {
-            try fetchAll(db)
-            return true
-        }
+        let affected = tracked.affected
+        if affected.isEmpty && tracked.deleted.isEmpty { return true }
         // 3. Remove every affected or deleted item, then insert the re-read ones; journal
         // their places before and after.
         var fetched: [(id: Int64, item: Item?, keys: IndexKeys)] = []
@@ -235,7 +199,7 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
         } else {
             try fetcher.forEachItem(db, ids: ids) { fetched.append(($0.objectID.rawValue, $0, $1)) }
         }
-        let gone = affected.union(own.deleted)
+        let gone = affected.union(tracked.deleted)
         guard var rows = journal.takeRowJournal() else {
             for id in gone { try remove(id, patch: false) }
             for row in fetched { try insert(row.id, row.item, row.keys, patch: false) }

@@ -237,6 +237,83 @@ struct ResultsQueryPlan: Sendable {
         }
     }
 
+    // MARK: - Tracking
+
+    /// What one commit does to the results, decided once, before anything is changed.
+    enum CommitEffect {
+        /// Nothing the request reads changed.
+        case unaffected
+        /// The commit cannot be traced row by row (tables invalidated without detail, a
+        /// relationship stored on the other side, a join row without recorded values): read
+        /// everything again.
+        case refetch
+        /// The rows to re-read and to remove, and the section objects to re-read.
+        case items(TrackedChanges)
+    }
+
+    struct TrackedChanges {
+        /// Items to re-read by id (inserted, updated, or reached through a dependency).
+        var affected: Set<Int64>
+        /// Items the commit deleted.
+        var deleted: Set<Int64>
+        /// Ids of the item table's rows the commit itself wrote (for batched pages).
+        var own: Set<Int64>
+        /// The section objects to re-read: nil when none; an empty set when all of them.
+        var sectionObjects: Set<Int64>?
+
+        var rowCount: Int { affected.count + deleted.count }
+    }
+
+    /// Traces `changes` to the items and section objects they affect (the *tracking* step of
+    /// the pipeline: track, index, diff, deliver). Reads the items reached through
+    /// dependencies, in the state after the commit.
+    func effect(of changes: CommittedChanges, _ db: Database, fetcher: ResultsFetcher<some StrataEntity, some Hashable & Sendable>)
+        throws -> CommitEffect
+    {
+        if !changes.invalidatedTables.isDisjoint(with: readTables) { return .refetch }
+        let changedTables = Set(changes.tables.keys.filter { !changes[$0].isEmpty })
+        if !refetchTables.isDisjoint(with: changedTables) { return .refetch }
+        let own = changes[itemEntity]
+        var sectionObjects: Set<Int64>?
+        if case .entity(_, let entity, _, _, _) = sectionKind, !sectionTables.isDisjoint(with: changedTables) {
+            sectionObjects = sectionsDependOnOwnRowOnly ? changes[entity].all : []
+        }
+        var affected = own.inserted.union(own.updated)
+        for dependency in dependencies {
+            let table = changes[dependency.table]
+            if table.isEmpty { continue }
+            var ids = table.inserted.union(table.deleted)
+            if let columns = dependency.columns {
+                if !columns.isDisjoint(with: table.updatedColumns) { ids.formUnion(table.updated) }
+            } else {
+                ids.formUnion(table.updated)
+            }
+            if ids.isEmpty { continue }
+            affected.formUnion(try fetcher.itemIDs(db, where: dependency.foreignKeyPath, in: ids))
+        }
+        for join in joinDependencies {
+            let links = changes[join.joinTable]
+            if !links.isEmpty {
+                // A link or unlink: the join row names the item. A join row rewritten in
+                // place, or one without recorded values, is not traced.
+                let touched = links.inserted.union(links.deleted)
+                guard links.updated.isEmpty, touched.allSatisfy({ links.joinRows[$0]?[join.itemColumn] != nil }) else {
+                    return .refetch
+                }
+                for rowID in touched { affected.insert(links.joinRows[rowID]![join.itemColumn]!) }
+            }
+            let destinations = changes[join.destination]
+            if destinations.isEmpty { continue }
+            // Deleted or new destinations (dangling links of a `noAction` rule), and updated
+            // ones when the part reads a written column: the items still linked to them.
+            var ids = destinations.inserted.union(destinations.deleted)
+            if !join.columns.isDisjoint(with: destinations.updatedColumns) { ids.formUnion(destinations.updated) }
+            if !ids.isEmpty { affected.formUnion(try fetcher.linkedItemIDs(db, join, to: ids)) }
+        }
+        if affected.isEmpty && own.deleted.isEmpty && sectionObjects == nil { return .unaffected }
+        return .items(TrackedChanges(affected: affected, deleted: own.deleted, own: own.all, sectionObjects: sectionObjects))
+    }
+
     // MARK: - Schema lookups
 
     static func entity(named name: String, in schema: SchemaDescriptor) throws -> EntityDescriptor {
