@@ -15,6 +15,7 @@ import Testing
         ("Shapes", "ShapesModel"),
         ("Rules", "RulesModel"),
         ("Keys", "KeysModel"),
+        ("Pairs", "PairsModel"),
     ]
 
     @Test(arguments: cases.map(\.name))

@@ -15,8 +15,10 @@ import GRDB
 /// (``EntityID/unsaved``), which SQLite never assigns: insert the first object of a cycle
 /// with the key `.unsaved` and set it before the transaction ends; a `nullify` rule sets it
 /// to 0. ``Store/write(_:)`` then fails with ``RuleViolationError`` (rule
-/// ``RuleViolationError/Rule/required``) naming the object whose key is still 0, and SQLite
-/// refuses a commit whose keys point at missing rows (`FOREIGN KEY constraint failed`).
+/// ``RuleViolationError/Rule/required``) naming the object whose key is still 0, or
+/// ``RuleViolationError/Rule/missingDestination(_:)`` naming one whose key was written
+/// pointing to a missing row and still does (see ``RelationshipChecks``); SQLite refuses any
+/// other commit whose keys point at missing rows (`FOREIGN KEY constraint failed`).
 struct RequiredAtCommit {
     let schema: SchemaDescriptor
     /// Every required to-one of the schema checked at commit (found once: ``Store`` checks

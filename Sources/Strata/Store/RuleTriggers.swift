@@ -154,6 +154,9 @@ struct RuleTriggers {
         var column: String
         /// The owner entity's primary key column, quoted.
         var key: String
+        /// True for the side of a one-to-one that does not store the key and is `required`:
+        /// a count of 0 breaks ``RuleViolationError/Rule/required``.
+        var isRequiredToOne = false
 
         /// The SQL count of the links of the owner whose id is `id`.
         func count(_ id: String) -> String {
@@ -162,15 +165,29 @@ struct RuleTriggers {
 
         /// The condition under which `count` breaks the rule, and the rule.
         func rule(for count: Int) -> RuleViolationError.Rule? {
+            if isRequiredToOne { return count < 1 ? .required : nil }
             if let minCount, count < minCount { return .minCount(minCount) }
             if let maxCount, count > maxCount { return .maxCount(maxCount) }
             return nil
         }
     }
 
+    /// The to-manys with `minCount` or `maxCount`, and the required to-ones whose key the
+    /// other side of their one-to-one stores (`required: true` there means at least one
+    /// object points back, checked at commit like `minCount: 1`).
     var countChecks: [CountCheck] {
         var result: [CountCheck] = []
         for entity in schema.entities {
+            for relationship in entity.relationships
+            where !relationship.isToMany && relationship.isRequired && relationship.storage == .inverseForeignKey {
+                guard let inverse = schema.entity(named: relationship.destination)?.relationship(named: relationship.inverse),
+                      case .foreignKey(let foreignKey) = inverse.storage
+                else { continue }
+                result.append(CountCheck(
+                    entity: entity.name, relationship: relationship.name, minCount: 1, maxCount: nil,
+                    table: relationship.destination, column: foreignKey, key: quoted(entity.primaryKey),
+                    isRequiredToOne: true))
+            }
             for relationship in entity.relationships
             where relationship.isToMany && (relationship.minCount != nil || relationship.maxCount != nil) {
                 let table: String, column: String
@@ -197,9 +214,11 @@ struct RuleTriggers {
 
     /// Every row of the database that breaks a rule (for migrations), at most `limit` per
     /// rule, in entity and id order.
-    func violations(_ db: Database, limit: Int = 1_000) throws -> [RuleViolationError] {
+    /// With `requiredToOnesOnly`, only the required to-ones whose key the other side of their
+    /// one-to-one stores.
+    func violations(_ db: Database, limit: Int = 1_000, requiredToOnesOnly: Bool = false) throws -> [RuleViolationError] {
         var result: [RuleViolationError] = []
-        for check in valueChecks {
+        for check in valueChecks where !requiredToOnesOnly {
             let ids = try Int64.fetchAll(db, sql: """
                 SELECT \(check.key) FROM \(quoted(check.entity)) WHERE \(check.breaks(quoted(check.attribute))) ORDER BY \(check.key) LIMIT \(limit)
                 """)
@@ -208,10 +227,12 @@ struct RuleTriggers {
             else { continue }
             result += ids.map { RuleViolationError(entity: check.entity, id: $0, member: check.attribute, rule: rule) }
         }
-        for check in countChecks {
+        for check in countChecks where check.isRequiredToOne || !requiredToOnesOnly {
             var conditions: [String] = []
-            if let minCount = check.minCount { conditions.append("n < \(minCount)") }
-            if let maxCount = check.maxCount { conditions.append("n > \(maxCount)") }
+            if check.isRequiredToOne {
+                conditions.append("n < 1")
+            } else if let minCount = check.minCount { conditions.append("n < \(minCount)") }
+            if !check.isRequiredToOne, let maxCount = check.maxCount { conditions.append("n > \(maxCount)") }
             let rows = try Row.fetchAll(db, sql: """
                 SELECT id, n FROM (SELECT o.\(check.key) AS id, \(check.count("o.\(check.key)")) AS n FROM main.\(quoted(check.entity)) o) \
                 WHERE \(conditions.joined(separator: " OR ")) ORDER BY id LIMIT \(limit)
@@ -238,6 +259,7 @@ final class RuleWatch: TransactionObserver, @unchecked Sendable {
     static let brokenFunctionName = "strata_rule_broken"
     static let matchFunctionName = "strata_matches"
     static let countFunctionName = "strata_note_count"
+    static let danglingFunctionName = "strata_note_dangling"
 
     private struct Key: Hashable, Comparable {
         var entity: String
@@ -250,6 +272,10 @@ final class RuleWatch: TransactionObserver, @unchecked Sendable {
     private let tables: Set<String>
     /// The latest count of each object whose count changed in this transaction (nil: deleted).
     private let counts = LockedValue<[Key: Int?]>([:])
+    /// The objects whose key checked at commit was written pointing to no object in this
+    /// transaction (``RelationshipChecks``), in the order they were noted.
+    private let dangling = LockedValue<[Key]>([])
+    private let relationshipChecks: RelationshipChecks
 
     init(schema: SchemaDescriptor) {
         let countChecks = RuleTriggers(schema: schema).countChecks
@@ -257,6 +283,7 @@ final class RuleWatch: TransactionObserver, @unchecked Sendable {
         for check in countChecks { checks[check.entity + "." + check.relationship] = check }
         self.checks = checks
         self.tables = Set(SchemaSQL(schema: schema).columnsByTable.keys)
+        self.relationshipChecks = RelationshipChecks(schema: schema)
     }
 
     /// `strata_matches(text, pattern)`: whether the whole text matches the regular expression.
@@ -286,9 +313,28 @@ final class RuleWatch: TransactionObserver, @unchecked Sendable {
             counts.withLock { $0[Key(entity: entity, relationship: relationship, id: id)] = .some(count) }
             return nil
         })
-        for (_, sql) in RuleTriggers(schema: schema).watches.sorted(by: { $0.key < $1.key }) {
+        let dangling = self.dangling
+        db.add(function: DatabaseFunction(Self.danglingFunctionName, argumentCount: 3, pure: false) { values in
+            guard let entity = String.fromDatabaseValue(values[0]), let id = Int64.fromDatabaseValue(values[1]),
+                  let relationship = String.fromDatabaseValue(values[2])
+            else { return nil }
+            let key = Key(entity: entity, relationship: relationship, id: id)
+            dangling.withLock { if !$0.contains(key) { $0.append(key) } }
+            return nil
+        })
+        let watches = RuleTriggers(schema: schema).watches.merging(relationshipChecks.watches) { $1 }
+        for (_, sql) in watches.sorted(by: { $0.key < $1.key }) {
             try db.execute(sql: sql)
         }
+    }
+
+    /// The first object noted in this transaction whose key checked at commit still points
+    /// to no object. Called by ``Store/write(_:)`` before it commits; a write made on the
+    /// writer directly leaves that check to SQLite (`FOREIGN KEY constraint failed`).
+    func firstDangling(_ db: Database) throws -> RuleViolationError? {
+        let noted = dangling.withLock { $0 }
+        guard !noted.isEmpty else { return nil }
+        return try relationshipChecks.firstDangling(db, among: noted.map { ($0.entity, $0.id, $0.relationship) })
     }
 
     /// Counts again, with SQL, every count reported in this transaction: a statement that
@@ -326,9 +372,15 @@ final class RuleWatch: TransactionObserver, @unchecked Sendable {
         }
     }
 
-    func databaseDidCommit(_ db: Database) { counts.withLock { $0 = [:] } }
+    func databaseDidCommit(_ db: Database) {
+        counts.withLock { $0 = [:] }
+        dangling.withLock { $0 = [] }
+    }
 
-    func databaseDidRollback(_ db: Database) { counts.withLock { $0 = [:] } }
+    func databaseDidRollback(_ db: Database) {
+        counts.withLock { $0 = [:] }
+        dangling.withLock { $0 = [] }
+    }
 }
 
 /// Compiled regular expressions by pattern, shared by every connection.

@@ -2,9 +2,12 @@ import Foundation
 import GRDB
 
 /// A write that broke a rule of the model: a value outside `min`/`max`, a string outside
-/// `minLength`/`maxLength` or not matching its `pattern`, or a to-many with fewer than
-/// `minCount` or more than `maxCount` objects at commit. Nothing of the transaction is
-/// committed: through ``Store/write(_:)`` the whole transaction is rolled back.
+/// `minLength`/`maxLength` or not matching its `pattern`, a to-many with fewer than
+/// `minCount` or more than `maxCount` objects at commit, a required to-one left unset, a
+/// one-to-one whose destination another object already has, or a to-one (or a
+/// many-to-many link) that points to an object that does not exist. Nothing of the
+/// transaction is committed: through ``Store/write(_:)`` the whole transaction is rolled
+/// back.
 ///
 /// ```swift
 /// do {
@@ -14,9 +17,9 @@ import GRDB
 /// }
 /// ```
 ///
-/// Value rules are checked by each statement (the statement fails and is undone); count
-/// rules, and required to-ones that the model lets be unset for a while (see
-/// ``Rule/required``), when the transaction commits. Writes through ``Store/writer`` get the same checks;
+/// Value rules, one-to-ones and keys checked per statement are checked by each statement
+/// (the statement fails and is undone); count rules, and required to-ones that the model
+/// lets be unset for a while (see ``Rule/required``), when the transaction commits. Writes through ``Store/writer`` get the same checks;
 /// turn their GRDB error into this one with ``init(_:)``.
 public struct RuleViolationError: Error, Hashable, Sendable, CustomStringConvertible, LocalizedError {
     /// A rule of the model, with its limit.
@@ -35,9 +38,20 @@ public struct RuleViolationError: Error, Hashable, Sendable, CustomStringConvert
         case minCount(Int)
         /// `maxCount:` of a to-many relationship.
         case maxCount(Int)
-        /// `required: true` of a to-one checked at commit (see ``Store/write(_:)``): its
-        /// key was still unset (``EntityID/unsaved``) when the transaction ended.
+        /// `required: true` of a to-one: its key was unset (``EntityID/unsaved``, or nil)
+        /// when a statement wrote it, or, for a to-one checked at commit (see
+        /// ``Store/write(_:)``), when the transaction ended; or the side of a one-to-one that
+        /// does not store the key had no destination when the transaction ended.
         case required
+        /// A one-to-one relationship (both sides to-one): each destination has at most one
+        /// object. The object's key points to a destination that another object of its
+        /// entity already points to. The associated value is the inverse, as
+        /// `Entity.relationship` (`Person.card` for `Card.owner`).
+        case oneToOne(String)
+        /// A to-one's key, or a many-to-many link, points to an object that does not exist.
+        /// The associated value is the destination entity (empty when the store cannot tell,
+        /// as for a refusal it maps from SQLite's `FOREIGN KEY constraint failed`).
+        case missingDestination(String)
 
         /// The rule as the model writes it: `maxLength 80`.
         public var description: String {
@@ -50,6 +64,8 @@ public struct RuleViolationError: Error, Hashable, Sendable, CustomStringConvert
             case .minCount(let count): "minCount \(count)"
             case .maxCount(let count): "maxCount \(count)"
             case .required: "required"
+            case .oneToOne(let inverse): "one-to-one with \(inverse)"
+            case .missingDestination(let destination): destination.isEmpty ? "existing destination" : "existing \(destination)"
             }
         }
 
@@ -64,7 +80,16 @@ public struct RuleViolationError: Error, Hashable, Sendable, CustomStringConvert
             case .minCount(let count): "has fewer than \(count) objects (minCount \(count))"
             case .maxCount(let count): "has more than \(count) objects (maxCount \(count))"
             case .required: "is required but not set"
+            case .oneToOne(let inverse):
+                "points to \(Self.article(inverse.split(separator: ".").first.map(String.init) ?? inverse)) that another object already points to (one-to-one with \(inverse))"
+            case .missingDestination(let destination):
+                "points to \(destination.isEmpty ? "an object" : Self.article(destination)) that does not exist"
             }
+        }
+
+        /// `a Person`, `an Owner`.
+        private static func article(_ name: String) -> String {
+            ("AEIOU".contains(name.first ?? "x") ? "an " : "a ") + name
         }
     }
 
@@ -97,6 +122,63 @@ public struct RuleViolationError: Error, Hashable, Sendable, CustomStringConvert
         self.init(message: message)
     }
 
+    /// The rule error behind SQLite's own refusal of a relationship's write, which names no
+    /// object: a one-to-one's unique index (`UNIQUE constraint failed: Card.ownerID`), a
+    /// required key's `NOT NULL` (`NOT NULL constraint failed: Team.serverID`), or a foreign
+    /// key (`FOREIGN KEY constraint failed`, which names nothing: the entity is the table the
+    /// failed statement wrote, when the store can tell). The store's writer refuses these
+    /// writes first with an error that names the object (see ``RelationshipChecks``); this
+    /// maps what reaches SQLite anyway.
+    init?(constraintError error: any Error, schema: SchemaDescriptor) {
+        guard let error = error as? DatabaseError else { return nil }
+        switch error.extendedResultCode {
+        case .SQLITE_CONSTRAINT_UNIQUE, .SQLITE_CONSTRAINT_NOTNULL:
+            guard let message = error.message, let colon = message.range(of: "constraint failed: ") else { return nil }
+            let item = message[colon.upperBound...].trimmingCharacters(in: .whitespaces)
+            guard !item.contains(","), let dot = item.firstIndex(of: ".") else { return nil }
+            let table = String(item[..<dot]), column = String(item[item.index(after: dot)...])
+            guard let entity = schema.entity(named: table),
+                  let relationship = entity.relationships.first(where: { $0.storage == .foreignKey(column: column) })
+            else { return nil }
+            if error.extendedResultCode == .SQLITE_CONSTRAINT_NOTNULL {
+                self.init(entity: table, id: nil, member: relationship.name, rule: .required)
+            } else {
+                guard let oneToOne = RelationshipChecks(schema: schema).oneToOne(entity: table, column: column) else { return nil }
+                self.init(entity: table, id: nil, member: relationship.name, rule: .oneToOne(oneToOne.inverse))
+            }
+        case .SQLITE_CONSTRAINT_FOREIGNKEY:
+            let table = error.sql.flatMap { Self.writtenTable($0) }.flatMap { name in
+                schema.entities.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.name
+            }
+            self.init(entity: table ?? "", id: nil, member: "", rule: .missingDestination(""))
+        default:
+            return nil
+        }
+    }
+
+    /// The table an `INSERT`, `UPDATE`, `REPLACE` or `DELETE` statement writes, unquoted.
+    static func writtenTable(_ sql: String) -> String? {
+        let words = sql.split(whereSeparator: { $0.isWhitespace || $0 == "(" })
+        guard let verb = words.first?.uppercased() else { return nil }
+        var index = 1
+        func skip(_ word: String) { if index < words.count, words[index].uppercased() == word { index += 1 } }
+        switch verb {
+        case "INSERT", "REPLACE":
+            if index + 1 < words.count, words[index].uppercased() == "OR" { index += 2 }
+            skip("INTO")
+        case "UPDATE":
+            if index + 1 < words.count, words[index].uppercased() == "OR" { index += 2 }
+        case "DELETE":
+            skip("FROM")
+        default:
+            return nil
+        }
+        guard index < words.count else { return nil }
+        var name = String(words[index])
+        if name.lowercased().hasPrefix("main.") { name = String(name.dropFirst(5)) }
+        return name.trimmingCharacters(in: CharacterSet(charactersIn: "\"`[]"))
+    }
+
     /// The prefix of the messages of rule triggers and of the rule function.
     static let messagePrefix = "strata: rule: "
 
@@ -122,6 +204,8 @@ public struct RuleViolationError: Error, Hashable, Sendable, CustomStringConvert
         case "minCount": rule = .minCount(Int(limit) ?? 0)
         case "maxCount": rule = .maxCount(Int(limit) ?? 0)
         case "required": rule = .required
+        case "oneToOne": rule = .oneToOne(limit)
+        case "missingDestination": rule = .missingDestination(limit)
         default: return nil
         }
         self.init(entity: String(parts[0]), id: Int64(parts[1]), member: String(parts[2]), rule: rule)
@@ -129,7 +213,9 @@ public struct RuleViolationError: Error, Hashable, Sendable, CustomStringConvert
 
     /// `Note 42: title is longer than maxLength 80` (`Note: …` without an id).
     public var description: String {
-        "\(entity)\(id.map { " \($0)" } ?? ""): \(member) \(rule.breach)"
+        let object = entity + (id.map { " \($0)" } ?? "")
+        let subject = member.isEmpty ? "a key" : member
+        return object.isEmpty ? "\(subject) \(rule.breach)" : "\(object): \(subject) \(rule.breach)"
     }
 
     /// The ``description``.

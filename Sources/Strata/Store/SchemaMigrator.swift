@@ -96,10 +96,13 @@ struct SchemaMigrator {
                 case .create:
                     try create(db, canonical: canonical)
                 case .syncIndexesAndTriggers:
-                    try syncIndexesAndTriggers(db)
+                    // A file made before one-to-ones had unique indexes is checked against
+                    // them, and against the required side without the key, once.
+                    try syncIndexesAndTriggers(db) { db, addsOneToOnes in
+                        if addsOneToOnes { try enforceRules(db, relationshipsOnly: true) }
+                    }
                 case .migrate(let plan):
                     try apply(plan, db)
-                    try enforceRules(db)
                     try writeMetadata(db, canonical: canonical)
                     try db.execute(sql: HistoryTable.createSQL)
                     try recordMigration(plan, db)
@@ -123,7 +126,7 @@ struct SchemaMigrator {
         let sql = SchemaSQL(schema: schema)
         for entity in schema.entities { try db.execute(sql: sql.createTable(entity)) }
         for join in sql.joinTables { try db.execute(sql: sql.createJoinTable(join)) }
-        try syncIndexesAndTriggers(db)
+        try syncIndexesAndTriggers(db) { _, _ in }
         try db.execute(sql: "CREATE TABLE \(Self.metadataTable) (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL)")
         try writeMetadata(db, canonical: canonical)
         try db.execute(sql: HistoryTable.createSQL)
@@ -138,15 +141,27 @@ struct SchemaMigrator {
     /// Drops the store's indexes and triggers that the schema no longer wants (or wants
     /// differently) and creates the missing ones.
     /// `old` is the model the file held, whose named indexes the store also owns.
-    private func syncIndexesAndTriggers(_ db: Database, old: SchemaDescriptor? = nil) throws {
+    /// `enforce` checks the stored rows against the model's rules once every trigger is in
+    /// place (so that rows deleted with data loss allowed take their delete rules) and before
+    /// the one-to-ones' unique indexes are created; it is told whether any of those is new.
+    private func syncIndexesAndTriggers(
+        _ db: Database, old: SchemaDescriptor? = nil, enforce: (Database, Bool) throws -> Void
+    ) throws {
         try db.execute(sql: HistoryTable.createSQL)
         let (unwanted, missing) = try stale(db, old: old)
         for (name, type) in unwanted.sorted(by: { $0.key < $1.key }) {
             try db.execute(sql: "DROP \(type == "index" ? "INDEX" : "TRIGGER") IF EXISTS \(quoted(name))")
         }
         // In a stable order. A unique index over existing duplicates fails, and so does the
-        // whole migration.
-        for (_, statement) in missing.sorted(by: { $0.key < $1.key }) {
+        // whole migration; a one-to-one's duplicates are refused (or deleted) by `enforce`
+        // first, with the rows named.
+        let oneToOneIndexes = Set(RelationshipChecks(schema: schema).indexes.keys)
+        let sorted = missing.sorted(by: { $0.key < $1.key })
+        for (name, statement) in sorted where !oneToOneIndexes.contains(name) {
+            try db.execute(sql: statement)
+        }
+        try enforce(db, sorted.contains { oneToOneIndexes.contains($0.key) })
+        for (name, statement) in sorted where oneToOneIndexes.contains(name) {
             try db.execute(sql: statement)
         }
     }
@@ -185,13 +200,22 @@ struct SchemaMigrator {
 
     /// Refuses a migration whose model has rules that stored rows break
     /// (``MigrationError/ruleViolations(_:)``), or with data loss allowed deletes those rows
-    /// (their delete rules apply), until none is left.
-    private func enforceRules(_ db: Database) throws {
+    /// (their delete rules apply), until none is left. With `relationshipsOnly`, only the
+    /// one-to-ones and the required to-ones whose key the other side stores are checked.
+    private func enforceRules(_ db: Database, relationshipsOnly: Bool = false) throws {
         let rules = RuleTriggers(schema: schema)
         let required = RequiredAtCommit(schema: schema)
-        guard !rules.valueChecks.isEmpty || !rules.countChecks.isEmpty || !required.keys.isEmpty else { return }
+        let relationships = RelationshipChecks(schema: schema)
+        guard !rules.valueChecks.isEmpty || !rules.countChecks.isEmpty || !required.keys.isEmpty
+                || !relationships.oneToOnes.isEmpty
+        else { return }
+        func violations() throws -> [RuleViolationError] {
+            let oneToOnes = try relationships.oneToOneViolations(db)
+            if relationshipsOnly { return try oneToOnes + rules.violations(db, requiredToOnesOnly: true) }
+            return try rules.violations(db) + required.unset(db, limit: 1_000) + oneToOnes
+        }
         for _ in 0..<100 {
-            let violations = try rules.violations(db) + required.unset(db, limit: 1_000)
+            let violations = try violations()
             if violations.isEmpty { return }
             guard allowDataLoss else { throw MigrationError.ruleViolations(violations) }
             for (entity, ids) in Dictionary(grouping: violations, by: \.entity) {
@@ -200,7 +224,7 @@ struct SchemaMigrator {
                 try db.execute(sql: "DELETE FROM \(quoted(entity)) WHERE \(quoted(key)) IN (\(list))")
             }
         }
-        throw MigrationError.ruleViolations(try rules.violations(db) + required.unset(db, limit: 1_000))
+        throw MigrationError.ruleViolations(try violations())
     }
 
     private func apply(_ plan: MigrationPlan, _ db: Database) throws {
@@ -267,7 +291,7 @@ struct SchemaMigrator {
         }
 
         try OrderedPositions.assignInitialPositions(db, schema: schema, old: plan.old)
-        try syncIndexesAndTriggers(db, old: plan.old)
+        try syncIndexesAndTriggers(db, old: plan.old) { db, _ in try enforceRules(db) }
         if let violation = try Row.fetchOne(db, sql: "PRAGMA foreign_key_check") {
             throw MigrationError.foreignKeyViolations(table: violation[0])
         }

@@ -15,7 +15,9 @@ import GRDB
 ///   `UNIQUE(column, inverseColumn)` and an index on the inverse column;
 /// - indexes (`strata_index_…`, `_desc` after a descending column; or the name the model
 ///   chose) for `indexes`, indexed attributes and every foreign key column, unique indexes
-///   (`strata_unique_…`) for `unique` constraints;
+///   (`strata_unique_…`) for `unique` constraints and for the key of every one-to-one
+///   (see ``RelationshipChecks``; it replaces the key's plain index, except for a key
+///   checked at commit, whose unique index leaves out 0);
 /// - for a to-one whose inverse is ordered, a position column `INTEGER` after the foreign
 ///   keys, and an index over (foreign key, position);
 /// - delete rules as triggers (``DeleteRuleTriggers``), and the triggers that give a new
@@ -151,6 +153,7 @@ struct SchemaSQL {
     /// Index name → `CREATE INDEX` statement, for every index the schema wants.
     var indexes: [String: String] {
         var result: [String: String] = [:]
+        let oneToOnes = RelationshipChecks(schema: schema).oneToOnes
         func add(_ table: String, _ columns: [IndexColumn], unique: Bool, name chosen: String? = nil) {
             guard !columns.isEmpty else { return }
             let generated = (unique ? "strata_unique_" : "strata_index_")
@@ -169,7 +172,15 @@ struct SchemaSQL {
                 if attribute.isIndexed { add(entity.name, [attribute.name], unique: false) }
                 if attribute.isUnique { add(entity.name, [attribute.name], unique: true) }
             }
-            for (_, column) in Self.foreignKeys(of: entity) { add(entity.name, [column], unique: false) }
+            for (_, column) in Self.foreignKeys(of: entity) {
+                // A one-to-one's key has a unique index, which serves lookups too unless it
+                // leaves out the 0 of a key checked at commit.
+                if let oneToOne = oneToOnes.first(where: { $0.entity == entity.name && $0.column == column }) {
+                    if result[oneToOne.indexName] == nil { result[oneToOne.indexName] = oneToOne.indexSQL }
+                    if !oneToOne.isCheckedAtCommit { continue }
+                }
+                add(entity.name, [column], unique: false)
+            }
             for (_, foreignKey, position) in Self.positionColumns(of: entity) {
                 add(entity.name, [foreignKey, position], unique: false)
             }

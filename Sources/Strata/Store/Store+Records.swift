@@ -113,8 +113,11 @@ extension Database {
     /// see `Docs/Decisions.md`), so the returned value equals a later fetch of the row.
     ///
     /// Throws ``InvalidValueError`` for a value SQLite cannot store exactly (text with a NUL
-    /// character, NaN), and ``UniqueConstraintError`` when a `unique` constraint of the
-    /// model refuses the row (through ``Store/write(_:)``).
+    /// character, NaN), ``UniqueConstraintError`` when a `unique` constraint of the
+    /// model refuses the row (through ``Store/write(_:)``), and ``RuleViolationError`` when it
+    /// breaks a rule: a value rule, a one-to-one whose destination another object already
+    /// has (``RuleViolationError/Rule/oneToOne(_:)``), a required key left unset or a key
+    /// pointing to a missing object (``RuleViolationError/Rule/missingDestination(_:)``).
     @discardableResult
     public func insert<Entity: StrataEntity>(_ value: Entity) throws -> Entity {
         var copy = value

@@ -381,6 +381,7 @@ extension Store {
         let result = try body(db)
         if let refused = deniedDeletes.refused { throw refused }
         if let unset = try requiredAtCommit.firstUnset(db) { throw unset }
+        if let dangling = try ruleWatch.firstDangling(db) { throw dangling }
         try ruleWatch.recount(db)
         try observer.recordHistory(db, author: author)
         return result
@@ -416,8 +417,9 @@ extension Store {
         if error is DatabaseError && closed.withLock({ $0 }) { return StoreError.closed }
         if let denied = DeleteDeniedError(error) { return denied }
         if let identity = IdentityChangeError(error) { return identity }
-        if let unique = UniqueConstraintError(error) { return unique }
         if let rule = RuleViolationError(error) { return rule }
+        if let rule = RuleViolationError(constraintError: error, schema: schema) { return rule }
+        if let unique = UniqueConstraintError(error) { return unique }
         if let storage = StorageError(error, path: path) { return storage }
         return error
     }

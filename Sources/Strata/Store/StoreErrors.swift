@@ -87,6 +87,8 @@ public struct IdentityChangeError: Error, Hashable, Sendable, CustomStringConver
 
 /// A write refused by a `unique` constraint of the model (or by the uniqueness of ids, or
 /// of a many-to-many link written by raw SQL): another row already has the same values.
+/// A one-to-one's key, also kept unique, is refused with ``RuleViolationError`` instead
+/// (``RuleViolationError/Rule/oneToOne(_:)``), which names the object and the relationship.
 ///
 /// ```swift
 /// do {
@@ -287,8 +289,9 @@ public enum MigrationError: Error, Hashable, Sendable, CustomStringConvertible {
     /// model first.
     case duplicateValues(entity: String, attributes: [String], rows: [[Int64]])
     /// Stored rows break rules of the model (a rule added, or tightened, by the new model;
-    /// or rows written without Strata), listed with their entity, id and rule (at most
-    /// 1,000 per rule). Nothing was changed; fix or delete those rows with the older model
+    /// or rows written without Strata; or objects sharing a one-to-one's destination, or
+    /// required sides of one-to-ones left empty, in a file written before Strata kept
+    /// one-to-ones), listed with their entity, id and rule (at most 1,000 per rule). Nothing was changed; fix or delete those rows with the older model
     /// first, or open with ``Store/Options/allowDataLoss``, which deletes them (with their
     /// delete rules, as a delete through the store would).
     case ruleViolations([RuleViolationError])

@@ -423,7 +423,10 @@ struct DeleteRuleTests {
         let (checked, unchecked) = friendsDangle
             ? ("INSERT INTO Person_friends (personID, friendID) VALUES (2, 99)", "INSERT INTO Person_friends (personID, friendID) VALUES (99, 2)")
             : ("INSERT INTO Person_friends (personID, friendID) VALUES (99, 2)", "INSERT INTO Person_friends (personID, friendID) VALUES (2, 99)")
-        #expect(throws: DatabaseError.self) { try store.write { db in try db.execute(sql: checked) } }
+        // Refused with the linked object named: the person whose link points to no one.
+        let missing = RuleViolationError(
+            entity: "Person", id: 2, member: friendsDangle ? "friends" : "friendOf", rule: .missingDestination("Person"))
+        #expect(throws: missing) { try store.write { db in try db.execute(sql: checked) } }
         try store.write { db in try db.execute(sql: unchecked) }
     }
 

@@ -136,7 +136,10 @@ struct MigrationTests {
             [try db.ids("Book"), [Int64(try db.count("Book_shelves"))]]
         }
         #expect(remaining == [[2, 3], [0]])
-        #expect(throws: DatabaseError.self, "the new foreign key is enforced") {
+        #expect(
+            throws: RuleViolationError(entity: "Writer", id: 2, member: "favorite", rule: .missingDestination("Book")),
+            "the new foreign key is enforced"
+        ) {
             try store.write { db in try db.execute(sql: "UPDATE Writer SET favoriteID = 99 WHERE id = 2") }
         }
 

@@ -35,7 +35,8 @@ struct StoreConnectionTests {
     @Test("foreign keys are enforced on writes")
     func foreignKeys() throws {
         let store = try Store.inMemory(schema: NotesModel.schema)
-        #expect(throws: DatabaseError.self) {
+        // Refused before SQLite's own check, with the object named.
+        #expect(throws: RuleViolationError(entity: "Note", id: 1, member: "notebook", rule: .missingDestination("Notebook"))) {
             try store.write { db in try db.insert(Note(title: "x", updatedAt: Date(), notebookID: Notebook.ID(42))) }
         }
         let count = try store.read { db in try db.fetchCount(Note.self) }

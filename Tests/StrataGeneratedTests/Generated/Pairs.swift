@@ -1,0 +1,1 @@
+../../StrataCodegenTests/Resources/Pairs/Pairs.swift
