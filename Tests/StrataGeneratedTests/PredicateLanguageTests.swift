@@ -1,3 +1,4 @@
+@_exported import StrataTestSupport
 import Foundation
 import GRDB
 import Strata
@@ -772,17 +773,4 @@ extension PredicateLanguageTests {
 
 // MARK: - Random numbers
 
-/// SplitMix64: small, fast, and the same sequence on every platform for a seed.
-struct SplitMix: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func int(_ range: ClosedRange<Int>) -> Int { range.lowerBound + Int(next() % UInt64(range.count)) }
-    mutating func pick<T>(_ values: [T]) -> T { values[int(0...(values.count - 1))] }
-}
+typealias SplitMix = SeededGenerator

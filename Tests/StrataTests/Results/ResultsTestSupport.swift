@@ -1,3 +1,4 @@
+@_exported import StrataTestSupport
 import Dispatch
 import Foundation
 import GRDB

@@ -3,19 +3,6 @@ import GRDB
 import Testing
 @testable import Strata
 
-/// A temporary folder, removed when the value is released.
-final class TemporaryDirectory: @unchecked Sendable {
-    let url: URL
-
-    init() throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("strata-store-tests-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
-
-    deinit { try? FileManager.default.removeItem(at: url) }
-}
 
 /// Records committed changes, in order.
 final class CommitRecorder: @unchecked Sendable {
