@@ -10,8 +10,8 @@ import PackagePlugin
 /// when its bytes change.
 ///
 /// Output names follow `OutputNaming`, the generator's own file, which this plugin compiles
-/// from `PluginsShared/`: `<stem>.yaml`/`<stem>.yml` → `<stem>.swift`, plus
-/// `<ModelName>+Schema.swift`; names must be unique, compared case-insensitively.
+/// from `PluginsShared/`: `<stem>.yaml`/`<stem>.yml` → `<stem>.strata.swift`, plus
+/// `<ModelName>+Schema.strata.swift`; names must be unique, compared case-insensitively.
 @main
 struct StrataPlugin: BuildToolPlugin {
     /// The model's name: the Swift namespace of the generated schema descriptor.
@@ -53,7 +53,7 @@ struct StrataPlugin: BuildToolPlugin {
         return files.map { folder.appendingPathComponent($0) }
     }
 
-    /// `<stem>.swift` per model file, then `<ModelName>+Schema.swift`.
+    /// `<stem>.strata.swift` per model file, then `<ModelName>+Schema.strata.swift`.
     static func outputNames(for files: [URL], modelName: String) throws -> [String] {
         let names = OutputNaming.fileNames(modelFiles: files.map(\.lastPathComponent), modelName: modelName)
         if let clash = OutputNaming.clashes(in: names).first {

@@ -2,7 +2,7 @@ import StrataSchema
 
 /// One file of generated Swift source.
 public struct GeneratedFile: Hashable, Sendable {
-    /// The file name, without a directory (`Notes.swift`).
+    /// The file name, without a directory (`Notes.strata.swift`).
     public var name: String
     /// The Swift source text.
     public var contents: String
@@ -19,7 +19,7 @@ public struct GeneratedFile: Hashable, Sendable {
 ///
 /// ```swift
 /// let files = try Generator.generate(schema, modelFiles: ["Models/Notes.yaml"])
-/// // Notes.swift, StrataModel+Schema.swift
+/// // Notes.strata.swift, StrataModel+Schema.strata.swift
 /// ```
 ///
 /// Generated code depends on `Strata`, GRDB and Foundation only, and qualifies every name
@@ -33,7 +33,7 @@ public enum Generator {
     }
 
     /// Generates one file per model file (the entities and enums declared in it, in order)
-    /// and one `<ModelName>+Schema.swift` (see ``OutputNaming``).
+    /// and one `<ModelName>+Schema.strata.swift` (see ``OutputNaming``).
     ///
     /// - Parameters:
     ///   - schema: a validated schema; its `name` is the model name.

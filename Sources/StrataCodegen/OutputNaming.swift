@@ -3,22 +3,32 @@
 /// compile this very file (a plugin cannot import a library target). It uses the standard
 /// library only, for that reason.
 ///
-/// - each model file `<stem>.yaml` / `<stem>.yml` gives `<stem>.swift` (its entities and enums);
-/// - the model gives `<ModelName>+Schema.swift` (the namespace enum and the schema descriptor);
+/// - each model file `<stem>.yaml` / `<stem>.yml` gives `<stem>.strata.swift` (its entities
+///   and enums);
+/// - the model gives `<ModelName>+Schema.strata.swift` (the namespace enum and the schema
+///   descriptor);
 /// - names must be unique, compared case-insensitively (for case-insensitive file systems).
+///
+/// The `.strata.swift` suffix keeps generated files from colliding with the target's own
+/// Swift files: SwiftPM names object files by source file name, so a `Folders.swift` beside a
+/// generated `Folders.swift` failed with "multiple producers", naming neither the model nor
+/// the fix.
 public enum OutputNaming {
-    /// `Models/Notes.yaml` → `Notes.swift`.
+    /// The suffix of every generated file.
+    public static let suffix = ".strata.swift"
+
+    /// `Models/Notes.yaml` → `Notes.strata.swift`.
     public static func fileName(forModelFile path: String) -> String {
         var name = Substring(path.split(separator: "/", omittingEmptySubsequences: true).last ?? Substring(path))
         for ext in [".yaml", ".yml"] where name.hasSuffix(ext) {
             name = name.dropLast(ext.count)
             break
         }
-        return name + ".swift"
+        return name + suffix
     }
 
-    /// `<ModelName>+Schema.swift`.
-    public static func schemaFileName(modelName: String) -> String { modelName + "+Schema.swift" }
+    /// `<ModelName>+Schema.strata.swift`.
+    public static func schemaFileName(modelName: String) -> String { modelName + "+Schema" + suffix }
 
     /// Every output name for these model files, in order: one per model file, then the
     /// schema file. Clashes are not checked (see ``clashes(in:)``).

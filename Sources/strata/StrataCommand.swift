@@ -57,7 +57,7 @@ func printDiagnostics(_ diagnostics: [Diagnostic]) {
 
 struct Generate: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Generate Swift files: one per model file, plus <ModelName>+Schema.swift.",
+        abstract: "Generate Swift files: one per model file (<stem>.strata.swift), plus <ModelName>+Schema.strata.swift.",
         discussion: "A file is written only when its bytes change, so a build that changes nothing recompiles nothing."
     )
 

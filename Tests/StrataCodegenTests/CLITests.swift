@@ -75,7 +75,7 @@ import Testing
         #expect(first.status == 0, "\(first.stderr)")
         let out = directory.appendingPathComponent("Out")
         let names = try FileManager.default.contentsOfDirectory(atPath: out.path).sorted()
-        #expect(names == ["Labels.swift", "Tagging+Schema.swift", "Tags.swift"])
+        #expect(names == ["Labels.strata.swift", "Tagging+Schema.strata.swift", "Tags.strata.swift"])
 
         // Age the files, run again: nothing may be rewritten.
         let old = Date(timeIntervalSince1970: 1_000_000)
@@ -97,7 +97,7 @@ import Testing
         let changed = try names.filter { name in
             try FileManager.default.attributesOfItem(atPath: out.appendingPathComponent(name).path)[.modificationDate] as? Date != old
         }
-        #expect(changed == ["Tagging+Schema.swift", "Tags.swift"])
+        #expect(changed == ["Tagging+Schema.strata.swift", "Tags.strata.swift"])
         #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).sorted() == names, "no temporary file left")
 
         // Rename a model file: its old output goes, other Swift files stay.
@@ -106,7 +106,7 @@ import Testing
         let fourth = try Self.strata(["generate", "--output", "Out", "--model-name", "Tagging", "Models"], in: directory)
         #expect(fourth.status == 0, "\(fourth.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).sorted()
-            == ["Markers.swift", "Mine.swift", "Tagging+Schema.swift", "Tags.swift"])
+            == ["Markers.strata.swift", "Mine.swift", "Tagging+Schema.strata.swift", "Tags.strata.swift"])
     }
 
     @Test func diagramAndJSONSchema() throws {

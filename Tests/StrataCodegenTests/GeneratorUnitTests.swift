@@ -164,10 +164,10 @@ private func render(_ expression: StrataSchema.PredicateExpression, parameters: 
     }
 
     @Test func outputNamesDeriveFromInputNames() throws {
-        #expect(OutputNaming.fileName(forModelFile: "Models/Notes.yaml") == "Notes.swift")
-        #expect(OutputNaming.fileName(forModelFile: "a.b.yml") == "a.b.swift")
+        #expect(OutputNaming.fileName(forModelFile: "Models/Notes.yaml") == "Notes.strata.swift")
+        #expect(OutputNaming.fileName(forModelFile: "a.b.yml") == "a.b.strata.swift")
         #expect(try OutputNaming.outputFileNames(modelFiles: ["M/A.yaml", "M/B.yml"], modelName: "X").get()
-            == ["A.swift", "B.swift", "X+Schema.swift"])
+            == ["A.strata.swift", "B.strata.swift", "X+Schema.strata.swift"])
         #expect(throws: OutputNaming.NamingError.self) {
             try OutputNaming.outputFileNames(modelFiles: ["M/A.yaml", "N/a.yml"], modelName: "X").get()
         }

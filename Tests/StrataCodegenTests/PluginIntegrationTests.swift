@@ -89,6 +89,14 @@ struct PluginIntegrationTests {
             print(StrataModel.schema.entities.map(\\.name).joined(separator: ","), item.count, Item.shelf.label.path)
 
             """.write(to: sources.appendingPathComponent("main.swift"), atomically: true, encoding: .utf8)
+        // A Swift file of the target with the stem of a model file (Items.yaml): the generated
+        // file is named so that both build.
+        try """
+            extension Item {
+                var summary: String { "\\(name) ×\\(count)" }
+            }
+
+            """.write(to: sources.appendingPathComponent("Items.swift"), atomically: true, encoding: .utf8)
         return directory
     }
 
@@ -114,7 +122,7 @@ struct PluginIntegrationTests {
         #expect(first.status == 0, "\(first.output)")
         #expect(first.output.contains("Generating Strata model code for Consumer"), "\(first.output)")
         let generated = Self.generatedFiles(in: consumer)
-        #expect(Set(generated.keys.map(\.lastPathComponent)) == ["Items.swift", "Shelves.swift", "StrataModel+Schema.swift"])
+        #expect(Set(generated.keys.map(\.lastPathComponent)) == ["Items.strata.swift", "Shelves.strata.swift", "StrataModel+Schema.strata.swift"])
 
         // A no-op build: SwiftPM may relink the tool (an input of the command) and so run the
         // generator again, but the generator must rewrite nothing, so nothing recompiles.
@@ -147,7 +155,7 @@ struct PluginIntegrationTests {
         #expect(added.status == 0, "\(added.output)")
         #expect(
             Set(Self.generatedFiles(in: consumer).keys.map(\.lastPathComponent))
-                == ["Extra.swift", "Items.swift", "Shelves.swift", "StrataModel+Schema.swift"])
+                == ["Extra.strata.swift", "Items.strata.swift", "Shelves.strata.swift", "StrataModel+Schema.strata.swift"])
         let rerun = try Self.swift(["run", "--skip-build", "Consumer"], in: consumer)
         #expect(rerun.output.contains("Bin,Item,Label,Shelf 1"), "\(rerun.output)")
 
@@ -159,7 +167,9 @@ struct PluginIntegrationTests {
             mistaken.output.contains("Models/Extra.yaml:3:25: error: unknown type 'Strnig' for attribute 'Bin.size'; did you mean 'String'?"),
             "\(mistaken.output)")
 
-        // A target's own Models folder takes the place of the package's.
+        // A target's own Models folder takes the place of the package's (Item goes, and the
+        // file that extends it with it).
+        try FileManager.default.removeItem(at: consumer.appendingPathComponent("Sources/Consumer/Items.swift"))
         let own = consumer.appendingPathComponent("Sources/Consumer/Models")
         try FileManager.default.createDirectory(at: own, withIntermediateDirectories: true)
         try "entities:\n  Crate:\n    attributes: { code: Int }\n".write(

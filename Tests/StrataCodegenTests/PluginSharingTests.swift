@@ -37,17 +37,17 @@ import Testing
     @Test func clashesNameTheEarliestInputFirst() {
         let files = ["M/A.yaml", "M/B.yml", "N/a.yml", "M/X+Schema.yaml"]
         let names = OutputNaming.fileNames(modelFiles: files, modelName: "X")
-        #expect(names == ["A.swift", "B.swift", "a.swift", "X+Schema.swift", "X+Schema.swift"])
+        #expect(names == ["A.strata.swift", "B.strata.swift", "a.strata.swift", "X+Schema.strata.swift", "X+Schema.strata.swift"])
         let clashes = OutputNaming.clashes(in: names)
         #expect(clashes.map(\.first) == [0, 3])
         #expect(clashes.map(\.second) == [2, 4])
-        #expect(clashes.map(\.name) == ["a.swift", "X+Schema.swift"])
+        #expect(clashes.map(\.name) == ["a.strata.swift", "X+Schema.strata.swift"])
         let result = OutputNaming.outputFileNames(modelFiles: files, modelName: "X")
         #expect(throws: OutputNaming.NamingError.self) { try result.get() }
         if case .failure(let error) = result {
             #expect(error.messages == [
-                "M/A.yaml and N/a.yml would both generate 'a.swift'; rename one of them",
-                "M/X+Schema.yaml and the schema file of model 'X' would both generate 'X+Schema.swift'; rename one of them",
+                "M/A.yaml and N/a.yml would both generate 'a.strata.swift'; rename one of them",
+                "M/X+Schema.yaml and the schema file of model 'X' would both generate 'X+Schema.strata.swift'; rename one of them",
             ])
         }
     }

@@ -37,7 +37,7 @@ import Testing
         #expect(result.diagnostics.map(\.description) == expected)
         let schema = try #require(result.schema)
         let files = try Generator.generate(schema, modelFiles: [name + ".yaml"])
-        #expect(files.map(\.name) == [name + ".swift", modelName + "+Schema.swift"])
+        #expect(files.map(\.name) == [name + ".strata.swift", modelName + "+Schema.strata.swift"])
 
         let expectedDirectory = TestResources.directory.appendingPathComponent(name)
         if ProcessInfo.processInfo.environment["STRATA_RECORD"] == "1" {
@@ -152,7 +152,7 @@ enum LineDiff {
         let result = SchemaPipeline.load(files: files, modelName: "Split")
         let schema = try #require(result.schema, "\(result.diagnostics)")
         let generated = try Generator.generate(schema, modelFiles: files.map(\.path))
-        #expect(generated.map(\.name) == ["Notes.swift", "Tags.swift", "Split+Schema.swift"])
+        #expect(generated.map(\.name) == ["Notes.strata.swift", "Tags.strata.swift", "Split+Schema.strata.swift"])
         #expect(generated[0].contents.contains("public enum Priority:\n"))
         #expect(generated[0].contents.contains("public struct Note: Strata.StrataEntity"))
         #expect(!generated[0].contents.contains("public struct Tag: "))

@@ -1,1 +1,1 @@
-../../../Tests/StrataCodegenTests/Resources/Notes/Notes.swift
+../../../Tests/StrataCodegenTests/Resources/Notes/Notes.strata.swift

@@ -1,1 +1,1 @@
-../../../Tests/StrataCodegenTests/Resources/Notes/NotesModel+Schema.swift
+../../../Tests/StrataCodegenTests/Resources/Notes/NotesModel+Schema.strata.swift

@@ -1,1 +1,1 @@
-../../../Tests/StrataCodegenTests/Resources/Todos/Todos.swift
+../../../Tests/StrataCodegenTests/Resources/Todos/Todos.strata.swift

@@ -1,1 +1,1 @@
-../../../Tests/StrataCodegenTests/Resources/Todos/TodosModel+Schema.swift
+../../../Tests/StrataCodegenTests/Resources/Todos/TodosModel+Schema.strata.swift

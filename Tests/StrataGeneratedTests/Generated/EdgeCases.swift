@@ -1,1 +1,1 @@
-../../StrataCodegenTests/Resources/EdgeCases/EdgeCases.swift
+../../StrataCodegenTests/Resources/EdgeCases/EdgeCases.strata.swift

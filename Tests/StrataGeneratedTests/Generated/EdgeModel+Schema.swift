@@ -1,1 +1,1 @@
-../../StrataCodegenTests/Resources/EdgeCases/EdgeModel+Schema.swift
+../../StrataCodegenTests/Resources/EdgeCases/EdgeModel+Schema.strata.swift

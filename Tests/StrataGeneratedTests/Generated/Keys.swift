@@ -1,1 +1,1 @@
-../../StrataCodegenTests/Resources/Keys/Keys.swift
+../../StrataCodegenTests/Resources/Keys/Keys.strata.swift

@@ -1,1 +1,1 @@
-../../StrataCodegenTests/Resources/Keys/KeysModel+Schema.swift
+../../StrataCodegenTests/Resources/Keys/KeysModel+Schema.strata.swift

@@ -1,1 +1,1 @@
-../../StrataCodegenTests/Resources/Naming/Naming.swift
+../../StrataCodegenTests/Resources/Naming/Naming.strata.swift

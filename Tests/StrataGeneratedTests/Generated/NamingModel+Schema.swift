@@ -1,1 +1,1 @@
-../../StrataCodegenTests/Resources/Naming/NamingModel+Schema.swift
+../../StrataCodegenTests/Resources/Naming/NamingModel+Schema.strata.swift

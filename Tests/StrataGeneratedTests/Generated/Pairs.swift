@@ -1,1 +1,1 @@
-../../StrataCodegenTests/Resources/Pairs/Pairs.swift
+../../StrataCodegenTests/Resources/Pairs/Pairs.strata.swift

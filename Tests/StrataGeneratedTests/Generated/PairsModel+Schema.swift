@@ -1,1 +1,1 @@
-../../StrataCodegenTests/Resources/Pairs/PairsModel+Schema.swift
+../../StrataCodegenTests/Resources/Pairs/PairsModel+Schema.strata.swift

@@ -1,1 +1,1 @@
-../../StrataCodegenTests/Resources/Predicates/PredicateModel+Schema.swift
+../../StrataCodegenTests/Resources/Predicates/PredicateModel+Schema.strata.swift

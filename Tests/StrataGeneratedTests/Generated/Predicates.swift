@@ -1,1 +1,1 @@
-../../StrataCodegenTests/Resources/Predicates/Predicates.swift
+../../StrataCodegenTests/Resources/Predicates/Predicates.strata.swift

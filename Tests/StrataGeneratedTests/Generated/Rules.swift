@@ -1,1 +1,1 @@
-../../StrataCodegenTests/Resources/Rules/Rules.swift
+../../StrataCodegenTests/Resources/Rules/Rules.strata.swift

@@ -1,1 +1,1 @@
-../../StrataCodegenTests/Resources/Rules/RulesModel+Schema.swift
+../../StrataCodegenTests/Resources/Rules/RulesModel+Schema.strata.swift

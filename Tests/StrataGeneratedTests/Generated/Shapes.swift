@@ -1,1 +1,1 @@
-../../StrataCodegenTests/Resources/Shapes/Shapes.swift
+../../StrataCodegenTests/Resources/Shapes/Shapes.strata.swift

@@ -1,1 +1,1 @@
-../../StrataCodegenTests/Resources/Shapes/ShapesModel+Schema.swift
+../../StrataCodegenTests/Resources/Shapes/ShapesModel+Schema.strata.swift

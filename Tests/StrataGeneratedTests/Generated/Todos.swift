@@ -1,1 +1,1 @@
-../../StrataCodegenTests/Resources/Todos/Todos.swift
+../../StrataCodegenTests/Resources/Todos/Todos.strata.swift

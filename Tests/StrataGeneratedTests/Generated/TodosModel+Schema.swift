@@ -1,1 +1,1 @@
-../../StrataCodegenTests/Resources/Todos/TodosModel+Schema.swift
+../../StrataCodegenTests/Resources/Todos/TodosModel+Schema.strata.swift

@@ -1,1 +1,1 @@
-../../StrataCodegenTests/Resources/Notes/Notes.swift
+../../StrataCodegenTests/Resources/Notes/Notes.strata.swift

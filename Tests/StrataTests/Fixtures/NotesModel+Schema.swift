@@ -1,1 +1,1 @@
-../../StrataCodegenTests/Resources/Notes/NotesModel+Schema.swift
+../../StrataCodegenTests/Resources/Notes/NotesModel+Schema.strata.swift
