@@ -59,6 +59,14 @@ struct PluginIntegrationTests {
                   items: { to: Item, many: true, inverse: shelf, deleteRule: cascade }
 
             """.write(to: models.appendingPathComponent("Shelves.yaml"), atomically: true, encoding: .utf8)
+        // An entity named like GRDB's Row, which Strata re-exports: a warning, and the
+        // generated code still builds (it writes GRDB.Row).
+        try """
+            entities:
+              Row:
+                attributes: { cells: { type: Int, default: 0 } }
+
+            """.write(to: models.appendingPathComponent("Rows.yaml"), atomically: true, encoding: .utf8)
         try """
             enums:
               Size: [small, large]
@@ -121,8 +129,11 @@ struct PluginIntegrationTests {
         let first = try Self.swift(["build"], in: consumer)
         #expect(first.status == 0, "\(first.output)")
         #expect(first.output.contains("Generating Strata model code for Consumer"), "\(first.output)")
+        #expect(
+            first.output.contains("Models/Rows.yaml:2:3: warning: entity 'Row' hides GRDB.Row in the code of the target that generates it"),
+            "\(first.output)")
         let generated = Self.generatedFiles(in: consumer)
-        #expect(Set(generated.keys.map(\.lastPathComponent)) == ["Items.strata.swift", "Shelves.strata.swift", "StrataModel+Schema.strata.swift"])
+        #expect(Set(generated.keys.map(\.lastPathComponent)) == ["Items.strata.swift", "Rows.strata.swift", "Shelves.strata.swift", "StrataModel+Schema.strata.swift"])
 
         // A no-op build: SwiftPM may relink the tool (an input of the command) and so run the
         // generator again, but the generator must rewrite nothing, so nothing recompiles.
@@ -139,7 +150,7 @@ struct PluginIntegrationTests {
 
         let run = try Self.swift(["run", "--skip-build", "Consumer"], in: consumer)
         #expect(run.status == 0, "\(run.output)")
-        #expect(run.output.contains("Item,Label,Shelf 1 [\"shelf\", \"label\"]"), "\(run.output)")
+        #expect(run.output.contains("Item,Label,Row,Shelf 1 [\"shelf\", \"label\"]"), "\(run.output)")
 
         // A model file added: its code is generated and compiled on the next build once
         // SwiftPM runs the plugin again. SwiftPM caches the plugin's commands and re-runs the
@@ -155,9 +166,9 @@ struct PluginIntegrationTests {
         #expect(added.status == 0, "\(added.output)")
         #expect(
             Set(Self.generatedFiles(in: consumer).keys.map(\.lastPathComponent))
-                == ["Extra.strata.swift", "Items.strata.swift", "Shelves.strata.swift", "StrataModel+Schema.strata.swift"])
+                == ["Extra.strata.swift", "Items.strata.swift", "Rows.strata.swift", "Shelves.strata.swift", "StrataModel+Schema.strata.swift"])
         let rerun = try Self.swift(["run", "--skip-build", "Consumer"], in: consumer)
-        #expect(rerun.output.contains("Bin,Item,Label,Shelf 1"), "\(rerun.output)")
+        #expect(rerun.output.contains("Bin,Item,Label,Row,Shelf 1"), "\(rerun.output)")
 
         // A mistake in the model fails the build with the model's position and a suggestion.
         try "entities:\n  Bin:\n    attributes: { size: Strnig }\n".write(to: extra, atomically: true, encoding: .utf8)

@@ -78,14 +78,38 @@ struct ReservedTypeNameRule: SchemaRule {
         }
     }
 
-    /// Names of types of the Strata runtime and of Foundation that app code commonly writes
-    /// unqualified, and their module.
+    /// Names that `import Strata` brings into the app's code unqualified, and their module:
+    /// every public type of the Strata runtime; the GRDB types that Strata re-exports
+    /// (`@_exported import GRDB`, see `Docs/Decisions.md`) and that app code meets — records,
+    /// connections, rows, values, requests, observation; and the Foundation types models use.
     static let shadowedTypes: [String: String] = {
         var names: [String: String] = [:]
         for name in [
-            "Store", "ResultsController", "LiveResults", "LiveSection", "ResultsRequest", "ResultsSnapshot",
-            "ResultsSection", "ResultsRow", "ResultsOptions", "ChangeBatch", "ItemPath", "SectionID", "SectionValue",
-            "EntityID", "EntityPredicate", "SortKey", "TypedColumn", "NoSection", "Sectioning",
+            "Database", "DatabaseQueue", "DatabasePool", "DatabaseWriter", "DatabaseReader", "DatabaseSnapshot",
+            "DatabaseValue", "DatabaseValueConvertible", "DatabaseError", "DatabaseMigrator", "DatabaseRegion",
+            "DatabaseFunction", "DatabaseCollation", "DatabaseEvent", "DatabaseDateComponents", "Configuration",
+            "Row", "RowCursor", "Cursor", "Statement", "StatementArguments", "ResultCode", "SQL", "SQLRequest",
+            "SQLExpression", "SQLLiteral", "Column", "ColumnExpression", "Table", "Record", "FetchableRecord",
+            "PersistableRecord", "MutablePersistableRecord", "TableRecord", "EncodableRecord", "QueryInterfaceRequest",
+            "ValueObservation", "TransactionObserver", "AnyDatabaseCancellable", "Inflections",
+        ] { names[name] = "GRDB" }
+        for name in [
+            "AttributeDescriptor", "BatchOperation", "BatchValidationError", "BatchValidator", "ChangeBatch",
+            "CommitObservation", "CommittedChanges", "ComparisonOperator", "Coordinatable", "CountExpression",
+            "DatabaseValueOrdering", "DefaultValueDescriptor", "DeleteDeniedError", "DeleteRule", "DestructiveChange",
+            "EntityDescriptor", "EntityID", "EntityPredicate", "HistoryChanges", "HistoryPrunedError", "HistoryToken",
+            "HistoryTokenAheadError", "HistoryTransaction", "IdentityChangeError", "IndexColumn", "IndexDescriptor",
+            "IntValue", "InvalidValueError", "ItemPath", "LiveResults", "LiveSection", "MigrationError", "Move",
+            "NoSection", "ObjectGraph", "OrderError", "OrderWrite", "PredicateEvaluator", "PredicateNode",
+            "PredicateSubject", "Quantifier", "QueryError", "RelationshipDescriptor", "RelationshipStorage",
+            "ResultsChangeType", "ResultsController", "ResultsControllerDelegate", "ResultsEditError", "ResultsError",
+            "ResultsItem", "ResultsLoading", "ResultsOptions", "ResultsRequest", "ResultsRow", "ResultsRowID",
+            "ResultsRows", "ResultsSection", "ResultsSnapshot", "ResultsUpdate", "RuleViolationError", "SQLQueryBuilder",
+            "SchemaDescriptor", "SectionID", "SectionValue", "Sectioning", "SortKey", "SortNode", "StatementTrace",
+            "StorageError", "Store", "StoreError", "StoreOpenError", "StoredDate", "StoredJSON", "StrataEntity",
+            "StrataError", "StrataIntegerStored", "StringMatching", "StringOperator", "StringOptions", "StringValue",
+            "ToMany", "ToOne", "TypedColumn", "UniqueConstraintError", "ValueDecodingError", "ValueNode", "ValueRules",
+            "ValueType",
         ] { names[name] = "Strata" }
         for name in ["Date", "Data", "URL", "UUID", "Decimal", "Predicate"] { names[name] = "Foundation" }
         return names
