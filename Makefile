@@ -15,12 +15,12 @@ demo: bootstrap
 	$(SWIFT) build --product StrataDemo
 	$(SWIFT) run --skip-build StrataDemo $(DEMO_ARGS)
 
-## Build everything and run every test, the build-plugin integration test included; then
-## build the DocC catalog with warnings as errors.
+## Build everything, build the DocC catalog with warnings as errors, and run every test,
+## the build-plugin integration test included.
 test: bootstrap
 	$(SWIFT) build --build-tests
-	STRATA_PLUGIN_TEST=1 $(SWIFT) test --skip-build
 	SWIFT=$(SWIFT) scripts/docs
+	STRATA_PLUGIN_TEST=1 $(SWIFT) test --skip-build
 
 ## The runtime's DocC catalog, warnings as errors (.build/docs/Strata.doccarchive).
 docs: bootstrap
