@@ -40,7 +40,9 @@ struct IdentifierRule: SchemaRule {
 
 /// Entities and enums may be named like Swift or standard library types (the generator
 /// qualifies those), but not `Strata` (the runtime module), the model's own namespace, or
-/// the names generated code declares or qualifies with.
+/// the names generated code declares or qualifies with; the model's namespace may not take
+/// those names either. A name (the namespace's included) that hides a type `import Strata`
+/// brings into the app's code is allowed, with a warning.
 struct ReservedTypeNameRule: SchemaRule {
     /// Module names the generated code qualifies with, the generic parameters of `ToOne`
     /// extensions, and the nested names of every entity (`Note.ID`, `Note.Fetches`,
@@ -76,44 +78,100 @@ struct ReservedTypeNameRule: SchemaRule {
                     + "\(module).\(name) there for the \(module) type (generated code always does), or rename the \(kind)",
                 at: location)
         }
+        // The model's namespace is a generated type too. Its name comes from `--model-name`,
+        // not from a file: its diagnostics have no location.
+        let model = context.schema.name
+        if model == "Strata" || generatedTypeNames.contains(model) {
+            diagnostics.error(
+                "model name '\(model)' clashes with a name the generated code uses; choose another --model-name", at: nil)
+        } else if let module = shadowedTypes[model] {
+            diagnostics.warning(
+                "model name '\(model)' hides \(module).\(model) in the code of the target that generates it: write "
+                    + "\(module).\(model) there for the \(module) type (generated code always does), or choose another --model-name",
+                at: nil)
+        }
     }
 
-    /// Names that `import Strata` brings into the app's code unqualified, and their module:
-    /// every public type of the Strata runtime; the GRDB types that Strata re-exports
-    /// (`@_exported import GRDB`, see `Docs/Decisions.md`) and that app code meets — records,
-    /// connections, rows, values, requests, observation; and the Foundation types models use.
+    /// Names that `import Strata` brings into the app's code unqualified, and their module
+    /// (see `Docs/Decisions.md`).
     static let shadowedTypes: [String: String] = {
         var names: [String: String] = [:]
-        for name in [
-            "Database", "DatabaseQueue", "DatabasePool", "DatabaseWriter", "DatabaseReader", "DatabaseSnapshot",
-            "DatabaseValue", "DatabaseValueConvertible", "DatabaseError", "DatabaseMigrator", "DatabaseRegion",
-            "DatabaseFunction", "DatabaseCollation", "DatabaseEvent", "DatabaseDateComponents", "Configuration",
-            "Row", "RowCursor", "Cursor", "Statement", "StatementArguments", "ResultCode", "SQL", "SQLRequest",
-            "SQLExpression", "SQLLiteral", "Column", "ColumnExpression", "Table", "Record", "FetchableRecord",
-            "PersistableRecord", "MutablePersistableRecord", "TableRecord", "EncodableRecord", "QueryInterfaceRequest",
-            "ValueObservation", "TransactionObserver", "AnyDatabaseCancellable", "Inflections",
-        ] { names[name] = "GRDB" }
-        for name in [
-            "AttributeDescriptor", "BatchOperation", "BatchValidationError", "BatchValidator", "ChangeBatch",
-            "CommitObservation", "CommittedChanges", "ComparisonOperator", "Coordinatable", "CountExpression",
-            "DatabaseValueOrdering", "DefaultValueDescriptor", "DeleteDeniedError", "DeleteRule", "DestructiveChange",
-            "EntityDescriptor", "EntityID", "EntityPredicate", "HistoryChanges", "HistoryPrunedError", "HistoryToken",
-            "HistoryTokenAheadError", "HistoryTransaction", "IdentityChangeError", "IndexColumn", "IndexDescriptor",
-            "IntValue", "InvalidValueError", "ItemPath", "LiveResults", "LiveSection", "MigrationError", "Move",
-            "NoSection", "ObjectGraph", "OrderError", "OrderWrite", "PredicateEvaluator", "PredicateNode",
-            "PredicateSubject", "Quantifier", "QueryError", "RelationshipDescriptor", "RelationshipStorage",
-            "ResultsChangeType", "ResultsController", "ResultsControllerDelegate", "ResultsEditError", "ResultsError",
-            "ResultsItem", "ResultsLoading", "ResultsOptions", "ResultsRequest", "ResultsRow", "ResultsRowID",
-            "ResultsRows", "ResultsSection", "ResultsSnapshot", "ResultsUpdate", "RuleViolationError", "SQLQueryBuilder",
-            "SchemaDescriptor", "SectionID", "SectionValue", "Sectioning", "SortKey", "SortNode", "StatementTrace",
-            "StorageError", "Store", "StoreError", "StoreOpenError", "StoredDate", "StoredJSON", "StrataEntity",
-            "StrataError", "StrataIntegerStored", "StringMatching", "StringOperator", "StringOptions", "StringValue",
-            "ToMany", "ToOne", "TypedColumn", "UniqueConstraintError", "ValueDecodingError", "ValueNode", "ValueRules",
-            "ValueType",
-        ] { names[name] = "Strata" }
-        for name in ["Date", "Data", "URL", "UUID", "Decimal", "Predicate"] { names[name] = "Foundation" }
+        for name in grdbTypes { names[name] = "GRDB" }
+        for name in strataTypes { names[name] = "Strata" }
+        for name in foundationTypes { names[name] = "Foundation" }
         return names
     }()
+
+    /// Every public top-level type of GRDB 7.10 but the underscored ones: Strata re-exports
+    /// GRDB whole (`@_exported import GRDB`), so app code meets all of them. (A test checks
+    /// this list against GRDB's sources when they are at hand.)
+    static let grdbTypes: [String] = [
+        "AdaptedFetchRequest", "AggregatingRequest", "AllColumns", "AllColumnsExcluding", "AnyCursor",
+        "AnyDatabaseCancellable", "AnyDatabaseReader", "AnyDatabaseRegionConvertible", "AnyDatabaseWriter",
+        "AnyFetchRequest", "AnySQLJSONExpressible", "Association", "AssociationAggregate", "AssociationToMany",
+        "AssociationToOne", "AsyncValueObservation", "AsyncValueObservationScheduler", "BelongsToAssociation",
+        "Column", "ColumnAssignment", "ColumnDefinition", "ColumnExpression", "ColumnInfo", "ColumnMapping",
+        "CommonTableExpression", "Configuration", "Cursor", "CustomTransactionClock", "Database", "DatabaseAggregate",
+        "DatabaseBackupProgress", "DatabaseCancellable", "DatabaseCollation", "DatabaseColumnDecodingStrategy",
+        "DatabaseColumnEncodingStrategy", "DatabaseCursor", "DatabaseDataDecodingStrategy",
+        "DatabaseDataEncodingStrategy", "DatabaseDateComponents", "DatabaseDateDecodingStrategy",
+        "DatabaseDateEncodingStrategy", "DatabaseError", "DatabaseEvent", "DatabaseEventKind", "DatabaseFunction",
+        "DatabaseFuture", "DatabaseMigrator", "DatabaseObjectID", "DatabasePool", "DatabasePreUpdateEvent",
+        "DatabasePublishers", "DatabaseQueue", "DatabaseReader", "DatabaseRegion", "DatabaseRegionConvertible",
+        "DatabaseRegionObservation", "DatabaseSchemaID", "DatabaseSchemaSource", "DatabaseSnapshot",
+        "DatabaseSnapshotPool", "DatabaseSnapshotReader", "DatabaseUUIDEncodingStrategy", "DatabaseValue",
+        "DatabaseValueConvertible", "DatabaseValueCursor", "DatabaseWriter", "DebugDumpFormat",
+        "DefaultTransactionClock", "DelayedMainActorValueObservationScheduler", "DerivableRequest", "DropFirstCursor",
+        "DropWhileCursor", "DumpFormat", "DumpStream", "DumpTableHeaderOptions", "EmptyRowAdapter", "EncodableRecord",
+        "EnumeratedCursor", "FTS3", "FTS3Pattern", "FTS3TableDefinition", "FTS3TokenizerDescriptor", "FTS4",
+        "FTS4ColumnDefinition", "FTS4TableDefinition", "FTS5", "FTS5ColumnDefinition", "FTS5CustomTokenizer",
+        "FTS5Pattern", "FTS5TableDefinition", "FTS5TokenCallback", "FTS5TokenFlags", "FTS5Tokenization",
+        "FTS5Tokenizer", "FTS5TokenizerDescriptor", "FTS5WrapperTokenCallback", "FTS5WrapperTokenizer",
+        "FastDatabaseValueCursor", "FetchRequest", "FetchableRecord", "FetchableRecordDecoder", "FilterCursor",
+        "FilteredRequest", "FlattenCursor", "ForeignKey", "ForeignKeyDefinition", "ForeignKeyInfo",
+        "ForeignKeyViolation", "GRDBSendableMetatype", "HasManyAssociation", "HasManyThroughAssociation",
+        "HasOneAssociation", "HasOneThroughAssociation", "ImmediateValueObservationScheduler", "IndexInfo",
+        "IndexOptions", "Inflections", "InsertionSuccess", "JSONColumn", "JSONDumpFormat", "JoinAssociation",
+        "JoinableRequest", "LineDumpFormat", "ListDumpFormat", "MapCursor", "MutablePersistableRecord",
+        "OrderedRequest", "PersistableRecord", "PersistenceConflictPolicy", "PersistenceContainer", "PersistenceError",
+        "PersistenceSuccess", "PrefixCursor", "PrefixWhileCursor", "PreparedRequest", "PrimaryKeyInfo",
+        "QueryInterfaceRequest", "QuoteDumpFormat", "RangeRowAdapter", "Record", "RecordCursor", "RecordError",
+        "RenameColumnAdapter", "ResultCode", "Row", "RowAdapter", "RowCursor", "RowDecodingError", "SQL",
+        "SQLDateModifier", "SQLExpressible", "SQLExpression", "SQLInterpolation", "SQLJSONExpressible", "SQLOrdering",
+        "SQLOrderingTerm", "SQLRequest", "SQLSelectable", "SQLSelection", "SQLSpecificExpressible",
+        "SQLStatementCursor", "SQLSubquery", "SQLSubqueryable", "SQLiteConnection", "SQLiteStatement", "ScopeAdapter",
+        "SelectionRequest", "SharedValueObservation", "SharedValueObservationExtent", "Statement",
+        "StatementArguments", "StatementBinding", "StatementColumnConvertible", "SuffixRowAdapter", "Table",
+        "TableAlias", "TableAliasBase", "TableAlteration", "TableDefinition", "TableOptions", "TableRecord",
+        "TableRequest", "TaskValueObservationScheduler", "TransactionClock", "TransactionObserver", "TypedRequest",
+        "UpsertUpdateStrategy", "ValueObservation", "ValueObservationMainActorScheduler", "ValueObservationScheduler",
+        "ValueReducer", "ValueReducers", "ViewOptions", "VirtualTableConfiguration", "VirtualTableModule",
+        "VirtualTableOptions",
+    ]
+
+    /// Every public top-level type of the Strata runtime. (A test checks this list against
+    /// `Sources/Strata`.)
+    static let strataTypes: [String] = [
+        "AttributeDescriptor", "BatchOperation", "BatchValidationError", "BatchValidator", "ChangeBatch",
+        "CommitObservation", "CommittedChanges", "ComparisonOperator", "Coordinatable", "CountExpression",
+        "DatabaseValueOrdering", "DefaultValueDescriptor", "DeleteDeniedError", "DeleteRule", "DestructiveChange",
+        "EntityDescriptor", "EntityID", "EntityPredicate", "HistoryChanges", "HistoryPrunedError", "HistoryToken",
+        "HistoryTokenAheadError", "HistoryTransaction", "IdentityChangeError", "IndexColumn", "IndexDescriptor",
+        "IntValue", "InvalidValueError", "ItemPath", "LiveResults", "LiveSection", "MigrationError", "Move",
+        "NoSection", "ObjectGraph", "OrderError", "OrderWrite", "PredicateEvaluator", "PredicateNode",
+        "PredicateSubject", "Quantifier", "QueryError", "RelationshipDescriptor", "RelationshipStorage",
+        "ResultsChangeType", "ResultsController", "ResultsControllerDelegate", "ResultsEditError", "ResultsError",
+        "ResultsItem", "ResultsLoading", "ResultsOptions", "ResultsRequest", "ResultsRow", "ResultsRowID",
+        "ResultsRows", "ResultsSection", "ResultsSnapshot", "ResultsUpdate", "RuleViolationError", "SQLQueryBuilder",
+        "SchemaDescriptor", "SectionID", "SectionValue", "Sectioning", "SortKey", "SortNode", "StatementTrace",
+        "StorageError", "Store", "StoreError", "StoreOpenError", "StoredDate", "StoredJSON", "StrataEntity",
+        "StrataError", "StrataIntegerStored", "StringMatching", "StringOperator", "StringOptions", "StringValue",
+        "ToMany", "ToOne", "TypedColumn", "UniqueConstraintError", "ValueDecodingError", "ValueNode", "ValueRules",
+        "ValueType",
+    ]
+
+    /// The Foundation types that models use.
+    static let foundationTypes: [String] = ["Date", "Data", "URL", "UUID", "Decimal", "Predicate"]
 }
 
 /// An enum and an entity can't share a name.
