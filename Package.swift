@@ -82,6 +82,9 @@ let package = Package(
             name: "StrataGeneratedTests",
             dependencies: ["Strata", "StrataTestSupport", .product(name: "GRDB", package: "GRDB.swift")]
         ),
+        // Compiles the reference output for a model whose entities are named like GRDB's,
+        // Strata's and Foundation's types (symlinked sources), as an app's target would.
+        .testTarget(name: "StrataShadowedNamesTests", dependencies: ["Strata"]),
         .testTarget(
             name: "StrataTests",
             // SQLite's C API, for the fault-injecting file system of the fault-injection tests.

@@ -1,0 +1,1 @@
+../../StrataCodegenTests/Resources/Shadows/Shadows.strata.swift
