@@ -1,4 +1,5 @@
 import Foundation
+import StrataCodegen
 import Testing
 
 /// Runs the built `strata` executable and checks exit codes, stderr and the files it writes.
@@ -107,6 +108,29 @@ import Testing
         #expect(fourth.status == 0, "\(fourth.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).sorted()
             == ["Markers.strata.swift", "Mine.swift", "Tagging+Schema.strata.swift", "Tags.strata.swift"])
+    }
+
+    /// Code checked in from an earlier version (`strata-generate`) is named `<stem>.swift`:
+    /// generating again removes those files (they start with the generator's header), so
+    /// nothing is declared twice, and leaves the target's own files of those names.
+    @Test func generateRemovesFilesNamedTheEarlierWay() throws {
+        let directory = try ScratchDirectory.make()
+        let models = directory.appendingPathComponent("Models")
+        let out = directory.appendingPathComponent("Out")
+        try FileManager.default.createDirectory(at: models, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+        try "entities:\n  Tag:\n    attributes: { name: String }\n".write(
+            to: models.appendingPathComponent("Tags.yaml"), atomically: true, encoding: .utf8)
+        let header = Generator.header(modelName: "Tagging")
+        for name in ["Tags.swift", "Tagging+Schema.swift"] {
+            try (header + "\n// as generated before\n").write(to: out.appendingPathComponent(name), atomically: true, encoding: .utf8)
+        }
+        try "extension Tag {}\n".write(to: out.appendingPathComponent("Tagging.swift"), atomically: true, encoding: .utf8)
+
+        let run = try Self.strata(["generate", "--output", "Out", "--model-name", "Tagging", "Models"], in: directory)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).sorted()
+            == ["Tagging+Schema.strata.swift", "Tagging.swift", "Tags.strata.swift"])
     }
 
     @Test func diagramAndJSONSchema() throws {
