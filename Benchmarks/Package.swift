@@ -2,7 +2,7 @@
 import PackageDescription
 
 // Strata's benchmarks, in their own package so that the library's users never build them (nor
-// package-benchmark, which only this package depends on).
+// package-benchmark, ordo-one/benchmark, which only this package depends on).
 //
 //     swift package benchmark                          # every benchmark: percentiles, mallocs
 //     swift package benchmark --filter 'OneRowChange'  # a regular expression on the names
@@ -17,7 +17,7 @@ let package = Package(
         .package(name: "Strata", path: ".."),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         // The malloc interposer gives the allocation counts (jemalloc is not needed).
-        .package(url: "https://github.com/ordo-one/package-benchmark", exact: "1.38.1", traits: ["MallocInterposer"]),
+        .package(url: "https://github.com/ordo-one/benchmark", exact: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
         .executableTarget(
@@ -25,10 +25,10 @@ let package = Package(
             dependencies: [
                 .product(name: "Strata", package: "Strata"),
                 .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "Benchmark", package: "package-benchmark"),
+                .product(name: "Benchmark", package: "benchmark"),
             ],
             path: "Benchmarks/StrataBenchmarks",
-            plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
         // Another process for the cross-process latency benchmarks: it retitles notes and prints
         // when each commit returned.
@@ -44,7 +44,7 @@ let package = Package(
         // pair, with the ratio.
         .executableTarget(
             name: "StrataAims",
-            dependencies: [.product(name: "Benchmark", package: "package-benchmark")],
+            dependencies: [.product(name: "Benchmark", package: "benchmark")],
             path: "Sources/StrataAims"
         ),
     ],

@@ -25,7 +25,7 @@ func registerBatchedLoading(size: Int) {
     let openRuns = size >= 1_000_000 ? Runs(warmUp: 1, measured: 3) : Runs(warmUp: 1, measured: 7)
     // Held: the requested bytes allocated and not freed while the controller was created (it is
     // still alive when the measurement stops), that is, what it holds.
-    let openMetrics: [BenchmarkMetric] = [.wallClock, .cpuTotal, .mallocCountTotal, .memoryLeakedBytes, .peakMemoryResidentDelta]
+    let openMetrics: [BenchmarkMetric] = [.wallClock, .cpuTotal, .mallocCountTotal, .memoryLeakedBytes, .peakMemoryResident]
 
     // Open: controller init and the first page read, against plain GRDB fetchAll of the full
     // records in the same order.

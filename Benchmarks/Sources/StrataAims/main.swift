@@ -71,7 +71,7 @@ struct Figure {
         case .wallClock where metric == "wallClock", .cpuTotal where metric == "cpuTotal":
             return Figure(statistics: result.statistics, toMilliseconds: 1e-6)
         case .mallocCountTotal where metric == "mallocCountTotal", .memoryLeakedBytes where metric == "memoryLeakedBytes",
-            .peakMemoryResidentDelta where metric == "peakMemoryResidentDelta":
+            .peakMemoryResident where metric == "peakMemoryResident":
             return Figure(statistics: result.statistics, toMilliseconds: nil)
         default:
             continue
@@ -195,19 +195,25 @@ for size in sizes {
     let plain = figure("InitialFetch.\(countLabel(size)).GRDB", "wallClock")
     guard ours != nil || plain != nil else { continue }
     let r = ours.flatMap { o in plain.map { o.median / $0.median } }
-    let peak = figure("InitialFetch.\(countLabel(size)).Strata", "peakMemoryResidentDelta")
+    func held(_ side: String) -> String {
+        figure("InitialFetch.\(countLabel(size)).\(side)", "memoryLeakedBytes").map { mebibytes($0.percentile(50)) } ?? ""
+    }
+    let peak = figure("InitialFetch.\(countLabel(size)).Strata", "peakMemoryResident")
     rows.append([
         countLabel(size), timing(ours), timing(plain), runs(ours), r.map(ratio) ?? "",
         mallocs(figure("InitialFetch.\(countLabel(size)).Strata", "mallocCountTotal")),
-        mallocs(figure("InitialFetch.\(countLabel(size)).GRDB", "mallocCountTotal")),
+        mallocs(figure("InitialFetch.\(countLabel(size)).GRDB", "mallocCountTotal")), held("Strata"), held("GRDB"),
         peak.map { mebibytes($0.percentile(100)) } ?? "",
     ])
     if size == 100_000, let r { aim("100k initial fetch within 1.2× of GRDB", r <= 1.2, ratio(r)) }
 }
 table(
-    "Initial fetch into 50 sections vs plain GRDB `Note.order(pinned.desc, title, id).fetchAll(db)`",
-    ["notes", "Strata `ResultsController.init`", "plain GRDB `fetchAll`", "runs", "Strata ÷ GRDB", "Strata mallocs", "GRDB mallocs", "Strata peak RSS growth"],
-    [true, true, true, true, true, true, true, true], rows)
+    "Initial fetch into 50 sections vs plain GRDB `Note.order(pinned.desc, title, id).fetchAll(db)`; held: requested bytes allocated and not freed (malloc interposer); peak RSS: sampled, the store's setup included",
+    [
+        "notes", "Strata `ResultsController.init`", "plain GRDB `fetchAll`", "runs", "Strata ÷ GRDB", "Strata mallocs", "GRDB mallocs",
+        "Strata holds", "GRDB's array holds", "Strata: peak RSS of the process",
+    ],
+    [true, true, true, true, true, true, true, true, true, true], rows)
 
 // MARK: - Large lists
 
@@ -317,7 +323,7 @@ for size in [100_000, 1_000_000] {
             aim("\(label) batched open ≤ 0.5× GRDB", batched.median / plain.median <= 0.5, ratio(batched.median / plain.median))
         }
         let held = ["Batched", "Eager"].map { figure("BatchedOpen.\(label).\($0)", "memoryLeakedBytes") }
-        let peak = ["Batched", "Eager"].map { figure("BatchedOpen.\(label).\($0)", "peakMemoryResidentDelta") }
+        let peak = ["Batched", "Eager"].map { figure("BatchedOpen.\(label).\($0)", "peakMemoryResident") }
         func perRow(_ figure: Figure?) -> String { figure.map { "\(Int($0.percentile(50)) / size) B" } ?? "" }
         memory.append([
             label, held[0].map { mebibytes($0.percentile(50)) } ?? "", perRow(held[0]), held[1].map { mebibytes($0.percentile(50)) } ?? "",
@@ -346,8 +352,8 @@ table(
     ["notes", "batched", "eager", "plain GRDB fetchAll", "runs", "batched ÷ GRDB", "eager ÷ GRDB", "batched ÷ GRDB (CPU)", "eager ÷ GRDB (CPU)"],
     [true, true, true, true, true, true, true, true, true], open)
 table(
-    "Memory held by the controller after init (requested bytes allocated and not freed, malloc interposer), and the peak RSS growth during init",
-    ["notes", "batched held", "per row", "eager held", "per row", "batched peak growth", "eager peak growth"],
+    "Memory held by the controller after init (requested bytes allocated and not freed, malloc interposer), and the process's peak RSS (the store's setup included)",
+    ["notes", "batched held", "per row", "eager held", "per row", "batched: peak RSS", "eager: peak RSS"],
     [true, true, true, true, true, true, true], memory)
 table("One-row change on a batched controller, commit → batch delivered", ["notes", "change", "batched", "runs"], [true, false, true, true], batchedChanges)
 table(
