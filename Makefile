@@ -27,9 +27,21 @@ docs: bootstrap
 	$(SWIFT) build --target Strata
 	SWIFT=$(SWIFT) scripts/docs
 
-## Release-build benchmarks (separate package), ours beside a baseline in one run.
+## Release-build benchmarks (separate package, on package-benchmark): every benchmark, stored as
+## the baseline $(BENCHMARK_BASELINE) (Benchmarks/.benchmarkBaselines), then its aims tables: ours
+## beside the baseline of each pair (refetch + diff, plain GRDB, the standard library) and the ratio.
+## `make benchmarks QUICK=1` leaves out the 1M sizes and the standard library's difference;
+## BENCHMARK_ARGS passes more options to package-benchmark (--filter REGEX, --skip REGEX: each
+## matches whole names).
+BENCHMARK_BASELINE ?= latest
+BENCHMARK_ARGS ?=
+ifdef QUICK
+BENCHMARK_ARGS += --skip '.*\.1M\..*' --skip 'IdentityDifference\.Sectioned\.Stdlib'
+endif
 benchmarks: bootstrap
-	cd Benchmarks && $(SWIFT) run -c release StrataBenchmarks
+	cd Benchmarks && $(SWIFT) build -c release --product StrataHistoryWriter
+	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark baseline update $(BENCHMARK_BASELINE) --no-progress $(BENCHMARK_ARGS)
+	cd Benchmarks && $(SWIFT) run -c release StrataAims $(BENCHMARK_BASELINE)
 
 clean:
 	rm -rf .build

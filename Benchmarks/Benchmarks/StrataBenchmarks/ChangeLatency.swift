@@ -1,3 +1,4 @@
+import Benchmark
 import Dispatch
 import Foundation
 import GRDB
@@ -11,6 +12,15 @@ enum Change: String, CaseIterable {
     case insert
     /// The note inserted just before is deleted.
     case delete
+
+    /// The metric of its commit → batch latency.
+    var metric: BenchmarkMetric {
+        switch self {
+        case .update: latency("update")
+        case .insert: latency("insert")
+        case .delete: latency("delete")
+        }
+    }
 }
 
 /// Records when a commit happened and when its batch arrived.
@@ -71,20 +81,9 @@ struct ChangeDriver {
     let database: NotesDatabase
     let probe: LatencyProbe
 
-    /// Runs `warmUp` + `repetitions` rounds of update, insert, delete; returns the measured
-    /// latencies of each kind of change. Every batch is checked to be the one-row change.
-    func run(warmUp: Int, repetitions: Int) throws -> [Change: Samples] {
-        var result: [Change: Samples] = [:]
-        for round in 0..<(warmUp + repetitions) {
-            let latencies = try oneRound()
-            if round >= warmUp {
-                for (change, latency) in latencies { result[change, default: Samples()].nanoseconds.append(latency) }
-            }
-        }
-        return result
-    }
-
-    private func oneRound() throws -> [(Change, UInt64)] {
+    /// One update, one insert and one delete, each timed from its commit to its batch. Every
+    /// batch is checked to be the one-row change.
+    func oneRound() throws -> [(Change, UInt64)] {
         let store = database.store
         var latencies: [(Change, UInt64)] = []
 
@@ -134,11 +133,13 @@ struct ChangeDriver {
 enum BenchmarkError: Error, CustomStringConvertible {
     case unexpectedBatch(String)
     case resultsDiffer(String)
+    case missingWriter(String)
 
     var description: String {
         switch self {
         case .unexpectedBatch(let text): "unexpected batch for a one-row change: \(text)"
-        case .resultsDiffer(let text): "controller and baseline disagree: \(text)"
+        case .resultsDiffer(let text): "results differ from a plain refetch: \(text)"
+        case .missingWriter(let text): "StrataHistoryWriter not found next to this executable: \(text)"
         }
     }
 }

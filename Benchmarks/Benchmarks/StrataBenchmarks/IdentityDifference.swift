@@ -1,16 +1,88 @@
+import Benchmark
 import Foundation
 import Strata
 
+/// The identity difference at `rows`: `IdentityDifference.Sectioned.Strata` beside
+/// `IdentityDifference.Sectioned.Stdlib`, and Strata alone with generic ids
+/// (`IdentityDifference.SectionedUUID.Strata`) and on one section (`IdentityDifference.Flat.Strata`).
+func registerIdentityDifference(rows: Int) {
+    let sectioned = IdentityDifferenceBenchmark.Shape(rows: rows, sections: 50)
+    let flat = IdentityDifferenceBenchmark.Shape(rows: rows, sections: 1)
+    registerStrataDifference("Sectioned", sectioned, makeItem: IdentityDifferenceBenchmark.note)
+    registerStrataDifference("SectionedUUID", sectioned, makeItem: IdentityDifferenceBenchmark.uuidItem)
+    registerStrataDifference("Flat", flat, makeItem: IdentityDifferenceBenchmark.note)
+
+    // The standard library's Myers difference on the same rows flattened into arrays of ids
+    // (flattened outside the timed region): seconds per run at 100k.
+    let ids = Fixture<(old: [Note.ID], new: [Note.ID])>()
+    let removals = count("removals"), insertions = count("insertions"), moves = count("moves")
+    Benchmark(
+        "IdentityDifference.Sectioned.Stdlib",
+        configuration: .with(
+            [.wallClock, .mallocCountTotal, removals, insertions, moves], Runs(warmUp: 0, measured: 3),
+            setup: {
+                let (old, new) = IdentityDifferenceBenchmark.snapshots(sectioned, seed: 2026, makeItem: IdentityDifferenceBenchmark.note)
+                ids.set((
+                    old.sections.flatMap { $0.rows.compactMap { $0.item?.objectID } },
+                    new.sections.flatMap { $0.rows.compactMap { $0.item?.objectID } }
+                ))
+            },
+            teardown: { ids.set(nil) })
+    ) { benchmark in
+        let (oldIDs, newIDs) = ids.value
+        benchmark.startMeasurement()
+        let difference = newIDs.difference(from: oldIDs).inferringMoves()
+        benchmark.stopMeasurement()
+        guard oldIDs.applying(difference) == newIDs else {
+            throw BenchmarkError.resultsDiffer("the standard library's difference does not apply")
+        }
+        let moved = difference.insertions.count { change in
+            if case .insert(_, _, let associated) = change { return associated != nil }
+            return false
+        }
+        benchmark.measurement(removals, difference.removals.count)
+        benchmark.measurement(insertions, difference.insertions.count)
+        benchmark.measurement(moves, moved)
+    }
+}
+
+/// `ChangeBatch(from:to:)` on two snapshots of `shape` built in setup; every batch is checked
+/// by replaying it on the old snapshot, outside the timed region.
+private func registerStrataDifference<Item: ResultsItem>(
+    _ name: String, _ shape: IdentityDifferenceBenchmark.Shape, makeItem: @escaping (Int64, inout SplitMix64) -> Item
+) where Item.ID: Sendable {
+    let snapshots = Fixture<(old: ResultsSnapshot<Item, Notebook>, new: ResultsSnapshot<Item, Notebook>)>()
+    let deletes = count("deletes"), inserts = count("inserts"), moves = count("moves")
+    Benchmark(
+        "IdentityDifference.\(name).Strata",
+        configuration: .with(
+            [.wallClock, .mallocCountTotal, deletes, inserts, moves], Runs(warmUp: 3, measured: 21),
+            setup: { snapshots.set(IdentityDifferenceBenchmark.snapshots(shape, seed: 2026, makeItem: makeItem)) },
+            teardown: { snapshots.set(nil) })
+    ) { benchmark in
+        let (old, new) = snapshots.value
+        benchmark.startMeasurement()
+        let batch = ChangeBatch(from: old, to: new)
+        benchmark.stopMeasurement()
+        guard try batch.apply(to: old, reading: new) == new else {
+            throw BenchmarkError.resultsDiffer("the identity batch does not replay")
+        }
+        benchmark.measurement(deletes, batch.itemDeletes.count)
+        benchmark.measurement(inserts, batch.itemInserts.count)
+        benchmark.measurement(moves, batch.itemMoves.count)
+    }
+}
+
 /// The identity difference of two snapshots, on its own: Strata's `ChangeBatch(from:to:)`
 /// beside the standard library's `CollectionDifference` (`difference(from:)` then
-/// `inferringMoves()`) on the same rows flattened into arrays of ids, in the same run.
+/// `inferringMoves()`) on the same rows flattened into arrays of ids.
 ///
 /// Two snapshots are built in memory (no store), with a fixed seed: N notes spread at random
 /// over S notebook sections, then a new snapshot where 10% of the rows are deleted, 10% new
 /// rows are inserted at random places, and 2% of the rows move (half to another place in
 /// their section, half to a random place in another section). Every batch is checked by
 /// replaying it on the old snapshot, outside the timed region.
-struct IdentityDifferenceBenchmark {
+enum IdentityDifferenceBenchmark {
     struct Shape: CustomStringConvertible {
         var rows: Int
         var sections: Int
@@ -22,80 +94,6 @@ struct IdentityDifferenceBenchmark {
             "\(formatCount(rows)) rows in \(sections) section\(sections == 1 ? "" : "s"), "
                 + "\(Int(deleted * 100))% deleted, \(Int(inserted * 100))% inserted, \(Int(moved * 100))% moved"
         }
-    }
-
-    struct Figures {
-        var shape: Shape
-        /// The item type, and so the path taken (`Note`: ids are row ids; `UUIDItem`: generic).
-        var item: String
-        var strata: Samples
-        var stdlib: Samples?
-        /// What the batch reports: deletes, inserts, moves.
-        var batchCounts: (deletes: Int, inserts: Int, moves: Int)
-        /// What `CollectionDifference` reports: removals, insertions, and how many of them are
-        /// paired as moves by `inferringMoves()`.
-        var stdlibCounts: (removals: Int, insertions: Int, moves: Int)?
-    }
-
-    var strataRuns = (warmUp: 3, repetitions: 21)
-    var stdlibRuns = (warmUp: 0, repetitions: 3)
-
-    /// Strata (Note and UUIDItem) and the standard library on the sectioned shape; Strata on
-    /// the flat shape.
-    func run(rows: Int, withStdlib: Bool) throws -> [Figures] {
-        var figures: [Figures] = []
-        let sectioned = Shape(rows: rows, sections: 50)
-        figures.append(try measureShape(sectioned, withStdlib: withStdlib, makeItem: Self.note))
-        figures.append(try measureShape(sectioned, withStdlib: false, makeItem: Self.uuidItem))
-        figures.append(try measureShape(Shape(rows: rows, sections: 1), withStdlib: false, makeItem: Self.note))
-        return figures
-    }
-
-    func measureShape<Item: ResultsItem>(
-        _ shape: Shape, withStdlib: Bool, makeItem: (Int64, inout SplitMix64) -> Item
-    ) throws -> Figures where Item.ID: Sendable {
-        let (old, new) = Self.snapshots(shape, seed: 2026, makeItem: makeItem)
-        let itemName = String(describing: Item.self)
-        log("   identity difference, \(shape), \(itemName)")
-
-        // Strata.
-        var batch = ChangeBatch()
-        let strata = measure(warmUp: strataRuns.warmUp, repetitions: strataRuns.repetitions) {
-            let start = now()
-            batch = ChangeBatch(from: old, to: new)
-            return now() - start
-        }
-        let replayed = try batch.apply(to: old, reading: new)
-        guard replayed == new else { throw BenchmarkError.resultsDiffer("the identity batch does not replay") }
-        log("     ChangeBatch(from:to:) \(formatMilliseconds(strata.medianMilliseconds)): "
-            + "\(batch.itemDeletes.count) deletes, \(batch.itemInserts.count) inserts, \(batch.itemMoves.count) moves")
-        var figures = Figures(
-            shape: shape, item: itemName, strata: strata,
-            batchCounts: (batch.itemDeletes.count, batch.itemInserts.count, batch.itemMoves.count))
-
-        // The standard library, on the flattened ids.
-        if withStdlib {
-            let oldIDs = old.sections.flatMap { $0.rows.compactMap { $0.item?.objectID } }
-            let newIDs = new.sections.flatMap { $0.rows.compactMap { $0.item?.objectID } }
-            var difference = newIDs.difference(from: oldIDs)
-            let stdlib = measure(warmUp: stdlibRuns.warmUp, repetitions: stdlibRuns.repetitions) {
-                let start = now()
-                difference = newIDs.difference(from: oldIDs).inferringMoves()
-                return now() - start
-            }
-            guard oldIDs.applying(difference) == newIDs else {
-                throw BenchmarkError.resultsDiffer("the standard library's difference does not apply")
-            }
-            let moves = difference.insertions.count { change in
-                if case .insert(_, _, let associated) = change { return associated != nil }
-                return false
-            }
-            figures.stdlib = stdlib
-            figures.stdlibCounts = (difference.removals.count, difference.insertions.count, moves)
-            log("     CollectionDifference \(formatMilliseconds(stdlib.medianMilliseconds)): "
-                + "\(difference.removals.count) removals, \(difference.insertions.count) insertions, \(moves) moves")
-        }
-        return figures
     }
 
     // MARK: - Data

@@ -1,0 +1,1 @@
+../../../Tests/StrataCodegenTests/Resources/Notes/Notes.strata.swift

@@ -1,0 +1,1 @@
+../../../Tests/StrataCodegenTests/Resources/Notes/NotesModel+Schema.strata.swift
