@@ -1,0 +1,445 @@
+import Foundation
+import Logging
+import NIOCore
+import PostgresNIO
+import Strata
+
+/// The server of record: a PostgreSQL database that devices push to and pull from, reached
+/// directly with postgres-nio. Use it in trusted processes (services, workers, desktop
+/// tools); a device that must not hold database credentials talks to a relay of yours that
+/// holds one of these (see the sync article).
+///
+/// ```swift
+/// let server = PostgresSyncServer(
+///     configuration: .init(host: "db.example.com", username: "strata_sync", password: secret,
+///                          database: "notes", tls: .require(try .init(configuration: .makeClientConfiguration()))),
+///     schema: NotesModel.schema)
+/// let sync = try StoreSync(store: store, server: server)
+/// ```
+///
+/// It keeps one connection, opened when first needed and opened again after it was lost.
+public actor PostgresSyncServer: SyncServer {
+    /// What the server may do to the database's schema.
+    public enum SchemaPolicy: Sendable {
+        /// Create missing tables and add missing columns (additive changes only).
+        case createAndExtend
+        /// Touch nothing: the tables must exist (made from ``PostgresSchema/sql`` by whoever
+        /// manages the database) and hold every column the devices have.
+        case requireExisting
+    }
+
+    let configuration: PostgresConnection.Configuration
+    let schema: PostgresSchema
+    let policy: SchemaPolicy
+    let logger: Logger
+    private var connection: PostgresConnection?
+    private var nextConnectionID = 1
+
+    /// A server for `schema`'s entities (all, or those in `entities`).
+    public init(
+        configuration: PostgresConnection.Configuration, schema: SchemaDescriptor, entities: Set<String>? = nil,
+        policy: SchemaPolicy = .createAndExtend, logger: Logger = Logger(label: "strata.sync")
+    ) throws {
+        self.configuration = configuration
+        self.schema = try PostgresSchema(schema: schema, entities: entities)
+        self.policy = policy
+        self.logger = logger
+    }
+
+    /// Closes the connection (a later call opens another).
+    public func close() async {
+        if let connection { try? await connection.close() }
+        connection = nil
+    }
+
+    func connected() async throws -> PostgresConnection {
+        if let connection, !connection.isClosed { return connection }
+        connection = nil
+        nextConnectionID += 1
+        let new = try await PostgresConnection.connect(configuration: configuration, id: nextConnectionID, logger: logger)
+        connection = new
+        return new
+    }
+
+    /// Runs `body` in a transaction on the connection; a lost connection is dropped so the
+    /// next call opens another.
+    func transaction<T: Sendable>(
+        _ begin: String = "BEGIN", _ body: (PostgresConnection) async throws -> T
+    ) async throws -> T {
+        let connection = try await connected()
+        do {
+            try await connection.query(PostgresQuery(unsafeSQL: begin), logger: logger)
+            do {
+                let value = try await body(connection)
+                try await connection.query("COMMIT", logger: logger)
+                return value
+            } catch {
+                _ = try? await connection.query("ROLLBACK", logger: logger)
+                throw error
+            }
+        } catch {
+            if connection.isClosed { self.connection = nil }
+            throw error
+        }
+    }
+
+    // MARK: - Hello
+
+    public func hello(_ hello: SyncHello) async throws -> SyncWelcome {
+        let version = schema.version
+        return try await transaction { connection in
+            try await connection.query(PostgresQuery(unsafeSQL: "SELECT pg_advisory_xact_lock(\(PostgresSchema.logLock))"), logger: logger)
+            let existing = try await self.columns(connection)
+            if existing.isEmpty || existing["strata_sync_meta"] == nil {
+                guard policy == .createAndExtend else { throw SyncModelError.serverHasNoTables }
+            }
+            // What the device has that the server lacks, and columns whose types differ.
+            var missing: [String] = []
+            var differing: [String] = []
+            for (table, columns) in hello.tables.sorted(by: { $0.key < $1.key }) {
+                let wanted = schema.columnTypes[table] ?? [:]
+                for column in columns.sorted() {
+                    guard let type = wanted[column] else { continue }
+                    if let found = existing[table]?[column] {
+                        if found != type { differing.append("\(table).\(column): \(found) on the server, \(type) here") }
+                    } else {
+                        missing.append("\(table).\(column)")
+                    }
+                }
+            }
+            let serverModel = existing["strata_sync_meta"] == nil ? nil : try await self.meta("model", connection).flatMap {
+                try? JSONDecoder().decode(SyncModelVersion.self, from: Data($0.utf8))
+            }
+            if !differing.isEmpty {
+                throw SyncModelError.incompatible(device: hello.model, server: serverModel, details: differing)
+            }
+            if !missing.isEmpty {
+                guard policy == .createAndExtend else { throw SyncModelError.incompatible(device: hello.model, server: serverModel, details: missing.map { "\($0) is missing on the server" }) }
+                for statement in schema.statements {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                }
+                let after = try await self.columns(connection)
+                for entity in schema.tables.entities {
+                    for column in entity.columns where after[entity.name]?[column.name] == nil {
+                        var definition = schema.columnDefinition(column, of: entity)
+                        if !column.isOptional, entity.descriptor.attribute(named: column.name)?.defaultValue == nil {
+                            definition = definition.replacingOccurrences(of: " NOT NULL", with: "")
+                        }
+                        try await connection.query(
+                            PostgresQuery(unsafeSQL: "ALTER TABLE \(quoted(entity.name)) ADD COLUMN \(definition)"), logger: logger)
+                    }
+                }
+                let text = String(decoding: try JSONEncoder().encode(version), as: UTF8.self)
+                try await connection.query(
+                    "INSERT INTO strata_sync_meta (key, value) VALUES ('model', \(text)) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+                    logger: logger)
+            }
+            guard let id = try await self.meta("server", connection).flatMap(UUID.init(uuidString:)) else {
+                throw SyncModelError.serverHasNoTables
+            }
+            let model = try await self.meta("model", connection).flatMap {
+                try? JSONDecoder().decode(SyncModelVersion.self, from: Data($0.utf8))
+            } ?? version
+            return SyncWelcome(server: id, model: model)
+        }
+    }
+
+    func meta(_ key: String, _ connection: PostgresConnection) async throws -> String? {
+        let rows = try await connection.query("SELECT value FROM strata_sync_meta WHERE key = \(key)", logger: logger)
+        for try await value in rows.decode(String.self) { return value }
+        return nil
+    }
+
+    /// Table → column → type name, for the tables of the current schema.
+    func columns(_ connection: PostgresConnection) async throws -> [String: [String: String]] {
+        let rows = try await connection.query(
+            """
+            SELECT c.relname::text, a.attname::text, format_type(a.atttypid, NULL) FROM pg_attribute a \
+            JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace \
+            WHERE n.nspname = current_schema() AND c.relkind = 'r' AND a.attnum > 0 AND NOT a.attisdropped
+            """, logger: logger)
+        var result: [String: [String: String]] = [:]
+        for try await (table, column, type) in rows.decode((String, String, String).self) {
+            result[table, default: [:]][column] = Self.normalizedType(type)
+        }
+        return result
+    }
+
+    static func normalizedType(_ type: String) -> String {
+        type == "timestamp with time zone" ? "timestamp(3) with time zone" : type
+    }
+
+    // MARK: - Push
+
+    public func push(_ push: SyncPush) async throws -> SyncPushResult {
+        try await transaction { connection in
+            try await connection.query(PostgresQuery(unsafeSQL: "SELECT pg_advisory_xact_lock(\(PostgresSchema.logLock))"), logger: logger)
+            let pushID = push.id.uuidString.lowercased()
+            let seen = try await connection.query("SELECT result FROM strata_sync_pushes WHERE push = \(pushID)::uuid", logger: logger)
+            for try await text in seen.decode(String.self) {
+                var result = try JSONDecoder().decode(SyncPushResult.self, from: Data(text.utf8))
+                result.isRepeat = true
+                return result
+            }
+            let device = push.device.uuidString.lowercased()
+            try await connection.query("SELECT set_config('strata.device', \(device), true)", logger: logger)
+            var refused: [SyncRefusal] = []
+            // All at once first; change by change, each in a savepoint, when one fails.
+            try await connection.query("SAVEPOINT strata_push", logger: logger)
+            do {
+                for (index, change) in push.changes.enumerated() {
+                    if let reason = try await self.apply(change, connection) {
+                        refused.append(try await self.refusal(index, change, reason, connection))
+                    }
+                }
+            } catch let error as PSQLError where error.serverInfo != nil {
+                try await connection.query("ROLLBACK TO SAVEPOINT strata_push", logger: logger)
+                refused = []
+                for (index, change) in push.changes.enumerated() {
+                    try await connection.query("SAVEPOINT strata_change", logger: logger)
+                    do {
+                        if let reason = try await self.apply(change, connection) {
+                            refused.append(try await self.refusal(index, change, reason, connection))
+                        }
+                        try await connection.query("RELEASE SAVEPOINT strata_change", logger: logger)
+                    } catch let error as PSQLError where error.serverInfo != nil {
+                        try await connection.query("ROLLBACK TO SAVEPOINT strata_change", logger: logger)
+                        refused.append(try await self.refusal(index, change, Self.reason(error), connection))
+                    }
+                }
+            }
+            let result = SyncPushResult(push: push.id, refused: refused)
+            let text = String(decoding: try JSONEncoder().encode(result), as: UTF8.self)
+            try await connection.query(
+                "INSERT INTO strata_sync_pushes (push, device, result) VALUES (\(pushID)::uuid, \(device), \(text))", logger: logger)
+            return result
+        }
+    }
+
+    static func reason(_ error: PSQLError) -> String {
+        let state = error.serverInfo?[.sqlState] ?? ""
+        let message = error.serverInfo?[.message] ?? "\(error)"
+        let detail = error.serverInfo?[.detail].map { " (\($0))" } ?? ""
+        return "\(message)\(detail) [SQLSTATE \(state)]"
+    }
+
+    func refusal(_ index: Int, _ change: SyncChange, _ reason: String, _ connection: PostgresConnection) async throws -> SyncRefusal {
+        var current: [String: String?]?
+        if let id = change.id, let entity = schema.tables.entity(named: change.table) {
+            current = try await rows(of: entity, ids: [id], connection)[id]
+        }
+        return SyncRefusal(index: index, change: change, reason: reason, serverValues: current)
+    }
+
+    /// Applies one change; returns why it was not applied when that is not an error (an
+    /// update of an object the server no longer has).
+    func apply(_ change: SyncChange, _ connection: PostgresConnection) async throws -> String? {
+        var binds = PostgresBindings()
+        if let join = schema.tables.join(named: change.table) {
+            guard let a = change.link?[join.column], let b = change.link?[join.inverseColumn] else { return "a link without its two objects" }
+            binds.append(a.uuidString.lowercased())
+            binds.append(b.uuidString.lowercased())
+            let sql = change.kind == .unlink
+                ? "DELETE FROM \(quoted(join.name)) WHERE \(quoted(join.column)) = $1::uuid AND \(quoted(join.inverseColumn)) = $2::uuid"
+                : "INSERT INTO \(quoted(join.name)) (\(quoted(join.column)), \(quoted(join.inverseColumn))) VALUES ($1::uuid, $2::uuid) ON CONFLICT DO NOTHING"
+            try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
+            return nil
+        }
+        guard let entity = schema.tables.entity(named: change.table), let id = change.id else {
+            return "the server does not sync '\(change.table)'"
+        }
+        binds.append(id.uuidString.lowercased())
+        let key = quoted(entity.primaryKey)
+        let table = quoted(entity.name)
+        var names: [String] = []
+        var values: [String] = []
+        for (name, text) in change.values.sorted(by: { $0.key < $1.key }) {
+            guard let column = entity.column(named: name) else { continue }  // a column this server's model lacks
+            binds.append(text)
+            names.append(quoted(name))
+            values.append(PostgresSchema.fromText("$\(binds.count)", column.valueType))
+        }
+        switch change.kind {
+        case .insert:
+            let sql = "INSERT INTO \(table) (\(([key] + names).joined(separator: ", "))) VALUES (\((["$1::uuid"] + values).joined(separator: ", "))) ON CONFLICT (\(key)) DO NOTHING"
+            try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
+        case .update:
+            guard !names.isEmpty else { return nil }
+            let sets = zip(names, values).map { "\($0) = \($1)" }.joined(separator: ", ")
+            let rows = try await connection.query(
+                PostgresQuery(unsafeSQL: "UPDATE \(table) SET \(sets) WHERE \(key) = $1::uuid RETURNING 1", binds: binds), logger: logger)
+            var found = false
+            for try await _ in rows { found = true }
+            if !found { return "the object was deleted on the server" }
+        case .delete:
+            try await connection.query(PostgresQuery(unsafeSQL: "DELETE FROM \(table) WHERE \(key) = $1::uuid", binds: binds), logger: logger)
+        case .link, .unlink:
+            return "a link change for an entity table"
+        }
+        return nil
+    }
+
+    /// The current rows of `ids` (wire text by column), those that exist.
+    func rows(of entity: SyncedTables.Entity, ids: [UUID], _ connection: PostgresConnection) async throws -> [UUID: [String: String?]] {
+        guard !ids.isEmpty else { return [:] }
+        let columns = entity.columns
+        let list = ([quoted(entity.primaryKey) + "::text"] + columns.map { PostgresSchema.toText($0.name, $0.valueType) })
+            .joined(separator: ", ")
+        var binds = PostgresBindings()
+        binds.append(ids.map { $0.uuidString.lowercased() })
+        let rows = try await connection.query(
+            PostgresQuery(unsafeSQL: "SELECT \(list) FROM \(quoted(entity.name)) WHERE \(quoted(entity.primaryKey)) = ANY($1::text[]::uuid[])", binds: binds),
+            logger: logger)
+        var result: [UUID: [String: String?]] = [:]
+        for try await row in rows {
+            let cells = row.makeRandomAccess()
+            guard let id = UUID(uuidString: try cells[0].decode(String.self)) else { continue }
+            var values: [String: String?] = [:]
+            for (offset, column) in columns.enumerated() {
+                var text = try cells[offset + 1].decode(String?.self)
+                if column.valueType == .double || column.valueType == .float, let number = text.flatMap(Double.init) {
+                    text = SyncValue.doubleText(number)  // PostgreSQL writes 1 where Swift writes 1.0
+                }
+                values[column.name] = text
+            }
+            result[id] = values
+        }
+        return result
+    }
+
+    // MARK: - Pull
+
+    public func pull(_ request: SyncPullRequest) async throws -> SyncPullResult {
+        try await transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") { connection in
+            let device = request.device.uuidString.lowercased()
+            let entries = try await connection.query(
+                """
+                SELECT seq, tbl, id::text, a::text, b::text, origin FROM strata_sync_log \
+                WHERE seq > \(request.cursor) ORDER BY seq LIMIT \(request.limit)
+                """, logger: logger)
+            var cursor = request.cursor
+            var count = 0
+            var objects: [String: [UUID]] = [:]
+            var seenObjects: Set<UUID> = []
+            var links: [String: [(UUID, UUID)]] = [:]
+            var seenLinks: Set<String> = []
+            for try await (seq, table, id, a, b, origin) in entries.decode((Int64, String, String?, String?, String?, String?).self) {
+                cursor = seq
+                count += 1
+                guard origin != device else { continue }
+                if let id = id.flatMap(UUID.init(uuidString:)) {
+                    if seenObjects.insert(id).inserted { objects[table, default: []].append(id) }
+                } else if let a = a.flatMap(UUID.init(uuidString:)), let b = b.flatMap(UUID.init(uuidString:)),
+                          seenLinks.insert("\(table) \(a) \(b)").inserted
+                {
+                    links[table, default: []].append((a, b))
+                }
+            }
+            var changes: [SyncChange] = []
+            for entity in schema.tables.entities {
+                guard let ids = objects[entity.name] else { continue }
+                let current = try await self.rows(of: entity, ids: ids, connection)
+                for id in ids {
+                    if let values = current[id] {
+                        changes.append(SyncChange(kind: .insert, table: entity.name, id: id, values: values))
+                    } else {
+                        changes.append(SyncChange(kind: .delete, table: entity.name, id: id))
+                    }
+                }
+            }
+            for join in schema.tables.joins {
+                guard let pairs = links[join.name] else { continue }
+                var binds = PostgresBindings()
+                binds.append(pairs.map { $0.0.uuidString.lowercased() })
+                binds.append(pairs.map { $0.1.uuidString.lowercased() })
+                let rows = try await connection.query(
+                    PostgresQuery(unsafeSQL: """
+                        SELECT \(quoted(join.column))::text, \(quoted(join.inverseColumn))::text FROM \(quoted(join.name)) \
+                        WHERE (\(quoted(join.column)), \(quoted(join.inverseColumn))) IN \
+                        (SELECT * FROM unnest($1::text[]::uuid[], $2::text[]::uuid[]))
+                        """, binds: binds), logger: logger)
+                var existing: Set<String> = []
+                for try await (a, b) in rows.decode((String, String).self) { existing.insert("\(a) \(b)") }
+                for (a, b) in pairs {
+                    let exists = existing.contains("\(a.uuidString.lowercased()) \(b.uuidString.lowercased())")
+                    changes.append(SyncChange(
+                        kind: exists ? .link : .unlink, table: join.name, link: [join.column: a, join.inverseColumn: b]))
+                }
+            }
+            return SyncPullResult(changes: changes, cursor: cursor, hasMore: count == request.limit)
+        }
+    }
+
+    // MARK: - Signals
+
+    public nonisolated func changeSignals() async throws -> AsyncThrowingStream<Void, any Error> {
+        let connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
+        let (stream, continuation) = AsyncThrowingStream<Void, any Error>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let task = Task {
+            do {
+                try await connection.listen(on: "strata_sync") { notifications in
+                    continuation.yield()  // listening: anything before this is pulled by the first sync
+                    for try await _ in notifications { continuation.yield() }
+                }
+                continuation.finish()
+            } catch {
+                continuation.finish(throwing: error)
+            }
+            try? await connection.close()
+        }
+        continuation.onTermination = { _ in
+            task.cancel()
+            Task { try? await connection.close() }
+        }
+        return stream
+    }
+}
+
+/// A device's model and the server's tables do not fit together.
+public enum SyncModelError: Error, Hashable, Sendable, CustomStringConvertible, LocalizedError {
+    /// The device's model and the server's disagree on columns in a way that is not
+    /// additive (a column with another type), or the server may not be extended.
+    case incompatible(device: SyncModelVersion, server: SyncModelVersion?, details: [String])
+    /// The server has no sync tables, and the server may not create them.
+    case serverHasNoTables
+    /// The device synced with another server (or one restored from an earlier backup).
+    case anotherServer(expected: UUID, found: UUID)
+
+    public var description: String {
+        switch self {
+        case .incompatible(let device, let server, let details):
+            "this device's model \(device) does not fit the server's model \(server.map(\.description) ?? "(unknown)"): "
+                + details.joined(separator: "; ")
+        case .serverHasNoTables:
+            "the server has no Strata sync tables, and may not create them (SchemaPolicy.requireExisting)"
+        case .anotherServer(let expected, let found):
+            "this store synced with server \(expected), and the server now answers as \(found): another database, or one restored from an earlier backup"
+        }
+    }
+
+    public var errorDescription: String? { description }
+}
+
+extension PostgresSyncServer {
+    /// Every object and link of the synced tables (see ``SyncContents``).
+    public func contents() async throws -> SyncContents {
+        try await transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") { connection in
+            var result = SyncContents()
+            for entity in schema.tables.entities {
+                let ids = try await connection.query(PostgresQuery(unsafeSQL: "SELECT \(quoted(entity.primaryKey))::text FROM \(quoted(entity.name))"), logger: logger)
+                var all: [UUID] = []
+                for try await id in ids.decode(String.self) { if let id = UUID(uuidString: id) { all.append(id) } }
+                result.objects[entity.name] = try await self.rows(of: entity, ids: all, connection)
+            }
+            for join in schema.tables.joins {
+                let rows = try await connection.query(
+                    PostgresQuery(unsafeSQL: "SELECT \(quoted(join.column))::text, \(quoted(join.inverseColumn))::text FROM \(quoted(join.name))"),
+                    logger: logger)
+                var links: Set<String> = []
+                for try await (a, b) in rows.decode((String, String).self) { links.insert("\(a) \(b)") }
+                result.links[join.name] = links
+            }
+            return result
+        }
+    }
+}

@@ -1,0 +1,270 @@
+import Foundation
+import GRDB
+import Strata
+
+/// Applies the server's state to the store, inside one of the sync's write transactions:
+/// pulled changes, and the answers to pushes.
+///
+/// The rule for an object both sides changed: per column, the side that reached the server
+/// last wins. A column this device changed and has not pushed yet (its value differs from
+/// the object's base) keeps the device's value, which its next push sends; every other
+/// column takes the server's. A deletion wins over updates, from either side.
+struct PullApplier {
+    let tables: SyncedTables
+    let options: SyncOptions
+    var rows: LocalRows { LocalRows(tables: tables) }
+
+    func apply(_ changes: [SyncChange], _ db: Database) throws {
+        try withSyncDeletes(db) {
+            let upserts = ordered(changes.filter { $0.kind == .insert })
+            for change in upserts { try upsert(change, db) }
+            for change in changes where change.kind == .link || change.kind == .unlink { try applyLink(change, db) }
+            for change in changes where change.kind == .delete { try delete(change, db) }
+        }
+    }
+
+    /// Server rows, each after the rows of the same batch it refers to.
+    func ordered(_ upserts: [SyncChange]) -> [SyncChange] {
+        var byID: [UUID: SyncChange] = [:]
+        for change in upserts { if let id = change.id { byID[id] = change } }
+        var state: Set<UUID> = []
+        var result: [SyncChange] = []
+        func visit(_ change: SyncChange) {
+            guard let id = change.id, state.insert(id).inserted else { return }
+            if let entity = tables.entity(named: change.table) {
+                for (column, _) in entity.references {
+                    if let text = change.values[column] ?? nil, let target = UUID(uuidString: text), let next = byID[target] {
+                        visit(next)
+                    }
+                }
+            }
+            result.append(change)
+        }
+        for name in tables.dependencyOrder {
+            for change in upserts where change.table == name { visit(change) }
+        }
+        return result
+    }
+
+    /// Runs `body`, then drops the tombstones its deletions left (they need no push: the
+    /// server did the same), and records the objects never pushed that its deletions took
+    /// with them (a delete rule here, after a deletion from the server).
+    func withSyncDeletes(_ db: Database, _ body: () throws -> Void) throws {
+        let tombstones = Set(try String.fetchAll(db, sql: "SELECT uuid FROM stratasync_objects WHERE deleted = 1"))
+        let unpushed = try Row.fetchAll(db, sql: "SELECT uuid, tbl, rowid_ FROM stratasync_objects WHERE deleted = 0 AND base IS NULL")
+        var unpushedValues: [String: (table: String, values: [String: String?]?)] = [:]
+        for (table, group) in Dictionary(grouping: unpushed, by: { $0["tbl"] as String }) {
+            guard let entity = tables.entity(named: table) else { continue }
+            let values = try rows.values(entity, group.map { $0["rowid_"] }, db)
+            for row in group { unpushedValues[row["uuid"]] = (table, values[row["rowid_"]]) }
+        }
+        try body()
+        for uuid in try String.fetchAll(db, sql: "SELECT uuid FROM stratasync_objects WHERE deleted = 1") where !tombstones.contains(uuid) {
+            try rows.forget(uuid, db)
+        }
+        if !unpushedValues.isEmpty {
+            let live = Set(try String.fetchAll(db, sql: "SELECT uuid FROM stratasync_objects WHERE deleted = 0"))
+            for (uuid, object) in unpushedValues where !live.contains(uuid) {
+                try SyncConflict.record(
+                    .deletedOnServer, table: object.table, object: UUID(uuidString: uuid),
+                    reason: "created here and not pushed yet, then deleted here by a delete rule when the server deleted an object it belonged to",
+                    local: object.values, server: nil, db)
+            }
+        }
+    }
+
+    // MARK: - Objects
+
+    /// Inserts or updates an object with the server's values, keeping the columns changed
+    /// here and not pushed yet.
+    func upsert(_ change: SyncChange, _ db: Database) throws {
+        guard let entity = tables.entity(named: change.table), let id = change.id else { return }
+        let uuid = id.uuidString.lowercased()
+        let server = change.values.filter { entity.column(named: $0.key) != nil }
+        if let object = try rows.object(uuid, db) {
+            var wanted = server
+            if let base = object.base {
+                let current = try rows.values(entity, [object.rowid], db)[object.rowid] ?? [:]
+                for (column, value) in current where base[column] != value { wanted[column] = value }  // not pushed yet
+                wanted = wanted.filter { current[$0.key] != $0.value }
+            } else {
+                wanted = [:]  // pushed, answer lost: the push under way holds the same values
+            }
+            try attempt(change, db) {
+                if !wanted.isEmpty {
+                    let (names, values, _) = try rows.databaseValues(entity, wanted, db)
+                    let sets = names.map { "\(quoted($0)) = ?" }.joined(separator: ", ")
+                    try db.execute(
+                        sql: "UPDATE \(quoted(entity.name)) SET \(sets) WHERE \(quoted(entity.primaryKey)) = ?",
+                        arguments: StatementArguments(values + [object.rowid.databaseValue]))
+                }
+                try rows.setBase(uuid, server, db)
+            }
+        } else if try rows.isTombstone(uuid, db) {
+            return  // deleted here, not pushed yet: the deletion wins
+        } else {
+            try attempt(change, db) { try insert(entity, uuid, server, db) }
+        }
+    }
+
+    func insert(_ entity: SyncedTables.Entity, _ uuid: String, _ values: [String: String?], _ db: Database) throws {
+        let key = quoted(entity.primaryKey), table = quoted(entity.name)
+        let rowid = (try Int64.fetchOne(db, sql: "SELECT COALESCE(MAX(\(key)), 0) + 1 FROM \(table)") ?? 1)
+        try db.execute(
+            sql: "INSERT INTO stratasync_objects (uuid, tbl, rowid_, base) VALUES (?, ?, ?, ?)",
+            arguments: [uuid, entity.name, rowid, LocalSyncState.encode(values)])
+        let (names, databaseValues, _) = try rows.databaseValues(entity, values, db)
+        let columns = ([key] + names.map(quoted)).joined(separator: ", ")
+        let marks = Array(repeating: "?", count: names.count + 1).joined(separator: ", ")
+        try db.execute(
+            sql: "INSERT INTO \(table) (\(columns)) VALUES (\(marks))",
+            arguments: StatementArguments([rowid.databaseValue] + databaseValues))
+    }
+
+    func delete(_ change: SyncChange, _ db: Database) throws {
+        guard let entity = tables.entity(named: change.table), let id = change.id else { return }
+        let uuid = id.uuidString.lowercased()
+        guard let object = try rows.object(uuid, db) else {
+            try rows.forget(uuid, db)  // deleted here too
+            return
+        }
+        let current = try rows.values(entity, [object.rowid], db)[object.rowid]
+        if let current, let base = object.base, current.contains(where: { base[$0.key] != $0.value }) {
+            try SyncConflict.record(
+                .deletedOnServer, table: entity.name, object: id,
+                reason: "changed here and deleted on the server: the deletion wins", local: current, server: nil, db)
+        }
+        try attempt(change, db) {
+            try db.execute(
+                sql: "DELETE FROM \(quoted(entity.name)) WHERE \(quoted(entity.primaryKey)) = ?", arguments: [object.rowid])
+            try rows.forget(uuid, db)
+        }
+    }
+
+    // MARK: - Links
+
+    func applyLink(_ change: SyncChange, _ db: Database) throws {
+        guard let join = tables.join(named: change.table), let a = change.link?[join.column]?.uuidString.lowercased(),
+              let b = change.link?[join.inverseColumn]?.uuidString.lowercased()
+        else { return }
+        let linked = change.kind == .link
+        guard let left = try rows.object(a, db), let right = try rows.object(b, db) else {
+            try rows.setAgreedLink(join.name, a, b, linked, db)
+            return
+        }
+        let here = try rows.linkExists(join, left.rowid, right.rowid, db)
+        let agreed = try rows.isAgreedLink(join, a, b, db)
+        if here != agreed {
+            // Changed here, not pushed yet: this device's change is pushed next and wins.
+            try rows.setAgreedLink(join.name, a, b, linked, db)
+            return
+        }
+        try attempt(change, db) {
+            if linked && !here {
+                try db.execute(
+                    sql: "INSERT INTO \(quoted(join.name)) (\(quoted(join.column)), \(quoted(join.inverseColumn))) VALUES (?, ?)",
+                    arguments: [left.rowid, right.rowid])
+            } else if !linked && here {
+                try db.execute(
+                    sql: "DELETE FROM \(quoted(join.name)) WHERE \(quoted(join.column)) = ? AND \(quoted(join.inverseColumn)) = ?",
+                    arguments: [left.rowid, right.rowid])
+            }
+            try rows.setAgreedLink(join.name, a, b, linked, db)
+        }
+    }
+
+    /// Runs one change in a savepoint; when a rule of this store refuses it, records the
+    /// conflict and goes on.
+    func attempt(_ change: SyncChange, _ db: Database, _ body: () throws -> Void) throws {
+        do {
+            try db.inSavepoint {
+                try body()
+                return .commit
+            }
+        } catch let error as DatabaseError where error.resultCode != .SQLITE_BUSY && error.resultCode != .SQLITE_IOERR {
+            try SyncConflict.record(
+                .notAppliedHere, table: change.table, object: change.id, reason: "\(error)", local: nil, server: change.values, db)
+        } catch let error as any StrataError {
+            try SyncConflict.record(
+                .notAppliedHere, table: change.table, object: change.id, reason: "\(error)", local: nil, server: change.values, db)
+        }
+    }
+
+    // MARK: - Answers to pushes
+
+    /// The server applied `change`: the object's base (or the link's agreed state) moves
+    /// to what was pushed.
+    func applied(_ change: SyncChange, _ db: Database) throws {
+        if let join = tables.join(named: change.table) {
+            guard let a = change.link?[join.column], let b = change.link?[join.inverseColumn] else { return }
+            try rows.setAgreedLink(join.name, a.uuidString.lowercased(), b.uuidString.lowercased(), change.kind == .link, db)
+            return
+        }
+        guard let uuid = change.id?.uuidString.lowercased() else { return }
+        switch change.kind {
+        case .insert:
+            try rows.setBase(uuid, change.values, db)
+        case .update:
+            let base = try String.fetchOne(db, sql: "SELECT base FROM stratasync_objects WHERE uuid = ?", arguments: [uuid])
+            var merged = LocalSyncState.decode(base) ?? [:]
+            for (column, value) in change.values { merged[column] = value }
+            try rows.setBase(uuid, merged, db)
+        case .delete:
+            try rows.forget(uuid, db)
+        case .link, .unlink:
+            break
+        }
+    }
+
+    /// The server refused a change: record it, and take the server's state of the object.
+    func takeServerState(after refusal: SyncRefusal, _ db: Database) throws {
+        let change = refusal.change
+        if let join = tables.join(named: change.table) {
+            try SyncConflict.record(
+                .refusedByServer, table: change.table, object: nil, reason: refusal.reason,
+                local: change.link.map { $0.mapValues { Optional($0.uuidString.lowercased()) } }, server: nil, db)
+            guard let a = change.link?[join.column]?.uuidString.lowercased(), let b = change.link?[join.inverseColumn]?.uuidString.lowercased()
+            else { return }
+            if let left = try rows.object(a, db), let right = try rows.object(b, db), change.kind == .link {
+                try db.execute(
+                    sql: "DELETE FROM \(quoted(join.name)) WHERE \(quoted(join.column)) = ? AND \(quoted(join.inverseColumn)) = ?",
+                    arguments: [left.rowid, right.rowid])
+            }
+            try rows.setAgreedLink(join.name, a, b, change.kind != .link, db)
+            return
+        }
+        guard let entity = tables.entity(named: change.table), let id = change.id else { return }
+        let uuid = id.uuidString.lowercased()
+        let object = try rows.object(uuid, db)
+        let local = try object.flatMap { try rows.values(entity, [$0.rowid], db)[$0.rowid] } ?? change.values
+        try SyncConflict.record(
+            .refusedByServer, table: entity.name, object: id, reason: refusal.reason, local: local,
+            server: refusal.serverValues, db)
+        if let server = refusal.serverValues {
+            if let object {
+                let (names, values, _) = try rows.databaseValues(entity, server, db)
+                let sets = names.map { "\(quoted($0)) = ?" }.joined(separator: ", ")
+                try attempt(change, db) {
+                    try db.execute(
+                        sql: "UPDATE \(quoted(entity.name)) SET \(sets) WHERE \(quoted(entity.primaryKey)) = ?",
+                        arguments: StatementArguments(values + [object.rowid.databaseValue]))
+                    try rows.setBase(uuid, server, db)
+                }
+            } else {
+                // A deletion refused (a `deny` rule on the server): the object comes back,
+                // and so must whatever the server holds that refers to it.
+                try rows.forget(uuid, db)
+                try attempt(change, db) { try insert(entity, uuid, server, db) }
+                try LocalSyncState.set("cursor", "0", db)
+            }
+        } else if let object {
+            try attempt(change, db) {
+                try db.execute(
+                    sql: "DELETE FROM \(quoted(entity.name)) WHERE \(quoted(entity.primaryKey)) = ?", arguments: [object.rowid])
+                try rows.forget(uuid, db)
+            }
+        } else {
+            try rows.forget(uuid, db)
+        }
+    }
+}

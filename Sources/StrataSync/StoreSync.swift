@@ -1,0 +1,389 @@
+import Foundation
+import GRDB
+import Strata
+
+/// How a ``StoreSync`` runs.
+public struct SyncOptions: Sendable {
+    /// The entities that sync (nil: all of them). Both ends of every relationship must sync.
+    public var entities: Set<String>?
+    /// The author of the sync's own transactions (see ``Store/write(author:_:)``): they are
+    /// not pushed back.
+    public var author: String
+    /// How often ``StoreSync/start()`` syncs when no change signal arrives.
+    public var pollInterval: Duration
+    /// The first and the longest wait before retrying after a failure (doubled each time,
+    /// with jitter).
+    public var retryDelays: ClosedRange<Duration>
+    /// The most server log entries read in one pull.
+    public var pullBatchSize: Int
+    /// The most new objects or deletions sent in one push (the rest follow in the next).
+    public var pushBatchSize: Int
+
+    public init(
+        entities: Set<String>? = nil, author: String = "strata.sync", pollInterval: Duration = .seconds(30),
+        retryDelays: ClosedRange<Duration> = .milliseconds(100) ... .seconds(30), pullBatchSize: Int = 5_000,
+        pushBatchSize: Int = 5_000
+    ) {
+        self.entities = entities
+        self.author = author
+        self.pollInterval = pollInterval
+        self.retryDelays = retryDelays
+        self.pullBatchSize = pullBatchSize
+        self.pushBatchSize = pushBatchSize
+    }
+}
+
+/// What one ``StoreSync/sync()`` did.
+public struct SyncReport: Hashable, Sendable {
+    /// Changes pushed and acknowledged (refused ones included).
+    public var pushed = 0
+    /// Changes the server refused (each recorded as a ``SyncConflict``).
+    public var refused = 0
+    /// Changes pulled from the server.
+    public var pulled = 0
+    /// Conflicts recorded while pulling.
+    public var conflicts = 0
+
+    public init() {}
+}
+
+/// Keeps a store in sync with a server of record: pushes what this device changed, pulls
+/// what other devices and services changed, and applies it in one local transaction per
+/// pull, so that live results receive it as ordinary batches.
+///
+/// ```swift
+/// let store = try Store(schema: NotesModel.schema, path: path)
+/// let server = try PostgresSyncServer(configuration: config, schema: NotesModel.schema)
+/// let sync = try StoreSync(store: store, server: server)
+/// await sync.start()            // push on every local commit, pull on every server change
+/// ```
+///
+/// See <doc:SyncThroughPostgreSQL> in the StrataSync documentation for identity, conflict
+/// rules and faults.
+public actor StoreSync {
+    /// The synced store.
+    public nonisolated let store: Store
+    /// This device's id, made once per store file.
+    public nonisolated let device: UUID
+    let server: any SyncServer
+    let tables: SyncedTables
+    let options: SyncOptions
+    let version: SyncModelVersion
+    private var welcomed = false
+    private var loop: Task<Void, Never>?
+    private var commitObservation: CommitObservation?
+
+    /// Prepares the store file for sync (its sync tables and triggers, a sync id for every
+    /// object that has none yet); nothing is sent until ``sync()`` or ``start()``.
+    public init(store: Store, server: any SyncServer, options: SyncOptions = SyncOptions()) throws {
+        guard store.options.recordsHistory else { throw SyncSetupError.historyNotRecorded }
+        let tables = try SyncedTables(schema: store.schema, only: options.entities)
+        self.store = store
+        self.server = server
+        self.tables = tables
+        self.options = options
+        self.version = PostgresSchema(tables: tables).version
+        let start = try store.historyToken()
+        device = try store.write(author: options.author) { db in
+            try LocalSyncState.prepare(tables, db)
+            if try LocalSyncState.value("pushed", db) == nil {
+                // Everything before now is sent as it is (every object is new to the server).
+                try LocalSyncState.set("pushed", String(start.rawValue), db)
+                try LocalSyncState.set("seedLinks", "1", db)
+            }
+            if let text = try LocalSyncState.value("device", db), let id = UUID(uuidString: text) { return id }
+            let id = UUID()
+            try LocalSyncState.set("device", id.uuidString.lowercased(), db)
+            return id
+        }
+    }
+
+    // MARK: - Running
+
+    /// Pushes this device's changes, then pulls the server's until there are none left.
+    @discardableResult
+    public func sync() async throws -> SyncReport {
+        var report = try await push()
+        let pulled = try await pull()
+        report.pulled = pulled.pulled
+        report.conflicts = pulled.conflicts
+        return report
+    }
+
+    /// Syncs now, then on every local commit, every change signal of the server, and every
+    /// ``SyncOptions/pollInterval``; retries failures with a backoff. Stop with ``stop()``.
+    public func start() {
+        guard loop == nil else { return }
+        let (wakes, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let author = options.author
+        commitObservation = store.observeCommits { changes in
+            if !changes.authors.contains(author) { wake.yield() }
+        }
+        let server = server
+        let options = options
+        let listener = Task {
+            var delay = options.retryDelays.lowerBound
+            while !Task.isCancelled {
+                do {
+                    let signals = try await server.changeSignals()
+                    delay = options.retryDelays.lowerBound
+                    wake.yield()
+                    for try await _ in signals { wake.yield() }
+                } catch {}
+                try? await Task.sleep(for: delay)
+                delay = Self.next(delay, options.retryDelays)
+            }
+        }
+        let timer = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: options.pollInterval)
+                wake.yield()
+            }
+        }
+        loop = Task { [weak self] in
+            wake.yield()
+            var delay = options.retryDelays.lowerBound
+            for await _ in wakes {
+                guard let self, !Task.isCancelled else { break }
+                while !Task.isCancelled {
+                    do {
+                        try await self.sync()
+                        delay = options.retryDelays.lowerBound
+                        break
+                    } catch {
+                        await self.failed(error)
+                        try? await Task.sleep(for: delay)
+                        delay = Self.next(delay, options.retryDelays)
+                    }
+                }
+            }
+            listener.cancel()
+            timer.cancel()
+        }
+    }
+
+    /// Stops what ``start()`` started (a sync under way finishes first).
+    public func stop() async {
+        commitObservation?.cancel()
+        commitObservation = nil
+        let loop = loop
+        self.loop = nil
+        loop?.cancel()
+        await loop?.value
+    }
+
+    /// The last error of the background sync, nil after a sync that succeeded.
+    public private(set) var lastError: (any Error)?
+
+    private func failed(_ error: any Error) { lastError = error }
+
+    static func next(_ delay: Duration, _ range: ClosedRange<Duration>) -> Duration {
+        let doubled = delay * 2
+        let jitter = Double.random(in: 0.8...1.2)
+        return min(range.upperBound, max(range.lowerBound, doubled * jitter))
+    }
+
+    /// The conflicts recorded after `sequence` (0: all), oldest first.
+    public nonisolated func conflicts(since sequence: Int64 = 0) throws -> [SyncConflict] {
+        try store.read { db in try SyncConflict.fetch(since: sequence, db) }
+    }
+
+    /// The server's log position this device has pulled through.
+    public nonisolated func cursor() throws -> Int64 {
+        try store.read { db in Int64(try LocalSyncState.value("cursor", db) ?? "0") ?? 0 }
+    }
+
+    /// The history token whose changes have been pushed (or are in the push under way):
+    /// the sync no longer needs the history before it (see ``Store/pruneHistory(through:)``).
+    public nonisolated func pushedToken() throws -> HistoryToken {
+        try store.read { db in HistoryToken(rawValue: Int64(try LocalSyncState.value("pushed", db) ?? "0") ?? 0) }
+    }
+
+    /// The sync id of the object with local key `id` of `entity` (nil when it has none).
+    public nonisolated func syncID(of entity: String, id: Int64) throws -> UUID? {
+        try store.read { db in
+            try String.fetchOne(
+                db, sql: "SELECT uuid FROM stratasync_objects WHERE tbl = ? AND rowid_ = ? AND deleted = 0",
+                arguments: [entity, id]
+            ).flatMap(UUID.init(uuidString:))
+        }
+    }
+
+    // MARK: - Hello
+
+    func helloIfNeeded() async throws {
+        guard !welcomed else { return }
+        let hello = SyncHello(device: device, model: version, tables: PostgresSchema(tables: tables).columnTypes.mapValues { Array($0.keys) })
+        let welcome = try await server.hello(hello)
+        let server = welcome.server.uuidString.lowercased()
+        try await store.write(author: options.author) { db in
+            if let known = try LocalSyncState.value("server", db), known != server {
+                throw SyncModelError.anotherServer(expected: UUID(uuidString: known)!, found: welcome.server)
+            }
+            try LocalSyncState.set("server", server, db)
+        }
+        welcomed = true
+    }
+
+    // MARK: - Push
+
+    /// Pushes what this device changed (the push under way first, after a crash or a lost
+    /// answer), until nothing is left.
+    @discardableResult
+    public func push() async throws -> SyncReport {
+        try await helloIfNeeded()
+        var report = SyncReport()
+        while true {
+            guard let push = try await preparePush() else { break }
+            let result = try await server.push(push)
+            try await acknowledge(push, result)
+            report.pushed += push.changes.count
+            report.refused += result.refused.count
+        }
+        return report
+    }
+
+    /// The push under way, or a new one with what changed since the last (nil: nothing).
+    func preparePush() async throws -> SyncPush? {
+        let device = device
+        if let pending = try store.read({ db in
+            try Row.fetchOne(db, sql: "SELECT push, body FROM stratasync_outbox LIMIT 1")
+        }) {
+            let changes = try JSONDecoder().decode([SyncChange].self, from: pending["body"] as Data)
+            return SyncPush(id: UUID(uuidString: pending["push"])!, device: device, changes: changes)
+        }
+        let pushedToken = try pushedToken()
+        var history: HistoryChanges?
+        do {
+            history = try store.changes(since: pushedToken, excludingAuthors: [options.author])
+        } catch is HistoryPrunedError {
+            history = nil  // every object is compared with its base
+        } catch is HistoryTokenAheadError {
+            history = nil
+        }
+        let now = try store.historyToken()
+        let builder = PushBuilder(tables: tables, options: options)
+        return try await store.write(author: options.author) { [history] db in
+            guard let (changes, complete) = try builder.build(history: history, db) else {
+                if let history { try LocalSyncState.set("pushed", String(history.token.rawValue), db) }
+                return nil
+            }
+            let id = UUID()
+            if complete {
+                let token = history?.token ?? now
+                try LocalSyncState.set("pushed", String(token.rawValue), db)
+                try db.execute(sql: "DELETE FROM stratasync_state WHERE key = 'seedLinks'")
+            }
+            try db.execute(
+                sql: "INSERT INTO stratasync_outbox (push, body, token) VALUES (?, ?, 0)",
+                arguments: [id.uuidString.lowercased(), try JSONEncoder().encode(changes)])
+            return SyncPush(id: id, device: device, changes: changes)
+        }
+    }
+
+    /// Records what the server did with a push: bases move to the values pushed, tombstones
+    /// of pushed deletions go, and each refusal is recorded while the device takes the
+    /// server's state of the object.
+    func acknowledge(_ push: SyncPush, _ result: SyncPushResult) async throws {
+        let applier = PullApplier(tables: tables, options: options)
+        try await store.write(author: options.author) { db in
+            let refused = Dictionary(result.refused.map { ($0.index, $0) }, uniquingKeysWith: { a, _ in a })
+            try applier.withSyncDeletes(db) {
+                for (index, change) in push.changes.enumerated() {
+                    if let refusal = refused[index] {
+                        try applier.takeServerState(after: refusal, db)
+                    } else {
+                        try applier.applied(change, db)
+                    }
+                }
+            }
+            try db.execute(sql: "DELETE FROM stratasync_outbox WHERE push = ?", arguments: [push.id.uuidString.lowercased()])
+        }
+    }
+
+    // MARK: - Pull
+
+    /// Pulls what changed on the server after this device's cursor, batch by batch, each
+    /// applied in one local transaction.
+    @discardableResult
+    public func pull() async throws -> SyncReport {
+        try await helloIfNeeded()
+        var report = SyncReport()
+        let applier = PullApplier(tables: tables, options: options)
+        while true {
+            let cursor = try cursor()
+            let result = try await server.pull(SyncPullRequest(device: device, cursor: cursor, limit: options.pullBatchSize))
+            if result.cursor == cursor && result.changes.isEmpty { break }
+            let conflicts = try await store.write(author: options.author) { db in
+                // Another pull of this store may have moved the cursor meanwhile.
+                guard Int64(try LocalSyncState.value("cursor", db) ?? "0") == cursor else { return 0 }
+                let before = try Int64.fetchOne(db, sql: "SELECT COALESCE(MAX(seq), 0) FROM stratasync_conflicts") ?? 0
+                try applier.apply(result.changes, db)
+                try LocalSyncState.set("cursor", String(result.cursor), db)
+                return try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM stratasync_conflicts WHERE seq > ?", arguments: [before]) ?? 0
+            }
+            report.pulled += result.changes.count
+            report.conflicts += conflicts
+            if !result.hasMore { break }
+        }
+        return report
+    }
+}
+
+
+extension StoreSync {
+    /// Every synced object and link of the store, by sync id, values as wire text: what the
+    /// server's tables should hold once everything is synced (for tests and diagnostics).
+    public nonisolated func contents() throws -> SyncContents {
+        let tables = tables
+        return try store.read { db in
+            let rows = LocalRows(tables: tables)
+            var result = SyncContents()
+            for entity in tables.entities {
+                let ids = try Row.fetchAll(db, sql: "SELECT rowid_, uuid FROM stratasync_objects WHERE tbl = ? AND deleted = 0", arguments: [entity.name])
+                let values = try rows.values(entity, ids.map { $0[0] }, db)
+                var objects: [UUID: [String: String?]] = [:]
+                for id in ids { if let row = values[id[0]], let uuid = UUID(uuidString: id[1]) { objects[uuid] = row } }
+                result.objects[entity.name] = objects
+            }
+            for join in tables.joins {
+                let pairs = try Row.fetchAll(db, sql: """
+                    SELECT x.uuid, y.uuid FROM \(quoted(join.name)) j \
+                    JOIN stratasync_objects x ON x.tbl = ? AND x.rowid_ = j.\(quoted(join.column)) AND x.deleted = 0 \
+                    JOIN stratasync_objects y ON y.tbl = ? AND y.rowid_ = j.\(quoted(join.inverseColumn)) AND y.deleted = 0
+                    """, arguments: [join.entity, join.destination])
+                result.links[join.name] = Set(pairs.map { "\($0[0] as String) \($0[1] as String)" })
+            }
+            return result
+        }
+    }
+}
+
+/// Synced data by sync id, with values as wire text: a store's (``StoreSync/contents()``)
+/// or a server's (``PostgresSyncServer/contents()``), comparable with `==`.
+public struct SyncContents: Hashable, Sendable, Codable {
+    /// Entity → sync id → column → wire text.
+    public var objects: [String: [UUID: [String: String?]]] = [:]
+    /// Join table → links, each "`a` `b`" (the two sync ids, lowercase).
+    public var links: [String: Set<String>] = [:]
+
+    public init() {}
+
+    /// How many objects there are, in every entity.
+    public var objectCount: Int { objects.values.reduce(0) { $0 + $1.count } }
+
+    /// The first difference from `other`, in words (nil when equal).
+    public func difference(from other: SyncContents) -> String? {
+        for table in Set(objects.keys).union(other.objects.keys).sorted() {
+            let mine = objects[table] ?? [:], theirs = other.objects[table] ?? [:]
+            for id in Set(mine.keys).union(theirs.keys).sorted(by: { $0.uuidString < $1.uuidString }) where mine[id] != theirs[id] {
+                return "\(table) \(id): \(mine[id].map { "\($0)" } ?? "absent") vs \(theirs[id].map { "\($0)" } ?? "absent")"
+            }
+        }
+        for table in Set(links.keys).union(other.links.keys).sorted() where links[table] != other.links[table] {
+            let mine = links[table] ?? [], theirs = other.links[table] ?? []
+            return "\(table): links only in the first \(mine.subtracting(theirs).sorted()), only in the second \(theirs.subtracting(mine).sorted())"
+        }
+        return nil
+    }
+}

@@ -1,0 +1,185 @@
+import Foundation
+
+// The exchange between a device and the server, as plain values: each is `Codable`, so
+// that the same exchange can go through a relay service over HTTP (JSON bodies) when a
+// device must not hold database credentials. ``PostgresSyncServer`` answers them directly.
+
+/// One change of one object or link, with values as wire text (see the sync article).
+public struct SyncChange: Codable, Hashable, Sendable {
+    /// What happened.
+    public enum Kind: String, Codable, Hashable, Sendable {
+        /// A new object: `values` holds every column.
+        case insert
+        /// Columns of an existing object: `values` holds those that changed.
+        case update
+        /// The object is gone.
+        case delete
+        /// A many-to-many link between `link`'s two objects exists.
+        case link
+        /// That link is gone.
+        case unlink
+    }
+
+    public var kind: Kind
+    /// The entity's (or join table's) name.
+    public var table: String
+    /// The object's sync id (nil for links).
+    public var id: UUID?
+    /// Column name → wire text (nil for NULL); references hold the destination's sync id.
+    public var values: [String: String?]
+    /// For links: join column name → the sync id of the object it holds.
+    public var link: [String: UUID]?
+
+    /// A change.
+    public init(kind: Kind, table: String, id: UUID? = nil, values: [String: String?] = [:], link: [String: UUID]? = nil) {
+        self.kind = kind
+        self.table = table
+        self.id = id
+        self.values = values
+        self.link = link
+    }
+}
+
+/// A device's first words to the server: who it is and which model it has.
+public struct SyncHello: Codable, Hashable, Sendable {
+    /// The device's id, made once per store file.
+    public var device: UUID
+    /// The model's name and fingerprint (see ``SyncModelVersion``).
+    public var model: SyncModelVersion
+    /// Every synced table with its columns: what this device reads and writes.
+    public var tables: [String: [String]]
+
+    public init(device: UUID, model: SyncModelVersion, tables: [String: [String]]) {
+        self.device = device
+        self.model = model
+        self.tables = tables
+    }
+}
+
+/// The name and fingerprint of a model version: the model's name, and a hash of its synced
+/// tables and columns with their types.
+public struct SyncModelVersion: Codable, Hashable, Sendable, CustomStringConvertible {
+    public var name: String
+    public var fingerprint: String
+
+    public init(name: String, fingerprint: String) {
+        self.name = name
+        self.fingerprint = fingerprint
+    }
+
+    public var description: String { "\(name) (\(fingerprint))" }
+}
+
+/// The server's answer to ``SyncHello``.
+public struct SyncWelcome: Codable, Hashable, Sendable {
+    /// The server's id: a device that finds another id than the one it synced with before is
+    /// talking to another server (or one restored from an older backup).
+    public var server: UUID
+    /// The model version the server's tables were last created or extended for.
+    public var model: SyncModelVersion
+
+    public init(server: UUID, model: SyncModelVersion) {
+        self.server = server
+        self.model = model
+    }
+}
+
+/// What a device pushes: its changes since its last acknowledged push, once, under an id
+/// that makes a retry harmless.
+public struct SyncPush: Codable, Hashable, Sendable {
+    /// The push's id: the server applies a push once, and answers a retry with the
+    /// first answer.
+    public var id: UUID
+    public var device: UUID
+    /// In the order the server applies them: inserts (destinations first), updates, links,
+    /// unlinks, deletes.
+    public var changes: [SyncChange]
+
+    public init(id: UUID, device: UUID, changes: [SyncChange]) {
+        self.id = id
+        self.device = device
+        self.changes = changes
+    }
+}
+
+/// A change the server refused, with why and what the server holds instead.
+public struct SyncRefusal: Codable, Hashable, Sendable {
+    /// The index of the change in the push.
+    public var index: Int
+    public var change: SyncChange
+    /// Why, as the server said it (a unique constraint, a missing destination, …).
+    public var reason: String
+    /// The object's row on the server now (nil when it has none): the device takes it.
+    public var serverValues: [String: String?]?
+
+    public init(index: Int, change: SyncChange, reason: String, serverValues: [String: String?]?) {
+        self.index = index
+        self.change = change
+        self.reason = reason
+        self.serverValues = serverValues
+    }
+}
+
+/// The server's answer to a push.
+public struct SyncPushResult: Codable, Hashable, Sendable {
+    public var push: UUID
+    /// The changes it did not apply; every other change was applied.
+    public var refused: [SyncRefusal]
+    /// True when this answer repeats the one given to an earlier delivery of the same push.
+    public var isRepeat: Bool
+
+    public init(push: UUID, refused: [SyncRefusal], isRepeat: Bool = false) {
+        self.push = push
+        self.refused = refused
+        self.isRepeat = isRepeat
+    }
+}
+
+/// A device asking what changed on the server after its cursor.
+public struct SyncPullRequest: Codable, Hashable, Sendable {
+    public var device: UUID
+    /// The server's change-log position the device has applied (0 before the first pull).
+    public var cursor: Int64
+    /// The most log entries to answer with.
+    public var limit: Int
+
+    public init(device: UUID, cursor: Int64, limit: Int) {
+        self.device = device
+        self.cursor = cursor
+        self.limit = limit
+    }
+}
+
+/// The server's changes after a cursor: the current state of every object and link that
+/// changed (not each intermediate step), and the cursor to ask from next.
+public struct SyncPullResult: Codable, Hashable, Sendable {
+    /// Inserts (full rows: the device inserts or updates), deletes, links and unlinks. The
+    /// device's own pushes are left out.
+    public var changes: [SyncChange]
+    public var cursor: Int64
+    /// True when the log holds more after `cursor`.
+    public var hasMore: Bool
+
+    public init(changes: [SyncChange], cursor: Int64, hasMore: Bool) {
+        self.changes = changes
+        self.cursor = cursor
+        self.hasMore = hasMore
+    }
+}
+
+/// A server of record that devices push to and pull from. ``PostgresSyncServer`` is one,
+/// connected to PostgreSQL directly; a relay that forwards these messages over HTTP to a
+/// service holding a ``PostgresSyncServer`` is another.
+public protocol SyncServer: Sendable {
+    /// Checks the device's model against the server's tables (creating or extending them
+    /// when allowed) and answers with the server's id.
+    func hello(_ hello: SyncHello) async throws -> SyncWelcome
+    /// Applies a push once.
+    func push(_ push: SyncPush) async throws -> SyncPushResult
+    /// Answers what changed after a cursor.
+    func pull(_ request: SyncPullRequest) async throws -> SyncPullResult
+    /// Signals (promptly, best effort) when the server's data changed: the sync pulls on
+    /// each. Ends when the server connection is lost; the sync then calls again after a
+    /// backoff.
+    func changeSignals() async throws -> AsyncThrowingStream<Void, any Error>
+}

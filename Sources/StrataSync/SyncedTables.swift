@@ -1,0 +1,145 @@
+import Foundation
+import GRDB
+import Strata
+
+/// The tables a sync moves, read off the model's ``SchemaDescriptor``: one per synced entity
+/// (its attributes, to-one keys and list positions) and one per many-to-many join table
+/// between synced entities.
+struct SyncedTables: Sendable {
+    /// One column of an entity's table, other than its primary key.
+    struct Column: Hashable, Sendable {
+        enum Kind: Hashable, Sendable {
+            /// An attribute of this type.
+            case value(ValueType)
+            /// A to-one's key: the destination entity's object, by its sync id on the wire.
+            case reference(String)
+            /// The place of the object in an ordered to-many (an integer).
+            case position
+        }
+        var name: String
+        var kind: Kind
+        var isOptional: Bool
+        /// The type that tells how the column's values are written as text.
+        var valueType: ValueType {
+            switch kind {
+            case .value(let type): type
+            case .reference: .uuid
+            case .position: .int
+            }
+        }
+    }
+
+    struct Entity: Sendable {
+        var descriptor: EntityDescriptor
+        var name: String { descriptor.name }
+        var primaryKey: String { descriptor.primaryKey }
+        var columns: [Column]
+        /// The to-one columns, with their destinations.
+        var references: [(column: String, destination: String)] {
+            columns.compactMap { if case .reference(let destination) = $0.kind { return ($0.name, destination) } else { return nil } }
+        }
+        func column(named name: String) -> Column? { columns.first { $0.name == name } }
+    }
+
+    /// A many-to-many join table: `column` holds objects of `entity`, `inverseColumn` of
+    /// `destination`.
+    struct Join: Sendable {
+        var name: String
+        var entity: String
+        var column: String
+        var destination: String
+        var inverseColumn: String
+    }
+
+    var schema: SchemaDescriptor
+    var entities: [Entity]
+    var joins: [Join]
+
+    /// The synced part of `schema`: every entity, or those named in `only`.
+    ///
+    /// - Throws: ``SyncSetupError`` when a synced entity's relationship leads to an entity
+    ///   that is not synced.
+    init(schema: SchemaDescriptor, only: Set<String>?) throws {
+        self.schema = schema
+        let names = only ?? Set(schema.entities.map(\.name))
+        for name in names.sorted() where schema.entity(named: name) == nil {
+            throw SyncSetupError.unknownEntity(name)
+        }
+        var entities: [Entity] = []
+        var joins: [Join] = []
+        var seenJoins: Set<String> = []
+        for entity in schema.entities where names.contains(entity.name) {
+            var columns = entity.attributes.map {
+                Column(name: $0.name, kind: .value($0.type), isOptional: $0.isOptional)
+            }
+            for relationship in entity.relationships {
+                guard names.contains(relationship.destination) else {
+                    throw SyncSetupError.relationshipLeavesSyncedEntities(
+                        entity: entity.name, relationship: relationship.name, destination: relationship.destination)
+                }
+                switch relationship.storage {
+                case .foreignKey(let column):
+                    columns.append(Column(name: column, kind: .reference(relationship.destination), isOptional: !relationship.isRequired))
+                    if let position = relationship.positionColumn {
+                        columns.append(Column(name: position, kind: .position, isOptional: true))
+                    }
+                case .joinTable(let table, let column, let inverseColumn):
+                    if seenJoins.insert(table).inserted {
+                        joins.append(Join(
+                            name: table, entity: entity.name, column: column,
+                            destination: relationship.destination, inverseColumn: inverseColumn))
+                    }
+                case .inverseForeignKey:
+                    break
+                }
+            }
+            entities.append(Entity(descriptor: entity, columns: columns))
+        }
+        self.entities = entities
+        self.joins = joins
+    }
+
+    func entity(named name: String) -> Entity? { entities.first { $0.name == name } }
+    func join(named name: String) -> Join? { joins.first { $0.name == name } }
+
+    /// Entity names, each after the entities its to-one keys lead to (self-references and
+    /// cycles aside): the order inserts can be applied in.
+    var dependencyOrder: [String] {
+        var order: [String] = []
+        var state: [String: Int] = [:]  // 1: visiting, 2: done
+        func visit(_ name: String) {
+            guard state[name] == nil, let entity = entity(named: name) else { return }
+            state[name] = 1
+            for (_, destination) in entity.references where destination != name { visit(destination) }
+            state[name] = 2
+            order.append(name)
+        }
+        for entity in entities { visit(entity.name) }
+        return order
+    }
+}
+
+/// A sync that cannot be set up as asked.
+public enum SyncSetupError: Error, Hashable, Sendable, CustomStringConvertible, LocalizedError {
+    /// `entities:` names an entity the model does not have.
+    case unknownEntity(String)
+    /// A synced entity's relationship leads to an entity that is not synced: both ends of
+    /// every relationship must sync.
+    case relationshipLeavesSyncedEntities(entity: String, relationship: String, destination: String)
+    /// The store does not record its change history (``Store/Options/recordsHistory`` is off),
+    /// which the sync reads to know what to push.
+    case historyNotRecorded
+
+    public var description: String {
+        switch self {
+        case .unknownEntity(let name):
+            "the model has no entity '\(name)' to sync"
+        case .relationshipLeavesSyncedEntities(let entity, let relationship, let destination):
+            "\(entity).\(relationship) leads to \(destination), which does not sync: sync both ends of every relationship"
+        case .historyNotRecorded:
+            "the store does not record its change history (Store.Options.recordsHistory is off); sync reads it to know what to push"
+        }
+    }
+
+    public var errorDescription: String? { description }
+}

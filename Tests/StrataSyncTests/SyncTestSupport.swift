@@ -1,0 +1,83 @@
+import Foundation
+import StrataSyncFixture
+import StrataTestSupport
+import Testing
+
+/// One private PostgreSQL cluster for the whole test process, stopped and removed at exit;
+/// each test makes its own database in it.
+enum SharedCluster {
+    nonisolated(unsafe) static var started: PostgresCluster?
+    static let lock = NSLock()
+
+    static func get() throws -> PostgresCluster {
+        lock.lock()
+        defer { lock.unlock() }
+        if let started { return started }
+        let cluster = try PostgresCluster.start()
+        started = cluster
+        atexit { SharedCluster.started?.destroy() }
+        return cluster
+    }
+}
+
+/// A test's server: its own database in the shared cluster.
+struct TestServer {
+    let cluster: PostgresCluster
+    let database: String
+
+    init() throws {
+        cluster = try SharedCluster.get()
+        database = try cluster.makeDatabase()
+    }
+
+    var configuration: PostgresConnection.Configuration { cluster.configuration(database: database) }
+
+    func server(schema: SchemaDescriptor = StrataModel.schema, policy: PostgresSyncServer.SchemaPolicy = .createAndExtend) throws -> PostgresSyncServer {
+        try PostgresSyncServer(configuration: configuration, schema: schema, policy: policy)
+    }
+
+    @discardableResult
+    func psql(_ sql: String) throws -> String { try cluster.psql(sql, database: database) }
+
+    /// What the server's tables hold.
+    func contents() async throws -> SyncContents {
+        let server = try server()
+        defer { Task { await server.close() } }
+        return try await server.contents()
+    }
+}
+
+/// One device: a store file of its own and its sync.
+struct Device {
+    let store: Store
+    let sync: StoreSync
+    let server: PostgresSyncServer
+
+    init(_ path: String, _ test: TestServer, schema: SchemaDescriptor = StrataModel.schema, options: SyncOptions = SyncOptions()) throws {
+        store = try Store(schema: schema, path: path)
+        server = try test.server(schema: schema)
+        sync = try StoreSync(store: store, server: server, options: options)
+    }
+
+    func close() async {
+        await sync.stop()
+        await server.close()
+        try? store.close()
+    }
+}
+
+/// Syncs every device, twice round, so that each has pulled what the others pushed.
+func settle(_ devices: [Device]) async throws {
+    for _ in 0..<2 {
+        for device in devices { try await device.sync.sync() }
+    }
+}
+
+/// Every device's contents equal the server's.
+func expectConverged(_ devices: [Device], _ test: TestServer, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+    let server = try await test.contents()
+    for (index, device) in devices.enumerated() {
+        let contents = try device.sync.contents()
+        #expect(contents.difference(from: server) == nil, "device \(index) differs from the server: \(contents.difference(from: server) ?? "")", sourceLocation: sourceLocation)
+    }
+}

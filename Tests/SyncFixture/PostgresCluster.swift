@@ -1,0 +1,160 @@
+import Foundation
+import PostgresNIO
+import StrataSync
+
+/// A private PostgreSQL cluster in a temporary folder, listening on a Unix socket in that
+/// folder only (no TCP port), made with `initdb` and run with `pg_ctl`: what the sync tests
+/// and `make sync-demo` run against. Run as root, the server runs as the `postgres` user
+/// (PostgreSQL refuses root); otherwise as the current user.
+public final class PostgresCluster: @unchecked Sendable {
+    /// The folder holding the data folder, the socket and the log.
+    public let folder: URL
+    public var dataFolder: URL { folder.appendingPathComponent("data") }
+    public var logFile: URL { folder.appendingPathComponent("server.log") }
+    /// The socket's path (`.s.PGSQL.5432` in ``folder``).
+    public var socketPath: String { folder.appendingPathComponent(".s.PGSQL.5432").path }
+    /// The superuser, made by `initdb`.
+    public let user = "strata"
+    public let database = "strata"
+    let binaries: URL
+
+    /// PostgreSQL's programs (`initdb`, `pg_ctl`, `postgres`), newest version first; nil
+    /// when PostgreSQL is not installed.
+    public static func binaries() -> URL? {
+        let root = URL(fileURLWithPath: "/usr/lib/postgresql")
+        let versions = (try? FileManager.default.contentsOfDirectory(atPath: root.path)) ?? []
+        for version in versions.sorted(by: { (Int($0) ?? 0) > (Int($1) ?? 0) }) {
+            let bin = root.appendingPathComponent(version).appendingPathComponent("bin")
+            if FileManager.default.isExecutableFile(atPath: bin.appendingPathComponent("initdb").path) { return bin }
+        }
+        for path in (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":") {
+            let bin = URL(fileURLWithPath: String(path))
+            if FileManager.default.isExecutableFile(atPath: bin.appendingPathComponent("initdb").path) { return bin }
+        }
+        return nil
+    }
+
+    static var isRoot: Bool { getuid() == 0 }
+
+    /// Makes a cluster in a new temporary folder and starts it.
+    public static func start() throws -> PostgresCluster {
+        guard let binaries = binaries() else { throw ClusterError("PostgreSQL is not installed (no initdb); run scripts/bootstrap") }
+        let folder = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("strata-pg-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let cluster = PostgresCluster(folder: folder, binaries: binaries)
+        if isRoot { try cluster.run("/bin/chown", ["postgres:postgres", folder.path], asServer: false) }
+        try cluster.run(binaries.appendingPathComponent("initdb").path, [
+            "-D", cluster.dataFolder.path, "-U", cluster.user, "-A", "trust", "-E", "UTF8", "--no-locale", "--no-sync",
+        ])
+        try cluster.startServer()
+        try cluster.run(binaries.appendingPathComponent("createdb").path, ["-h", folder.path, "-U", cluster.user, cluster.database])
+        return cluster
+    }
+
+    init(folder: URL, binaries: URL) {
+        self.folder = folder
+        self.binaries = binaries
+    }
+
+    /// Starts the server (after ``stop()`` or ``kill()``).
+    public func startServer() throws {
+        try run(binaries.appendingPathComponent("pg_ctl").path, [
+            "-D", dataFolder.path, "-l", logFile.path, "-w", "-t", "60", "-o",
+            "-c listen_addresses='' -c unix_socket_directories='\(folder.path)' -c fsync=off -c max_connections=60",
+            "start",
+        ], capture: false)
+    }
+
+    /// Stops the server: `fast` ends every connection and shuts down cleanly.
+    public func stop(mode: String = "fast") throws {
+        try run(binaries.appendingPathComponent("pg_ctl").path, ["-D", dataFolder.path, "-m", mode, "-w", "stop"])
+    }
+
+    /// Stops the server and starts it again: every connection is cut.
+    public func restart() throws {
+        try stop(mode: "immediate")
+        try startServer()
+    }
+
+    /// Stops the server and removes the folder.
+    public func destroy() {
+        try? stop(mode: "immediate")
+        try? FileManager.default.removeItem(at: folder)
+    }
+
+    /// A connection configuration for the superuser (or `user`).
+    public func configuration(user: String? = nil, database: String? = nil) -> PostgresConnection.Configuration {
+        PostgresConnection.Configuration(
+            unixSocketPath: socketPath, username: user ?? self.user, password: nil, database: database ?? self.database)
+    }
+
+    /// Makes a new, empty database and returns its name.
+    public func makeDatabase() throws -> String {
+        let name = "t_" + UUID().uuidString.prefix(12).lowercased().replacingOccurrences(of: "-", with: "")
+        try psql("CREATE DATABASE \(name)")
+        return name
+    }
+
+    /// Runs SQL with `psql` and returns what it printed (unaligned, tuples only).
+    @discardableResult
+    public func psql(_ sql: String, user: String? = nil, database: String? = nil) throws -> String {
+        try run(binaries.appendingPathComponent("psql").path, [
+            "-h", folder.path, "-U", user ?? self.user, "-d", database ?? self.database, "-v", "ON_ERROR_STOP=1", "-X", "-q", "-A", "-t",
+            "-c", sql,
+        ])
+    }
+
+    @discardableResult
+    func run(_ program: String, _ arguments: [String], asServer: Bool = true, capture: Bool = true) throws -> String {
+        let process = Process()
+        if asServer && Self.isRoot {
+            process.executableURL = URL(fileURLWithPath: "/usr/sbin/runuser")
+            process.arguments = ["-u", "postgres", "--", program] + arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: program)
+            process.arguments = arguments
+        }
+        process.currentDirectoryURL = folder
+        // The server that `pg_ctl start` leaves running would keep a pipe open: its output
+        // goes to the log file, and nothing is read from it here.
+        guard capture else {
+            // Foundation's Process was seen never to return from waitUntilExit here: spawn
+            // and wait by hand, output to /dev/null.
+            let argv = process.arguments.map { [process.executableURL!.path] + $0 } ?? []
+            var actions: posix_spawn_file_actions_t = posix_spawn_file_actions_t()
+            posix_spawn_file_actions_init(&actions)
+            defer { posix_spawn_file_actions_destroy(&actions) }
+            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+            posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+            posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+            var cArguments = argv.map { strdup($0) } + [nil]
+            defer { for pointer in cArguments { free(pointer) } }
+            var pid: pid_t = 0
+            let spawned = posix_spawn(&pid, argv[0], &actions, nil, &cArguments, environ)
+            guard spawned == 0 else { throw ClusterError("cannot start \(argv[0]): \(spawned)") }
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+            guard status == 0 else {
+                throw ClusterError("\(URL(fileURLWithPath: program).lastPathComponent) failed (\(status)); see \(logFile.path)")
+            }
+            return ""
+        }
+        let output = Pipe(), errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        let errorData = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw ClusterError("\(URL(fileURLWithPath: program).lastPathComponent) failed (\(process.terminationStatus)): "
+                + String(decoding: errorData, as: UTF8.self) + String(decoding: data, as: UTF8.self))
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    public struct ClusterError: Error, CustomStringConvertible {
+        public var description: String
+        init(_ description: String) { self.description = description }
+    }
+}
