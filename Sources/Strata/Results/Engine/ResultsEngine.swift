@@ -15,8 +15,6 @@ import GRDB
 /// only affected rows by id and place them by binary search with ``DatabaseValueOrdering``,
 /// which orders exactly as SQLite's `ORDER BY`.
 final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
-    typealias Changes = SnapshotJournal<Item, Section>.Changes
-
     let fetcher: ResultsFetcher<Item, Section>
     private(set) var index: SectionedIndex<Section>
     private(set) var payload = ItemPayload<Item>()
@@ -265,18 +263,28 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
     /// The current results, with the post-fetch options applied.
     func snapshot() -> ResultsSnapshot<Item, Section> { snapshotAndChanges().snapshot }
 
-    /// The current results, and what changed since the previous call.
-    func snapshotAndChanges() -> (snapshot: ResultsSnapshot<Item, Section>, changes: Changes) {
+    /// The current results, and what is known to have changed since the previous call, for
+    /// ``BatchBuilder`` to build the batch from.
+    func snapshotAndChanges() -> (snapshot: ResultsSnapshot<Item, Section>, changes: BatchBuilder.Known) {
         let (snapshot, changes) =
             if let loader {
                 journal.batchedSnapshotAndChanges(index, loader.makePages())
             } else {
                 journal.snapshotAndChanges(index, payload)
             }
-        guard let window else { return (snapshot, changes) }
-        // The whole results are kept up to date; the window is cut from them.
-        if case .all = changes { return (snapshot.window(limit: window.limit, offset: window.offset), .all) }
-        return (snapshot.window(limit: window.limit, offset: window.offset), .window)
+        // A refetch: batched values are not loaded to compare.
+        let refetched: BatchBuilder.Known = isBatched ? .refetchedInPages : .anything
+        guard let window else {
+            switch changes {
+            case .rows(let rows): return (snapshot, .rows(rows))
+            case .sections(let sections): return (snapshot, .sections(sections))
+            case .all: return (snapshot, refetched)
+            }
+        }
+        // The whole results are kept up to date; the window is cut from them, and its
+        // difference computed, in time proportional to the window.
+        if case .all = changes { return (snapshot.window(limit: window.limit, offset: window.offset), refetched) }
+        return (snapshot.window(limit: window.limit, offset: window.offset), .anything)
     }
 
     // MARK: - Invariants

@@ -11,9 +11,6 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
         case sections(Set<SectionID>)
         /// Anything may differ (a refetch).
         case all
-        /// The snapshots are windows of the results (``ResultsRequest/limit(_:offset:)``):
-        /// their difference is computed, in time proportional to the window.
-        case window
     }
 
     private enum Pending {
