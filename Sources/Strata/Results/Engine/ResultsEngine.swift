@@ -198,7 +198,7 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
             try fetcher.forEachItem(db, ids: ids) { fetched.append(($0.objectID.rawValue, $0, $1)) }
         }
         let gone = affected.union(tracked.deleted)
-        guard var rows = journal.takeRowJournal() else {
+        guard var changedRows = journal.takeRowJournal() else {
             for id in gone { try remove(id, patch: false) }
             for row in fetched { try insert(row.id, row.item, row.keys, patch: false) }
             return true
@@ -222,21 +222,21 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
             journal.replaced(
                 in: replaced.touched, removals: replaced.removedIndexes, arrivals: replaced.arrivals,
                 items: { fetched[$0].item }, counts: { sections[$0]?.items.count })
-            rows.reserveCapacity(rows.count + replaced.old.count + replaced.new.count)
-            for (id, place) in replaced.old { rows[id] = RowChange(old: place) }
-            for (id, place) in replaced.new { rows[id, default: RowChange()].new = place }
-            journal.putRowJournal(rows)
+            changedRows.reserveCapacity(changedRows.count + replaced.old.count + replaced.new.count)
+            for (id, place) in replaced.old { changedRows[id] = RowChange(old: place) }
+            for (id, place) in replaced.new { changedRows[id, default: RowChange()].new = place }
+            journal.putRowJournal(changedRows)
             return true
         }
         for id in gone {
-            if let place = try index.place(of: id) { rows[id] = RowChange(old: place) }
+            if let place = try index.place(of: id) { changedRows[id] = RowChange(old: place) }
         }
         for id in gone { try remove(id, patch: patch) }
         for row in fetched { try insert(row.id, row.item, row.keys, patch: patch) }
         for row in fetched {
-            if let place = try index.place(of: row.id) { rows[row.id, default: RowChange()].new = place }
+            if let place = try index.place(of: row.id) { changedRows[row.id, default: RowChange()].new = place }
         }
-        journal.putRowJournal(rows)
+        journal.putRowJournal(changedRows)
         return true
     }
 
