@@ -232,9 +232,8 @@ extension ResultsController {
         }
         sections[source.section] = ResultsSection(id: sourceSection.id, value: sourceSection.value, rows: sourceRows)
         let new = ResultsSnapshot(sections: sections)
-        var batch = ChangeBatch(
-            itemMoves: [Move(from: source, to: destination)], movedAndUpdatedItems: moved != item ? [destination] : [])
-        batch.userEdit = .move
+        let batch = BatchBuilder.batch(
+            from: old, to: new, edit: .move(Move(from: source, to: destination), valueChanged: moved != item))
         deliverUserEdit(batch, new, touched: [sourceSection.id, targetSection.id], before: version)
         settleUserEdit(publishedBefore: version)
     }
@@ -276,16 +275,13 @@ extension ResultsController {
         var rows = section.rows
         rows.remove(at: path.item, keepingBatched: true)
         var sections = old.sections
-        var batch: ChangeBatch
         if rows.isEmpty && SectionedIndex<Section>.isTransient(section.id) {
             sections.remove(at: path.section)
-            batch = ChangeBatch(sectionDeletes: [path.section])
         } else {
             sections[path.section] = ResultsSection(id: section.id, value: section.value, rows: rows)
-            batch = ChangeBatch(itemDeletes: [path])
         }
         let new = ResultsSnapshot(sections: sections)
-        batch.userEdit = .delete
+        let batch = BatchBuilder.batch(from: old, to: new, edit: .delete(path))
         deliverUserEdit(batch, new, touched: [section.id], before: version)
         settleUserEdit(publishedBefore: version)
     }

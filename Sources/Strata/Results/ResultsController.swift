@@ -307,30 +307,13 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
             deliveryQueue.async { [self] in deliver(.update(.reload(new)), version: version, touched: nil) }
             return
         }
-        let batch: ChangeBatch
-        if case .all = changes, engine.isBatched {
+        guard let batch = BatchBuilder.batch(from: old, to: new, known: changes) else {
             // A refetch of batched results: values are not loaded to compare, so a reload.
             deliveryQueue.async { [self] in deliver(.update(.reload(new))) }
             return
         }
-        switch changes {
-        case .rows(let rows): batch = ChangeBatch(from: old, to: new, rowChanges: rows)
-        case .sections(let sections): batch = ChangeBatch(from: old, to: new, changedSections: sections)
-        case .all, .window: batch = ChangeBatch(from: old, to: new)
-        }
         #if DEBUG
-        if checksInvariants {
-            do {
-                let replayed = try batch.apply(to: old, reading: new)
-                precondition(replayed == new, "the batch does not replay")
-            } catch {
-                preconditionFailure("invalid batch \(batch): \(error)")
-            }
-            if case .sections = changes {
-                // The restricted difference must equal the whole one.
-                precondition(batch == ChangeBatch(from: old, to: new), "restricted difference differs")
-            }
-        }
+        if checksInvariants { BatchBuilder._check(batch, from: old, to: new, known: changes) }
         #endif
         if batch.isEmpty { return deliverUnchanged(new, version: version) }
         let touched = batch.touchedSections(from: old, to: new)
@@ -377,11 +360,8 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
             }
             return deliver(.update(.reload(new)))
         }
-        // Batched snapshots compare by ids, reading only the items changed in between: the
-        // usual answer (the commit did what the edit showed) costs no page reads, where the
-        // difference would read every row of the touched sections.
-        let batched = new.sections.contains { $0.rows.isBatched }
-        let batch = batched && new == snapshot ? ChangeBatch() : ChangeBatch(from: snapshot, to: new, changedSections: touched)
+        // (Never nil: only a refetch of batched results builds no batch.)
+        let batch = BatchBuilder.batch(from: snapshot, to: new, known: .sinceUserEdit(touched: touched))!
         if batch.isEmpty {
             outlet.take(new)
             return
@@ -411,14 +391,7 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
         if let edit = pendingEdit { all = edit.touched.map { $0.union(touched) } }
         pendingEdit = (version + 1, all, pendingEdit == nil ? batch : nil)
         #if DEBUG
-        if checksInvariants {
-            do {
-                let replayed = try batch.apply(to: snapshot, reading: new)
-                precondition(replayed == new, "the user edit's batch does not replay")
-            } catch {
-                preconditionFailure("invalid user edit batch \(batch): \(error)")
-            }
-        }
+        if checksInvariants { BatchBuilder._checkUserEdit(batch, from: snapshot, to: new) }
         #endif
         // Consumers that asked for reloads get the edited snapshot as one.
         deliver(.update(deliveryMode == .reloads ? .reload(new) : .batch(batch, new)))

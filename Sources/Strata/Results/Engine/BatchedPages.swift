@@ -181,6 +181,26 @@ final class PageLoader<Item: StrataEntity>: @unchecked Sendable {
         }
     }
 
+    /// Checks the loader and the pages of every live snapshot (debug builds only): each
+    /// snapshot of an older generation or version than the loader's current ones, the last
+    /// one made the newest, and each snapshot's own invariants (see
+    /// ``BatchedPages/_checkInvariants()``). Traps on violation. For tests.
+    func _checkInvariants() {
+        #if DEBUG
+        locked {
+            for entry in live {
+                guard let pages = entry.pages else { continue }
+                precondition(pages.generation <= generation, "a snapshot of a generation to come")
+                precondition(pages.version <= version, "a snapshot of a version to come")
+                pages._checkInvariantsLocked()
+            }
+            if let lastMade {
+                precondition(lastMade.version == version, "the last snapshot made is not the newest")
+            }
+        }
+        #endif
+    }
+
     /// The items `ids` read with `db`, by id (missing ids are left out).
     static func fetch(_ ids: [Int64], _ db: Database) throws -> [Int64: Item] {
         var result: [Int64: Item] = [:]
@@ -282,6 +302,33 @@ final class BatchedPages<Item: StrataEntity>: ItemPages, @unchecked Sendable {
             }
             return values[id]!
         }
+    }
+
+    /// Checks the snapshot's pages (debug builds only): at most the loader's `cachedPages`
+    /// pages, each id in at most one, and exactly the loaded pages' values cached (so that
+    /// eviction frees them all); values kept only for ids changed after the snapshot; a
+    /// parent older than the snapshot and of its generation. Traps on violation. For tests.
+    func _checkInvariants() {
+        #if DEBUG
+        loader.locked { _checkInvariantsLocked() }
+        #endif
+    }
+
+    /// ``_checkInvariants()`` with the loader's lock held.
+    fileprivate func _checkInvariantsLocked() {
+        #if DEBUG
+        precondition(pageOrder.count <= loader.cachedPages, "\(pageOrder.count) pages cached, more than \(loader.cachedPages)")
+        var loaded = Set<Int64>()
+        for page in pageOrder {
+            precondition(!page.isEmpty, "an empty page")
+            for id in page { precondition(loaded.insert(id).inserted, "item \(id) cached by two pages") }
+        }
+        precondition(Set(values.keys) == loaded, "cached values are not exactly the loaded pages'")
+        for id in kept.keys { precondition(changedSince.contains(id), "a value kept for item \(id), which did not change") }
+        if let parent {
+            precondition(parent.version < version && parent.generation == generation, "a parent that is not an older snapshot")
+        }
+        #endif
     }
 
     func valueMayDiffer(_ id: Int64, in other: any ItemPages<Item>) -> Bool {

@@ -15,8 +15,6 @@ import GRDB
 /// only affected rows by id and place them by binary search with ``DatabaseValueOrdering``,
 /// which orders exactly as SQLite's `ORDER BY`.
 final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
-    typealias Changes = SnapshotJournal<Item, Section>.Changes
-
     let fetcher: ResultsFetcher<Item, Section>
     private(set) var index: SectionedIndex<Section>
     private(set) var payload = ItemPayload<Item>()
@@ -200,7 +198,7 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
             try fetcher.forEachItem(db, ids: ids) { fetched.append(($0.objectID.rawValue, $0, $1)) }
         }
         let gone = affected.union(tracked.deleted)
-        guard var rows = journal.takeRowJournal() else {
+        guard var changedRows = journal.takeRowJournal() else {
             for id in gone { try remove(id, patch: false) }
             for row in fetched { try insert(row.id, row.item, row.keys, patch: false) }
             return true
@@ -224,21 +222,21 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
             journal.replaced(
                 in: replaced.touched, removals: replaced.removedIndexes, arrivals: replaced.arrivals,
                 items: { fetched[$0].item }, counts: { sections[$0]?.items.count })
-            rows.reserveCapacity(rows.count + replaced.old.count + replaced.new.count)
-            for (id, place) in replaced.old { rows[id] = RowChange(old: place) }
-            for (id, place) in replaced.new { rows[id, default: RowChange()].new = place }
-            journal.putRowJournal(rows)
+            changedRows.reserveCapacity(changedRows.count + replaced.old.count + replaced.new.count)
+            for (id, place) in replaced.old { changedRows[id] = RowChange(old: place) }
+            for (id, place) in replaced.new { changedRows[id, default: RowChange()].new = place }
+            journal.putRowJournal(changedRows)
             return true
         }
         for id in gone {
-            if let place = try index.place(of: id) { rows[id] = RowChange(old: place) }
+            if let place = try index.place(of: id) { changedRows[id] = RowChange(old: place) }
         }
         for id in gone { try remove(id, patch: patch) }
         for row in fetched { try insert(row.id, row.item, row.keys, patch: patch) }
         for row in fetched {
-            if let place = try index.place(of: row.id) { rows[row.id, default: RowChange()].new = place }
+            if let place = try index.place(of: row.id) { changedRows[row.id, default: RowChange()].new = place }
         }
-        journal.putRowJournal(rows)
+        journal.putRowJournal(changedRows)
         return true
     }
 
@@ -265,18 +263,28 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
     /// The current results, with the post-fetch options applied.
     func snapshot() -> ResultsSnapshot<Item, Section> { snapshotAndChanges().snapshot }
 
-    /// The current results, and what changed since the previous call.
-    func snapshotAndChanges() -> (snapshot: ResultsSnapshot<Item, Section>, changes: Changes) {
+    /// The current results, and what is known to have changed since the previous call, for
+    /// ``BatchBuilder`` to build the batch from.
+    func snapshotAndChanges() -> (snapshot: ResultsSnapshot<Item, Section>, changes: BatchBuilder.Known) {
         let (snapshot, changes) =
             if let loader {
                 journal.batchedSnapshotAndChanges(index, loader.makePages())
             } else {
                 journal.snapshotAndChanges(index, payload)
             }
-        guard let window else { return (snapshot, changes) }
-        // The whole results are kept up to date; the window is cut from them.
-        if case .all = changes { return (snapshot.window(limit: window.limit, offset: window.offset), .all) }
-        return (snapshot.window(limit: window.limit, offset: window.offset), .window)
+        // A refetch: batched values are not loaded to compare.
+        let refetched: BatchBuilder.Known = isBatched ? .refetchedInPages : .anything
+        guard let window else {
+            switch changes {
+            case .rows(let rows): return (snapshot, .rows(rows))
+            case .sections(let sections): return (snapshot, .sections(sections))
+            case .all: return (snapshot, refetched)
+            }
+        }
+        // The whole results are kept up to date; the window is cut from them, and its
+        // difference computed, in time proportional to the window.
+        if case .all = changes { return (snapshot.window(limit: window.limit, offset: window.offset), refetched) }
+        return (snapshot.window(limit: window.limit, offset: window.offset), .anything)
     }
 
     // MARK: - Invariants

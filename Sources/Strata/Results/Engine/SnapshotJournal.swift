@@ -1,5 +1,5 @@
 /// What the next snapshot shows and how it differs from the last one: the post-fetch
-/// options, each section's rows as last derived (options applied), and the pending changes
+/// options, each section's rows as last derived (options applied), and the changes
 /// since the last snapshot — the places every changed row left and took (the row journal)
 /// while rows are items, else the sections whose rows were derived again.
 struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
@@ -11,12 +11,9 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
         case sections(Set<SectionID>)
         /// Anything may differ (a refetch).
         case all
-        /// The snapshots are windows of the results (``ResultsRequest/limit(_:offset:)``):
-        /// their difference is computed, in time proportional to the window.
-        case window
     }
 
-    private enum Pending {
+    private enum ChangesSinceSnapshot {
         /// Rows are items (no post-fetch filter or comparator), and every row changed since
         /// the last snapshot is journaled with its old and new places.
         case rows([Int64: RowChange])
@@ -28,15 +25,18 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
 
     var options: ResultsOptions<Item> {
         didSet {
-            derived.removeAll()
-            if case .rows = pending { pending = .sections }
+            sectionRows.removeAll()
+            if case .rows = changesSinceSnapshot { changesSinceSnapshot = .sections }
         }
     }
 
-    /// The rows of each section as last derived. While rows are journaled, they are the
+    /// The rows of each section as the next snapshot shows them, as last derived (options
+    /// applied); a section without them is derived again. While rows are journaled, they are the
     /// section's items in order and are patched in place.
-    private var derived: [SectionID: RowChunks<ResultsRow<Item>>] = [:]
-    private var pending = Pending.all
+    private var sectionRows: [SectionID: RowChunks<ResultsRow<Item>>] = [:]
+    /// What changed since the last snapshot: the row journal, or the sections derived
+    /// again, or anything.
+    private var changesSinceSnapshot = ChangesSinceSnapshot.all
 
     init(options: ResultsOptions<Item>) {
         self.options = options
@@ -47,18 +47,18 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
 
     /// After a refetch: nothing derived, anything may have changed.
     mutating func reset() {
-        derived = [:]
-        pending = .all
+        sectionRows = [:]
+        changesSinceSnapshot = .all
     }
 
     /// The rows of `section` as a fetch in order produced them (rows are items).
     mutating func setRows(_ rows: RowChunks<ResultsRow<Item>>, for section: SectionID) {
-        derived[section] = rows
+        sectionRows[section] = rows
     }
 
     /// The rows of `sections` are derived again for the next snapshot.
     mutating func invalidate(_ sections: some Sequence<SectionID>) {
-        for section in sections { derived[section] = nil }
+        for section in sections { sectionRows[section] = nil }
     }
 
     /// A bulk replacement (``SectionedIndex/replaceInBulk(gone:fetched:refetched:parallelMinimum:)``) in the
@@ -72,8 +72,8 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
         items: (Int) -> Item?, counts: (SectionID) -> Int?
     ) {
         for section in touched {
-            guard rowsAreItems, let previous = derived.removeValue(forKey: section), let count = counts(section) else {
-                derived[section] = nil
+            guard rowsAreItems, let previous = sectionRows.removeValue(forKey: section), let count = counts(section) else {
+                sectionRows[section] = nil
                 continue
             }
             let removed = removals[section] ?? [], arriving = arrivals[section] ?? []
@@ -100,36 +100,36 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
                 rows.append(from: previous, old..<end)
                 old = end
             }
-            derived[section] = rows.count == count ? rows : nil
+            sectionRows[section] = rows.count == count ? rows : nil
         }
     }
 
     /// The item at `index` of `section` went: patched in place (`patch`), else derived again.
     mutating func removed(at index: Int, from section: SectionID, patch: Bool) {
-        if patch, derived[section] != nil { derived[section]!.remove(at: index) } else { derived[section] = nil }
+        if patch, sectionRows[section] != nil { sectionRows[section]!.remove(at: index) } else { sectionRows[section] = nil }
     }
 
     /// `item` came in at `index` of `section`: patched in place (`patch`), else derived again.
     mutating func inserted(_ item: Item, at index: Int, in section: SectionID, patch: Bool) {
-        if patch, derived[section] != nil { derived[section]!.insert(.item(item), at: index) } else { derived[section] = nil }
+        if patch, sectionRows[section] != nil { sectionRows[section]!.insert(.item(item), at: index) } else { sectionRows[section] = nil }
     }
 
     /// At the start of a commit: a row journal describes one step from the last snapshot,
     /// so a journal the last snapshot did not take means anything may have changed.
     mutating func beginCommit() {
-        if case .rows(let journal) = pending, !journal.isEmpty { pending = .all }
+        if case .rows(let journal) = changesSinceSnapshot, !journal.isEmpty { changesSinceSnapshot = .all }
     }
 
     /// The row journal, taken out to be extended (nil when rows are not journaled); give it
     /// back with ``putRowJournal(_:)``. While it is out, anything may have changed.
     mutating func takeRowJournal() -> [Int64: RowChange]? {
-        guard case .rows(let journal) = pending else { return nil }
-        pending = .all  // while the journal is out, so that it stays uniquely referenced
+        guard case .rows(let journal) = changesSinceSnapshot else { return nil }
+        changesSinceSnapshot = .all  // while the journal is out, so that it stays uniquely referenced
         return journal
     }
 
     mutating func putRowJournal(_ journal: [Int64: RowChange]) {
-        pending = .rows(journal)
+        changesSinceSnapshot = .rows(journal)
     }
 
     /// The snapshot of `index` with `payload`'s values and the options applied, and what
@@ -142,23 +142,23 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
         result.reserveCapacity(index.sections.count)
         for (id, section) in zip(index.sections.keys, index.sections.values) {
             let rows: RowChunks<ResultsRow<Item>>
-            if let cached = derived[id] {
+            if let cached = sectionRows[id] {
                 rows = cached
             } else {
                 rows = derive(section.items, payload)
-                derived[id] = rows
+                sectionRows[id] = rows
                 changed.insert(id)
             }
             if rows.isEmpty && SectionedIndex<Section>.isTransient(id) { continue }
             result.append(ResultsSection(id: id, value: section.value, rows: ResultsRows(chunks: rows)))
         }
         let changes: Changes
-        switch pending {
+        switch changesSinceSnapshot {
         case .rows(let journal): changes = .rows(Array(journal.values))
         case .sections: changes = .sections(changed)
         case .all: changes = .all
         }
-        pending = rowsAreItems ? .rows([:]) : .sections
+        changesSinceSnapshot = rowsAreItems ? .rows([:]) : .sections
         return (ResultsSnapshot(sections: result), changes)
     }
 
@@ -174,13 +174,13 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
             result.append(ResultsSection(id: id, value: section.value, rows: ResultsRows(ids: section.items, pages: pages)))
         }
         let changes: Changes
-        switch pending {
+        switch changesSinceSnapshot {
         case .rows(let journal): changes = .rows(Array(journal.values))
         case .sections: changes = .all
         case .all: changes = .all
         }
-        derived = [:]
-        pending = .rows([:])
+        sectionRows = [:]
+        changesSinceSnapshot = .rows([:])
         return (ResultsSnapshot(sections: result), changes)
     }
 
@@ -209,12 +209,12 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
     /// that nothing is derived for a section the index no longer has (debug builds only).
     func _checkInvariants(against index: SectionedIndex<Section>) {
         #if DEBUG
-        for id in derived.keys {
+        for id in sectionRows.keys {
             precondition(index.sections[id] != nil, "rows derived for a section that went: \(id)")
         }
         if rowsAreItems {
             for (id, section) in zip(index.sections.keys, index.sections.values) {
-                guard let rows = derived[id] else { continue }
+                guard let rows = sectionRows[id] else { continue }
                 precondition(rows.map { $0.item?.objectID.rawValue } == section.items, "derived rows out of date")
             }
         }
