@@ -46,6 +46,14 @@ public actor PostgresSyncServer: SyncServer {
         self.logger = logger
     }
 
+    deinit {
+        // Kept alive until closed: postgres-nio wants every connection closed first.
+        if let connection, !connection.isClosed {
+            let future: EventLoopFuture<Void> = connection.close()
+            future.whenComplete { _ in withExtendedLifetime(connection) {} }
+        }
+    }
+
     /// Closes the connection (a later call opens another).
     public func close() async {
         if let connection { try? await connection.close() }
