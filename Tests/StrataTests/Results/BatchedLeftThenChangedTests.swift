@@ -4,19 +4,47 @@ import Testing
 
 @testable import Strata
 
-/// Known issue, found while testing the batched pages on their own: a commit keeps, for the
-/// live batched snapshots, the values it changes only of the items the results hold *now*
-/// (`PageLoader.commit(changed:wasShown:)` is given `index.contains`). An item that left the
-/// results through a related row (its notebook renamed: its own row unchanged, so nothing
-/// was kept) and then changed or went is read by an older snapshot that showed it, and had
-/// not loaded its page, in the store's current state: a value the snapshot never showed, or
-/// `ResultsError.itemUnavailable` (a trap through the rows' subscript). When it is fixed,
-/// these tests fail ("known issue was not recorded"): remove `withKnownIssue`.
+/// An older batched snapshot that shows an item, and has not loaded its page, reads the
+/// value it showed after the item left the results through a related row (its notebook
+/// renamed: its own row unchanged, so the commit keeps nothing) and then changed, went, or
+/// came back and changed. Once a bug: a commit kept values only for the items the results
+/// held at that commit (`PageLoader.commit(changed:wasShown:)` was given `index.contains`
+/// alone), so such a snapshot read the store's current value, or failed with
+/// `ResultsError.itemUnavailable` (a trap through the rows' subscript). The loader now also
+/// keeps values for the items that left while a snapshot that may show them is alive
+/// (`PageLoader.left(_:)`).
 @Suite struct BatchedLeftThenChangedTests {
-    /// A batched controller over the notes of the notebook "Work" (six, one page of two
-    /// cached), its first snapshot unread; the notebook renamed, so every note leaves the
-    /// results with its own row unchanged; then `change` applied to the first note.
-    static func oldSnapshot(after change: (Database, inout Note) throws -> Void) throws -> (ResultsSnapshot<Note, NoSection>, URL) {
+    /// One commit of the steps after the first snapshot: the first note and its notebook.
+    typealias Step = @Sendable (Database, inout Note, inout Notebook) throws -> Void
+
+    /// The notebook "Work" renamed, so that every note leaves the results with its own row
+    /// unchanged (a step).
+    static let leave: Step = { db, _, work in
+        work.name = "Home"
+        try work.update(db)
+    }
+
+    /// The notebook renamed back: every note comes back (a step).
+    static let comeBack: Step = { db, _, work in
+        work.name = "Work"
+        try work.update(db)
+    }
+
+    static func retitle(_ title: String) -> Step {
+        { db, note, _ in
+            note.title = title
+            try note.update(db)
+        }
+    }
+
+    static let delete: Step = { db, note, _ in _ = try db.delete(Note.self, id: note.id) }
+
+    /// A batched controller over the notes of the notebook "Work" (six, pages of two, one
+    /// cached), its first snapshot unread; then each of `steps` committed and delivered.
+    /// Returns the first snapshot, the snapshot delivered after each step, and the folder.
+    static func snapshots(after steps: [Step]) throws -> (
+        first: ResultsSnapshot<Note, NoSection>, after: [ResultsSnapshot<Note, NoSection>], folder: URL
+    ) {
         let (store, folder) = try BatchedLoadingTests.fileStore()
         var work = Notebook(name: "Work", createdAt: day)
         var first = Note(title: "n0", updatedAt: day)
@@ -34,34 +62,61 @@ import Testing
             loading: .batched(pageSize: 2, cachedPages: 1), deliveryQueue: queue)
         queue.sync {}
         let old = controller.snapshot
-        work.name = "Home"
-        try store.write { db in try work.update(db) }
-        queue.sync {}
-        try store.write { db in try change(db, &first) }
-        queue.sync {}
-        return (old, folder)
+        var after: [ResultsSnapshot<Note, NoSection>] = []
+        for step in steps {
+            try store.write { db in try step(db, &first, &work) }
+            queue.sync {}
+            after.append(controller.snapshot)
+        }
+        return (old, after, folder)
     }
+
+    /// The titles `snapshot` shows, read row by row (each page read now, after every step).
+    static func titles(_ snapshot: ResultsSnapshot<Note, NoSection>) throws -> [String] {
+        guard let rows = snapshot.sections.first?.rows else { return [] }
+        return try (0..<rows.count).map { try rows.item(at: $0)?.title ?? "?" }
+    }
+
+    static let shown = (0..<6).map { "n\($0)" }
 
     @Test("an older batched snapshot reads its own value of an item that left the results, then changed")
     func leftThenUpdated() throws {
-        let (old, folder) = try Self.oldSnapshot { db, note in
-            note.title = "changed"
-            try note.update(db)
-        }
+        let (old, _, folder) = try Self.snapshots(after: [Self.leave, Self.retitle("changed")])
         defer { try? FileManager.default.removeItem(at: folder) }
-        withKnownIssue("a value kept only for items the results hold now") {
-            let value = try old.sections[0].rows.item(at: 0)
-            #expect(value?.title == "n0")
-        }
+        let value = try old.sections[0].rows.item(at: 0)
+        #expect(value?.title == "n0")
+        #expect(try Self.titles(old) == Self.shown)
     }
 
     @Test("an older batched snapshot reads its own value of an item that left the results, then was deleted")
     func leftThenDeleted() throws {
-        let (old, folder) = try Self.oldSnapshot { db, note in _ = try db.delete(Note.self, id: note.id) }
+        let (old, _, folder) = try Self.snapshots(after: [Self.leave, Self.delete])
         defer { try? FileManager.default.removeItem(at: folder) }
-        withKnownIssue("a value kept only for items the results hold now") {
-            let value = try old.sections[0].rows.item(at: 0)
-            #expect(value?.title == "n0")
-        }
+        let value = try old.sections[0].rows.item(at: 0)
+        #expect(value?.title == "n0")
+        #expect(old.sections[0].rows[0].item?.title == "n0")
+        #expect(try Self.titles(old) == Self.shown)
+    }
+
+    @Test("an older batched snapshot reads its own value of an item that left the results, changed, then was deleted")
+    func leftThenUpdatedThenDeleted() throws {
+        let (old, after, folder) = try Self.snapshots(after: [Self.leave, Self.retitle("changed"), Self.delete])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        #expect(try Self.titles(old) == Self.shown)
+        for snapshot in after { #expect(try Self.titles(snapshot) == []) }
+    }
+
+    @Test("every batched snapshot reads its own values of an item that left the results, changed, came back and changed")
+    func leftAndCameBack() throws {
+        let (old, after, folder) = try Self.snapshots(after: [
+            Self.leave, Self.retitle("changed"), Self.comeBack, Self.retitle("again"), Self.leave, Self.delete,
+        ])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // Read last, so that no page was loaded before the commits after each snapshot.
+        #expect(try Self.titles(after[5]) == [])
+        #expect(try Self.titles(after[4]) == [])
+        #expect(try Self.titles(after[3]) == ["again"] + Self.shown.dropFirst())
+        #expect(try Self.titles(after[2]) == ["changed"] + Self.shown.dropFirst())
+        #expect(try Self.titles(old) == Self.shown)
     }
 }

@@ -98,6 +98,13 @@ final class PageLoader<Item: StrataEntity>: @unchecked Sendable {
     private var changedSinceSnapshot = Set<Int64>()
     /// Whether everything may have changed since the last snapshot (a refetch).
     private var unknownSinceSnapshot = false
+    /// Ids that left the results (in this generation) while a snapshot that may show them
+    /// was alive, each with the version of the last snapshot made before it left: the
+    /// snapshots up to that version may show it, though the results no longer hold it.
+    private var departed: [Int64: Int] = [:]
+    /// The same departures by that version, increasing, so that each is forgotten once every
+    /// snapshot up to its version is gone.
+    private var departures: [(version: Int, ids: [Int64])] = []
 
     private struct Weak {
         weak var pages: BatchedPages<Item>?
@@ -119,21 +126,23 @@ final class PageLoader<Item: StrataEntity>: @unchecked Sendable {
 
     /// Before the engine applies a commit that changed the values of `changed` items: keeps
     /// their current values (read in the pinned state, which is the state before the commit)
-    /// for every live snapshot that has not loaded them, then moves the reader forward.
-    /// `wasShown` tells which ids the results held before the commit.
+    /// for every live snapshot that may show them and has not loaded them, then moves the
+    /// reader forward. `wasShown` tells which ids the results held before the commit; a
+    /// snapshot may also show an id that left them since it was made (see ``left(_:)``).
     func commit(changed: Set<Int64>, wasShown: (Int64) -> Bool) throws {
         try locked {
+            live.removeAll { $0.pages == nil }
+            forgetDepartures()
             if !changed.isEmpty {
                 var needed: [(BatchedPages<Item>, [Int64])] = []
                 var ids = Set<Int64>()
-                live.removeAll { $0.pages == nil }
                 for entry in live {
                     guard let pages = entry.pages, pages.generation == generation else { continue }
                     var missing: [Int64] = []
                     for id in changed {
                         pages.changedSince.insert(id)
                         if pages.keepCachedValue(id) { continue }
-                        if wasShown(id) { missing.append(id) }
+                        if wasShown(id) || departed[id].map({ pages.version <= $0 }) == true { missing.append(id) }
                     }
                     if !missing.isEmpty {
                         needed.append((pages, missing))
@@ -152,6 +161,42 @@ final class PageLoader<Item: StrataEntity>: @unchecked Sendable {
         }
     }
 
+    /// After the engine applied a commit: `ids` were in the results before it and are not
+    /// any more (whether or not their own rows changed: an item also leaves through a related
+    /// row). The live snapshots made before may still show them, so a later commit that
+    /// changes one keeps its value for them (see ``commit(changed:wasShown:)``), until every
+    /// snapshot made before it left is gone.
+    func left(_ ids: some Collection<Int64>) {
+        guard !ids.isEmpty else { return }
+        locked {
+            // No snapshot of this generation alive: none shows them.
+            guard live.contains(where: { $0.pages?.generation == generation }) else { return }
+            for id in ids { departed[id] = version }
+            if departures.last?.version == version {
+                departures[departures.count - 1].ids.append(contentsOf: ids)
+            } else {
+                departures.append((version, Array(ids)))
+            }
+        }
+    }
+
+    /// Forgets the departures that no live snapshot may show: those after which no snapshot
+    /// made before them is alive. Amortised, each departure is forgotten once.
+    private func forgetDepartures() {
+        guard let first = departures.first else { return }
+        var oldest = Int.max
+        for entry in live {
+            if let pages = entry.pages, pages.generation == generation { oldest = min(oldest, pages.version) }
+        }
+        guard first.version < oldest else { return }
+        let gone = departures.prefix { $0.version < oldest }
+        for departure in gone {
+            // Unless it left again later (and a later departure holds it).
+            for id in departure.ids where departed[id] == departure.version { departed[id] = nil }
+        }
+        departures.removeFirst(gone.count)
+    }
+
     /// After a refetch: what changed is not traced. The live snapshots keep the current
     /// reader, frozen in their state; a new reader pins the state after the commit.
     func detach() throws {
@@ -160,6 +205,10 @@ final class PageLoader<Item: StrataEntity>: @unchecked Sendable {
             reader = fresh
             generation += 1
             unknownSinceSnapshot = true
+            // The live snapshots are of older generations now: the reader they read through
+            // is not moved again.
+            departed = [:]
+            departures = []
         }
     }
 
@@ -197,6 +246,19 @@ final class PageLoader<Item: StrataEntity>: @unchecked Sendable {
             if let lastMade {
                 precondition(lastMade.version == version, "the last snapshot made is not the newest")
             }
+            // Departures: in order of version, each id under its last one.
+            var previous = Int.min
+            var latest = Set<Int64>()
+            for departure in departures {
+                precondition(previous < departure.version && departure.version <= version, "departures out of order")
+                precondition(!departure.ids.isEmpty, "an empty departure")
+                previous = departure.version
+                for id in departure.ids {
+                    precondition(departed[id].map { $0 >= departure.version } == true, "a departure of item \(id) not recorded")
+                    if departed[id] == departure.version { latest.insert(id) }
+                }
+            }
+            precondition(latest.count == departed.count, "an item departed in no departure")
         }
         #endif
     }

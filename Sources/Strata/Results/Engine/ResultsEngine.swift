@@ -198,6 +198,17 @@ final class ResultsEngine<Item: StrataEntity, Section: Hashable & Sendable> {
             try fetcher.forEachItem(db, ids: ids) { fetched.append(($0.objectID.rawValue, $0, $1)) }
         }
         let gone = affected.union(tracked.deleted)
+        // Batched: the items this commit takes out of the results without deleting them
+        // (through their own rows or a related one: held, and not re-read), which older
+        // snapshots may still show; their values are kept for those snapshots when a later
+        // commit changes them. (A deleted item's value was kept by `commit` above.) Nothing
+        // to look up when every re-read item is still in the results.
+        var leaving: [Int64] = []
+        if loader != nil && fetched.count < affected.count {
+            let reread = Set(fetched.lazy.map(\.id))
+            leaving = affected.filter { !reread.contains($0) && index.contains($0) }
+        }
+        defer { if let loader, !leaving.isEmpty { loader.left(leaving.filter { !index.contains($0) }) } }
         guard var changedRows = journal.takeRowJournal() else {
             for id in gone { try remove(id, patch: false) }
             for row in fetched { try insert(row.id, row.item, row.keys, patch: false) }

@@ -6,9 +6,12 @@ import Testing
 
 /// The pages of batched snapshots on their own (``PageLoader`` and ``BatchedPages``), driven
 /// the way the engine drives them — a commit is written, then either kept for the live
-/// snapshots (`commit(changed:wasShown:)`) or answered by a refetch (`detach()`), and
-/// snapshots are made, read and dropped in any order — against a plain reference: for every
-/// live snapshot, the ids it shows and the values the store held when it was made.
+/// snapshots (`commit(changed:wasShown:)`, then `left(_:)` with the items it took out of the
+/// results) or answered by a refetch (`detach()`), and snapshots are made, read and dropped
+/// in any order — against a plain reference: for every live snapshot, the ids it shows and
+/// the values the store held when it was made. Items leave the results and come back through
+/// their own rows, and through related rows (their own rows unchanged, as when a notebook is
+/// renamed under a predicate through it), and may change or go after they left.
 ///
 /// After every step the loader's and every live snapshot's invariants are checked (cache
 /// bound, each id cached once, values kept only for changed ids, parents older). Reads must
@@ -47,7 +50,7 @@ struct BatchedPagesTests {
         }
         var current = try state()
         /// The items the results show (the rest are hidden: a predicate rejects them). An
-        /// item joins or leaves them only when its own row changes, as in the engine.
+        /// item joins or leaves them when its own row changes, or a related row.
         var shown = Set(current.keys)
         let loader = try PageLoader<Note>(store: store, path: path, pageSize: sizes.pageSize, cachedPages: sizes.cachedPages)
         var live: [Live] = []
@@ -56,11 +59,11 @@ struct BatchedPagesTests {
             live.append(Live(pages: loader.makePages(), ids: ids, values: current))
         }
         makeSnapshot()
-        var seen = (reads: 0, kept: 0, refetches: 0, compared: 0)
+        var seen = (reads: 0, kept: 0, refetches: 0, compared: 0, related: 0, keptAfterLeaving: 0)
 
         for step in 0..<400 {
             let context = "seed \(seed), step \(step)"
-            switch Int.random(in: 0..<20, using: &random) {
+            switch Int.random(in: 0..<23, using: &random) {
             case 0..<6:
                 // A commit: some items updated, some deleted, some inserted.
                 let before = shown
@@ -88,7 +91,24 @@ struct BatchedPagesTests {
                     seen.refetches += 1
                 } else {
                     try loader.commit(changed: changed, wasShown: { before.contains($0) })
+                    loader.left(before.subtracting(shown))
                 }
+                if Bool.random(using: &random) { makeSnapshot() }
+            case 20..<23:
+                // A commit that writes only a related row (a notebook renamed): items leave
+                // the results or come back with their own rows unchanged, so it keeps no
+                // value; a later commit may change or delete those that left.
+                let before = shown
+                try store.write { db in
+                    var notebook = Notebook(name: "b\(step)", createdAt: day)
+                    try notebook.insert(db)
+                }
+                for id in current.keys.shuffled(using: &random).prefix(Int.random(in: 1...4, using: &random)) {
+                    if shown.remove(id) == nil { shown.insert(id) }
+                }
+                try loader.commit(changed: [], wasShown: { before.contains($0) })
+                loader.left(before.subtracting(shown))
+                seen.related += 1
                 if Bool.random(using: &random) { makeSnapshot() }
             case 6..<8:
                 makeSnapshot()
@@ -103,7 +123,10 @@ struct BatchedPagesTests {
                 let value = try snapshot.pages.item(at: position, of: snapshot.ids)
                 #expect(value == snapshot.values[id], "\(context): item \(id) of snapshot \(snapshot.pages.version)")
                 seen.reads += 1
-                if snapshot.values[id] != current[id] { seen.kept += 1 }
+                if snapshot.values[id] != current[id] {
+                    seen.kept += 1
+                    if !shown.contains(id) { seen.keptAfterLeaving += 1 }
+                }
             case 16..<18:
                 // Two snapshots: every id whose value differs may differ, and their rows
                 // are equal exactly when the reference's are.
@@ -131,6 +154,8 @@ struct BatchedPagesTests {
             loader._checkInvariants()
             for snapshot in live { snapshot.pages._checkInvariants() }
         }
-        #expect(seen.reads > 50 && seen.kept > 0 && seen.refetches > 0 && seen.compared > 0, "seed \(seed): \(seen)")
+        #expect(
+            seen.reads > 50 && seen.kept > 0 && seen.refetches > 0 && seen.compared > 0 && seen.related > 0
+                && seen.keptAfterLeaving > 0, "seed \(seed): \(seen)")
     }
 }
