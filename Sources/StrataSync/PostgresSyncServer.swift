@@ -31,15 +31,20 @@ public actor PostgresSyncServer: SyncServer {
     let configuration: PostgresConnection.Configuration
     let schema: PostgresSchema
     let policy: SchemaPolicy
+    let requestTimeout: Duration
     let logger: Logger
     private var connection: PostgresConnection?
     private var nextConnectionID = 1
 
-    /// A server for `schema`'s entities (all, or those in `entities`).
+    /// A server for `schema`'s entities (all, or those in `entities`). A push, pull or hello
+    /// that takes longer than `requestTimeout` fails (its connection is closed, and the next
+    /// request opens another).
     public init(
         configuration: PostgresConnection.Configuration, schema: SchemaDescriptor, entities: Set<String>? = nil,
-        policy: SchemaPolicy = .createAndExtend, logger: Logger = Logger(label: "strata.sync")
+        policy: SchemaPolicy = .createAndExtend, requestTimeout: Duration = .seconds(60),
+        logger: Logger = Logger(label: "strata.sync")
     ) throws {
+        self.requestTimeout = requestTimeout
         self.configuration = configuration
         self.schema = try PostgresSchema(schema: schema, entities: entities)
         self.policy = policy
@@ -94,6 +99,47 @@ public actor PostgresSyncServer: SyncServer {
     // MARK: - Hello
 
     public func hello(_ hello: SyncHello) async throws -> SyncWelcome {
+        try await withDeadline { try await self.answer(hello) }
+    }
+
+    public func push(_ push: SyncPush) async throws -> SyncPushResult {
+        try await withDeadline { try await self.apply(push) }
+    }
+
+    public func pull(_ request: SyncPullRequest) async throws -> SyncPullResult {
+        try await withDeadline { try await self.answer(request) }
+    }
+
+    /// Runs `operation`, or fails with ``SyncTimeoutError`` once ``requestTimeout`` has passed
+    /// and drops the connection: a server that stopped answering mid-request (seen after an
+    /// immediate restart, with a connection that never failed) must not hold the sync forever.
+    func withDeadline<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+        let timeout = requestTimeout
+        let once = ResumeOnce<T>()
+        return try await withCheckedThrowingContinuation { continuation in
+            once.set(continuation)
+            let work = Task {
+                do { once.resume(.success(try await operation())) } catch { once.resume(.failure(error)) }
+            }
+            once.timer = Task {
+                try await Task.sleep(for: timeout)
+                if once.resume(.failure(SyncTimeoutError(timeout: timeout))) {
+                    work.cancel()
+                    self.dropConnection()
+                }
+            }
+        }
+    }
+
+    func dropConnection() {
+        if let connection, !connection.isClosed {
+            let future: EventLoopFuture<Void> = connection.close()
+            future.whenComplete { _ in withExtendedLifetime(connection) {} }
+        }
+        connection = nil
+    }
+
+    func answer(_ hello: SyncHello) async throws -> SyncWelcome {
         let version = schema.version
         return try await transaction { connection in
             try await connection.query(PostgresQuery(unsafeSQL: "SELECT pg_advisory_xact_lock(\(PostgresSchema.logLock))"), logger: logger)
@@ -179,7 +225,7 @@ public actor PostgresSyncServer: SyncServer {
 
     // MARK: - Push
 
-    public func push(_ push: SyncPush) async throws -> SyncPushResult {
+    func apply(_ push: SyncPush) async throws -> SyncPushResult {
         try await transaction { connection in
             try await connection.query(PostgresQuery(unsafeSQL: "SELECT pg_advisory_xact_lock(\(PostgresSchema.logLock))"), logger: logger)
             let pushID = push.id.uuidString.lowercased()
@@ -317,7 +363,7 @@ public actor PostgresSyncServer: SyncServer {
 
     // MARK: - Pull
 
-    public func pull(_ request: SyncPullRequest) async throws -> SyncPullResult {
+    func answer(_ request: SyncPullRequest) async throws -> SyncPullResult {
         try await transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") { connection in
             let device = request.device.uuidString.lowercased()
             let entries = try await connection.query(
@@ -449,5 +495,48 @@ extension PostgresSyncServer {
             }
             return result
         }
+    }
+}
+
+/// A request to the server took longer than its timeout; the connection was dropped.
+public struct SyncTimeoutError: StrataError {
+    public var timeout: Duration
+    public var description: String { "the sync server did not answer within \(timeout)" }
+}
+
+/// Resumes a continuation once, from whichever task gets there first.
+final class ResumeOnce<T: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var continuation: CheckedContinuation<T, any Error>?
+    private var done = false
+    var timer: Task<Void, any Error>? {
+        get { lock.withLock { storedTimer } }
+        set {
+            let finished = lock.withLock { () -> Bool in
+                storedTimer = newValue
+                return done
+            }
+            if finished { newValue?.cancel() }
+        }
+    }
+    private var storedTimer: Task<Void, any Error>?
+
+    func set(_ continuation: CheckedContinuation<T, any Error>) {
+        lock.withLock { self.continuation = continuation }
+    }
+
+    /// True for the first call.
+    @discardableResult
+    func resume(_ result: Result<T, any Error>) -> Bool {
+        let (continuation, timer): (CheckedContinuation<T, any Error>?, Task<Void, any Error>?) = lock.withLock {
+            guard !done else { return (nil, nil) }
+            done = true
+            defer { self.continuation = nil }
+            return (self.continuation, storedTimer)
+        }
+        guard let continuation else { return false }
+        timer?.cancel()
+        continuation.resume(with: result)
+        return true
     }
 }

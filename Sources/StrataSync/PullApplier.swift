@@ -14,13 +14,21 @@ struct PullApplier {
     let options: SyncOptions
     var rows: LocalRows { LocalRows(tables: tables) }
 
-    func apply(_ changes: [SyncChange], _ db: Database) throws {
+    /// Applies a pull; returns true when a change could not be applied here (see
+    /// ``StoreSync/pull()``: the server is read again from the start at the next pull).
+    @discardableResult
+    func apply(_ changes: [SyncChange], _ db: Database) throws -> Bool {
+        let before = try Int64.fetchOne(db, sql: "SELECT COALESCE(MAX(seq), 0) FROM stratasync_conflicts") ?? 0
         try withSyncDeletes(db) {
             let upserts = ordered(changes.filter { $0.kind == .insert })
             for change in upserts { try upsert(change, db) }
             for change in changes where change.kind == .link || change.kind == .unlink { try applyLink(change, db) }
             for change in changes where change.kind == .delete { try delete(change, db) }
+            return []
         }
+        return try Bool.fetchOne(
+            db, sql: "SELECT 1 FROM stratasync_conflicts WHERE seq > ? AND kind = ?",
+            arguments: [before, SyncConflict.Kind.notAppliedHere.rawValue]) ?? false
     }
 
     /// Server rows, each after the rows of the same batch it refers to.
@@ -49,7 +57,8 @@ struct PullApplier {
     /// Runs `body`, then drops the tombstones its deletions left (they need no push: the
     /// server did the same), and records the objects never pushed that its deletions took
     /// with them (a delete rule here, after a deletion from the server).
-    func withSyncDeletes(_ db: Database, _ body: () throws -> Void) throws {
+    /// `body` returns the sync ids of objects whose loss it recorded itself.
+    func withSyncDeletes(_ db: Database, _ body: () throws -> Set<String>) throws {
         let tombstones = Set(try String.fetchAll(db, sql: "SELECT uuid FROM stratasync_objects WHERE deleted = 1"))
         let unpushed = try Row.fetchAll(db, sql: "SELECT uuid, tbl, rowid_ FROM stratasync_objects WHERE deleted = 0 AND base IS NULL")
         var unpushedValues: [String: (table: String, values: [String: String?]?)] = [:]
@@ -58,13 +67,13 @@ struct PullApplier {
             let values = try rows.values(entity, group.map { $0["rowid_"] }, db)
             for row in group { unpushedValues[row["uuid"]] = (table, values[row["rowid_"]]) }
         }
-        try body()
+        let recorded = try body()
         for uuid in try String.fetchAll(db, sql: "SELECT uuid FROM stratasync_objects WHERE deleted = 1") where !tombstones.contains(uuid) {
             try rows.forget(uuid, db)
         }
         if !unpushedValues.isEmpty {
             let live = Set(try String.fetchAll(db, sql: "SELECT uuid FROM stratasync_objects WHERE deleted = 0"))
-            for (uuid, object) in unpushedValues where !live.contains(uuid) {
+            for (uuid, object) in unpushedValues where !live.contains(uuid) && !recorded.contains(uuid) {
                 try SyncConflict.record(
                     .deletedOnServer, table: object.table, object: UUID(uuidString: uuid),
                     reason: "created here and not pushed yet, then deleted here by a delete rule when the server deleted an object it belonged to",
@@ -148,10 +157,9 @@ struct PullApplier {
               let b = change.link?[join.inverseColumn]?.uuidString.lowercased()
         else { return }
         let linked = change.kind == .link
-        guard let left = try rows.object(a, db), let right = try rows.object(b, db) else {
-            try rows.setAgreedLink(join.name, a, b, linked, db)
-            return
-        }
+        // An object missing here (deleted here and not pushed yet, or refused by a rule here:
+        // then the server is read again) leaves the link as it was.
+        guard let left = try rows.object(a, db), let right = try rows.object(b, db) else { return }
         let here = try rows.linkExists(join, left.rowid, right.rowid, db)
         let agreed = try rows.isAgreedLink(join, a, b, db)
         if here != agreed {

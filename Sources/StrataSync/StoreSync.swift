@@ -289,13 +289,16 @@ public actor StoreSync {
         try await store.write(author: options.author) { db in
             let refused = Dictionary(result.refused.map { ($0.index, $0) }, uniquingKeysWith: { a, _ in a })
             try applier.withSyncDeletes(db) {
+                var recorded: Set<String> = []
                 for (index, change) in push.changes.enumerated() {
                     if let refusal = refused[index] {
                         try applier.takeServerState(after: refusal, db)
+                        if let id = change.id { recorded.insert(id.uuidString.lowercased()) }
                     } else {
                         try applier.applied(change, db)
                     }
                 }
+                return recorded
             }
             try db.execute(sql: "DELETE FROM stratasync_outbox WHERE push = ?", arguments: [push.id.uuidString.lowercased()])
         }
@@ -310,6 +313,14 @@ public actor StoreSync {
         try await helloIfNeeded()
         var report = SyncReport()
         let applier = PullApplier(tables: tables, options: options)
+        // A change of an earlier pull that a rule of this store refused (an object of the
+        // same unique name, created here and not pushed yet, say): the push before this pull
+        // has settled that, so read the server again from the start.
+        try await store.write(author: options.author) { db in
+            guard try LocalSyncState.value("rescan", db) != nil else { return }
+            try db.execute(sql: "DELETE FROM stratasync_state WHERE key = 'rescan'")
+            try LocalSyncState.set("cursor", "0", db)
+        }
         while true {
             let cursor = try cursor()
             let result = try await server.pull(SyncPullRequest(device: device, cursor: cursor, limit: options.pullBatchSize))
@@ -318,7 +329,7 @@ public actor StoreSync {
                 // Another pull of this store may have moved the cursor meanwhile.
                 guard Int64(try LocalSyncState.value("cursor", db) ?? "0") == cursor else { return 0 }
                 let before = try Int64.fetchOne(db, sql: "SELECT COALESCE(MAX(seq), 0) FROM stratasync_conflicts") ?? 0
-                try applier.apply(result.changes, db)
+                if try applier.apply(result.changes, db) { try LocalSyncState.set("rescan", "1", db) }
                 try LocalSyncState.set("cursor", String(result.cursor), db)
                 return try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM stratasync_conflicts WHERE seq > ?", arguments: [before]) ?? 0
             }

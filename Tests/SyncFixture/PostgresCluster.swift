@@ -47,6 +47,7 @@ public final class PostgresCluster: @unchecked Sendable {
             "-D", cluster.dataFolder.path, "-U", cluster.user, "-A", "trust", "-E", "UTF8", "--no-locale", "--no-sync",
         ])
         try cluster.startServer()
+        try cluster.watchOwner()
         try cluster.run(binaries.appendingPathComponent("createdb").path, ["-h", folder.path, "-U", cluster.user, cluster.database])
         return cluster
     }
@@ -63,6 +64,14 @@ public final class PostgresCluster: @unchecked Sendable {
             "-c listen_addresses='' -c unix_socket_directories='\(folder.path)' -c fsync=off -c max_connections=60",
             "start",
         ], capture: false)
+    }
+
+    /// Stops the server and removes the folder when this process ends, however it ends (a
+    /// crash or SIGKILL included): a shell waits for it.
+    func watchOwner() throws {
+        let stop = "\(Self.isRoot ? "/usr/sbin/runuser -u postgres -- " : "")\(binaries.appendingPathComponent("pg_ctl").path) -D '\(dataFolder.path)' -m immediate stop"
+        let script = "while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done; \(stop); rm -rf '\(folder.path)'"
+        try run("/bin/sh", ["-c", "(\(script)) >/dev/null 2>&1 &"], asServer: false, capture: false)
     }
 
     /// Stops the server: `fast` ends every connection and shuts down cleanly.

@@ -1,0 +1,181 @@
+import Foundation
+import StrataSyncFixture
+import StrataTestSupport
+import Testing
+
+/// A device process (`StrataSyncDevice`, built beside this test bundle), driven line by line.
+final class DeviceRunner {
+    static var executable: String {
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+            .appendingPathComponent("StrataSyncDevice").path
+    }
+
+    let process = Process()
+    let input = Pipe()
+    let output = Pipe()
+    private var buffer = Data()
+    let name: String
+
+    init(name: String) throws {
+        self.name = name
+        process.executableURL = URL(fileURLWithPath: Self.executable)
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+    }
+
+    func sendOnly(_ line: String) {
+        if let trace = ProcessInfo.processInfo.environment["STRATA_SYNC_TRACE"], let handle = FileHandle(forWritingAtPath: trace) {
+            handle.seekToEndOfFile()
+            handle.write(Data("\(Date()) \(name) \(process.processIdentifier): \(line)\n".utf8))
+            try? handle.close()
+        }
+        input.fileHandleForWriting.write(Data((line + "\n").utf8))
+    }
+
+    /// Sends a command and returns its answer (after "ok "); throws on "error …".
+    @discardableResult
+    func send(_ line: String) throws -> String {
+        sendOnly(line)
+        let answer = try readLine()
+        guard answer.hasPrefix("ok") else { throw DeviceError("\(name): \(line) → \(answer)") }
+        return String(answer.dropFirst(answer.hasPrefix("ok ") ? 3 : 2))
+    }
+
+    func readLine() throws -> String {
+        while true {
+            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
+                buffer = Data(buffer[buffer.index(after: newline)...])
+                return line
+            }
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { throw DeviceError("\(name) ended (\(process.isRunning ? "running" : "exited"))") }
+            buffer += chunk
+        }
+    }
+
+    func kill() {
+        Foundation.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    func contents() throws -> SyncContents {
+        try JSONDecoder().decode(SyncContents.self, from: Data(try send("contents").utf8))
+    }
+
+    struct DeviceError: Error, CustomStringConvertible {
+        var description: String
+        init(_ description: String) { self.description = description }
+    }
+}
+
+@Suite("Devices as processes, with faults", .serialized)
+struct MultiDeviceTests {
+    @Test("Three device processes converge through offline spells, SIGKILLs mid-sync and server restarts")
+    func threeDevicesConverge() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: DeviceRunner.executable), "build first: swift build --build-tests")
+        let seed = ProcessInfo.processInfo.environment["STRATA_SYNC_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 1...999_999)
+        let rounds = ProcessInfo.processInfo.environment["STRATA_SYNC_ROUNDS"].flatMap(Int.init) ?? 8
+        print("MultiDeviceTests seed \(seed), \(rounds) rounds (STRATA_SYNC_SEED, STRATA_SYNC_ROUNDS)")
+        var random = SeededGenerator(seed: seed)
+        // Its own cluster: this test restarts the server.
+        let cluster = try PostgresCluster.start()
+        defer { cluster.destroy() }
+        let database = try cluster.makeDatabase()
+        let folder = try TemporaryDirectory()
+        var seeds = seed
+        func launch(_ index: Int) throws -> DeviceRunner {
+            let device = try DeviceRunner(name: "device \(index)")
+            seeds &+= 7_919
+            try device.send("open \(folder.path("device\(index).sqlite")) \(cluster.socketPath) \(database) \(seeds)")
+            return device
+        }
+        var devices = try (0..<3).map(launch)
+        defer { for device in devices { device.kill() } }
+
+        for round in 0..<rounds {
+            for index in devices.indices {
+                let offline = random.int(0...3) == 0
+                try devices[index].send("write \(random.int(3...25))")
+                if offline { continue }
+                switch random.int(0...9) {
+                case 0:
+                    // Killed in the middle of a sync, then started again on the same file.
+                    devices[index].sendOnly("sync")
+                    try await Task.sleep(for: .milliseconds(random.int(0...40)))
+                    devices[index].kill()
+                    devices[index] = try launch(index)
+                case 1:
+                    // The server restarts under a sync.
+                    devices[index].sendOnly("sync")
+                    try await Task.sleep(for: .milliseconds(random.int(0...20)))
+                    try cluster.restart()
+                    _ = try devices[index].readLine()  // ok or error: either is fine
+                default:
+                    try devices[index].send("sync")
+                }
+            }
+            if round == rounds / 2 {
+                // One device offline for thousands of changes.
+                try devices[2].send("write 2000")
+            }
+        }
+        // Quiescence: everyone online, syncing until nothing moves.
+        for _ in 0..<3 {
+            for device in devices { try device.send("sync") }
+        }
+        let server = try PostgresSyncServer(configuration: cluster.configuration(database: database), schema: StrataModel.schema)
+        let expected = try await server.contents()
+        await server.close()
+        #expect(expected.objectCount > 0, "seed \(seed)")
+        for device in devices {
+            let contents = try device.contents()
+            #expect(contents.difference(from: expected) == nil, "seed \(seed), \(device.name): \(contents.difference(from: expected) ?? "")")
+            if contents != expected { print("\(device.name) conflicts: \(try device.send("conflicts"))") }
+            _ = try device.send("check")  // its live controller equals a fresh fetch
+        }
+        for device in devices { try device.send("quit") }
+    }
+
+    @Test("Background sync rides out a server restart, and a device offline for thousands of changes catches up")
+    func backgroundSyncRidesOutRestarts() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: DeviceRunner.executable), "build first: swift build --build-tests")
+        let cluster = try PostgresCluster.start()
+        defer { cluster.destroy() }
+        let database = try cluster.makeDatabase()
+        let folder = try TemporaryDirectory()
+        let a = try DeviceRunner(name: "a"), b = try DeviceRunner(name: "b")
+        defer { a.kill(); b.kill() }
+        try a.send("open \(folder.path("a.sqlite")) \(cluster.socketPath) \(database) 11")
+        try b.send("open \(folder.path("b.sqlite")) \(cluster.socketPath) \(database) 12")
+        try a.send("start")
+        try b.send("start")
+        try a.send("write 40")
+        try cluster.restart()
+        try b.send("write 40")
+        try cluster.stop()
+        try a.send("write 2000")  // while the server is down
+        try cluster.startServer()
+        // Background syncs retry with backoff; wait until both hold what the server holds.
+        let server = try PostgresSyncServer(configuration: cluster.configuration(database: database), schema: StrataModel.schema)
+        defer { Task { await server.close() } }
+        let deadline = ContinuousClock.now + .seconds(90)
+        var last = ""
+        while ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(500))
+            let expected = try? await server.contents()
+            guard let expected, let left = try? a.contents(), let right = try? b.contents() else { continue }
+            if left == expected && right == expected { last = ""; break }
+            last = left.difference(from: expected) ?? right.difference(from: expected) ?? ""
+        }
+        #expect(last == "", "not converged: \(last)")
+        try a.send("stop")
+        try b.send("stop")
+        try a.send("check")
+        try b.send("check")
+        try a.send("quit")
+        try b.send("quit")
+    }
+}
