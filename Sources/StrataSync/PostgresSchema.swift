@@ -265,7 +265,7 @@ public struct PostgresSchema: Sendable {
     }
 
     /// The model's name and a fingerprint of its synced tables, columns and types.
-    var version: SyncModelVersion {
+    public var version: SyncModelVersion {
         let lines = columnTypes.flatMap { table, columns in columns.map { "\(table).\($0.key):\($0.value)" } }.sorted()
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in lines.joined(separator: "\n").utf8 {

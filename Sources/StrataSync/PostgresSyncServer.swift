@@ -450,7 +450,7 @@ public actor PostgresSyncServer: SyncServer {
 }
 
 /// A device's model and the server's tables do not fit together.
-public enum SyncModelError: Error, Hashable, Sendable, CustomStringConvertible, LocalizedError {
+public enum SyncModelError: StrataError {
     /// The device's model and the server's disagree on columns in a way that is not
     /// additive (a column with another type), or the server may not be extended.
     case incompatible(device: SyncModelVersion, server: SyncModelVersion?, details: [String])
@@ -470,8 +470,6 @@ public enum SyncModelError: Error, Hashable, Sendable, CustomStringConvertible, 
             "this store synced with server \(expected), and the server now answers as \(found): another database, or one restored from an earlier backup"
         }
     }
-
-    public var errorDescription: String? { description }
 }
 
 extension PostgresSyncServer {

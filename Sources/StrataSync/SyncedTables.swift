@@ -120,7 +120,7 @@ struct SyncedTables: Sendable {
 }
 
 /// A sync that cannot be set up as asked.
-public enum SyncSetupError: Error, Hashable, Sendable, CustomStringConvertible, LocalizedError {
+public enum SyncSetupError: StrataError {
     /// `entities:` names an entity the model does not have.
     case unknownEntity(String)
     /// A synced entity's relationship leads to an entity that is not synced: both ends of
@@ -140,6 +140,4 @@ public enum SyncSetupError: Error, Hashable, Sendable, CustomStringConvertible, 
             "the store does not record its change history (Store.Options.recordsHistory is off); sync reads it to know what to push"
         }
     }
-
-    public var errorDescription: String? { description }
 }

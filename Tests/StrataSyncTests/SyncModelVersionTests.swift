@@ -1,0 +1,77 @@
+import Foundation
+import StrataSyncFixture
+import StrataTestSupport
+import Testing
+
+@Suite("Devices on other versions of the model")
+struct SyncModelVersionTests {
+    /// The fixture model with an optional `Card.color` (an additive change).
+    static var newer: SchemaDescriptor {
+        var schema = StrataModel.schema
+        let card = schema.entities.firstIndex { $0.name == "Card" }!
+        schema.entities[card].attributes.append(AttributeDescriptor(name: "color", type: .string, isOptional: true))
+        return schema
+    }
+
+    @Test func anOlderAndANewerDeviceInteroperateAfterAnAdditiveChange() async throws {
+        let test = try TestServer(), folder = try TemporaryDirectory()
+        let old = try Device(folder.path("old.sqlite"), test)
+        defer { Task { await old.close() } }
+        try await old.store.write { db in
+            let board = try db.insert(Board(name: "Inbox"))
+            _ = try db.insert(Card(title: "From the old model", boardID: board.id))
+        }
+        try await old.sync.sync()
+        // The newer device extends the server's table, then writes the new column.
+        let new = try Device(folder.path("new.sqlite"), test, schema: Self.newer)
+        defer { Task { await new.close() } }
+        try await new.sync.sync()
+        #expect(try test.psql("SELECT count(*) FROM information_schema.columns WHERE table_name = 'Card' AND column_name = 'color'") == "1\n")
+        try await new.store.write { db in
+            try db.execute(sql: "UPDATE Card SET color = 'red', title = 'Both'")
+        }
+        try await new.sync.sync()
+        try await old.sync.sync()
+        #expect(try await old.store.fetchAll(Card.self).map(\.title) == ["Both"])
+        // The old device's edit keeps the column it does not know.
+        try await old.store.write { db in try db.execute(sql: "UPDATE Card SET points = 5") }
+        try await old.sync.sync()
+        try await new.sync.sync()
+        #expect(try test.psql("SELECT color || ' ' || points FROM \"Card\"") == "red 5\n")
+        #expect(try await new.store.read { db in try String.fetchOne(db, sql: "SELECT color || ' ' || points FROM Card") } == "red 5")
+    }
+
+    @Test func aColumnOfAnotherTypeIsRefusedNamingBothVersions() async throws {
+        let test = try TestServer(), folder = try TemporaryDirectory()
+        let a = try Device(folder.path("a.sqlite"), test)
+        defer { Task { await a.close() } }
+        try await a.sync.sync()
+        var other = StrataModel.schema
+        let card = other.entities.firstIndex { $0.name == "Card" }!
+        let points = other.entities[card].attributes.firstIndex { $0.name == "points" }!
+        other.entities[card].attributes[points].type = .string
+        other.entities[card].attributes[points].defaultValue = nil
+        other.entities[card].attributes[points].rules = ValueRules()
+        let b = try Device(folder.path("b.sqlite"), test, schema: other)
+        defer { Task { await b.close() } }
+        let error = await #expect(throws: SyncModelError.self) { try await b.sync.sync() }
+        let text = "\(error.map { "\($0)" } ?? "")"
+        let expected = try PostgresSchema(schema: other).version.fingerprint
+        #expect(text.contains("Card.points: bigint on the server, text here"))
+        #expect(text.contains(expected))
+        #expect(text.contains(try PostgresSchema(schema: StrataModel.schema).version.fingerprint))
+    }
+
+    @Test func aServerThatMayNotBeChangedNeedsItsTables() async throws {
+        let test = try TestServer(), folder = try TemporaryDirectory()
+        let store = try Store(schema: StrataModel.schema, path: folder.path("a.sqlite"))
+        let server = try test.server(policy: .requireExisting)
+        let sync = try StoreSync(store: store, server: server)
+        await #expect(throws: SyncModelError.serverHasNoTables) { try await sync.sync() }
+        // Applied by whoever manages the database, from the script.
+        try test.psql(try PostgresSchema(schema: StrataModel.schema).sql)
+        try await sync.sync()
+        await server.close()
+        try store.close()
+    }
+}
