@@ -2,7 +2,7 @@
 SWIFT ?= swift
 DEMO_ARGS ?=
 
-.PHONY: demo test docs build bootstrap benchmarks clean
+.PHONY: demo sync-demo test docs build bootstrap benchmarks clean
 
 bootstrap:
 	@scripts/bootstrap
@@ -14,6 +14,12 @@ build: bootstrap
 demo: bootstrap
 	$(SWIFT) build --product StrataDemo
 	$(SWIFT) run --skip-build StrataDemo $(DEMO_ARGS)
+
+## Two stores edit offline, then sync through a private PostgreSQL cluster (started in a
+## temporary folder, on a Unix socket only, and removed afterwards) and converge.
+sync-demo: bootstrap
+	$(SWIFT) build --product StrataSyncDemo
+	$(SWIFT) run --skip-build StrataSyncDemo
 
 ## Build everything, build the DocC catalog with warnings as errors, and run every test,
 ## the build-plugin integration test included.

@@ -67,6 +67,8 @@ let package = Package(
                 "Strata", .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
+        // `make sync-demo`: two stores syncing through a private PostgreSQL cluster.
+        .executableTarget(name: "StrataSyncDemo", dependencies: ["StrataSyncFixture"]),
         // The README's main job, on the package's own Models/.
         .executableTarget(name: "StrataDemo", dependencies: ["StrataDemoKit"]),
         // A command-line tool the tests run as a child process (FirstUseTests).

@@ -34,6 +34,9 @@ public actor PostgresSyncServer: SyncServer {
     let requestTimeout: Duration
     let logger: Logger
     private var connection: PostgresConnection?
+    /// One transaction at a time on the connection (a new gate after a timeout: the request
+    /// abandoned then may never leave the old one).
+    private var gate = AsyncGate()
     private var nextConnectionID = 1
 
     /// A server for `schema`'s entities (all, or those in `entities`). A push, pull or hello
@@ -79,6 +82,9 @@ public actor PostgresSyncServer: SyncServer {
     func transaction<T: Sendable>(
         _ begin: String = "BEGIN", _ body: (PostgresConnection) async throws -> T
     ) async throws -> T {
+        let gate = gate
+        await gate.enter()
+        defer { gate.leave() }
         let connection = try await connected()
         do {
             try await connection.query(PostgresQuery(unsafeSQL: begin), logger: logger)
@@ -91,7 +97,7 @@ public actor PostgresSyncServer: SyncServer {
                 throw error
             }
         } catch {
-            if connection.isClosed { self.connection = nil }
+            if connection.isClosed, self.connection === connection { self.connection = nil }
             throw error
         }
     }
@@ -132,6 +138,7 @@ public actor PostgresSyncServer: SyncServer {
     }
 
     func dropConnection() {
+        gate = AsyncGate()
         if let connection, !connection.isClosed {
             let future: EventLoopFuture<Void> = connection.close()
             future.whenComplete { _ in withExtendedLifetime(connection) {} }

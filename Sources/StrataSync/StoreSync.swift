@@ -72,6 +72,8 @@ public actor StoreSync {
     private var welcomed = false
     private var loop: Task<Void, Never>?
     private var commitObservation: CommitObservation?
+    /// One push or pull at a time (a background sync and a call of yours may overlap).
+    private let gate = AsyncGate()
 
     /// Prepares the store file for sync (its sync tables and triggers, a sync id for every
     /// object that has none yet); nothing is sent until ``sync()`` or ``start()``.
@@ -231,6 +233,8 @@ public actor StoreSync {
     /// answer), until nothing is left.
     @discardableResult
     public func push() async throws -> SyncReport {
+        await gate.enter()
+        defer { gate.leave() }
         try await helloIfNeeded()
         var report = SyncReport()
         while true {
@@ -310,6 +314,8 @@ public actor StoreSync {
     /// applied in one local transaction.
     @discardableResult
     public func pull() async throws -> SyncReport {
+        await gate.enter()
+        defer { gate.leave() }
         try await helloIfNeeded()
         var report = SyncReport()
         let applier = PullApplier(tables: tables, options: options)

@@ -124,7 +124,19 @@ struct MultiDeviceTests {
         }
         // Quiescence: everyone online, syncing until nothing moves.
         for _ in 0..<3 {
-            for device in devices { try device.send("sync") }
+            for device in devices {
+                // A sync that fails (a server still recovering from the last restart) is retried.
+                var attempts = 0
+                while true {
+                    do {
+                        try device.send("sync")
+                        break
+                    } catch where attempts < 5 {
+                        attempts += 1
+                        try await Task.sleep(for: .milliseconds(200))
+                    }
+                }
+            }
         }
         let server = try PostgresSyncServer(configuration: cluster.configuration(database: database), schema: StrataModel.schema)
         let expected = try await server.contents()
@@ -161,7 +173,7 @@ struct MultiDeviceTests {
         // Background syncs retry with backoff; wait until both hold what the server holds.
         let server = try PostgresSyncServer(configuration: cluster.configuration(database: database), schema: StrataModel.schema)
         defer { Task { await server.close() } }
-        let deadline = ContinuousClock.now + .seconds(90)
+        let deadline = ContinuousClock.now + .seconds(180)
         var last = ""
         while ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(500))
@@ -169,6 +181,10 @@ struct MultiDeviceTests {
             guard let expected, let left = try? a.contents(), let right = try? b.contents() else { continue }
             if left == expected && right == expected { last = ""; break }
             last = left.difference(from: expected) ?? right.difference(from: expected) ?? ""
+        }
+        if !last.isEmpty {
+            print("a conflicts: \((try? a.send("conflicts")) ?? "-")")
+            print("b conflicts: \((try? b.send("conflicts")) ?? "-")")
         }
         #expect(last == "", "not converged: \(last)")
         try a.send("stop")

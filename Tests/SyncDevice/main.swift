@@ -28,7 +28,7 @@ final class DeviceProcess: @unchecked Sendable {
         let store = try Store(schema: StrataModel.schema, path: path)
         let server = try PostgresSyncServer(
             configuration: .init(unixSocketPath: socket, username: "strata", password: nil, database: database),
-            schema: StrataModel.schema, requestTimeout: .seconds(10))
+            schema: StrataModel.schema, requestTimeout: .seconds(30))
         let sync = try StoreSync(
             store: store, server: server,
             options: SyncOptions(pollInterval: .seconds(2), retryDelays: .milliseconds(50) ... .seconds(1), pushBatchSize: 400))

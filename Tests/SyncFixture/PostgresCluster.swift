@@ -113,8 +113,14 @@ public final class PostgresCluster: @unchecked Sendable {
         ])
     }
 
+    /// Programs are started one at a time (Foundation's `Process` was seen to crash when
+    /// several tests started programs at once).
+    static let launches = NSLock()
+
     @discardableResult
     func run(_ program: String, _ arguments: [String], asServer: Bool = true, capture: Bool = true) throws -> String {
+        Self.launches.lock()
+        defer { Self.launches.unlock() }
         let process = Process()
         if asServer && Self.isRoot {
             process.executableURL = URL(fileURLWithPath: "/usr/sbin/runuser")
