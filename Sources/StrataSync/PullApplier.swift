@@ -23,7 +23,9 @@ struct PullApplier {
             let upserts = ordered(changes.filter { $0.kind == .insert })
             for change in upserts { try upsert(change, db) }
             for change in changes where change.kind == .link || change.kind == .unlink { try applyLink(change, db) }
-            for change in changes where change.kind == .delete { try delete(change, db) }
+            let deletes = changes.filter { $0.kind == .delete }
+            if !deletes.isEmpty { try undoPendingReferences(to: deletes, db) }
+            for change in deletes { try delete(change, db) }
             return []
         }
         return try Bool.fetchOne(
@@ -147,6 +149,43 @@ struct PullApplier {
             try db.execute(
                 sql: "DELETE FROM \(quoted(entity.name)) WHERE \(quoted(entity.primaryKey)) = ?", arguments: [object.rowid])
             try rows.forget(uuid, db)
+        }
+    }
+
+    /// A reference changed here and not pushed yet that leads to an object the server
+    /// deleted goes back to the server's: the server never had the object there, so a
+    /// delete rule here must not take it (or clear its reference) with the deleted one.
+    func undoPendingReferences(to deletes: [SyncChange], _ db: Database) throws {
+        var doomed: [String: [Int64: String]] = [:]  // entity → local key → sync id
+        for change in deletes {
+            guard let uuid = change.id?.uuidString.lowercased(), let object = try rows.object(uuid, db) else { continue }
+            doomed[change.table, default: [:]][object.rowid] = uuid
+        }
+        guard !doomed.isEmpty else { return }
+        for entity in tables.entities {
+            for (column, destination) in entity.references {
+                guard let targets = doomed[destination] else { continue }
+                let list = targets.keys.map(String.init).joined(separator: ",")
+                let found = try Row.fetchAll(db, sql: """
+                    SELECT \(quoted(entity.primaryKey)), \(quoted(column)) FROM \(quoted(entity.name)) \
+                    WHERE \(quoted(column)) IN (\(list))
+                    """)
+                for row in found {
+                    let rowid: Int64 = row[0], target: Int64 = row[1]
+                    guard let uuid = try rows.uuid(entity.name, rowid, db), let (_, base) = try rows.object(uuid, db),
+                          let base, let agreed = base[column], agreed != targets[target]
+                    else { continue }
+                    let restored: DatabaseValue = try agreed.flatMap { try rows.object($0, db)?.rowid.databaseValue } ?? .null
+                    let local = try rows.values(entity, [rowid], db)[rowid]
+                    try db.execute(
+                        sql: "UPDATE \(quoted(entity.name)) SET \(quoted(column)) = ? WHERE \(quoted(entity.primaryKey)) = ?",
+                        arguments: [restored, rowid])
+                    try SyncConflict.record(
+                        .deletedOnServer, table: entity.name, object: UUID(uuidString: uuid),
+                        reason: "\(column) was changed here to an object the server deleted: it goes back to the server's",
+                        local: local, server: base, db)
+                }
+            }
         }
     }
 
