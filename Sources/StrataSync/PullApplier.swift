@@ -305,6 +305,8 @@ struct PullApplier {
                 try LocalSyncState.set("cursor", "0", db)
             }
         } else if let object {
+            // Objects moved here into this one, and known to the server elsewhere, stay.
+            try undoPendingReferences(to: [SyncChange(kind: .delete, table: entity.name, id: id)], db)
             try attempt(change, db) {
                 try db.execute(
                     sql: "DELETE FROM \(quoted(entity.name)) WHERE \(quoted(entity.primaryKey)) = ?", arguments: [object.rowid])

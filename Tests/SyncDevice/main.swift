@@ -160,6 +160,13 @@ while let line = readLine() {
             let encoder = JSONEncoder()
             let conflicts = try device.sync?.conflicts() ?? []
             say("ok " + String(decoding: try encoder.encode(conflicts), as: UTF8.self))
+        case "object":
+            // The sync's record of an object, for diagnosis: "object <sync id>".
+            guard let store = device.store else { throw Failure("not open") }
+            let rows = try store.read { db in
+                try Row.fetchAll(db, sql: "SELECT tbl, rowid_, deleted, base FROM stratasync_objects WHERE uuid = ?", arguments: [words[1].lowercased()])
+            }
+            say("ok " + rows.map { "\($0)" }.joined(separator: "; "))
         case "quit":
             await device.sync?.stop()
             if let server = device.server { await server.close() }
