@@ -176,6 +176,9 @@ struct PullApplier {
                           let base, let agreed = base[column], agreed != targets[target]
                     else { continue }
                     let restored: DatabaseValue = try agreed.flatMap { try rows.object($0, db)?.rowid.databaseValue } ?? .null
+                    // The server's destination is not here either: a required reference
+                    // cannot go back, and the delete rule takes the object as before.
+                    if restored.isNull && entity.column(named: column)?.isOptional != true { continue }
                     let local = try rows.values(entity, [rowid], db)[rowid]
                     try db.execute(
                         sql: "UPDATE \(quoted(entity.name)) SET \(quoted(column)) = ? WHERE \(quoted(entity.primaryKey)) = ?",
