@@ -109,7 +109,8 @@ let package = Package(
                 exclude: ["Models"], plugins: ["StrataPlugin"]),
         // One device of the multi-device tests and of `make sync-demo`: a process with its own
         // store file, driven by lines on standard input.
-        .executableTarget(name: "StrataSyncDevice", dependencies: ["StrataSyncFixture"], path: "Tests/SyncDevice"),
+        .executableTarget(
+            name: "StrataSyncDevice", dependencies: ["StrataSyncFixture", "StrataTestSupport"], path: "Tests/SyncDevice"),
         .testTarget(name: "StrataSyncTests", dependencies: ["StrataSyncFixture", "StrataTestSupport"]),
         .testTarget(name: "StrataDemoTests", dependencies: ["StrataDemoKit"], exclude: ["Reference"]),
 

@@ -34,7 +34,7 @@ enum LocalSyncState {
         "CREATE TABLE IF NOT EXISTS stratasync_state (key TEXT NOT NULL PRIMARY KEY, value TEXT NOT NULL)",
         // The links the server is known to have, by the sync ids of their two objects.
         "CREATE TABLE IF NOT EXISTS stratasync_links (tbl TEXT NOT NULL, a TEXT NOT NULL, b TEXT NOT NULL, PRIMARY KEY (tbl, a, b))",
-        "CREATE TABLE IF NOT EXISTS stratasync_outbox (push TEXT NOT NULL PRIMARY KEY, body BLOB NOT NULL, token INTEGER NOT NULL)",
+        "CREATE TABLE IF NOT EXISTS stratasync_outbox (push TEXT NOT NULL PRIMARY KEY, body BLOB NOT NULL)",
         """
         CREATE TABLE IF NOT EXISTS stratasync_conflicts (seq INTEGER PRIMARY KEY, date REAL NOT NULL, tbl TEXT NOT NULL, \
         object TEXT, kind TEXT NOT NULL, reason TEXT NOT NULL, local TEXT, server TEXT)

@@ -220,7 +220,7 @@ public actor StoreSync {
         let server = welcome.server.uuidString.lowercased()
         try await store.write(author: options.author) { db in
             if let known = try LocalSyncState.value("server", db), known != server {
-                throw SyncModelError.anotherServer(expected: UUID(uuidString: known)!, found: welcome.server)
+                throw SyncModelError.anotherServer(expected: UUID(uuidString: known) ?? UUID(), found: welcome.server)
             }
             try LocalSyncState.set("server", server, db)
         }
@@ -279,7 +279,7 @@ public actor StoreSync {
                 try db.execute(sql: "DELETE FROM stratasync_state WHERE key = 'seedLinks'")
             }
             try db.execute(
-                sql: "INSERT INTO stratasync_outbox (push, body, token) VALUES (?, ?, 0)",
+                sql: "INSERT INTO stratasync_outbox (push, body) VALUES (?, ?)",
                 arguments: [id.uuidString.lowercased(), try JSONEncoder().encode(changes)])
             return SyncPush(id: id, device: device, changes: changes)
         }

@@ -11,6 +11,7 @@
 //   quit
 import Foundation
 import StrataSyncFixture
+import StrataTestSupport
 
 func say(_ line: String) {
     FileHandle.standardOutput.write(Data((line + "\n").utf8))
@@ -21,7 +22,7 @@ final class DeviceProcess: @unchecked Sendable {
     var sync: StoreSync?
     var server: PostgresSyncServer?
     var controller: ResultsController<Card, Board>?
-    var random = SplitMix(seed: 1)
+    var random = SeededGenerator(seed: 1)
     let deliveries = DispatchQueue(label: "deliveries")
 
     func open(_ path: String, _ socket: String, _ database: String, _ seed: UInt64) throws {
@@ -33,7 +34,7 @@ final class DeviceProcess: @unchecked Sendable {
             store: store, server: server,
             options: SyncOptions(pollInterval: .seconds(2), retryDelays: .milliseconds(50) ... .seconds(1), pushBatchSize: 400))
         controller = try ResultsController(store: store, request: Card.Fetches.byBoard, deliveryQueue: deliveries)
-        random = SplitMix(seed: seed)
+        random = SeededGenerator(seed: seed)
         (self.store, self.server, self.sync) = (store, server, sync)
     }
 
@@ -112,18 +113,9 @@ struct Failure: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// The seeded generator of the device (the test support target is not linked here).
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func int(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
+extension SeededGenerator {
+    /// A number in 0..<bound.
+    mutating func int(_ bound: Int) -> Int { int(0...(bound - 1)) }
 }
 
 let device = DeviceProcess()
