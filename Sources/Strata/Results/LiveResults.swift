@@ -180,8 +180,7 @@ public final class LiveSection<Item: StrataEntity, Section: Hashable & Sendable>
 extension ResultsSection {
     /// The number of item rows (without loading a batched section).
     fileprivate var itemCount: Int {
-        if rows.isBatched { return rows.count }
-        return rows.count - (rows.last?.isGroup == true ? 1 : 0)
+        rows.count - (rows.endsWithGroup ? 1 : 0)
     }
 }
 #endif

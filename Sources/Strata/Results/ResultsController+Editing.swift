@@ -107,7 +107,7 @@ extension ResultsController {
         // list is `targetSection.rows[original(i)]`.
         func original(_ index: Int) -> Int { sameSection && index >= source.item ? index + 1 : index }
         let targetCount = targetSection.rows.count - (sameSection ? 1 : 0)
-        let itemRows = targetCount - (targetSection.rows.last?.isGroup == true ? 1 : 0)
+        let itemRows = targetCount - (targetSection.rows.endsWithGroup ? 1 : 0)
         guard destination.item >= 0, destination.item <= itemRows else { throw ResultsEditError.outsideList(destination) }
         if source == destination { return }
 
@@ -122,9 +122,10 @@ extension ResultsController {
             guard case .object(let id) = targetSection.id else { throw ResultsEditError.noParent(targetSection.id) }
             newParent = id
         }
-        // The neighbours in display order, as storage anchors.
-        let previous = destination.item > 0 ? targetSection.rows[original(destination.item - 1)].item?.objectID.rawValue : nil
-        let next = destination.item < itemRows ? targetSection.rows[original(destination.item)].item?.objectID.rawValue : nil
+        // The neighbours in display order, as storage anchors: their ids only (batched rows
+        // read no page for them).
+        let previous = destination.item > 0 ? targetSection.rows.itemID(at: original(destination.item - 1)) : nil
+        let next = destination.item < itemRows ? targetSection.rows.itemID(at: original(destination.item)) : nil
         let (storageBefore, storageAfter) = ordering.descending ? (next, previous) : (previous, next)
 
         let fetcher = fetcherForEdits

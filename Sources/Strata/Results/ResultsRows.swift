@@ -18,7 +18,8 @@ public struct ResultsRows<Item: ResultsItem>: RandomAccessCollection, RangeRepla
         /// Chunked, so that a snapshot made from another by a few row changes shares all but
         /// the chunks it changed (see ``RowChunks``).
         case eager(RowChunks<ResultsRow<Item>>)
-        case batched(ids: [Int64], pages: any ItemPages<Item>)
+        /// The ids in chunks, shared with the index that made them (see ``RowChunks``).
+        case batched(ids: RowChunks<Int64>, pages: any ItemPages<Item>)
     }
 
     private(set) var storage: Storage
@@ -69,7 +70,7 @@ public struct ResultsRows<Item: ResultsItem>: RandomAccessCollection, RangeRepla
         return nil
     }
 
-    init(ids: [Int64], pages: any ItemPages<Item>) {
+    init(ids: RowChunks<Int64>, pages: any ItemPages<Item>) {
         storage = .batched(ids: ids, pages: pages)
     }
 
@@ -129,6 +130,15 @@ public struct ResultsRows<Item: ResultsItem>: RandomAccessCollection, RangeRepla
         }
     }
 
+    /// Whether the last row is the group of filtered items, reading nothing (batched rows
+    /// have none: batched loading has no post-fetch filter).
+    var endsWithGroup: Bool {
+        switch storage {
+        case .eager(let rows): return rows.last?.isGroup == true
+        case .batched: return false
+        }
+    }
+
     /// Whether the items are read a page at a time (batched loading).
     public var isBatched: Bool {
         if case .batched = storage { return true }
@@ -136,7 +146,7 @@ public struct ResultsRows<Item: ResultsItem>: RandomAccessCollection, RangeRepla
     }
 
     /// The items' ids, in order, without loading anything; nil for eager rows.
-    var batchedIDs: [Int64]? {
+    var batchedIDs: RowChunks<Int64>? {
         if case .batched(let ids, _) = storage { return ids }
         return nil
     }
@@ -153,7 +163,10 @@ public struct ResultsRows<Item: ResultsItem>: RandomAccessCollection, RangeRepla
             var slice = RowChunks<ResultsRow<Item>>()
             slice.append(from: rows, range)
             return ResultsRows(chunks: slice)
-        case .batched(let ids, let pages): return ResultsRows(ids: Array(ids[range]), pages: pages)
+        case .batched(let ids, let pages):
+            var slice = RowChunks<Int64>()
+            slice.append(from: ids, range)
+            return ResultsRows(ids: slice, pages: pages)
         }
     }
 
@@ -238,11 +251,22 @@ public struct ResultsRows<Item: ResultsItem>: RandomAccessCollection, RangeRepla
     }
 }
 
+extension ResultsRows where Item: StrataEntity {
+    /// The id of the item at `position` (nil for a group row), reading nothing: a batched
+    /// section knows its ids without loading their page.
+    func itemID(at position: Int) -> Int64? {
+        switch storage {
+        case .eager(let rows): return rows[position].item?.objectID.rawValue
+        case .batched(let ids, _): return ids[position]
+        }
+    }
+}
+
 /// The pages of a batched snapshot: reads an item by its position in a section's ids,
 /// loading the page around it the first time.
 protocol ItemPages<Item>: AnyObject, Sendable {
     associatedtype Item
-    func item(at position: Int, of ids: [Int64]) throws -> Item
+    func item(at position: Int, of ids: RowChunks<Int64>) throws -> Item
     /// Whether the value of the item `id` may differ between `self`'s snapshot and `other`'s,
     /// without loading it.
     func valueMayDiffer(_ id: Int64, in other: any ItemPages<Item>) -> Bool

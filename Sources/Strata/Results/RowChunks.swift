@@ -169,3 +169,23 @@ struct RowChunks<Element>: RandomAccessCollection {
 }
 
 extension RowChunks: Sendable where Element: Sendable {}
+
+extension RowChunks: ExpressibleByArrayLiteral {
+    init(arrayLiteral elements: Element...) {
+        self.init(elements)
+    }
+}
+
+extension RowChunks: Equatable where Element: Equatable {
+    /// Element by element; chunks the two share are not compared.
+    static func == (lhs: RowChunks, rhs: RowChunks) -> Bool {
+        guard lhs.count == rhs.count else { return false }
+        if lhs.ends == rhs.ends {
+            for index in lhs.chunks.indices where !lhs.sharesChunk(index, with: rhs) {
+                if lhs.chunks[index] != rhs.chunks[index] { return false }
+            }
+            return true
+        }
+        return lhs.elementsEqual(rhs)
+    }
+}

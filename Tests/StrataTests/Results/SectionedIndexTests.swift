@@ -68,8 +68,8 @@ struct SectionedIndexTests {
         func check(_ context: @autoclosure () -> String) throws {
             index._checkInvariants()
             let actual = zip(index.sections.keys, index.sections.values).map { id, section -> (key: Int64?, ids: [Int64]) in
-                guard case .key(let value) = id else { return (nil, section.items) }
-                return (Int64.fromDatabaseValue(value), section.items)
+                guard case .key(let value) = id else { return (nil, Array(section.items)) }
+                return (Int64.fromDatabaseValue(value), Array(section.items))
             }
             let expected = try expected()
             let same = actual.count == expected.count && zip(actual, expected).allSatisfy { $0.key == $1.key && $0.ids == $1.ids }

@@ -343,12 +343,12 @@ final class BatchedPages<Item: StrataEntity>: ItemPages, @unchecked Sendable {
         return nil
     }
 
-    func item(at position: Int, of ids: [Int64]) throws -> Item {
+    func item(at position: Int, of ids: RowChunks<Int64>) throws -> Item {
         try loader.locked {
             let id = ids[position]
             if let value = cachedValue(id) { return value }
             let start = position - position % loader.pageSize
-            let page = Array(ids[start..<min(ids.count, start + loader.pageSize)])
+            let page = (start..<min(ids.count, start + loader.pageSize)).map { ids[$0] }
             let wanted = page.filter { cachedValue($0) == nil }
             let read = try reader.read { db in try PageLoader<Item>.fetch(wanted, db) }
             pagesLoaded += 1

@@ -37,8 +37,9 @@ struct SectionedIndex<Section: Hashable & Sendable> {
         var value: SectionValue<Section>
         /// The values that order the section among the others.
         var order: [DatabaseValue]
-        /// Its items' ids, in order.
-        var items: [Int64]
+        /// Its items' ids, in order, in chunks: a batched snapshot shares them, and the next
+        /// change copies one chunk, not the section.
+        var items: RowChunks<Int64>
     }
 
     /// Where a removed item was.
@@ -296,7 +297,7 @@ struct SectionedIndex<Section: Hashable & Sendable> {
         }
         let descending = sectionDescending
         sections.sort { Self.sectionPrecedes($0.key, $0.value, $1.key, $1.value, descending: descending) }
-        for (id, bucket) in shown { sections[id]?.items = builder.items[bucket] }
+        for (id, bucket) in shown { sections[id]?.items = RowChunks(builder.items[bucket]) }
         return shown
     }
 
@@ -311,7 +312,7 @@ struct SectionedIndex<Section: Hashable & Sendable> {
     }
 
     /// The position of the indexed item `id` in `items`, its section's.
-    private func index(of id: Int64, in items: [Int64]) throws -> Int {
+    private func index(of id: Int64, in items: RowChunks<Int64>) throws -> Int {
         if compact {
             guard let index = items.firstIndex(of: id) else { preconditionFailure("item \(id) not in its section") }
             return index
@@ -436,7 +437,7 @@ struct SectionedIndex<Section: Hashable & Sendable> {
             if kept.isEmpty && Self.isTransient(section) {
                 sections.remove(at: s)
             } else {
-                sections.values[s].items = kept
+                sections.values[s].items = RowChunks(kept)
             }
             result.touched.insert(section)
         }
@@ -456,10 +457,10 @@ struct SectionedIndex<Section: Hashable & Sendable> {
         // enough work for the cores; the records are only read meanwhile.
         let work = arriving.map { (section: $0.key, position: sections.index(forKey: $0.key)!, rows: $0.value) }
         let merges = Self.mergeAll(
-            work.map { ($0.rows, sections.values[$0.position].items) }, records: records, descending: itemDescending,
+            work.map { ($0.rows, Array(sections.values[$0.position].items)) }, records: records, descending: itemDescending,
             parallelMinimum: parallelMinimum)
         for (item, merge) in zip(work, merges) {
-            sections.values[item.position].items = merge.merged
+            sections.values[item.position].items = RowChunks(merge.merged)
             for (index, offset) in merge.placed {
                 result.new[fetched[offset].id] = RowChange.Place(section: item.section, index: index)
             }
@@ -561,7 +562,7 @@ struct SectionedIndex<Section: Hashable & Sendable> {
         var appeared: [Int64] = []
         for id in ids.sorted() {
             let sectionID = SectionID.object(id)
-            var items: [Int64] = []
+            var items = RowChunks<Int64>()
             let old = sections.removeValue(forKey: sectionID)
             if let old {
                 items = old.items
@@ -626,9 +627,10 @@ struct SectionedIndex<Section: Hashable & Sendable> {
                 hiddenKeys[id] = nil
             }
             let descending = itemDescending
-            sections[sectionID]?.items.append(contentsOf: ids)
-            sections[sectionID]?.items.sort {
-                Self.precedes(keys[$0]!, $0, keys[$1]!, $1, descending: descending)
+            if var items = sections[sectionID].map({ Array($0.items) }) {
+                items.append(contentsOf: ids)
+                items.sort { Self.precedes(keys[$0]!, $0, keys[$1]!, $1, descending: descending) }
+                sections[sectionID]?.items = RowChunks(items)
             }
             adopted.insert(sectionID)
         }
@@ -649,7 +651,7 @@ struct SectionedIndex<Section: Hashable & Sendable> {
     }
 
     /// Takes items out of the shown sections (their section went, or cannot be shown).
-    private mutating func hide(_ items: [Int64]) {
+    private mutating func hide(_ items: some Sequence<Int64>) {
         for item in items {
             guard let found = section(of: item) else { continue }
             // The raw key; a compact index knows it from the section, an entity section's id.
@@ -762,7 +764,7 @@ struct SectionedIndex<Section: Hashable & Sendable> {
     }
 
     /// The position of `id` (with `sort` values) in `items`, or where it belongs.
-    private func insertionIndex(of id: Int64, _ sort: [DatabaseValue], in items: [Int64]) throws -> Int {
+    private func insertionIndex(of id: Int64, _ sort: [DatabaseValue], in items: RowChunks<Int64>) throws -> Int {
         var low = 0
         var high = items.count
         while low < high {

@@ -184,7 +184,7 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
         return (ResultsSnapshot(sections: result), changes)
     }
 
-    private func derive(_ items: [Int64], _ payload: ItemPayload<Item>) -> RowChunks<ResultsRow<Item>> {
+    private func derive(_ items: RowChunks<Int64>, _ payload: ItemPayload<Item>) -> RowChunks<ResultsRow<Item>> {
         var shown: [Item] = []
         var rejected: [Item] = []
         shown.reserveCapacity(items.count)
@@ -215,7 +215,7 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
         if rowsAreItems {
             for (id, section) in zip(index.sections.keys, index.sections.values) {
                 guard let rows = sectionRows[id] else { continue }
-                precondition(rows.map { $0.item?.objectID.rawValue } == section.items, "derived rows out of date")
+                precondition(rows.map { $0.item?.objectID.rawValue } == Array(section.items), "derived rows out of date")
             }
         }
         #endif

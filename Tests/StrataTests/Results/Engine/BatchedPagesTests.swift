@@ -120,7 +120,7 @@ struct BatchedPagesTests {
                 guard let snapshot = live.randomElement(using: &random), !snapshot.ids.isEmpty else { continue }
                 let position = Int.random(in: 0..<snapshot.ids.count, using: &random)
                 let id = snapshot.ids[position]
-                let value = try snapshot.pages.item(at: position, of: snapshot.ids)
+                let value = try snapshot.pages.item(at: position, of: RowChunks(snapshot.ids))
                 #expect(value == snapshot.values[id], "\(context): item \(id) of snapshot \(snapshot.pages.version)")
                 seen.reads += 1
                 if snapshot.values[id] != current[id] {
@@ -139,7 +139,7 @@ struct BatchedPagesTests {
                 // (A snapshot answers only for the ids it shows: the rows both show.)
                 let inB = Set(b.ids)
                 let common = a.ids.filter { inB.contains($0) }
-                let rowsA = ResultsRows(ids: common, pages: a.pages), rowsB = ResultsRows(ids: common, pages: b.pages)
+                let rowsA = ResultsRows(ids: RowChunks(common), pages: a.pages), rowsB = ResultsRows(ids: RowChunks(common), pages: b.pages)
                 let equal = common.allSatisfy { a.values[$0] == b.values[$0] }
                 #expect((rowsA == rowsB) == equal, "\(context): rows of \(a.pages.version) and \(b.pages.version)")
                 seen.compared += 1
@@ -147,7 +147,7 @@ struct BatchedPagesTests {
                 // Every row of a snapshot.
                 guard let snapshot = live.randomElement(using: &random) else { continue }
                 for (position, id) in snapshot.ids.enumerated() {
-                    let value = try snapshot.pages.item(at: position, of: snapshot.ids)
+                    let value = try snapshot.pages.item(at: position, of: RowChunks(snapshot.ids))
                     #expect(value == snapshot.values[id], "\(context): item \(id) of snapshot \(snapshot.pages.version), read in full")
                 }
             }
