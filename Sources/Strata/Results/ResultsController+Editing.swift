@@ -92,11 +92,14 @@ extension ResultsController {
     public func moveItem(from source: ItemPath, to destination: ItemPath) throws {
         dispatchPrecondition(condition: .onQueue(deliveryQueue))
         let old = snapshot
-        let ordering = try OrderedRequest(request: request, schema: store.schema)
+        let ordering = try editOrdering()
         guard source.section >= 0, source.section < old.numberOfSections, source.item >= 0,
               source.item < old.numberOfRows(inSection: source.section)
         else { throw ResultsEditError.outsideList(source) }
-        guard let item = old[source].item else { throw ResultsEditError.groupRow(source) }
+        // The moved row alone (a batched section that has not loaded its page reads one row).
+        guard let item = try old.sections[source.section].rows.itemReadingOneRow(at: source.item) else {
+            throw ResultsEditError.groupRow(source)
+        }
         guard destination.section >= 0, destination.section < old.numberOfSections else {
             throw ResultsEditError.outsideList(destination)
         }
@@ -137,13 +140,13 @@ extension ResultsController {
             version = currentPublishedVersion
             let storage = ordering.storage
             let t = quoted(storage.table), fk = quoted(storage.foreignKey), k = quoted(storage.key)
-            guard let row = try Row.fetchOne(db, sql: "SELECT \(fk) FROM \(t) WHERE \(k) = ?", arguments: [item.objectID.rawValue])
+            guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT \(fk) FROM \(t) WHERE \(k) = ?"), arguments: [item.objectID.rawValue])
             else { throw ResultsEditError.itemDeleted }
             let currentParent: Int64? = row[0]
             let parent: Int64
             if let newParent {
                 guard try Bool.fetchOne(
-                    db, sql: "SELECT 1 FROM \(quoted(ordering.parentEntity)) WHERE \(quoted(ordering.parentKey)) = ?", arguments: [newParent]) == true
+                    db.cachedStatement(sql: "SELECT 1 FROM \(quoted(ordering.parentEntity)) WHERE \(quoted(ordering.parentKey)) = ?"), arguments: [newParent]) == true
                 else { throw ResultsEditError.sectionDeleted(targetSection.id) }
                 parent = newParent
             } else {
@@ -152,7 +155,7 @@ extension ResultsController {
             }
             func isChild(_ id: Int64?) throws -> Bool {
                 guard let id, id != item.objectID.rawValue else { return false }
-                return try Bool.fetchOne(db, sql: "SELECT 1 FROM \(t) WHERE \(k) = ? AND \(fk) = ?", arguments: [id, parent]) == true
+                return try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM \(t) WHERE \(k) = ? AND \(fk) = ?"), arguments: [id, parent]) == true
             }
             func exist(_ ids: [Int64]) throws -> Bool {
                 for id in ids where try Row.fetchOne(db, sql: "SELECT 1 FROM \(t) WHERE \(k) = ?", arguments: [id]) == nil {
@@ -237,6 +240,14 @@ extension ResultsController {
             from: old, to: new, edit: .move(Move(from: source, to: destination), valueChanged: moved != item))
         deliverUserEdit(batch, new, touched: [sourceSection.id, targetSection.id], before: version)
         settleUserEdit(publishedBefore: version)
+    }
+
+    /// The request's order as a move reads it, computed on the first move.
+    private func editOrdering() throws -> OrderedRequest {
+        if let editOrderingCache { return editOrderingCache }
+        let ordering = try OrderedRequest(request: request, schema: store.schema)
+        editOrderingCache = ordering
+        return ordering
     }
 
     /// ``moveItem(from:to:)`` with two-index `IndexPath`s, as UIKit reports them.

@@ -109,6 +109,8 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
     /// `batch`: the edit's own batch while no update was skipped; an update from the
     /// snapshot before the edit that is this very batch then leads to the edited snapshot.
     private var pendingEdit: (version: Int, touched: Set<SectionID>?, batch: ChangeBatch?)?
+    /// The request's order as user moves read it, once computed (delivery queue only).
+    var editOrderingCache: OrderedRequest?
 
     private typealias Event = ResultsOutlet<Item, Section>.Event
     private typealias Subscriber = ResultsOutlet<Item, Section>.Subscriber

@@ -93,7 +93,7 @@ public struct ResultsRows<Item: ResultsItem>: RandomAccessCollection, RangeRepla
             return rows[position]
         case .batched(let ids, let pages):
             do {
-                return .item(try pages.item(at: position, of: ids))
+                return .item(try pages.item(at: position, of: ids, loadingPage: true))
             } catch {
                 preconditionFailure("a page of batched results could not be read: \(error)")
             }
@@ -126,7 +126,16 @@ public struct ResultsRows<Item: ResultsItem>: RandomAccessCollection, RangeRepla
     public func item(at position: Int) throws -> Item? {
         switch storage {
         case .eager(let rows): return rows[position].item
-        case .batched(let ids, let pages): return try pages.item(at: position, of: ids)
+        case .batched(let ids, let pages): return try pages.item(at: position, of: ids, loadingPage: true)
+        }
+    }
+
+    /// The item of the row at `position`, reading only its row when a batched section has
+    /// not loaded its page (for one row used once, as a user's move reads the moved item).
+    func itemReadingOneRow(at position: Int) throws -> Item? {
+        switch storage {
+        case .eager(let rows): return rows[position].item
+        case .batched(let ids, let pages): return try pages.item(at: position, of: ids, loadingPage: false)
         }
     }
 
@@ -266,7 +275,9 @@ extension ResultsRows where Item: StrataEntity {
 /// loading the page around it the first time.
 protocol ItemPages<Item>: AnyObject, Sendable {
     associatedtype Item
-    func item(at position: Int, of ids: RowChunks<Int64>) throws -> Item
+    /// The item at `position`: from the snapshot's cache, else read with its page
+    /// (`loadingPage`, then cached) or alone (not cached).
+    func item(at position: Int, of ids: RowChunks<Int64>, loadingPage: Bool) throws -> Item
     /// Whether the value of the item `id` may differ between `self`'s snapshot and `other`'s,
     /// without loading it.
     func valueMayDiffer(_ id: Int64, in other: any ItemPages<Item>) -> Bool

@@ -176,6 +176,21 @@ extension RowChunks: ExpressibleByArrayLiteral {
     }
 }
 
+extension RowChunks where Element: Equatable {
+    /// The first position of `element`: a search of each chunk's array in turn (the
+    /// collection's default locates every position by binary search).
+    func firstIndex(of element: Element) -> Int? {
+        var start = 0
+        for (chunk, end) in zip(chunks, ends) {
+            if let offset = chunk.firstIndex(of: element) { return start + offset }
+            start = end
+        }
+        return nil
+    }
+
+    func contains(_ element: Element) -> Bool { firstIndex(of: element) != nil }
+}
+
 extension RowChunks: Equatable where Element: Equatable {
     /// Element by element; chunks the two share are not compared.
     static func == (lhs: RowChunks, rhs: RowChunks) -> Bool {

@@ -343,10 +343,17 @@ final class BatchedPages<Item: StrataEntity>: ItemPages, @unchecked Sendable {
         return nil
     }
 
-    func item(at position: Int, of ids: RowChunks<Int64>) throws -> Item {
+    func item(at position: Int, of ids: RowChunks<Int64>, loadingPage: Bool) throws -> Item {
         try loader.locked {
             let id = ids[position]
             if let value = cachedValue(id) { return value }
+            if !loadingPage {
+                // The one row, read in the same state as its page would be, and not cached.
+                guard let value = try reader.read({ db in try PageLoader<Item>.fetch([id], db) })[id] else {
+                    throw ResultsError.itemUnavailable(id)
+                }
+                return value
+            }
             let start = position - position % loader.pageSize
             let page = (start..<min(ids.count, start + loader.pageSize)).map { ids[$0] }
             let wanted = page.filter { cachedValue($0) == nil }

@@ -141,13 +141,13 @@ extension OrderedPositions {
     ) throws -> OrderWrite {
         let t = quoted(storage.table), fk = quoted(storage.foreignKey), pos = quoted(storage.position)
         let k = quoted(storage.key)
-        guard let current = try Row.fetchOne(db, sql: "SELECT \(fk), \(pos) FROM \(t) WHERE \(k) = ?", arguments: [child])
+        guard let current = try Row.fetchOne(db.cachedStatement(sql: "SELECT \(fk), \(pos) FROM \(t) WHERE \(k) = ?"), arguments: [child])
         else { throw OrderError.notFound(entity: storage.table, id: child) }
         let oldParent: Int64? = current[0], oldPosition: Int64? = current[1]
         var rebalanced = 0
         // A sibling without a position (raw SQL) has no place: number the whole list first.
         if try Bool.fetchOne(
-            db, sql: "SELECT 1 FROM \(t) WHERE \(fk) = ? AND \(pos) IS NULL AND \(k) IS NOT ? LIMIT 1",
+            db.cachedStatement(sql: "SELECT 1 FROM \(t) WHERE \(fk) = ? AND \(pos) IS NULL AND \(k) IS NOT ? LIMIT 1"),
             arguments: [parent, child]) == true
         {
             rebalanced += try renumber(parent: parent, except: child, storage, db)
@@ -164,8 +164,8 @@ extension OrderedPositions {
         }
         guard let position else { throw OrderError.noRoom(entity: storage.table, parent: parent) }
         if oldParent == parent && oldPosition == position { return OrderWrite(rowsWritten: rebalanced, rebalancedRows: rebalanced) }
-        try db.execute(
-            sql: "UPDATE \(t) SET \(fk) = ?, \(pos) = ? WHERE \(k) = ?", arguments: [parent, position, child])
+        try db.cachedStatement(sql: "UPDATE \(t) SET \(fk) = ?, \(pos) = ? WHERE \(k) = ?")
+            .execute(arguments: [parent, position, child])
         return OrderWrite(rowsWritten: rebalanced + 1, rebalancedRows: rebalanced)
     }
 
@@ -200,11 +200,11 @@ extension OrderedPositions {
         let k = quoted(storage.key)
         let siblings = "FROM \(t) WHERE \(fk) = ? AND \(k) IS NOT ?"
         func fetch(_ sql: String, _ arguments: StatementArguments) throws -> [Sibling] {
-            try Row.fetchAll(db, sql: "SELECT \(k), \(pos) \(siblings) \(sql)", arguments: [parent, child] + arguments)
+            try Row.fetchAll(db.cachedStatement(sql: "SELECT \(k), \(pos) \(siblings) \(sql)"), arguments: [parent, child] + arguments)
                 .map { Sibling(id: $0[0], position: $0[1]) }
         }
         func sibling(_ id: Int64) throws -> Sibling {
-            guard let row = try Row.fetchOne(db, sql: "SELECT \(k), \(pos) \(siblings) AND \(k) = ?", arguments: [parent, child, id])
+            guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT \(k), \(pos) \(siblings) AND \(k) = ?"), arguments: [parent, child, id])
             else { throw OrderError.notASibling(entity: storage.table, id: id, parent: parent) }
             return Sibling(id: row[0], position: row[1])
         }

@@ -120,8 +120,10 @@ struct BatchedPagesTests {
                 guard let snapshot = live.randomElement(using: &random), !snapshot.ids.isEmpty else { continue }
                 let position = Int.random(in: 0..<snapshot.ids.count, using: &random)
                 let id = snapshot.ids[position]
-                let value = try snapshot.pages.item(at: position, of: RowChunks(snapshot.ids))
-                #expect(value == snapshot.values[id], "\(context): item \(id) of snapshot \(snapshot.pages.version)")
+                // With its page (cached), or alone (as a user's move reads the moved row).
+                let loadingPage = Bool.random(using: &random)
+                let value = try snapshot.pages.item(at: position, of: RowChunks(snapshot.ids), loadingPage: loadingPage)
+                #expect(value == snapshot.values[id], "\(context): item \(id) of snapshot \(snapshot.pages.version), page \(loadingPage)")
                 seen.reads += 1
                 if snapshot.values[id] != current[id] {
                     seen.kept += 1
@@ -147,7 +149,7 @@ struct BatchedPagesTests {
                 // Every row of a snapshot.
                 guard let snapshot = live.randomElement(using: &random) else { continue }
                 for (position, id) in snapshot.ids.enumerated() {
-                    let value = try snapshot.pages.item(at: position, of: RowChunks(snapshot.ids))
+                    let value = try snapshot.pages.item(at: position, of: RowChunks(snapshot.ids), loadingPage: true)
                     #expect(value == snapshot.values[id], "\(context): item \(id) of snapshot \(snapshot.pages.version), read in full")
                 }
             }
