@@ -97,13 +97,24 @@ struct SectionMatching {
     var movedAndUpdated: [Int] = []
 
     init<Item, Section>(from old: ResultsSnapshot<Item, Section>, to new: ResultsSnapshot<Item, Section>) {
-        newIndex.reserveCapacity(new.sections.count)
-        for (n, section) in new.sections.enumerated() { newIndex[section.id] = n }
-        oldToNew = [Int?](repeating: nil, count: old.sections.count)
-        newIsInserted = [Bool](repeating: true, count: new.sections.count)
+        // The ids first, by position (no generic copy of each section).
+        let oldIDs = old.sections.indices.map { old.sections[$0].id }
+        let newIDs = new.sections.indices.map { new.sections[$0].id }
+        newIndex.reserveCapacity(newIDs.count)
+        for n in newIDs.indices { newIndex[newIDs[n]] = n }
+        if oldIDs == newIDs {
+            // The same sections in the same order (most commits): nothing inserted, deleted
+            // or moved; only values to compare.
+            oldToNew = oldIDs.indices.map { $0 }
+            newIsInserted = [Bool](repeating: false, count: newIDs.count)
+            for s in oldIDs.indices where old.sections[s].value != new.sections[s].value { updates.append(s) }
+            return
+        }
+        oldToNew = [Int?](repeating: nil, count: oldIDs.count)
+        newIsInserted = [Bool](repeating: true, count: newIDs.count)
         var kept: [(old: Int, new: Int)] = []
-        for (o, section) in old.sections.enumerated() {
-            if let n = newIndex[section.id] {
+        for (o, id) in oldIDs.enumerated() {
+            if let n = newIndex[id] {
                 oldToNew[o] = n
                 newIsInserted[n] = false
                 kept.append((o, n))
@@ -161,7 +172,7 @@ extension ChangeBatch {
         let sections = SectionMatching(from: old, to: new)
         var oldIndex: [SectionID: Int] = [:]
         oldIndex.reserveCapacity(old.sections.count)
-        for (o, section) in old.sections.enumerated() { oldIndex[section.id] = o }
+        for o in old.sections.indices { oldIndex[old.sections[o].id] = o }
 
         // Per section, the sorted indexes of changed rows, to count the unchanged rows before
         // a changed one.

@@ -140,7 +140,11 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
         var changed = Set<SectionID>()
         var result: [ResultsSection<Item, Section>] = []
         result.reserveCapacity(index.sections.count)
-        for (id, section) in zip(index.sections.keys, index.sections.values) {
+        // Over the two arrays by position: zipping the ordered dictionary's views costs
+        // generic iterator calls per section, which a one-row commit pays per section.
+        let ids = index.sections.keys.elements, sections = index.sections.values.elements
+        for position in ids.indices {
+            let id = ids[position], section = sections[position]
             let rows: RowChunks<ResultsRow<Item>>
             if let cached = sectionRows[id] {
                 rows = cached
@@ -169,7 +173,9 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
     ) -> (snapshot: ResultsSnapshot<Item, Section>, changes: Changes) {
         var result: [ResultsSection<Item, Section>] = []
         result.reserveCapacity(index.sections.count)
-        for (id, section) in zip(index.sections.keys, index.sections.values) {
+        let ids = index.sections.keys.elements, sections = index.sections.values.elements
+        for position in ids.indices {
+            let id = ids[position], section = sections[position]
             if section.items.isEmpty && SectionedIndex<Section>.isTransient(id) { continue }
             result.append(ResultsSection(id: id, value: section.value, rows: ResultsRows(ids: section.items, pages: pages)))
         }
