@@ -110,7 +110,9 @@ let package = Package(
         // One device of the multi-device tests and of `make sync-demo`: a process with its own
         // store file, driven by lines on standard input.
         .executableTarget(
-            name: "StrataSyncDevice", dependencies: ["StrataSyncFixture", "StrataTestSupport"], path: "Tests/SyncDevice"),
+            name: "StrataSyncDevice",
+            dependencies: ["StrataSyncFixture", "StrataTestSupport", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/SyncDevice"),
         .testTarget(name: "StrataSyncTests", dependencies: ["StrataSyncFixture", "StrataTestSupport"]),
         .testTarget(name: "StrataDemoTests", dependencies: ["StrataDemoKit"], exclude: ["Reference"]),
 

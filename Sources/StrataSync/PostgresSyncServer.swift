@@ -253,21 +253,35 @@ public actor PostgresSyncServer: SyncServer {
                         refused.append(try await self.refusal(index, change, reason, connection))
                     }
                 }
-            } catch let error as PSQLError where error.serverInfo != nil {
+            } catch let error as PSQLError where Self.isRefusal(error) {
                 try await connection.query("ROLLBACK TO SAVEPOINT strata_push", logger: logger)
                 refused = []
-                for (index, change) in push.changes.enumerated() {
+                // A change a constraint refuses is tried once more after the others: a later
+                // change of the same push may free what it needs (a unique name that a
+                // deletion or a rename later in the push gives up, the push's order being
+                // inserts, updates, deletions).
+                /// Applies change `index` in a savepoint; false when a constraint refused it
+                /// and it is not `final` (it is then tried again).
+                func attempt(_ index: Int, final: Bool) async throws -> Bool {
+                    let change = push.changes[index]
                     try await connection.query("SAVEPOINT strata_change", logger: logger)
                     do {
                         if let reason = try await self.apply(change, connection) {
                             refused.append(try await self.refusal(index, change, reason, connection))
                         }
                         try await connection.query("RELEASE SAVEPOINT strata_change", logger: logger)
-                    } catch let error as PSQLError where error.serverInfo != nil {
+                        return true
+                    } catch let error as PSQLError where Self.isRefusal(error) {
                         try await connection.query("ROLLBACK TO SAVEPOINT strata_change", logger: logger)
+                        guard final else { return false }
                         refused.append(try await self.refusal(index, change, Self.reason(error), connection))
+                        return true
                     }
                 }
+                var failed: [Int] = []
+                for index in push.changes.indices where try await !attempt(index, final: false) { failed.append(index) }
+                for index in failed { _ = try await attempt(index, final: true) }
+                refused.sort { $0.index < $1.index }
             }
             let result = SyncPushResult(push: push.id, refused: refused)
             let text = String(decoding: try JSONEncoder().encode(result), as: UTF8.self)
@@ -275,6 +289,15 @@ public actor PostgresSyncServer: SyncServer {
                 "INSERT INTO strata_sync_pushes (push, device, result) VALUES (\(pushID)::uuid, \(device), \(text))", logger: logger)
             return result
         }
+    }
+
+    /// Whether the server refused a change for its data (a constraint: SQLSTATE class 23; a
+    /// value: class 22), which the device settles by taking the server's state. Any other
+    /// error (a permission the role lacks, a missing table, the server shutting down) fails
+    /// the whole push, which is sent again later: nothing the device holds is given up for it.
+    static func isRefusal(_ error: PSQLError) -> Bool {
+        guard let state = error.serverInfo?[.sqlState] else { return false }
+        return state.hasPrefix("23") || state.hasPrefix("22")
     }
 
     static func reason(_ error: PSQLError) -> String {

@@ -57,8 +57,9 @@ struct PullApplier {
     }
 
     /// Runs `body`, then drops the tombstones its deletions left (they need no push: the
-    /// server did the same), and records the objects never pushed that its deletions took
-    /// with them (a delete rule here, after a deletion from the server).
+    /// server did the same, or holds the object elsewhere, and the server is then read
+    /// again), and records the objects never pushed that its deletions took with them (a
+    /// delete rule here, after a deletion from the server).
     /// `body` returns the sync ids of objects whose loss it recorded itself.
     func withSyncDeletes(_ db: Database, _ body: () throws -> Set<String>) throws {
         let tombstones = Set(try String.fetchAll(db, sql: "SELECT uuid FROM stratasync_objects WHERE deleted = 1"))
@@ -70,9 +71,28 @@ struct PullApplier {
             for row in group { unpushedValues[row["uuid"]] = (table, values[row["rowid_"]]) }
         }
         let recorded = try body()
-        for uuid in try String.fetchAll(db, sql: "SELECT uuid FROM stratasync_objects WHERE deleted = 1") where !tombstones.contains(uuid) {
+        var readAgain = false
+        for row in try Row.fetchAll(db, sql: "SELECT uuid, tbl, base FROM stratasync_objects WHERE deleted = 1") {
+            let uuid: String = row["uuid"]
+            guard !tombstones.contains(uuid) else { continue }
             try rows.forget(uuid, db)
+            // Deleted here by a delete rule, with an object the server deleted or refused,
+            // though the server holds this one (it was pushed, and the server did not delete it
+            // in what this device has read): it must not be lost here. The tombstone goes (it
+            // is not a deletion to push), and the server is read again, which brings the object
+            // back where the server has it.
+            guard let base = row["base"] as String?, !recorded.contains(uuid) else {
+                options.logger.trace("deleted here with the server: \(row["tbl"] as String) \(uuid)")
+                continue
+            }
+            options.logger.debug("deleted here by a delete rule, kept by the server: \(row["tbl"] as String) \(uuid)")
+            try SyncConflict.record(
+                .notAppliedHere, table: row["tbl"], object: UUID(uuidString: uuid),
+                reason: "deleted here by a delete rule with an object the server deleted or refused, while the server holds it elsewhere: read again from the server",
+                local: LocalSyncState.decode(base), server: nil, db)
+            readAgain = true
         }
+        if readAgain { try LocalSyncState.set("rescan", "1", db) }
         if !unpushedValues.isEmpty {
             let live = Set(try String.fetchAll(db, sql: "SELECT uuid FROM stratasync_objects WHERE deleted = 0"))
             for (uuid, object) in unpushedValues where !live.contains(uuid) && !recorded.contains(uuid) {

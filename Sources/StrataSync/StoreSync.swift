@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Logging
 import Strata
 
 /// How a ``StoreSync`` runs.
@@ -18,12 +19,17 @@ public struct SyncOptions: Sendable {
     public var pullBatchSize: Int
     /// The most new objects or deletions sent in one push (the rest follow in the next).
     public var pushBatchSize: Int
+    /// Where the sync reports what it does: each push and pull at `debug`, each change
+    /// sent or received at `trace`, failures of the background sync at `warning`. Nothing
+    /// is logged above `debug` while the sync works.
+    public var logger: Logger
 
     public init(
         entities: Set<String>? = nil, author: String = "strata.sync", pollInterval: Duration = .seconds(30),
         retryDelays: ClosedRange<Duration> = .milliseconds(100) ... .seconds(30), pullBatchSize: Int = 5_000,
-        pushBatchSize: Int = 5_000
+        pushBatchSize: Int = 5_000, logger: Logger = Logger(label: "strata.sync")
     ) {
+        self.logger = logger
         self.entities = entities
         self.author = author
         self.pollInterval = pollInterval
@@ -153,6 +159,7 @@ public actor StoreSync {
                         delay = options.retryDelays.lowerBound
                         break
                     } catch {
+                        options.logger.warning("background sync failed, retrying in \(delay): \(error)")
                         await self.failed(error)
                         try? await Task.sleep(for: delay)
                         delay = Self.next(delay, options.retryDelays)
@@ -240,6 +247,12 @@ public actor StoreSync {
         while true {
             guard let push = try await preparePush() else { break }
             let result = try await server.push(push)
+            let logger = options.logger
+            logger.debug("push \(push.id): \(push.changes.count) changes, \(result.refused.count) refused")
+            if logger.logLevel <= .trace {
+                for change in push.changes { logger.trace("push \(change.kind) \(change.table) \(change.id?.uuidString ?? "\(change.link ?? [:])")") }
+            }
+            for refusal in result.refused { logger.debug("refused \(refusal.change.table) \(refusal.change.id?.uuidString ?? "-"): \(refusal.reason)") }
             try await acknowledge(push, result)
             report.pushed += push.changes.count
             report.refused += result.refused.count
@@ -267,6 +280,7 @@ public actor StoreSync {
         }
         let now = try store.historyToken()
         let builder = PushBuilder(tables: tables, options: options)
+        let applier = PullApplier(tables: tables, options: options)
         return try await store.write(author: options.author) { [history] db in
             guard let (changes, complete) = try builder.build(history: history, db) else {
                 if let history { try LocalSyncState.set("pushed", String(history.token.rawValue), db) }
@@ -281,6 +295,13 @@ public actor StoreSync {
             try db.execute(
                 sql: "INSERT INTO stratasync_outbox (push, body) VALUES (?, ?)",
                 arguments: [id.uuidString.lowercased(), try JSONEncoder().encode(changes)])
+            // The server applies the outbox's push once, whenever it arrives: from now on its
+            // objects and links are the server's as far as this store is concerned (their bases
+            // and agreed states move now, not at the answer). An object of the push deleted
+            // here before the answer then leaves a tombstone, whose deletion is pushed after it;
+            // before, it was taken for an object never pushed, and the server kept it.
+            // (Deletions' tombstones stay until the answer; a refusal is settled then.)
+            for change in changes where change.kind != .delete { try applier.applied(change, db) }
             return SyncPush(id: id, device: device, changes: changes)
         }
     }
@@ -322,8 +343,10 @@ public actor StoreSync {
         // A change of an earlier pull that a rule of this store refused (an object of the
         // same unique name, created here and not pushed yet, say): the push before this pull
         // has settled that, so read the server again from the start.
+        let logger = options.logger
         try await store.write(author: options.author) { db in
             guard try LocalSyncState.value("rescan", db) != nil else { return }
+            logger.debug("reading the server again from the start")
             try db.execute(sql: "DELETE FROM stratasync_state WHERE key = 'rescan'")
             try LocalSyncState.set("cursor", "0", db)
         }
@@ -331,6 +354,11 @@ public actor StoreSync {
             let cursor = try cursor()
             let result = try await server.pull(SyncPullRequest(device: device, cursor: cursor, limit: options.pullBatchSize))
             if result.cursor == cursor && result.changes.isEmpty { break }
+            let logger = options.logger
+            logger.debug("pull \(cursor) → \(result.cursor): \(result.changes.count) changes")
+            if logger.logLevel <= .trace {
+                for change in result.changes { logger.trace("pull \(change.kind) \(change.table) \(change.id?.uuidString ?? "\(change.link ?? [:])")") }
+            }
             let conflicts = try await store.write(author: options.author) { db in
                 // Another pull of this store may have moved the cursor meanwhile.
                 guard Int64(try LocalSyncState.value("cursor", db) ?? "0") == cursor else { return 0 }

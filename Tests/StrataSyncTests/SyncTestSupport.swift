@@ -54,8 +54,12 @@ struct Device {
     let server: PostgresSyncServer
 
     init(_ path: String, _ test: TestServer, schema: SchemaDescriptor = StrataModel.schema, options: SyncOptions = SyncOptions()) throws {
+        try self.init(path, server: try test.server(schema: schema), schema: schema, options: options)
+    }
+
+    init(_ path: String, server: PostgresSyncServer, schema: SchemaDescriptor = StrataModel.schema, options: SyncOptions = SyncOptions()) throws {
         store = try Store(schema: schema, path: path)
-        server = try test.server(schema: schema)
+        self.server = server
         sync = try StoreSync(store: store, server: server, options: options)
     }
 
@@ -79,5 +83,17 @@ func expectConverged(_ devices: [Device], _ test: TestServer, sourceLocation: So
     for (index, device) in devices.enumerated() {
         let contents = try device.sync.contents()
         #expect(contents.difference(from: server) == nil, "device \(index) differs from the server: \(contents.difference(from: server) ?? "")", sourceLocation: sourceLocation)
+    }
+}
+
+extension SyncContents {
+    /// The ids of the objects whose rows differ from `other`'s, or that only one holds.
+    func differingIDs(from other: SyncContents) -> Set<UUID> {
+        var ids = Set<UUID>()
+        for table in Set(objects.keys).union(other.objects.keys) {
+            let mine = objects[table] ?? [:], theirs = other.objects[table] ?? [:]
+            for id in Set(mine.keys).union(theirs.keys) where mine[id] != theirs[id] { ids.insert(id) }
+        }
+        return ids
     }
 }

@@ -10,8 +10,30 @@
 //   contents         the synced data as JSON, on one line
 //   quit
 import Foundation
+import Logging
 import StrataSyncFixture
 import StrataTestSupport
+
+/// Appends each log line to a file (for STRATA_SYNC_TRACE_DIR).
+struct TraceFileHandler: LogHandler {
+    let handle: FileHandle?
+    var logLevel: Logger.Level = .trace
+    var metadata: Logger.Metadata = [:]
+
+    init(path: String) {
+        _ = FileManager.default.createFile(atPath: path, contents: nil)
+        handle = FileHandle(forWritingAtPath: path)
+    }
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        handle?.write(Data("\(Date().timeIntervalSince1970) \(event.level) \(event.message)\n".utf8))
+    }
+}
 
 func say(_ line: String) {
     FileHandle.standardOutput.write(Data((line + "\n").utf8))
@@ -30,9 +52,17 @@ final class DeviceProcess: @unchecked Sendable {
         let server = try PostgresSyncServer(
             configuration: .init(unixSocketPath: socket, username: "strata", password: nil, database: database),
             schema: StrataModel.schema, requestTimeout: .seconds(30))
+        // STRATA_SYNC_TRACE_DIR: every push and pull, change by change, into <dir>/<store name>.log.
+        var logger = Logger(label: "strata.sync")
+        if let folder = ProcessInfo.processInfo.environment["STRATA_SYNC_TRACE_DIR"] {
+            let file = URL(fileURLWithPath: folder).appendingPathComponent(URL(fileURLWithPath: path).lastPathComponent + ".log").path
+            logger = Logger(label: "strata.sync") { label in TraceFileHandler(path: file) }
+            logger.logLevel = .trace
+        }
         let sync = try StoreSync(
             store: store, server: server,
-            options: SyncOptions(pollInterval: .seconds(2), retryDelays: .milliseconds(50) ... .seconds(1), pushBatchSize: 400))
+            options: SyncOptions(
+                pollInterval: .seconds(2), retryDelays: .milliseconds(50) ... .seconds(1), pushBatchSize: 400, logger: logger))
         controller = try ResultsController(store: store, request: Card.Fetches.byBoard, deliveryQueue: deliveries)
         random = SeededGenerator(seed: seed)
         (self.store, self.server, self.sync) = (store, server, sync)
