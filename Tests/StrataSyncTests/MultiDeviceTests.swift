@@ -209,12 +209,11 @@ struct MultiDeviceTests {
                 }
             }
         }
-        // Known issue, intermittent: under the whole suite's load, a board created on one
-        // device was seen missing on the other after three minutes, with no conflict recorded
-        // (not reproduced alone). Recorded, not hidden, until it is found.
-        withKnownIssue("background sync sometimes leaves a board missing (under investigation)", isIntermittent: true) {
-            #expect(last == "", "not converged: \(last)")
-        }
+        // Under load this once left an object missing on one device: a board created here,
+        // in a push that a server restart left unanswered, then deleted here before the
+        // answer (its deletion was lost). Reproduced with two busy cores and
+        // STRATA_SYNC_TRACE_DIR; fixed, see `SyncInFlightTests`.
+        #expect(last == "", "not converged: \(last)")
         try a.send("stop")
         try b.send("stop")
         try a.send("check")
