@@ -78,6 +78,37 @@ struct SyncConflictTests {
         try await expectConverged([a, b], test)
     }
 
+    @Test func aCardTakenHereWithARefusedBoardComesBackWhereTheServerHasIt() async throws {
+        // B moves the card into a board of its own that the server then refuses, while the
+        // server has the card in a board B could not take (its name clashes with one B made):
+        // the card goes with B's refused board here, but the server still holds it, and the
+        // server is read again.
+        let test = try TestServer(), folder = try TemporaryDirectory()
+        let (a, b) = try await twoDevices(test, folder)
+        defer { Task { await a.close(); await b.close() } }
+        try await a.store.write { db in
+            let moved = try db.insert(Board(name: "Moved"))
+            _ = try db.insert(Board(name: "Taken"))
+            try db.execute(sql: "UPDATE Card SET boardID = ?", arguments: [moved.id])
+        }
+        try await a.sync.sync()
+        try await b.store.write { db in
+            _ = try db.insert(Board(name: "Moved"))
+            let mine = try db.insert(Board(name: "Taken"))
+            try db.execute(sql: "UPDATE Card SET boardID = ?", arguments: [mine.id])
+        }
+        try await b.sync.pull()  // a's boards clash with b's: not applied here; the card's base moves to "Moved"
+        try await b.sync.push()  // b's boards are refused; "Taken" goes, and takes the card here
+        #expect(try await b.store.fetchCount(Card.self) == 0)
+        #expect(try b.sync.conflicts().contains { $0.kind == .notAppliedHere && $0.table == "Card" })
+        try await settle([a, b])
+        try await expectConverged([a, b], test)
+        let cards = try b.store.read { db in
+            try Row.fetchAll(db, sql: "SELECT Card.title, Board.name FROM Card JOIN Board ON Board.id = Card.boardID")
+        }
+        #expect(cards.map { "\($0[0] as String) in \($0[1] as String)" } == ["Card in Moved"])
+    }
+
     @Test func twoDevicesInsertingTheSameUniqueValueKeepTheFirstToReachTheServer() async throws {
         let test = try TestServer(), folder = try TemporaryDirectory()
         let a = try Device(folder.path("a.sqlite"), test), b = try Device(folder.path("b.sqlite"), test)
