@@ -18,12 +18,24 @@ struct SyncRoleTests {
         """
     }
 
-    @Test func devicesSyncAsTheRoleWhichTouchesNothingElse() async throws {
-        let test = try TestServer(), folder = try TemporaryDirectory()
-        // The owner makes the tables, as a deployment's migration would.
+    /// The owner makes the tables, as a deployment's migration would.
+    static func makeTables(_ test: TestServer, _ folder: TemporaryDirectory) async throws {
         let owner = try Device(folder.path("owner.sqlite"), test)
         try await owner.sync.sync()
         await owner.close()
+    }
+
+    /// A device of its own store connected as `role`, which may not change the tables.
+    static func device(_ path: String, role: String, _ test: TestServer) throws -> Device {
+        let server = try PostgresSyncServer(
+            configuration: test.cluster.configuration(user: role, database: test.database), schema: StrataModel.schema,
+            policy: .requireExisting)
+        return try Device(path, server: server)
+    }
+
+    @Test func devicesSyncAsTheRoleWhichTouchesNothingElse() async throws {
+        let test = try TestServer(), folder = try TemporaryDirectory()
+        try await Self.makeTables(test, folder)
         // Roles are the cluster's: one name per test database.
         let role = "sync_" + test.database
         try test.psql("""
@@ -33,13 +45,8 @@ struct SyncRoleTests {
             INSERT INTO private_notes VALUES ('not for devices')
             """)
 
-        func device(_ name: String) throws -> Device {
-            let server = try PostgresSyncServer(
-                configuration: test.cluster.configuration(user: role, database: test.database), schema: StrataModel.schema,
-                policy: .requireExisting)
-            return try Device(folder.path(name), server: server)
-        }
-        let a = try device("a.sqlite"), b = try device("b.sqlite")
+        let a = try Self.device(folder.path("a.sqlite"), role: role, test)
+        let b = try Self.device(folder.path("b.sqlite"), role: role, test)
         defer { Task { await a.close(); await b.close() } }
         try await a.store.write { db in
             let inbox = try db.insert(Board(name: "Inbox"))
@@ -80,16 +87,11 @@ struct SyncRoleTests {
         // permission error, and is sent again later; it is not a refusal, which would give up
         // the device's object.
         let test = try TestServer(), folder = try TemporaryDirectory()
-        let owner = try Device(folder.path("owner.sqlite"), test)
-        try await owner.sync.sync()
-        await owner.close()
+        try await Self.makeTables(test, folder)
         let role = "nosequence_" + test.database
         let grants = Self.grants(to: role).split(separator: "\n").filter { !$0.contains("SEQUENCE") }.joined(separator: "\n")
         try test.psql("CREATE ROLE \(role) LOGIN;\n\(grants)")
-        let server = try PostgresSyncServer(
-            configuration: test.cluster.configuration(user: role, database: test.database), schema: StrataModel.schema,
-            policy: .requireExisting)
-        let a = try Device(folder.path("a.sqlite"), server: server)
+        let a = try Self.device(folder.path("a.sqlite"), role: role, test)
         defer { Task { await a.close() } }
         try await a.store.write { db in _ = try db.insert(Board(name: "Inbox")) }
         await #expect(throws: (any Error).self) { try await a.sync.sync() }
