@@ -32,6 +32,9 @@ let package = Package(
         .target(name: "StrataSchema", dependencies: ["CYAML"]),
         // Schema → Swift source files.
         .target(name: "StrataCodegen", dependencies: ["StrataSchema"]),
+        // A sync server's DDL from a neutral description of its tables (no dependencies):
+        // shared by StrataSync (from the runtime's descriptor) and `strata sql` (from the YAML).
+        .target(name: "StrataSQL"),
         // The command-line tool the build plugin runs.
         .executableTarget(
             name: "strata",
@@ -64,7 +67,7 @@ let package = Package(
         .target(
             name: "StrataSync",
             dependencies: [
-                "Strata", .product(name: "PostgresNIO", package: "postgres-nio"),
+                "Strata", "StrataSQL", .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
         // `make sync-demo`: two stores syncing through a private PostgreSQL cluster.
