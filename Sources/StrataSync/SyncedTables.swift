@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Strata
+import StrataSQL
 
 /// The tables a sync moves, read off the model's ``SchemaDescriptor``: one per synced entity
 /// (its attributes, to-one keys and list positions) and one per many-to-many join table
@@ -105,17 +106,90 @@ struct SyncedTables: Sendable {
     /// Entity names, each after the entities its to-one keys lead to (self-references and
     /// cycles aside): the order inserts can be applied in.
     var dependencyOrder: [String] {
-        var order: [String] = []
-        var state: [String: Int] = [:]  // 1: visiting, 2: done
-        func visit(_ name: String) {
-            guard state[name] == nil, let entity = entity(named: name) else { return }
-            state[name] = 1
-            for (_, destination) in entity.references where destination != name { visit(destination) }
-            state[name] = 2
-            order.append(name)
+        SQLSchema.dependencyOrder(entities.map { ($0.name, $0.references.map(\.destination)) })
+    }
+
+    // MARK: - The neutral description of StrataSQL
+
+    /// The tables as StrataSQL describes them, to make their DDL.
+    var sqlSchema: SQLSchema {
+        SQLSchema(
+            tables: entities.map { entity in
+                SQLTable(
+                    name: entity.name, primaryKey: entity.primaryKey,
+                    columns: entity.columns.map { sqlColumn($0, of: entity) },
+                    uniques: entity.descriptor.uniques,
+                    indexes: entity.descriptor.indexes.map { $0.columns.map { SQLIndexColumn($0.name, isDescending: $0.isDescending) } })
+            },
+            joinTables: joins.map { join in
+                SQLJoinTable(
+                    name: join.name, table: join.entity, tableKey: entity(named: join.entity)?.primaryKey ?? "id",
+                    column: join.column, destination: join.destination,
+                    destinationKey: entity(named: join.destination)?.primaryKey ?? "id", inverseColumn: join.inverseColumn)
+            })
+    }
+
+    /// `column` of `entity` as StrataSQL describes it: its attribute's default and rules as
+    /// wire text, or the foreign key of its relationship.
+    func sqlColumn(_ column: Column, of entity: Entity) -> SQLColumn {
+        switch column.kind {
+        case .value(let type):
+            let attribute = entity.descriptor.attribute(named: column.name)
+            let defaultValue: SQLDefault? = switch attribute?.defaultValue {
+            case .now: .now
+            case .uuid: .uuid
+            case .value(let value): SyncValue.text(of: value, as: type).map(SQLDefault.value)
+            case nil: nil
+            }
+            let rules = attribute?.rules ?? ValueRules()
+            let sqlRules = SQLRules(
+                minimum: rules.minimum.flatMap { SyncValue.text(of: $0, as: type) },
+                maximum: rules.maximum.flatMap { SyncValue.text(of: $0, as: type) },
+                minLength: rules.minLength, maxLength: rules.maxLength)
+            return SQLColumn(
+                name: column.name,
+                kind: .value(
+                    type.sqlValueType, default: defaultValue, rules: sqlRules,
+                    isIndexed: attribute?.isIndexed ?? false, isUnique: attribute?.isUnique ?? false),
+                isOptional: column.isOptional)
+        case .reference(let destination):
+            let relationship = entity.descriptor.relationships.first {
+                if case .foreignKey(let name) = $0.storage { return name == column.name } else { return false }
+            }
+            let inverse = relationship.flatMap { schema.entity(named: destination)?.relationship(named: $0.inverse) }
+            let rule = inverse?.deleteRule ?? .nullify
+            return SQLColumn(
+                name: column.name,
+                kind: .reference(SQLReference(
+                    table: destination, key: self.entity(named: destination)?.primaryKey ?? "id",
+                    deleteRule: SQLDeleteRule(rawValue: rule.rawValue) ?? .nullify,
+                    isOneToOne: relationship?.isToMany == false && inverse.map { !$0.isToMany } == true)),
+                isOptional: column.isOptional)
+        case .position:
+            return SQLColumn(name: column.name, kind: .position, isOptional: column.isOptional)
         }
-        for entity in entities { visit(entity.name) }
-        return order
+    }
+}
+
+extension ValueType {
+    /// The type as StrataSQL names it.
+    var sqlValueType: SQLValueType {
+        switch self {
+        case .string: .string
+        case .int: .int
+        case .int32: .int32
+        case .int16: .int16
+        case .double: .double
+        case .float: .float
+        case .bool: .bool
+        case .date: .date
+        case .uuid: .uuid
+        case .data: .data
+        case .decimal: .decimal
+        case .url: .url
+        case .enumeration(_, let cases): .enumeration(cases: cases)
+        case .json: .json
+        }
     }
 }
 

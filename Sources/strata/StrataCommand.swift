@@ -8,8 +8,8 @@ import StrataSchema
 struct StrataCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "strata",
-        abstract: "Generate typed Swift code from a Strata model (YAML), check it, or draw it.",
-        subcommands: [Generate.self, Validate.self, Diagram.self, JSONSchemaCommand.self]
+        abstract: "Generate typed Swift code from a Strata model (YAML), check it, draw it, or write its sync server's SQL.",
+        subcommands: [Generate.self, Validate.self, Diagram.self, SQLCommand.self, JSONSchemaCommand.self]
     )
 }
 

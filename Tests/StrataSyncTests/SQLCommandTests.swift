@@ -1,0 +1,88 @@
+import Foundation
+import StrataSyncFixture
+import Testing
+
+/// `strata sql --dialect postgresql`: the built command-line tool prints, from the model
+/// files, the very script `PostgresSchema(schema:).sql` makes from the generated descriptor.
+@Suite struct SQLCommandTests {
+    struct Run {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    /// The package's root folder (this file is Tests/StrataSyncTests/SQLCommandTests.swift).
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
+    /// The `strata` executable, in the build's products folder beside the test bundle.
+    static func executable() throws -> URL {
+        var candidates: [URL] = []
+        if let path = ProcessInfo.processInfo.environment["STRATA_EXECUTABLE"] {
+            candidates.append(URL(fileURLWithPath: path))
+        }
+        var url = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        candidates.append(url.appendingPathComponent("strata"))
+        // macOS: .../debug/StrataPackageTests.xctest/Contents/MacOS/StrataPackageTests
+        for _ in 0..<3 { url.deleteLastPathComponent() }
+        candidates.append(url.appendingPathComponent("strata"))
+        guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
+            throw CocoaError(.fileNoSuchFile, userInfo: [NSLocalizedDescriptionKey: "strata executable not found; run `swift build` first"])
+        }
+        return found
+    }
+
+    static func strata(_ arguments: [String]) throws -> Run {
+        let process = Process()
+        process.executableURL = try executable()
+        process.arguments = arguments
+        process.currentDirectoryURL = root
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        let errData = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Run(
+            status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+            stderr: String(decoding: errData, as: UTF8.self))
+    }
+
+    @Test func theCommandPrintsTheServerSchemaOfTheModelFiles() throws {
+        let run = try Self.strata(["sql", "--dialect", "postgresql", "Tests/SyncFixture/Models"])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stderr == "")
+        let expected = try PostgresSchema(schema: StrataModel.schema).sql
+        #expect(run.stdout == expected)
+        #expect(run.stdout.contains("CREATE TABLE IF NOT EXISTS \"Card\""))
+    }
+
+    /// The reference models of StrataCodegenTests (keys, rules, defaults of every type,
+    /// one-to-ones, ordered and self many-to-manys, abstract entities, shadowed names), from
+    /// their YAML and from their reference descriptors (Reference/, symlinked).
+    static let references: [(file: String, schema: SchemaDescriptor)] = [
+        ("EdgeCases", EdgeModel.schema), ("Keys", KeysModel.schema), ("Naming", NamingModel.schema),
+        ("Notes", NotesModel.schema), ("Pairs", PairsModel.schema), ("Predicates", PredicateModel.schema),
+        ("Rules", RulesModel.schema), ("Shadows", ShadowsModel.schema), ("Shapes", ShapesModel.schema),
+        ("Todos", TodosModel.schema),
+    ]
+
+    @Test(arguments: references.indices)
+    func theCommandMatchesTheDescriptorOfEveryReferenceModel(row: Int) throws {
+        let (file, schema) = Self.references[row]
+        let run = try Self.strata(["sql", "--dialect", "postgresql", "Tests/StrataCodegenTests/Resources/\(file).yaml"])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout == (try PostgresSchema(schema: schema).sql), "\(file)")
+    }
+
+    @Test func anUnknownDialectIsRefused() throws {
+        let run = try Self.strata(["sql", "--dialect", "sqlite", "Tests/SyncFixture/Models"])
+        #expect(run.status == 64)
+        #expect(run.stdout == "")
+        #expect(run.stderr.contains("Error: Unknown SQL dialect 'sqlite': the supported dialect is 'postgresql'."), "\(run.stderr)")
+        let missing = try Self.strata(["sql", "Tests/SyncFixture/Models"])
+        #expect(missing.status == 64)
+        #expect(missing.stderr.contains("Missing expected argument '--dialect <dialect>'"), "\(missing.stderr)")
+    }
+}
