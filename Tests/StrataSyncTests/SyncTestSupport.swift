@@ -32,8 +32,12 @@ struct TestServer {
 
     var configuration: PostgresConnection.Configuration { cluster.configuration(database: database) }
 
-    func server(schema: SchemaDescriptor = StrataModel.schema, policy: PostgresSyncServer.SchemaPolicy = .createAndExtend) throws -> PostgresSyncServer {
-        try PostgresSyncServer(configuration: configuration, schema: schema, policy: policy)
+    /// A server for `schema`, connecting as `user` (the cluster's superuser unless given).
+    func server(
+        schema: SchemaDescriptor = StrataModel.schema, policy: PostgresSyncServer.SchemaPolicy = .createAndExtend,
+        user: String? = nil
+    ) throws -> PostgresSyncServer {
+        try PostgresSyncServer(configuration: cluster.configuration(user: user, database: database), schema: schema, policy: policy)
     }
 
     @discardableResult
@@ -53,8 +57,11 @@ struct Device {
     let sync: StoreSync
     let server: PostgresSyncServer
 
-    init(_ path: String, _ test: TestServer, schema: SchemaDescriptor = StrataModel.schema, options: SyncOptions = SyncOptions()) throws {
-        try self.init(path, server: try test.server(schema: schema), schema: schema, options: options)
+    init(
+        _ path: String, _ test: TestServer, schema: SchemaDescriptor = StrataModel.schema, options: SyncOptions = SyncOptions(),
+        policy: PostgresSyncServer.SchemaPolicy = .createAndExtend, user: String? = nil
+    ) throws {
+        try self.init(path, server: try test.server(schema: schema, policy: policy, user: user), schema: schema, options: options)
     }
 
     init(_ path: String, server: PostgresSyncServer, schema: SchemaDescriptor = StrataModel.schema, options: SyncOptions = SyncOptions()) throws {
