@@ -22,9 +22,28 @@ struct LocalRows {
         return (row[0], LocalSyncState.decode(row[1]))
     }
 
-    func isTombstone(_ uuid: String, _ db: Database) throws -> Bool {
-        try Bool.fetchOne(
-            db.cachedStatement(sql: "SELECT 1 FROM stratasync_objects WHERE uuid = ? AND deleted = 1"), arguments: [uuid]) ?? false
+    /// The local key of a live object (its base left unread).
+    func rowid(_ uuid: String, _ db: Database) throws -> Int64? {
+        try Int64.fetchOne(
+            db.cachedStatement(sql: "SELECT rowid_ FROM stratasync_objects WHERE uuid = ? AND deleted = 0"), arguments: [uuid])
+    }
+
+    /// The sync id and base of the live object of `table` with local key `rowid`.
+    func object(_ table: String, _ rowid: Int64, _ db: Database) throws -> (uuid: String, base: [String: String?]?)? {
+        guard let row = try Row.fetchOne(
+            db.cachedStatement(sql: "SELECT uuid, base FROM stratasync_objects WHERE tbl = ? AND rowid_ = ? AND deleted = 0"),
+            arguments: [table, rowid])
+        else { return nil }
+        return (row[0], LocalSyncState.decode(row[1]))
+    }
+
+    /// The local key and base of an object known here, and whether it is a tombstone.
+    func record(_ uuid: String, _ db: Database) throws -> (rowid: Int64, base: [String: String?]?, deleted: Bool)? {
+        guard let row = try Row.fetchOne(
+            db.cachedStatement(sql: "SELECT rowid_, base, deleted FROM stratasync_objects WHERE uuid = ?"), arguments: [uuid])
+        else { return nil }
+        let deleted: Bool = row[2]
+        return (row[0], deleted ? nil : LocalSyncState.decode(row[1]), deleted)
     }
 
     /// The values of `entity`'s rows `rowids` as wire text, references as sync ids.
@@ -34,8 +53,13 @@ struct LocalRows {
         let list = ([quoted(entity.primaryKey)] + columns.map { quoted($0.name) }).joined(separator: ", ")
         for start in stride(from: 0, to: rowids.count, by: 500) {
             let chunk = rowids[start..<min(start + 500, rowids.count)]
-            let rows = try Row.fetchCursor(
-                db, sql: "SELECT \(list) FROM \(quoted(entity.name)) WHERE \(quoted(entity.primaryKey)) IN (\(chunk.map(String.init).joined(separator: ",")))")
+            let rows =
+                chunk.count == 1
+                ? try Row.fetchCursor(
+                    db.cachedStatement(sql: "SELECT \(list) FROM \(quoted(entity.name)) WHERE \(quoted(entity.primaryKey)) = ?"),
+                    arguments: [chunk[chunk.startIndex]])
+                : try Row.fetchCursor(
+                    db, sql: "SELECT \(list) FROM \(quoted(entity.name)) WHERE \(quoted(entity.primaryKey)) IN (\(chunk.map(String.init).joined(separator: ",")))")
             while let row = try rows.next() {
                 var values: [String: String?] = [:]
                 for (offset, column) in columns.enumerated() {
@@ -67,8 +91,8 @@ struct LocalRows {
             names.append(column.name)
             if case .reference = column.kind {
                 if let text {
-                    if let target = try object(text, db) {
-                        result.append(target.rowid.databaseValue)
+                    if let target = try rowid(text, db) {
+                        result.append(target.databaseValue)
                     } else {
                         result.append(.null)
                         missing.append(column.name)
@@ -97,21 +121,21 @@ struct LocalRows {
 
     func setAgreedLink(_ table: String, _ a: String, _ b: String, _ linked: Bool, _ db: Database) throws {
         if linked {
-            try db.execute(sql: "INSERT OR IGNORE INTO stratasync_links (tbl, a, b) VALUES (?, ?, ?)", arguments: [table, a, b])
+            try db.cachedStatement(sql: "INSERT OR IGNORE INTO stratasync_links (tbl, a, b) VALUES (?, ?, ?)").execute(arguments: [table, a, b])
         } else {
-            try db.execute(sql: "DELETE FROM stratasync_links WHERE tbl = ? AND a = ? AND b = ?", arguments: [table, a, b])
+            try db.cachedStatement(sql: "DELETE FROM stratasync_links WHERE tbl = ? AND a = ? AND b = ?").execute(arguments: [table, a, b])
         }
     }
 
     func setBase(_ uuid: String, _ base: [String: String?], _ db: Database) throws {
-        try db.execute(
-            sql: "UPDATE stratasync_objects SET base = ? WHERE uuid = ?", arguments: [LocalSyncState.encode(base), uuid])
+        try db.cachedStatement(sql: "UPDATE stratasync_objects SET base = ? WHERE uuid = ?")
+            .execute(arguments: [LocalSyncState.encode(base), uuid])
     }
 
     /// Forgets an object entirely (its id, its tombstone, the links the server had with it).
     func forget(_ uuid: String, _ db: Database) throws {
-        try db.execute(sql: "DELETE FROM stratasync_objects WHERE uuid = ?", arguments: [uuid])
-        try db.execute(sql: "DELETE FROM stratasync_links WHERE a = ? OR b = ?", arguments: [uuid, uuid])
+        try db.cachedStatement(sql: "DELETE FROM stratasync_objects WHERE uuid = ?").execute(arguments: [uuid])
+        try db.cachedStatement(sql: "DELETE FROM stratasync_links WHERE a = ? OR b = ?").execute(arguments: [uuid, uuid])
     }
 }
 
@@ -168,7 +192,7 @@ struct PushBuilder {
                         for (column, _) in object.entity.references {
                             guard let target = values[object.uuid]?[column] ?? nil, !included.contains(target) else { continue }
                             let targetIsNew = try Bool.fetchOne(
-                                db, sql: "SELECT 1 FROM stratasync_objects WHERE uuid = ? AND base IS NULL AND deleted = 0",
+                                db.cachedStatement(sql: "SELECT 1 FROM stratasync_objects WHERE uuid = ? AND base IS NULL AND deleted = 0"),
                                 arguments: [target]) ?? false
                             if targetIsNew {
                                 included.remove(object.uuid)
@@ -239,8 +263,7 @@ struct PushBuilder {
             guard !rowids.isEmpty else { continue }
             let current = try rows.values(entity, rowids, db)
             for rowid in rowids {
-                guard let now = current[rowid], let uuid = try rows.uuid(entity.name, rowid, db),
-                      let (_, base) = try rows.object(uuid, db), let base
+                guard let now = current[rowid], let (uuid, base) = try rows.object(entity.name, rowid, db), let base
                 else { continue }
                 var changed: [String: String?] = [:]
                 for (column, value) in now where base[column] != value { changed[column] = value }

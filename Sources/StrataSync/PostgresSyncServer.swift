@@ -245,13 +245,21 @@ public actor PostgresSyncServer: SyncServer {
             let device = push.device.uuidString.lowercased()
             try await connection.query("SELECT set_config('strata.device', \(device), true)", logger: logger)
             var refused: [SyncRefusal] = []
-            // All at once first; change by change, each in a savepoint, when one fails.
+            // All at once first (consecutive inserts or updates of one table in one statement);
+            // change by change, each in a savepoint, when one fails.
             try await connection.query("SAVEPOINT strata_push", logger: logger)
             do {
-                for (index, change) in push.changes.enumerated() {
-                    if let reason = try await self.apply(change, connection) {
-                        refused.append(try await self.refusal(index, change, reason, connection))
+                var start = 0
+                while start < push.changes.count {
+                    let end = self.batchEnd(push.changes, from: start)
+                    if end - start > 1 {
+                        for (index, reason) in try await self.applyBatch(push.changes[start..<end], connection) {
+                            refused.append(try await self.refusal(index, push.changes[index], reason, connection))
+                        }
+                    } else if let reason = try await self.apply(push.changes[start], connection) {
+                        refused.append(try await self.refusal(start, push.changes[start], reason, connection))
                     }
+                    start = end
                 }
             } catch let error as PSQLError where Self.isRefusal(error) {
                 try await connection.query("ROLLBACK TO SAVEPOINT strata_push", logger: logger)
@@ -361,6 +369,99 @@ public actor PostgresSyncServer: SyncServer {
             return "a link change for an entity table"
         }
         return nil
+    }
+
+    /// The columns of `change` that this server's model has, sorted.
+    func knownColumns(_ change: SyncChange, _ entity: SyncedTables.Entity) -> [String] {
+        change.values.keys.filter { entity.column(named: $0) != nil }.sorted()
+    }
+
+    /// Where the run of changes from `start` that one statement can apply ends: consecutive
+    /// inserts, or updates, of one table with the same columns, each object once, at most 1,000.
+    func batchEnd(_ changes: [SyncChange], from start: Int) -> Int {
+        let first = changes[start]
+        guard first.kind == .insert || first.kind == .update, let id = first.id, let entity = schema.tables.entity(named: first.table)
+        else { return start + 1 }
+        let columns = knownColumns(first, entity)
+        guard !columns.isEmpty else { return start + 1 }
+        var ids: Set<UUID> = [id]
+        var end = start + 1
+        while end < changes.count, end - start < 1_000 {
+            let change = changes[end]
+            guard change.kind == first.kind, change.table == first.table, let id = change.id, knownColumns(change, entity) == columns,
+                  ids.insert(id).inserted
+            else { break }
+            end += 1
+        }
+        return end
+    }
+
+    /// Applies a run that ``batchEnd(_:from:)`` found, in one statement, as ``apply(_:_:)``
+    /// applies each: inserts `ON CONFLICT DO NOTHING`, updates of the objects that exist. The
+    /// rows travel as one JSON array (`json_to_recordset`). Returns, by index in the push, why
+    /// a change was not applied when that is not an error (an update of an object the server
+    /// no longer has).
+    func applyBatch(_ changes: ArraySlice<SyncChange>, _ connection: PostgresConnection) async throws -> [(Int, String)] {
+        guard let first = changes.first, let entity = schema.tables.entity(named: first.table) else { return [] }
+        let names = knownColumns(first, entity)
+        var json = "["
+        for change in changes {
+            if change.id != first.id { json += "," }
+            json += "{\"k\":\"\(change.id?.uuidString.lowercased() ?? "")\""
+            for (offset, name) in names.enumerated() {
+                json += ",\"c\(offset)\":"
+                if let text = change.values[name] ?? nil { json += Self.jsonString(text) } else { json += "null" }
+            }
+            json += "}"
+        }
+        json += "]"
+        var binds = PostgresBindings()
+        binds.append(json)
+        let key = quoted(entity.primaryKey), table = quoted(entity.name)
+        let record = (["k text"] + names.indices.map { "c\($0) text" }).joined(separator: ", ")
+        let values = names.enumerated().map { offset, name in
+            PostgresSchema.fromText("v.c\(offset)", entity.column(named: name)?.valueType ?? .string)
+        }
+        switch first.kind {
+        case .insert:
+            let sql = """
+                INSERT INTO \(table) (\(([key] + names.map(quoted)).joined(separator: ", "))) \
+                SELECT v.k::uuid, \(values.joined(separator: ", ")) FROM json_to_recordset($1::json) AS v(\(record)) \
+                ON CONFLICT (\(key)) DO NOTHING
+                """
+            try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
+            return []
+        default:
+            let sets = zip(names, values).map { "\(quoted($0)) = \($1)" }.joined(separator: ", ")
+            let sql = """
+                UPDATE \(table) SET \(sets) FROM json_to_recordset($1::json) AS v(\(record)) \
+                WHERE \(table).\(key) = v.k::uuid RETURNING \(table).\(key)::text
+                """
+            let rows = try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
+            var found: Set<String> = []
+            for try await id in rows.decode(String.self) { found.insert(id) }
+            return changes.indices.compactMap { index in
+                found.contains(changes[index].id?.uuidString.lowercased() ?? "") ? nil : (index, "the object was deleted on the server")
+            }
+        }
+    }
+
+    /// `text` as a JSON string.
+    static func jsonString(_ text: String) -> String {
+        var result = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
+            case "\n": result += "\\n"
+            case "\r": result += "\\r"
+            case "\t": result += "\\t"
+            case _ where scalar.value < 0x20:
+                result += String(format: "\\u%04x", scalar.value)
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result + "\""
     }
 
     /// The current rows of `ids` (wire text by column), those that exist.

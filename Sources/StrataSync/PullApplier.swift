@@ -12,6 +12,10 @@ import Strata
 struct PullApplier {
     let tables: SyncedTables
     let options: SyncOptions
+    /// Whether ``attempt(_:_:_:)`` runs each change in a savepoint of its own, recording a
+    /// change that a rule of this store refuses and going on; when false, a refusal is thrown
+    /// (``apply(_:_:)`` then starts again with savepoints).
+    var isolatesChanges = true
     var rows: LocalRows { LocalRows(tables: tables) }
 
     /// Applies a pull; returns true when a change could not be applied here (see
@@ -20,17 +24,34 @@ struct PullApplier {
     func apply(_ changes: [SyncChange], _ db: Database) throws -> Bool {
         let before = try Int64.fetchOne(db, sql: "SELECT COALESCE(MAX(seq), 0) FROM stratasync_conflicts") ?? 0
         try withSyncDeletes(db) {
-            let upserts = ordered(changes.filter { $0.kind == .insert })
-            for change in upserts { try upsert(change, db) }
-            for change in changes where change.kind == .link || change.kind == .unlink { try applyLink(change, db) }
-            let deletes = changes.filter { $0.kind == .delete }
-            if !deletes.isEmpty { try undoPendingReferences(to: deletes, db) }
-            for change in deletes { try delete(change, db) }
+            // Every change at once first, in one savepoint; when a rule of this store refuses
+            // one, that try is rolled back and every change is applied again, each in a
+            // savepoint of its own (the refused ones recorded). The result is the same as with
+            // a savepoint per change, which a pull of thousands of rows need not pay for.
+            var together = self
+            together.isolatesChanges = false
+            do {
+                try db.inSavepoint {
+                    try together.applyChanges(changes, db)
+                    return .commit
+                }
+            } catch let error where Self.isRefusal(error) {
+                try applyChanges(changes, db)
+            }
             return []
         }
         return try Bool.fetchOne(
             db, sql: "SELECT 1 FROM stratasync_conflicts WHERE seq > ? AND kind = ?",
             arguments: [before, SyncConflict.Kind.notAppliedHere.rawValue]) ?? false
+    }
+
+    private func applyChanges(_ changes: [SyncChange], _ db: Database) throws {
+        let upserts = ordered(changes.filter { $0.kind == .insert })
+        for change in upserts { try upsert(change, db) }
+        for change in changes where change.kind == .link || change.kind == .unlink { try applyLink(change, db) }
+        let deletes = changes.filter { $0.kind == .delete }
+        if !deletes.isEmpty { try undoPendingReferences(to: deletes, db) }
+        for change in deletes { try delete(change, db) }
     }
 
     /// Server rows, each after the rows of the same batch it refers to.
@@ -94,7 +115,14 @@ struct PullApplier {
         }
         if readAgain { try LocalSyncState.set("rescan", "1", db) }
         if !unpushedValues.isEmpty {
-            let live = Set(try String.fetchAll(db, sql: "SELECT uuid FROM stratasync_objects WHERE deleted = 0"))
+            var live: Set<String> = []
+            let ids = Array(unpushedValues.keys)
+            for start in stride(from: 0, to: ids.count, by: 500) {
+                let chunk = Array(ids[start..<min(start + 500, ids.count)])
+                let marks = Array(repeating: "?", count: chunk.count).joined(separator: ",")
+                live.formUnion(try String.fetchAll(
+                    db, sql: "SELECT uuid FROM stratasync_objects WHERE deleted = 0 AND uuid IN (\(marks))", arguments: StatementArguments(chunk)))
+            }
             for (uuid, object) in unpushedValues where !live.contains(uuid) && !recorded.contains(uuid) {
                 try SyncConflict.record(
                     .deletedOnServer, table: object.table, object: UUID(uuidString: uuid),
@@ -112,7 +140,9 @@ struct PullApplier {
         guard let entity = tables.entity(named: change.table), let id = change.id else { return }
         let uuid = id.uuidString.lowercased()
         let server = change.values.filter { entity.column(named: $0.key) != nil }
-        if let object = try rows.object(uuid, db) {
+        let record = try rows.record(uuid, db)  // the object, or its tombstone
+        if let record, !record.deleted {
+            let object = (rowid: record.rowid, base: record.base)
             var wanted = server
             if let base = object.base {
                 let current = try rows.values(entity, [object.rowid], db)[object.rowid] ?? [:]
@@ -125,13 +155,12 @@ struct PullApplier {
                 if !wanted.isEmpty {
                     let (names, values, _) = try rows.databaseValues(entity, wanted, db)
                     let sets = names.map { "\(quoted($0)) = ?" }.joined(separator: ", ")
-                    try db.execute(
-                        sql: "UPDATE \(quoted(entity.name)) SET \(sets) WHERE \(quoted(entity.primaryKey)) = ?",
-                        arguments: StatementArguments(values + [object.rowid.databaseValue]))
+                    try db.cachedStatement(sql: "UPDATE \(quoted(entity.name)) SET \(sets) WHERE \(quoted(entity.primaryKey)) = ?")
+                        .execute(arguments: StatementArguments(values + [object.rowid.databaseValue]))
                 }
                 try rows.setBase(uuid, server, db)
             }
-        } else if try rows.isTombstone(uuid, db) {
+        } else if record?.deleted == true {
             return  // deleted here, not pushed yet: the deletion wins
         } else {
             try attempt(change, db) { try insert(entity, uuid, server, db) }
@@ -140,16 +169,14 @@ struct PullApplier {
 
     func insert(_ entity: SyncedTables.Entity, _ uuid: String, _ values: [String: String?], _ db: Database) throws {
         let key = quoted(entity.primaryKey), table = quoted(entity.name)
-        let rowid = (try Int64.fetchOne(db, sql: "SELECT COALESCE(MAX(\(key)), 0) + 1 FROM \(table)") ?? 1)
-        try db.execute(
-            sql: "INSERT INTO stratasync_objects (uuid, tbl, rowid_, base) VALUES (?, ?, ?, ?)",
-            arguments: [uuid, entity.name, rowid, LocalSyncState.encode(values)])
+        let rowid = (try Int64.fetchOne(db.cachedStatement(sql: "SELECT COALESCE(MAX(\(key)), 0) + 1 FROM \(table)")) ?? 1)
+        try db.cachedStatement(sql: "INSERT INTO stratasync_objects (uuid, tbl, rowid_, base) VALUES (?, ?, ?, ?)")
+            .execute(arguments: [uuid, entity.name, rowid, LocalSyncState.encode(values)])
         let (names, databaseValues, _) = try rows.databaseValues(entity, values, db)
         let columns = ([key] + names.map(quoted)).joined(separator: ", ")
         let marks = Array(repeating: "?", count: names.count + 1).joined(separator: ", ")
-        try db.execute(
-            sql: "INSERT INTO \(table) (\(columns)) VALUES (\(marks))",
-            arguments: StatementArguments([rowid.databaseValue] + databaseValues))
+        try db.cachedStatement(sql: "INSERT INTO \(table) (\(columns)) VALUES (\(marks))")
+            .execute(arguments: StatementArguments([rowid.databaseValue] + databaseValues))
     }
 
     func delete(_ change: SyncChange, _ db: Database) throws {
@@ -246,6 +273,7 @@ struct PullApplier {
     /// Runs one change in a savepoint; when a rule of this store refuses it, records the
     /// conflict and goes on.
     func attempt(_ change: SyncChange, _ db: Database, _ body: () throws -> Void) throws {
+        guard isolatesChanges else { return try body() }
         do {
             try db.inSavepoint {
                 try body()
@@ -258,6 +286,12 @@ struct PullApplier {
             try SyncConflict.record(
                 .notAppliedHere, table: change.table, object: change.id, reason: "\(error)", local: nil, server: change.values, db)
         }
+    }
+
+    /// An error that ``attempt(_:_:_:)`` records as a change not applied here.
+    static func isRefusal(_ error: any Error) -> Bool {
+        if let error = error as? DatabaseError { return error.resultCode != .SQLITE_BUSY && error.resultCode != .SQLITE_IOERR }
+        return error is any StrataError
     }
 
     // MARK: - Answers to pushes
@@ -275,7 +309,7 @@ struct PullApplier {
         case .insert:
             try rows.setBase(uuid, change.values, db)
         case .update:
-            let base = try String.fetchOne(db, sql: "SELECT base FROM stratasync_objects WHERE uuid = ?", arguments: [uuid])
+            let base = try String.fetchOne(db.cachedStatement(sql: "SELECT base FROM stratasync_objects WHERE uuid = ?"), arguments: [uuid])
             var merged = LocalSyncState.decode(base) ?? [:]
             for (column, value) in change.values { merged[column] = value }
             try rows.setBase(uuid, merged, db)

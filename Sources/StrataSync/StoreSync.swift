@@ -350,23 +350,45 @@ public actor StoreSync {
             try db.execute(sql: "DELETE FROM stratasync_state WHERE key = 'rescan'")
             try LocalSyncState.set("cursor", "0", db)
         }
+        var cursor = try self.cursor()
+        // The next batch is read from the server while this one is applied here.
+        var next: Task<SyncPullResult, any Error>?
+        defer { next?.cancel() }
         while true {
-            let cursor = try cursor()
-            let result = try await server.pull(SyncPullRequest(device: device, cursor: cursor, limit: options.pullBatchSize))
+            let result: SyncPullResult
+            if let prefetched = next {
+                next = nil
+                result = try await prefetched.value
+            } else {
+                result = try await server.pull(SyncPullRequest(device: device, cursor: cursor, limit: options.pullBatchSize))
+            }
             if result.cursor == cursor && result.changes.isEmpty { break }
             let logger = options.logger
             logger.debug("pull \(cursor) → \(result.cursor): \(result.changes.count) changes")
             if logger.logLevel <= .trace {
                 for change in result.changes { logger.trace("pull \(change.kind) \(change.table) \(change.id?.uuidString ?? "\(change.link ?? [:])")") }
             }
-            let conflicts = try await store.write(author: options.author) { db in
+            if result.hasMore {
+                let server = server, request = SyncPullRequest(device: device, cursor: result.cursor, limit: options.pullBatchSize)
+                next = Task { try await server.pull(request) }
+            }
+            let from = cursor
+            let conflicts = try await store.write(author: options.author) { db -> Int? in
                 // Another pull of this store may have moved the cursor meanwhile.
-                guard Int64(try LocalSyncState.value("cursor", db) ?? "0") == cursor else { return 0 }
+                guard Int64(try LocalSyncState.value("cursor", db) ?? "0") == from else { return nil }
                 let before = try Int64.fetchOne(db, sql: "SELECT COALESCE(MAX(seq), 0) FROM stratasync_conflicts") ?? 0
                 if try applier.apply(result.changes, db) { try LocalSyncState.set("rescan", "1", db) }
                 try LocalSyncState.set("cursor", String(result.cursor), db)
                 return try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM stratasync_conflicts WHERE seq > ?", arguments: [before]) ?? 0
             }
+            guard let conflicts else {
+                // Not applied: read again from where the store is.
+                next?.cancel()
+                next = nil
+                cursor = try self.cursor()
+                continue
+            }
+            cursor = result.cursor
             report.pulled += result.changes.count
             report.conflicts += conflicts
             if !result.hasMore { break }

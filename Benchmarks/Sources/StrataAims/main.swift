@@ -33,19 +33,27 @@ struct StoredBaseline: Decodable {
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.contains("-h") || arguments.contains("--help") || arguments.count > 1 {
-    FileHandle.standardError.write(Data("usage: StrataAims [BASELINE]   (default: latest; read from .benchmarkBaselines/StrataBenchmarks/)\n".utf8))
+    FileHandle.standardError.write(Data("usage: StrataAims [BASELINE]   (default: latest; read from .benchmarkBaselines/StrataBenchmarks/ and StrataSyncBenchmarks/)\n".utf8))
     exit(arguments.count > 1 ? 2 : 0)
 }
 let baselineName = arguments.first ?? "latest"
-let path = ".benchmarkBaselines/StrataBenchmarks/\(baselineName)/results.json"
-let baseline: StoredBaseline
-do {
-    baseline = try JSONDecoder().decode(StoredBaseline.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
-} catch {
-    FileHandle.standardError.write(Data("cannot read the baseline \(path): \(error)\n".utf8))
+// One stored baseline per benchmark target: Strata's own, and the sync's (which needs PostgreSQL).
+var stored: [StoredBaseline] = []
+for target in ["StrataBenchmarks", "StrataSyncBenchmarks"] {
+    let path = ".benchmarkBaselines/\(target)/\(baselineName)/results.json"
+    guard FileManager.default.fileExists(atPath: path) else { continue }
+    do {
+        stored.append(try JSONDecoder().decode(StoredBaseline.self, from: Data(contentsOf: URL(fileURLWithPath: path))))
+    } catch {
+        FileHandle.standardError.write(Data("cannot read the baseline \(path): \(error)\n".utf8))
+        exit(1)
+    }
+}
+guard let baseline = stored.first else {
+    FileHandle.standardError.write(Data("no baseline '\(baselineName)' in .benchmarkBaselines/StrataBenchmarks/ or .benchmarkBaselines/StrataSyncBenchmarks/\n".utf8))
     exit(1)
 }
-let results = Dictionary(baseline.results.map { ($0.key.name, $0.value) }, uniquingKeysWith: { first, _ in first })
+let results = Dictionary(stored.flatMap { $0.results.map { ($0.key.name, $0.value) } }, uniquingKeysWith: { first, _ in first })
 
 // MARK: - Figures
 
@@ -411,6 +419,63 @@ if let local = figure("ExternalChange.100k.Local", "retitle (us)") {
             "\(count) full fetches; \(milliseconds(other.median)) vs \(milliseconds(local.median)) local")
     }
 }
+
+// MARK: - Sync through PostgreSQL
+
+rows = []
+for size in sizes {
+    let ours = figure("InitialSync.\(countLabel(size)).Strata", "wallClock")
+    let plain = figure("InitialSync.\(countLabel(size)).PostgresNIO", "wallClock")
+    guard ours != nil || plain != nil else { continue }
+    let r = ours.flatMap { o in plain.map { o.median / $0.median } }
+    let cpu = ["Strata", "PostgresNIO"].map { figure("InitialSync.\(countLabel(size)).\($0)", "cpuTotal") }
+    let peak = figure("InitialSync.\(countLabel(size)).Strata", "peakMemoryResident")
+    rows.append([
+        countLabel(size), timing(ours), timing(plain), runs(ours), r.map(ratio) ?? "",
+        cpu[0].flatMap { o in cpu[1].map { ratio(o.median / $0.median) } } ?? "",
+        mallocs(figure("InitialSync.\(countLabel(size)).Strata", "mallocCountTotal")),
+        mallocs(figure("InitialSync.\(countLabel(size)).PostgresNIO", "mallocCountTotal")), peak.map { mebibytes($0.percentile(100)) } ?? "",
+    ])
+    if let r { aim("initial sync of \(countLabel(size)) objects into an empty store ≤ 2× a plain postgres-nio read", r <= 2, ratio(r)) }
+}
+table(
+    "Initial sync into an empty store (`StoreSync.sync()`: hello, every pull, each batch applied in one transaction) vs a plain postgres-nio read of the same rows, every column decoded; both open their connection; CPU: this process only (the server's is not counted)",
+    [
+        "objects", "Strata `sync()`", "plain postgres-nio read", "runs", "Strata ÷ postgres-nio", "Strata ÷ postgres-nio (CPU)", "Strata mallocs",
+        "postgres-nio mallocs", "Strata: peak RSS of the process",
+    ],
+    [true, true, true, true, true, true, true, true, true], rows)
+
+rows = []
+for size in sizes {
+    guard let latency = figure("SyncLatency.\(countLabel(size)).Strata", "write to batch (us)") else { continue }
+    rows.append([
+        countLabel(size), milliseconds(latency.median), milliseconds(latency.milliseconds(90)), milliseconds(latency.milliseconds(99)),
+        milliseconds(latency.milliseconds(100)), "\(latency.runs)",
+    ])
+    aim(
+        "a write on device A → the batch in device B's controller, both online, p99 ≤ 250 ms (\(countLabel(size)) objects)",
+        latency.milliseconds(99) <= 250, "p50 \(milliseconds(latency.median)), p99 \(milliseconds(latency.milliseconds(99)))")
+}
+table(
+    "A write on device A (a card retitled) → the batch carrying it delivered by device B's `ResultsController`, both running `start()` (push on commit, pull on `NOTIFY`), Unix socket",
+    ["objects", "p50", "p90", "p99", "max", "samples"], [true, true, true, true, true, true], rows)
+
+rows = []
+for (direction, verb) in [("SyncPush", "push: local changes pushed"), ("SyncPull", "pull: server changes applied")] {
+    for change in [10_000] {
+        for kind in ["Updates", "Inserts"] {
+            let name = "\(direction).\(countLabel(change)).\(kind)"
+            guard let time = figure(name, "wallClock") else { continue }
+            let rate = Double(change) / (time.median / 1000)
+            rows.append([verb, kind.lowercased(), number(Double(change)), timing(time), "\(time.runs)", number(rate)])
+            aim("\(verb), \(kind.lowercased()): ≥ 5,000 row changes per second", rate >= 5_000, "\(number(rate)) per second")
+        }
+    }
+}
+table(
+    "Push and pull throughput: a device in sync with 100k objects; push: changes made in one local transaction, `push()` until acknowledged; pull: changes made on the server with SQL, `pull()` until applied",
+    ["direction", "changes", "rows", "time", "runs", "row changes per second (median)"], [false, false, true, true, true, true], rows)
 
 print("")
 print("Aims")

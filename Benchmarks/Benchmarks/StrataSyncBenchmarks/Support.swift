@@ -1,0 +1,1 @@
+../StrataBenchmarks/Support.swift

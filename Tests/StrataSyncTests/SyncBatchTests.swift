@@ -1,0 +1,114 @@
+import Foundation
+import StrataSyncFixture
+@testable import StrataSync
+import StrataTestSupport
+import Testing
+
+/// Many changes at once: a pull applied in one savepoint, a push's runs of inserts or updates
+/// applied by one statement each, and the bases written and read by hand.
+@Suite("Changes in bulk")
+struct SyncBatchTests {
+    @Test func basesRoundTripAndReadWhatJSONEncoderWrote() throws {
+        let samples: [[String: String?]] = [
+            [:],
+            ["a": "plain", "b": nil, "c": ""],
+            ["quote": "say \"hi\"", "slash": "a/b\\c", "controls": "\u{0}\u{1}\u{8}\u{9}\u{A}\u{C}\u{D}\u{1F}", "unicode": "é \u{2028} 😀"],
+            ["a10": "1", "a9": "2", "B": "3", "_": nil],
+        ]
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        for values in samples {
+            let text = LocalSyncState.encode(values)
+            #expect(LocalSyncState.decode(text) == values)
+            // Stores written before the hand-written encoder hold JSONEncoder's output.
+            let foundation = String(decoding: try encoder.encode(values), as: UTF8.self)
+            #expect(text == foundation)
+            #expect(LocalSyncState.parseFlatObject(foundation) == values)
+        }
+        #expect(LocalSyncState.parseFlatObject(" { \"a\" : \"\\u00e9\\ud83d\\ude00\" , \"b\" : null } ") == ["a": "é😀", "b": nil])
+        #expect(LocalSyncState.parseFlatObject("{\"a\": 1}") == nil)
+        #expect(LocalSyncState.decode("{\"a\": null, \"b\": \"x\"}") == ["a": nil, "b": "x"])
+        #expect(LocalSyncState.decode(nil) == nil)
+    }
+
+    @Test func aPushOfManyInsertsAndUpdatesKeepsEveryValueAndRefusesOnlyWhatItMust() async throws {
+        let test = try TestServer(), folder = try TemporaryDirectory()
+        let a = try Device(folder.path("a.sqlite"), test), b = try Device(folder.path("b.sqlite"), test)
+        defer { Task { await a.close(); await b.close() } }
+        let titles = ["plain", "quote \" and \\ backslash", "line\nbreak\ttab", "unicode é 😀", "slash / and {json}"]
+        try await a.store.write { db in
+            let board = try db.insert(Board(name: "Inbox"))
+            for (index, title) in titles.enumerated() {
+                _ = try db.insert(Card(
+                    title: title, stage: .doing, points: index, estimate: Double(index) + 0.5, small: Int16(-index), done: index % 2 == 0,
+                    due: index == 0 ? nil : Date(timeIntervalSince1970: 1_790_000_000.125 + Double(index)),
+                    token: index == 1 ? nil : UUID(), blob: index == 2 ? nil : Data([0, UInt8(index), 255]),
+                    price: index == 3 ? nil : Decimal(string: "1\(index).50"), link: URL(string: "https://example.com/\(index)?a=b"),
+                    boardID: board.id))
+            }
+        }
+        try await settle([a, b])
+        try await expectConverged([a, b], test)
+        #expect(Set(try await b.store.fetchAll(Card.self).map(\.title)) == Set(titles))
+
+        // The server deletes one card; A then updates every card's title and points: one run of
+        // updates, of which the deleted card's is refused and the others applied.
+        let doomed = try #require(try await a.store.fetchAll(Card.self).first { $0.title == "plain" })
+        let doomedID = try #require(try a.sync.syncID(of: "Card", id: doomed.id.rawValue))
+        try test.psql("DELETE FROM \"Card\" WHERE id = '\(doomedID.uuidString.lowercased())'")
+        try await a.store.write { db in
+            for var card in try db.fetchAll(Card.self) {
+                card.title += " (edited)"
+                card.points += 10
+                _ = try db.update(card)
+            }
+        }
+        let report = try await a.sync.push()
+        #expect(report.pushed == titles.count)
+        #expect(report.refused == 1)
+        #expect(try a.sync.conflicts().map(\.object) == [doomedID])
+        try await settle([a, b])
+        try await expectConverged([a, b], test)
+        let edited = try await b.store.fetchAll(Card.self)
+        #expect(edited.count == titles.count - 1)
+        #expect(edited.allSatisfy { $0.title.hasSuffix(" (edited)") && $0.points >= 10 })
+    }
+
+    @Test func aRunOfInsertsThatTheServerRefusesFallsBackToOneByOne() async throws {
+        let test = try TestServer(), folder = try TemporaryDirectory()
+        let a = try Device(folder.path("a.sqlite"), test), b = try Device(folder.path("b.sqlite"), test)
+        defer { Task { await a.close(); await b.close() } }
+        // B takes the name "Two" first; A's run of three boards then breaks the unique name.
+        try await b.store.write { db in _ = try db.insert(Board(name: "Two")) }
+        try await b.sync.sync()
+        try await a.store.write { db in
+            for name in ["One", "Two", "Three"] { _ = try db.insert(Board(name: name)) }
+        }
+        let report = try await a.sync.push()
+        #expect(report.pushed == 3)
+        #expect(report.refused == 1)
+        try await settle([a, b])
+        try await expectConverged([a, b], test)
+        #expect(Set(try await a.store.fetchAll(Board.self).map(\.name)) == ["One", "Two", "Three"])
+        #expect(try await a.store.fetchCount(Board.self) == 3)
+    }
+
+    @Test func aPullThatARuleHereRefusesStillAppliesTheRest() async throws {
+        let test = try TestServer(), folder = try TemporaryDirectory()
+        let a = try Device(folder.path("a.sqlite"), test)
+        defer { Task { await a.close() } }
+        try await a.sync.sync()
+        // A creates "Taken" and does not push it; the server gets boards from another service,
+        // one of them named "Taken": the pull applies all but that one, and records it.
+        try await a.store.write { db in _ = try db.insert(Board(name: "Taken")) }
+        try test.psql("""
+            INSERT INTO "Board" (id, name, position) SELECT gen_random_uuid(), 'Board ' || n, n FROM generate_series(1, 50) n;
+            INSERT INTO "Board" (id, name, position) VALUES (gen_random_uuid(), 'Taken', 99)
+            """)
+        let report = try await a.sync.pull()
+        #expect(report.pulled == 51)
+        #expect(report.conflicts == 1)
+        #expect(try await a.store.fetchCount(Board.self) == 51)
+        #expect(try a.sync.conflicts().map(\.kind) == [.notAppliedHere])
+    }
+}
