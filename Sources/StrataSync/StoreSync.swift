@@ -320,6 +320,9 @@ public actor StoreSync {
                         try applier.takeServerState(after: refusal, db)
                         if let id = change.id { recorded.insert(id.uuidString.lowercased()) }
                     } else {
+                        // Bases already moved when the push was written (see preparePush); an
+                        // outbox written by an earlier version did not move them, and a
+                        // deletion's tombstone goes only now.
                         try applier.applied(change, db)
                     }
                 }

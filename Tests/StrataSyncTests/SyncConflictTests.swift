@@ -109,6 +109,31 @@ struct SyncConflictTests {
         #expect(cards.map { "\($0[0] as String) in \($0[1] as String)" } == ["Card in Moved"])
     }
 
+    @Test func aUniqueValueFreedAndReusedInOnePushIsApplied() async throws {
+        // One device deletes a board and makes a new one of the same name, and renames another
+        // and gives its old name to a new one, all in one push: the push applies new objects
+        // before updates and deletions, and each new board is applied on its second try, after
+        // the change that frees its name. Nothing is refused.
+        let test = try TestServer(), folder = try TemporaryDirectory()
+        let (a, b) = try await twoDevices(test, folder)
+        defer { Task { await a.close(); await b.close() } }
+        try await a.store.write { db in _ = try db.insert(Board(name: "Archive")) }
+        try await settle([a, b])
+        try await a.store.write { db in
+            try db.execute(sql: "DELETE FROM Board WHERE name = 'Inbox'")
+            _ = try db.insert(Board(name: "Inbox", position: 1))
+            try db.execute(sql: "UPDATE Board SET name = 'Old archive' WHERE name = 'Archive'")
+            _ = try db.insert(Board(name: "Archive", position: 2))
+        }
+        let report = try await a.sync.sync()
+        #expect(report.refused == 0)
+        #expect(try a.sync.conflicts().isEmpty)
+        try await settle([a, b])
+        try await expectConverged([a, b], test)
+        let boards = try await b.store.fetchAll(Board.self).map { "\($0.name) \($0.position)" }.sorted()
+        #expect(boards == ["Archive 2", "Inbox 1", "Old archive 0"])
+    }
+
     @Test func twoDevicesInsertingTheSameUniqueValueKeepTheFirstToReachTheServer() async throws {
         let test = try TestServer(), folder = try TemporaryDirectory()
         let a = try Device(folder.path("a.sqlite"), test), b = try Device(folder.path("b.sqlite"), test)

@@ -97,7 +97,7 @@ extension ResultsController {
               source.item < old.numberOfRows(inSection: source.section)
         else { throw ResultsEditError.outsideList(source) }
         // The moved row alone (a batched section that has not loaded its page reads one row).
-        guard let item = try old.sections[source.section].rows.itemReadingOneRow(at: source.item) else {
+        guard let item = try old.sections[source.section].rows.item(at: source.item, loadingPage: false) else {
             throw ResultsEditError.groupRow(source)
         }
         guard destination.section >= 0, destination.section < old.numberOfSections else {

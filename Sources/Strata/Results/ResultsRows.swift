@@ -124,18 +124,16 @@ public struct ResultsRows<Item: ResultsItem>: RandomAccessCollection, RangeRepla
     /// The item of the row at `position` (nil for a group row), loading its page in a batched
     /// section; throws the error that kept the page from being read.
     public func item(at position: Int) throws -> Item? {
-        switch storage {
-        case .eager(let rows): return rows[position].item
-        case .batched(let ids, let pages): return try pages.item(at: position, of: ids, loadingPage: true)
-        }
+        try item(at: position, loadingPage: true)
     }
 
-    /// The item of the row at `position`, reading only its row when a batched section has
-    /// not loaded its page (for one row used once, as a user's move reads the moved item).
-    func itemReadingOneRow(at position: Int) throws -> Item? {
+    /// ``item(at:)``; when a batched section has not loaded the row's page, reads the page
+    /// (`loadingPage`, then cached) or only the row (for one row used once, as a user's move
+    /// reads the moved item).
+    func item(at position: Int, loadingPage: Bool) throws -> Item? {
         switch storage {
         case .eager(let rows): return rows[position].item
-        case .batched(let ids, let pages): return try pages.item(at: position, of: ids, loadingPage: false)
+        case .batched(let ids, let pages): return try pages.item(at: position, of: ids, loadingPage: loadingPage)
         }
     }
 
