@@ -287,7 +287,7 @@ extension ResultsController {
         var rows = section.rows
         rows.remove(at: path.item, keepingBatched: true)
         var sections = old.sections
-        if rows.isEmpty && SectionedIndex<Section>.isTransient(section.id) {
+        if rows.isEmpty && section.id.isTransient {
             sections.remove(at: path.section)
         } else {
             sections[path.section] = ResultsSection(id: section.id, value: section.value, rows: rows)

@@ -88,7 +88,7 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
 
     // Guarded by `lock`: the engine, the last computed snapshot, tracking.
     private let lock = NSRecursiveLock()
-    private let engine: ResultsEngine<Item, Section>
+    private var engine: any AnyResultsEngine<Item, Section>
     private var computed: ResultsSnapshot<Item, Section>
     private var observation: CommitObservation?
     private var needsRefetch = false
@@ -138,7 +138,7 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
         self.deliveryQueue = deliveryQueue
         deliveryQueueToken = Self.token(of: deliveryQueue)
         self._deliveryMode = mode
-        engine = try ResultsEngine(request: request, schema: store.schema, options: options, loading: loading, store: store)
+        engine = try ResultsEngine.make(request: request, schema: store.schema, options: options, loading: loading, store: store)
         computed = .empty
         try startTracking(deliverReload: false)
         outlet.take(computed)
@@ -183,7 +183,7 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
             locked {
                 if engine.isBatched && (newValue.filter != nil || newValue.comparator != nil) {
                     do {
-                        try engine.loadEagerly()
+                        engine = try engine.loadingEagerly()
                     } catch {
                         let error = store.typedError(error)
                         deliveryQueue.async { [self] in deliver(.failure(error)) }
@@ -543,7 +543,7 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
 
     // MARK: - Internals for tests
 
-    var engineForTesting: ResultsEngine<Item, Section> { engine }
+    var engineForTesting: any AnyResultsEngine<Item, Section> { engine }
 
     private func locked<T>(_ body: () throws -> T) rethrows -> T {
         lock.lock()

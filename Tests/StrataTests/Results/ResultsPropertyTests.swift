@@ -271,9 +271,9 @@ import Testing
     /// on several threads or on one.
     @Test func parallelMapKeepsTheOrder() {
         let expected = (0..<200).map { $0 * $0 }
-        #expect(SectionedIndex<NoSection>.map(200, parallel: true) { $0 * $0 } == expected)
-        #expect(SectionedIndex<NoSection>.map(200, parallel: false) { $0 * $0 } == expected)
-        #expect(SectionedIndex<NoSection>.map(0, parallel: true) { $0 }.isEmpty)
+        #expect(SectionedIndex<NoSection, FullIndexKeys>.map(200, parallel: true) { $0 * $0 } == expected)
+        #expect(SectionedIndex<NoSection, FullIndexKeys>.map(200, parallel: false) { $0 * $0 } == expected)
+        #expect(SectionedIndex<NoSection, FullIndexKeys>.map(0, parallel: true) { $0 }.isEmpty)
     }
 
     private func journalSequence(seed: UInt64, inBulk: Bool, parallel: Bool = false) throws {

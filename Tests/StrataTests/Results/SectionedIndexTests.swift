@@ -13,7 +13,7 @@ import Testing
 struct SectionedIndexTests {
     /// A keyed index over `(k, s)`: sections by `k`, items by `s`, ties by id.
     struct Model {
-        var index: SectionedIndex<Int>
+        var index: SectionedIndex<Int, FullIndexKeys>
         let reference: DatabaseQueue
         let sectionDescending: Bool
         let itemDescending: Bool

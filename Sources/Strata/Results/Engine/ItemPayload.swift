@@ -22,12 +22,12 @@ struct ItemPayload<Item: StrataEntity> {
 
     /// Checks that the payload holds exactly the indexed items, each under its own id
     /// (debug builds only).
-    func _checkInvariants<Section>(against index: SectionedIndex<Section>) {
+    func _checkInvariants<Section>(against index: SectionedIndex<Section, FullIndexKeys>) {
         #if DEBUG
-        precondition(items.count == index.records.count, "payload and index hold different items")
+        precondition(items.count == index.count, "payload and index hold different items")
         for (id, item) in items {
             precondition(item.objectID.rawValue == id, "item \(item.objectID) stored under id \(id)")
-            precondition(index.records[id] != nil, "item \(id) has a value but no place")
+            precondition(index.contains(id), "item \(id) has a value but no place")
         }
         #endif
     }

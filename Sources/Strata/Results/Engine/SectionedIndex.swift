@@ -3,13 +3,6 @@ import Foundation
 import GRDB
 import OrderedCollections
 
-/// An item's place in a ``SectionedIndex``: its keys, and its section.
-struct SectionedIndexRecord {
-    var keys: IndexKeys
-    /// The section the item is in; nil when its section is not shown.
-    var section: SectionID?
-}
-
 /// Where every item of a request's results is, by id and keys alone: each item's sort and
 /// section keys and its section, and the sections in order with their item ids in SQL
 /// order. It holds no item values (``ItemPayload`` does), so that what places an item and
@@ -23,16 +16,10 @@ struct SectionedIndexRecord {
 /// Every order is ``DatabaseValueOrdering``'s, which is SQLite's `ORDER BY`, ties broken by
 /// id, so binary search places an item exactly where a fresh fetch would.
 ///
-/// A *compact* index (batched loading) keeps no keys: per item only the slot of its
-/// section, and the raw key of a hidden item. It reads the sort keys of the items a binary
-/// search visits through ``keyReader`` (set by the engine while it applies a commit: the
-/// items it has not removed are unchanged, so their stored keys are their keys), and finds
-/// an item it removes by a scan of its section.
-struct SectionedIndex<Section: Hashable & Sendable> {
-    /// Not nested in this generic type, so that the `records` dictionary is specialized
-    /// even where the index is not: its lookups are the inner loop of every binary search.
-    typealias Record = SectionedIndexRecord
-
+/// What it keeps of each item is its `Keys` store's, chosen with its type: every key
+/// (``FullIndexKeys``, eager loading), or the section slot alone (``CompactIndexKeys``,
+/// batched loading, which reads the keys a search visits from the database).
+struct SectionedIndex<Section: Hashable & Sendable, Keys: IndexKeyStore> {
     struct IndexSection {
         var value: SectionValue<Section>
         /// The values that order the section among the others.
@@ -73,28 +60,15 @@ struct SectionedIndex<Section: Hashable & Sendable> {
     let kind: ResultsQueryPlan.SectionKind
     let itemDescending: [Bool]
     let sectionDescending: [Bool]
-    /// Whether keys are left in the database (batched loading).
-    let compact: Bool
-
-    /// The full records (when not compact).
-    private(set) var records: [Int64: Record] = [:]
-    /// Compact: each item's section slot (``hiddenSlot`` when hidden).
-    private var slots: [Int64: UInt32] = [:]
-    private var slotSections: [SectionID] = []
-    private var slotOfSection: [SectionID: UInt32] = [:]
-    /// Compact: the raw section key of each hidden item.
-    private var hiddenKeys: [Int64: DatabaseValue] = [:]
-    private static var hiddenSlot: UInt32 { .max }
-    /// Compact: reads the sort keys of an item from the database.
-    var keyReader: ((Int64) throws -> [DatabaseValue])?
+    /// What places each item.
+    private(set) var keys = Keys()
     private(set) var sections: OrderedDictionary<SectionID, IndexSection> = [:]
     /// The hidden items by their section object's id.
     private var hidden: [Int64: Set<Int64>] = [:]
 
-    init(kind: ResultsQueryPlan.SectionKind, itemDescending: [Bool], compact: Bool = false) {
+    init(kind: ResultsQueryPlan.SectionKind, itemDescending: [Bool]) {
         self.kind = kind
         self.itemDescending = itemDescending
-        self.compact = compact
         switch kind {
         case .none: sectionDescending = []
         case .key(_, let descending, _): sectionDescending = [descending]
@@ -102,86 +76,27 @@ struct SectionedIndex<Section: Hashable & Sendable> {
         }
     }
 
-    var isEmptyCapacity: Bool { compact ? slots.capacity == 0 : records.capacity == 0 }
+    var isEmptyCapacity: Bool { keys.isEmptyCapacity }
 
-    mutating func reserveCapacity(_ count: Int) {
-        if compact { slots.reserveCapacity(count) } else { records.reserveCapacity(count) }
-    }
+    mutating func reserveCapacity(_ count: Int) { keys.reserveCapacity(count) }
 
     // MARK: - Records
 
     /// The number of items, shown or hidden.
-    var count: Int { compact ? slots.count : records.count }
+    var count: Int { keys.count }
 
     /// Whether the item `id` is indexed (shown or hidden).
-    func contains(_ id: Int64) -> Bool { compact ? slots[id] != nil : records[id] != nil }
+    func contains(_ id: Int64) -> Bool { keys.contains(id) }
 
     /// Every indexed id.
-    var ids: [Int64] { compact ? Array(slots.keys) : Array(records.keys) }
-
-    /// The section of the item `id`: nil when not indexed, `.some(nil)` when hidden.
-    private func section(of id: Int64) -> SectionID?? {
-        if compact {
-            guard let slot = slots[id] else { return nil }
-            return .some(slot == Self.hiddenSlot ? nil : slotSections[Int(slot)])
-        }
-        guard let record = records[id] else { return nil }
-        return .some(record.section)
-    }
-
-    private mutating func setRecord(_ id: Int64, _ keys: IndexKeys, section: SectionID?) {
-        if compact {
-            slots[id] = slot(for: section)
-            if section == nil { hiddenKeys[id] = keys.key }
-        } else {
-            records[id] = Record(keys: keys, section: section)
-        }
-    }
-
-    private mutating func setSection(_ id: Int64, _ section: SectionID?) {
-        if compact { slots[id] = slot(for: section) } else { records[id]?.section = section }
-    }
-
-    private mutating func removeRecord(_ id: Int64) {
-        if compact {
-            slots[id] = nil
-            hiddenKeys[id] = nil
-        } else {
-            records[id] = nil
-        }
-    }
-
-    private mutating func slot(for section: SectionID?) -> UInt32 {
-        guard let section else { return Self.hiddenSlot }
-        if let slot = slotOfSection[section] { return slot }
-        let slot = UInt32(slotSections.count)
-        slotSections.append(section)
-        slotOfSection[section] = slot
-        return slot
-    }
-
-    /// The raw section key of a hidden item.
-    private func hiddenKey(of id: Int64) -> DatabaseValue? {
-        compact ? hiddenKeys[id] : records[id]?.keys.key
-    }
-
-    /// The sort keys of the item `id`.
-    private func sortKeys(of id: Int64) throws -> [DatabaseValue] {
-        if compact {
-            guard let keyReader else { preconditionFailure("a compact index reads keys only while a commit is applied") }
-            return try keyReader(id)
-        }
-        return records[id]!.keys.sort
-    }
+    var ids: [Int64] { keys.ids }
 
     // MARK: - Building from a fetch
 
     /// Forgets every item and starts a build: the single section, or the entity sections
     /// read (`sectionObjects`, in any order).
     mutating func beginBuild(sectionObjects: [FetchedSection<Section>]) -> Builder {
-        records.removeAll(keepingCapacity: true)
-        slots.removeAll(keepingCapacity: true)
-        hiddenKeys = [:]
+        keys.removeAll()
         hidden = [:]
         sections = [:]
         switch kind {
@@ -207,7 +122,7 @@ struct SectionedIndex<Section: Hashable & Sendable> {
         default: resolved = nil
         }
         if let resolved {
-            setRecord(id, keys, section: resolved.section)
+            self.keys.set(id, keys, section: resolved.section)
             guard let bucket = resolved.bucket else {
                 addHidden(id, keys.key)
                 return nil
@@ -217,37 +132,13 @@ struct SectionedIndex<Section: Hashable & Sendable> {
         }
         let bucket = appendFetchedResolving(id, keys, to: &builder)
         var result = Builder.Resolved(section: bucket == nil ? nil : builder.last?.id, bucket: bucket)
-        if compact { result.slot = slots[id] ?? Self.hiddenSlot }
+        result.slot = self.keys.slot(of: id)
         switch keys.key.storage {
         case .int64(let raw) where !isFirstLetter: builder.integerKeys[raw] = result
         case .null where !isFirstLetter: builder.nullKey = result
         default: break
         }
         return bucket
-    }
-
-    /// ``appendFetched(_:_:to:)`` for a compact index's fetch: an item met again under an
-    /// integer or NULL key is placed without building its keys.
-    mutating func appendFetched(_ id: Int64, rawKey: DatabaseValue, keyOrder: DatabaseValue, to builder: inout Builder) {
-        if compact && !isFirstLetter {
-            let resolved: Builder.Resolved?
-            switch rawKey.storage {
-            case .int64(let raw): resolved = builder.integerKeys[raw]
-            case .null: resolved = builder.nullKey
-            default: resolved = nil
-            }
-            if let resolved {
-                slots[id] = resolved.slot
-                guard let bucket = resolved.bucket else {
-                    hiddenKeys[id] = rawKey
-                    addHidden(id, rawKey)
-                    return
-                }
-                builder.items[bucket].append(id)
-                return
-            }
-        }
-        _ = appendFetched(id, IndexKeys(sort: [], key: rawKey, keyOrder: keyOrder), to: &builder)
     }
 
     private var isFirstLetter: Bool {
@@ -257,7 +148,7 @@ struct SectionedIndex<Section: Hashable & Sendable> {
 
     private mutating func appendFetchedResolving(_ id: Int64, _ keys: IndexKeys, to builder: inout Builder) -> Int? {
         let section = sectionID(for: keys)
-        setRecord(id, keys, section: section)
+        self.keys.set(id, keys, section: section)
         guard let section else {
             addHidden(id, keys.key)
             return nil
@@ -305,34 +196,25 @@ struct SectionedIndex<Section: Hashable & Sendable> {
 
     /// Where the item `id` is shown: its section and its index there.
     func place(of id: Int64) throws -> RowChange.Place? {
-        guard let found = section(of: id), let section = found, let items = sections[section]?.items else {
+        guard let found = keys.section(of: id), let section = found, let items = sections[section]?.items else {
             return nil
         }
-        return RowChange.Place(section: section, index: try index(of: id, in: items))
-    }
-
-    /// The position of the indexed item `id` in `items`, its section's.
-    private func index(of id: Int64, in items: RowChunks<Int64>) throws -> Int {
-        if compact {
-            guard let index = items.firstIndex(of: id) else { preconditionFailure("item \(id) not in its section") }
-            return index
-        }
-        return try insertionIndex(of: id, records[id]!.keys.sort, in: items)
+        return RowChange.Place(section: section, index: try keys.position(of: id, in: items, descending: itemDescending))
     }
 
     /// Removes the item `id`; returns where it was shown.
     mutating func remove(_ id: Int64) throws -> Removal? {
-        guard let found = section(of: id) else { return nil }
+        guard let found = keys.section(of: id) else { return nil }
         guard let section = found, let s = sections.index(forKey: section) else {
-            if let key = hiddenKey(of: id) { removeHidden(id, key) }
-            removeRecord(id)
+            if let key = keys.hiddenKey(of: id) { removeHidden(id, key) }
+            keys.remove(id)
             return nil
         }
-        let index = try self.index(of: id, in: sections.values[s].items)
+        let index = try keys.position(of: id, in: sections.values[s].items, descending: itemDescending)
         precondition(
             index < sections.values[s].items.count && sections.values[s].items[index] == id,
             "item \(id) not where expected")
-        removeRecord(id)
+        keys.remove(id)
         sections.values[s].items.remove(at: index)
         var removed = false
         if sections.values[s].items.isEmpty, Self.isTransient(section) {
@@ -345,11 +227,11 @@ struct SectionedIndex<Section: Hashable & Sendable> {
     /// Inserts the item `id` read afresh; returns where it is shown (nil when hidden).
     mutating func insert(_ id: Int64, _ keys: IndexKeys) throws -> RowChange.Place? {
         guard let section = sectionID(for: keys) else {
-            setRecord(id, keys, section: nil)
+            self.keys.set(id, keys, section: nil)
             addHidden(id, keys.key)
             return nil
         }
-        setRecord(id, keys, section: section)
+        self.keys.set(id, keys, section: section)
         if sections[section] == nil {
             guard let created = try? makeKeySection(section, keys: keys) else {
                 hide([id])  // a key the section type cannot represent: left out
@@ -358,10 +240,285 @@ struct SectionedIndex<Section: Hashable & Sendable> {
             sections.updateValue(created, forKey: section, insertingAt: sectionInsertionIndex(of: section, created))
         }
         let s = sections.index(forKey: section)!
-        let index = try insertionIndex(of: id, keys.sort, in: sections.values[s].items)
+        let index = try self.keys.insertionIndex(of: id, keys.sort, in: sections.values[s].items, descending: itemDescending)
         sections.values[s].items.insert(id, at: index)
         return RowChange.Place(section: section, index: index)
     }
+
+    /// Replaces the section objects of `ids` with those read afresh (`fresh`: the ones the
+    /// section predicate keeps), each placed by binary search; items of sections that went
+    /// are hidden, hidden items of sections that appeared are adopted. Returns the sections
+    /// whose items changed wholesale.
+    mutating func updateSections(_ fresh: [FetchedSection<Section>], ids: Set<Int64>) throws -> Set<SectionID> {
+        var byID: [SectionID: FetchedSection<Section>] = [:]
+        for object in fresh { byID[.object(object.id)] = object }
+        var changed = Set<SectionID>()
+        var appeared: [Int64] = []
+        for id in ids.sorted() {
+            let sectionID = SectionID.object(id)
+            var items = RowChunks<Int64>()
+            let old = sections.removeValue(forKey: sectionID)
+            if let old {
+                items = old.items
+                if byID[sectionID] == nil {
+                    changed.insert(sectionID)
+                    hide(old.items)
+                    continue
+                }
+                // Its items stay; its value, read afresh, goes into the next snapshot.
+            }
+            guard let object = byID[sectionID] else { continue }
+            if old == nil { appeared.append(id) }
+            let section = IndexSection(value: .value(object.value), order: object.order, items: items)
+            sections.updateValue(section, forKey: sectionID, insertingAt: sectionInsertionIndex(of: sectionID, section))
+        }
+        changed.formUnion(try adoptHiddenItems(of: appeared))
+        return changed
+    }
+
+    /// Replaces every section object with those read afresh (`fresh`, all the section
+    /// predicate keeps, in order); the orphans section stays last. Returns the sections
+    /// whose items changed wholesale.
+    mutating func refreshSections(_ fresh: [FetchedSection<Section>]) throws -> Set<SectionID> {
+        var old = sections
+        let orphans = old.removeValue(forKey: .orphans)
+        var appeared: [Int64] = []
+        var next: OrderedDictionary<SectionID, IndexSection> = [:]
+        next.reserveCapacity(fresh.count + 1)
+        for object in fresh {
+            let id = SectionID.object(object.id)
+            var section = IndexSection(value: .value(object.value), order: object.order, items: [])
+            if let previous = old.removeValue(forKey: id) {
+                section.items = previous.items
+            } else {
+                appeared.append(object.id)
+            }
+            next[id] = section
+        }
+        if let orphans { next[.orphans] = orphans }
+        sections = next  // in the read order, the section sort's
+        // Items of sections that went are no longer shown.
+        var changed = Set<SectionID>()
+        for (id, gone) in old {
+            changed.insert(id)
+            hide(gone.items)
+        }
+        changed.formUnion(try adoptHiddenItems(of: appeared))
+        return changed
+    }
+
+    /// Moves the hidden items of sections that appeared into them; returns those sections.
+    private mutating func adoptHiddenItems(of appeared: [Int64]) throws -> Set<SectionID> {
+        var adopted = Set<SectionID>()
+        for key in appeared {
+            guard let ids = hidden.removeValue(forKey: key) else { continue }
+            let sectionID = SectionID.object(key)
+            guard sections[sectionID] != nil else { continue }
+            var sortKeys: [Int64: [DatabaseValue]] = [:]
+            for id in ids {
+                sortKeys[id] = try keys.sortKeys(of: id)
+                keys.show(id, in: sectionID)
+            }
+            let descending = itemDescending
+            if var items = sections[sectionID].map({ Array($0.items) }) {
+                items.append(contentsOf: ids)
+                items.sort { Self.precedes(sortKeys[$0]!, $0, sortKeys[$1]!, $1, descending: descending) }
+                sections[sectionID]?.items = RowChunks(items)
+            }
+            adopted.insert(sectionID)
+        }
+        return adopted
+    }
+
+    // MARK: - Hidden items
+
+    private mutating func addHidden(_ id: Int64, _ rawKey: DatabaseValue) {
+        if case .int64(let key) = rawKey.storage { hidden[key, default: []].insert(id) }
+    }
+
+    private mutating func removeHidden(_ id: Int64, _ rawKey: DatabaseValue) {
+        if case .int64(let key) = rawKey.storage {
+            hidden[key]?.remove(id)
+            if hidden[key]?.isEmpty == true { hidden[key] = nil }
+        }
+    }
+
+    /// Takes items out of the shown sections (their section went, or cannot be shown).
+    private mutating func hide(_ items: some Sequence<Int64>) {
+        for item in items {
+            guard let rawKey = keys.hide(item) else { continue }
+            addHidden(item, rawKey)
+        }
+    }
+
+    // MARK: - Sections
+
+    /// Keyed and orphan sections exist only while they hold items.
+    static func isTransient(_ id: SectionID) -> Bool { id.isTransient }
+
+    /// The section an item with `keys` belongs in; nil when it is not shown.
+    private func sectionID(for keys: IndexKeys) -> SectionID? {
+        switch kind {
+        case .none:
+            return .single
+        case .key(_, _, let firstLetter):
+            guard firstLetter else { return .key(keys.key) }
+            guard case .string(let string) = keys.key.storage, let first = string.first else {
+                return .key("".databaseValue)
+            }
+            // Canonically equivalent letters ("é", "e\u{301}") are one section, keyed by their
+            // precomposed form so that its bytes, which order sections, are unique.
+            return .key(String(first).uppercased().precomposedStringWithCanonicalMapping.databaseValue)
+        case .entity(_, _, _, _, let orphans):
+            guard case .int64(let id) = keys.key.storage else { return orphans ? .orphans : nil }
+            let section = SectionID.object(id)
+            return sections[section] == nil ? nil : section
+        }
+    }
+
+    private func makeKeySection(_ id: SectionID, keys: IndexKeys) throws -> IndexSection {
+        switch id {
+        case .orphans:
+            return IndexSection(value: .orphans, order: [], items: [])
+        case .key(let letter):
+            if case .key(_, _, true) = kind {
+                guard case .string(let string) = letter.storage, let value = string as? Section else {
+                    throw ResultsError.sectionTypeMismatch(String(describing: Section.self))
+                }
+                return IndexSection(value: .value(value), order: [letter], items: [])
+            }
+            return IndexSection(value: .value(try Self.sectionValue(keys.key)), order: [keys.keyOrder], items: [])
+        default:
+            throw ResultsError.sectionTypeMismatch(String(describing: Section.self))
+        }
+    }
+
+    private static func sectionValue(_ key: DatabaseValue) throws -> Section {
+        guard let type = Section.self as? any DatabaseValueConvertible.Type else {
+            throw ResultsError.sectionTypeMismatch(String(describing: Section.self))
+        }
+        func convert<T: DatabaseValueConvertible>(_ type: T.Type) -> Section? {
+            if key.isNull, let none = Optional<T>.none as? Section { return none }
+            return T.fromDatabaseValue(key) as? Section
+        }
+        guard let value = convert(type) else { throw ResultsError.sectionValueUnreadable(key.description) }
+        return value
+    }
+
+    // MARK: - Ordering
+
+    private func precedes(_ lhs: [DatabaseValue], _ lhsID: Int64, _ rhs: [DatabaseValue], _ rhsID: Int64) -> Bool {
+        Self.precedes(lhs, lhsID, rhs, rhsID, descending: itemDescending)
+    }
+
+    private static func precedes(
+        _ lhs: [DatabaseValue], _ lhsID: Int64, _ rhs: [DatabaseValue], _ rhsID: Int64, descending: [Bool]
+    ) -> Bool {
+        DatabaseValueOrdering.compare(lhs, id: lhsID, rhs, id: rhsID, descending: descending) < 0
+    }
+
+    private func sectionPrecedes(_ lhsID: SectionID, _ lhs: IndexSection, _ rhsID: SectionID, _ rhs: IndexSection) -> Bool {
+        Self.sectionPrecedes(lhsID, lhs, rhsID, rhs, descending: sectionDescending)
+    }
+
+    private static func sectionPrecedes(
+        _ lhsID: SectionID, _ lhs: IndexSection, _ rhsID: SectionID, _ rhs: IndexSection, descending sectionDescending: [Bool]
+    ) -> Bool {
+        switch (lhsID, rhsID) {
+        case (.orphans, _): return false
+        case (_, .orphans): return true
+        case (.object(let a), .object(let b)):
+            return DatabaseValueOrdering.compare(lhs.order, id: a, rhs.order, id: b, descending: sectionDescending) < 0
+        case (.key(let a), .key(let b)):
+            for index in 0..<min(lhs.order.count, rhs.order.count) {
+                let order = DatabaseValueOrdering.compare(lhs.order[index], rhs.order[index])
+                if order != 0 { return sectionDescending.first == true ? order > 0 : order < 0 }
+            }
+            let order = DatabaseValueOrdering.compare(a, b)
+            return sectionDescending.first == true ? order > 0 : order < 0
+        default:
+            return false
+        }
+    }
+
+    private func sectionInsertionIndex(of id: SectionID, _ section: IndexSection) -> Int {
+        var low = 0
+        var high = sections.count
+        while low < high {
+            let mid = (low + high) / 2
+            if sectionPrecedes(sections.keys[mid], sections.values[mid], id, section) { low = mid + 1 } else { high = mid }
+        }
+        return low
+    }
+
+    // MARK: - Invariants
+
+    /// Checks the index (debug builds only): sections in order, transient sections not
+    /// empty, every shown record in exactly its section and in order, the hidden index
+    /// exactly the records without a section.
+    func _checkInvariants() {
+        #if DEBUG
+        var shown = 0
+        for (index, (id, section)) in zip(sections.keys, sections.values).enumerated() {
+            if index > 0 {
+                precondition(
+                    sectionPrecedes(sections.keys[index - 1], sections.values[index - 1], id, section),
+                    "sections out of order")
+            }
+            if Self.isTransient(id) { precondition(!section.items.isEmpty, "empty transient section") }
+            for (position, item) in section.items.enumerated() {
+                guard let found = keys.section(of: item) else { preconditionFailure("item \(item) has no record") }
+                precondition(found == id, "item \(item) in the wrong section")
+                if position > 0 {
+                    precondition(keys._inOrder(section.items[position - 1], item, descending: itemDescending), "items out of order")
+                }
+            }
+            shown += section.items.count
+        }
+        precondition(shown == keys._shownCount(), "shown records not in sections")
+        let expectedHidden = keys._hiddenByKey()
+        precondition(hidden == expectedHidden, "hidden index out of date")
+        #endif
+    }
+}
+
+// MARK: - Batched loading
+
+extension SectionedIndex where Keys == CompactIndexKeys {
+    /// Reads the sort keys of an item from the database, while a commit is applied.
+    var keyReader: ((Int64) throws -> [DatabaseValue])? {
+        get { keys.keyReader }
+        set { keys.keyReader = newValue }
+    }
+
+    /// ``appendFetched(_:_:to:)`` for a compact index's fetch: an item met again under an
+    /// integer or NULL key is placed without building its keys.
+    mutating func appendFetched(_ id: Int64, rawKey: DatabaseValue, keyOrder: DatabaseValue, to builder: inout Builder) {
+        if !isFirstLetter {
+            let resolved: Builder.Resolved?
+            switch rawKey.storage {
+            case .int64(let raw): resolved = builder.integerKeys[raw]
+            case .null: resolved = builder.nullKey
+            default: resolved = nil
+            }
+            if let resolved {
+                keys.set(id, slot: resolved.slot, rawKey: rawKey)
+                guard let bucket = resolved.bucket else {
+                    addHidden(id, rawKey)
+                    return
+                }
+                builder.items[bucket].append(id)
+                return
+            }
+        }
+        _ = appendFetched(id, IndexKeys(sort: [], key: rawKey, keyOrder: keyOrder), to: &builder)
+    }
+}
+
+// MARK: - Bulk replacement (eager loading)
+
+extension SectionedIndex where Keys == FullIndexKeys {
+    typealias Record = SectionedIndexRecord
 
     /// Where the items of a commit were and are, from ``replaceInBulk(gone:fetched:refetched:parallelMinimum:)``.
     struct BulkReplacement {
@@ -389,17 +546,16 @@ struct SectionedIndex<Section: Hashable & Sendable> {
     mutating func replaceInBulk(
         gone: Set<Int64>, fetched: [(id: Int64, keys: IndexKeys)], refetched: Set<Int64>, parallelMinimum: Int = 20_000
     ) throws -> BulkReplacement {
-        precondition(!compact, "a compact index reads keys from the database: it is patched item by item")
         var result = BulkReplacement()
         result.old.reserveCapacity(gone.count)
         result.new.reserveCapacity(fetched.count)
         // 1. Removal: one pass over each section that loses items records their places.
         var leaving: [SectionID: Set<Int64>] = [:]
         for id in gone {
-            guard let record = records[id] else { continue }
+            guard let record = keys.record(id) else { continue }
             guard let section = record.section else {
                 removeHidden(id, record.keys.key)
-                records[id] = nil
+                keys.setRecord(id, nil)
                 continue
             }
             leaving[section, default: []].insert(id)
@@ -433,7 +589,7 @@ struct SectionedIndex<Section: Hashable & Sendable> {
             result.removedIndexes[section] = removed
             precondition(removed.count == ids.count, "items not in their section")
             let s = sections.index(forKey: section)!
-            for id in ids where !refetched.contains(id) { records[id] = nil }
+            for id in ids where !refetched.contains(id) { keys.setRecord(id, nil) }
             if kept.isEmpty && Self.isTransient(section) {
                 sections.remove(at: s)
             } else {
@@ -447,7 +603,7 @@ struct SectionedIndex<Section: Hashable & Sendable> {
         var oneByOne: [(id: Int64, keys: IndexKeys)] = []
         for (offset, row) in fetched.enumerated() {
             if let section = sectionID(for: row.keys), sections[section] != nil {
-                records[row.id] = Record(keys: row.keys, section: section)
+                keys.setRecord(row.id, Record(keys: row.keys, section: section))
                 arriving[section, default: []].append((row.id, row.keys.sort, offset))
             } else {
                 oneByOne.append(row)
@@ -457,7 +613,7 @@ struct SectionedIndex<Section: Hashable & Sendable> {
         // enough work for the cores; the records are only read meanwhile.
         let work = arriving.map { (section: $0.key, position: sections.index(forKey: $0.key)!, rows: $0.value) }
         let merges = Self.mergeAll(
-            work.map { ($0.rows, Array(sections.values[$0.position].items)) }, records: records, descending: itemDescending,
+            work.map { ($0.rows, Array(sections.values[$0.position].items)) }, records: keys.records, descending: itemDescending,
             parallelMinimum: parallelMinimum)
         for (item, merge) in zip(work, merges) {
             sections.values[item.position].items = RowChunks(merge.merged)
@@ -550,282 +706,14 @@ struct SectionedIndex<Section: Hashable & Sendable> {
         merged.append(contentsOf: kept[next...])
         return (merged, placed)
     }
+}
 
-    /// Replaces the section objects of `ids` with those read afresh (`fresh`: the ones the
-    /// section predicate keeps), each placed by binary search; items of sections that went
-    /// are hidden, hidden items of sections that appeared are adopted. Returns the sections
-    /// whose items changed wholesale.
-    mutating func updateSections(_ fresh: [FetchedSection<Section>], ids: Set<Int64>) throws -> Set<SectionID> {
-        var byID: [SectionID: FetchedSection<Section>] = [:]
-        for object in fresh { byID[.object(object.id)] = object }
-        var changed = Set<SectionID>()
-        var appeared: [Int64] = []
-        for id in ids.sorted() {
-            let sectionID = SectionID.object(id)
-            var items = RowChunks<Int64>()
-            let old = sections.removeValue(forKey: sectionID)
-            if let old {
-                items = old.items
-                if byID[sectionID] == nil {
-                    changed.insert(sectionID)
-                    hide(old.items)
-                    continue
-                }
-                // Its items stay; its value, read afresh, goes into the next snapshot.
-            }
-            guard let object = byID[sectionID] else { continue }
-            if old == nil { appeared.append(id) }
-            let section = IndexSection(value: .value(object.value), order: object.order, items: items)
-            sections.updateValue(section, forKey: sectionID, insertingAt: sectionInsertionIndex(of: sectionID, section))
-        }
-        changed.formUnion(try adoptHiddenItems(of: appeared))
-        return changed
-    }
-
-    /// Replaces every section object with those read afresh (`fresh`, all the section
-    /// predicate keeps, in order); the orphans section stays last. Returns the sections
-    /// whose items changed wholesale.
-    mutating func refreshSections(_ fresh: [FetchedSection<Section>]) throws -> Set<SectionID> {
-        var old = sections
-        let orphans = old.removeValue(forKey: .orphans)
-        var appeared: [Int64] = []
-        var next: OrderedDictionary<SectionID, IndexSection> = [:]
-        next.reserveCapacity(fresh.count + 1)
-        for object in fresh {
-            let id = SectionID.object(object.id)
-            var section = IndexSection(value: .value(object.value), order: object.order, items: [])
-            if let previous = old.removeValue(forKey: id) {
-                section.items = previous.items
-            } else {
-                appeared.append(object.id)
-            }
-            next[id] = section
-        }
-        if let orphans { next[.orphans] = orphans }
-        sections = next  // in the read order, the section sort's
-        // Items of sections that went are no longer shown.
-        var changed = Set<SectionID>()
-        for (id, gone) in old {
-            changed.insert(id)
-            hide(gone.items)
-        }
-        changed.formUnion(try adoptHiddenItems(of: appeared))
-        return changed
-    }
-
-    /// Moves the hidden items of sections that appeared into them; returns those sections.
-    private mutating func adoptHiddenItems(of appeared: [Int64]) throws -> Set<SectionID> {
-        var adopted = Set<SectionID>()
-        for key in appeared {
-            guard let ids = hidden.removeValue(forKey: key) else { continue }
-            let sectionID = SectionID.object(key)
-            guard sections[sectionID] != nil else { continue }
-            var keys: [Int64: [DatabaseValue]] = [:]
-            for id in ids {
-                keys[id] = try sortKeys(of: id)
-                setSection(id, sectionID)
-                hiddenKeys[id] = nil
-            }
-            let descending = itemDescending
-            if var items = sections[sectionID].map({ Array($0.items) }) {
-                items.append(contentsOf: ids)
-                items.sort { Self.precedes(keys[$0]!, $0, keys[$1]!, $1, descending: descending) }
-                sections[sectionID]?.items = RowChunks(items)
-            }
-            adopted.insert(sectionID)
-        }
-        return adopted
-    }
-
-    // MARK: - Hidden items
-
-    private mutating func addHidden(_ id: Int64, _ rawKey: DatabaseValue) {
-        if case .int64(let key) = rawKey.storage { hidden[key, default: []].insert(id) }
-    }
-
-    private mutating func removeHidden(_ id: Int64, _ rawKey: DatabaseValue) {
-        if case .int64(let key) = rawKey.storage {
-            hidden[key]?.remove(id)
-            if hidden[key]?.isEmpty == true { hidden[key] = nil }
-        }
-    }
-
-    /// Takes items out of the shown sections (their section went, or cannot be shown).
-    private mutating func hide(_ items: some Sequence<Int64>) {
-        for item in items {
-            guard let found = section(of: item) else { continue }
-            // The raw key; a compact index knows it from the section, an entity section's id.
-            let rawKey: DatabaseValue?
-            if compact {
-                if case .some(.object(let key)) = found { rawKey = key.databaseValue } else { rawKey = nil }
-            } else {
-                rawKey = records[item]!.keys.key
-            }
-            setSection(item, nil)
-            guard let rawKey else { continue }
-            if compact { hiddenKeys[item] = rawKey }
-            addHidden(item, rawKey)
-        }
-    }
-
-    // MARK: - Sections
-
+extension SectionID {
     /// Keyed and orphan sections exist only while they hold items.
-    static func isTransient(_ id: SectionID) -> Bool {
-        switch id {
+    var isTransient: Bool {
+        switch self {
         case .key, .orphans: true
         case .single, .object: false
         }
-    }
-
-    /// The section an item with `keys` belongs in; nil when it is not shown.
-    private func sectionID(for keys: IndexKeys) -> SectionID? {
-        switch kind {
-        case .none:
-            return .single
-        case .key(_, _, let firstLetter):
-            guard firstLetter else { return .key(keys.key) }
-            guard case .string(let string) = keys.key.storage, let first = string.first else {
-                return .key("".databaseValue)
-            }
-            // Canonically equivalent letters ("é", "e\u{301}") are one section, keyed by their
-            // precomposed form so that its bytes, which order sections, are unique.
-            return .key(String(first).uppercased().precomposedStringWithCanonicalMapping.databaseValue)
-        case .entity(_, _, _, _, let orphans):
-            guard case .int64(let id) = keys.key.storage else { return orphans ? .orphans : nil }
-            let section = SectionID.object(id)
-            return sections[section] == nil ? nil : section
-        }
-    }
-
-    private func makeKeySection(_ id: SectionID, keys: IndexKeys) throws -> IndexSection {
-        switch id {
-        case .orphans:
-            return IndexSection(value: .orphans, order: [], items: [])
-        case .key(let letter):
-            if case .key(_, _, true) = kind {
-                guard case .string(let string) = letter.storage, let value = string as? Section else {
-                    throw ResultsError.sectionTypeMismatch(String(describing: Section.self))
-                }
-                return IndexSection(value: .value(value), order: [letter], items: [])
-            }
-            return IndexSection(value: .value(try Self.sectionValue(keys.key)), order: [keys.keyOrder], items: [])
-        default:
-            throw ResultsError.sectionTypeMismatch(String(describing: Section.self))
-        }
-    }
-
-    private static func sectionValue(_ key: DatabaseValue) throws -> Section {
-        guard let type = Section.self as? any DatabaseValueConvertible.Type else {
-            throw ResultsError.sectionTypeMismatch(String(describing: Section.self))
-        }
-        func convert<T: DatabaseValueConvertible>(_ type: T.Type) -> Section? {
-            if key.isNull, let none = Optional<T>.none as? Section { return none }
-            return T.fromDatabaseValue(key) as? Section
-        }
-        guard let value = convert(type) else { throw ResultsError.sectionValueUnreadable(key.description) }
-        return value
-    }
-
-    // MARK: - Ordering
-
-    private func precedes(_ lhs: [DatabaseValue], _ lhsID: Int64, _ rhs: [DatabaseValue], _ rhsID: Int64) -> Bool {
-        Self.precedes(lhs, lhsID, rhs, rhsID, descending: itemDescending)
-    }
-
-    private static func precedes(
-        _ lhs: [DatabaseValue], _ lhsID: Int64, _ rhs: [DatabaseValue], _ rhsID: Int64, descending: [Bool]
-    ) -> Bool {
-        DatabaseValueOrdering.compare(lhs, id: lhsID, rhs, id: rhsID, descending: descending) < 0
-    }
-
-    private func sectionPrecedes(_ lhsID: SectionID, _ lhs: IndexSection, _ rhsID: SectionID, _ rhs: IndexSection) -> Bool {
-        Self.sectionPrecedes(lhsID, lhs, rhsID, rhs, descending: sectionDescending)
-    }
-
-    private static func sectionPrecedes(
-        _ lhsID: SectionID, _ lhs: IndexSection, _ rhsID: SectionID, _ rhs: IndexSection, descending sectionDescending: [Bool]
-    ) -> Bool {
-        switch (lhsID, rhsID) {
-        case (.orphans, _): return false
-        case (_, .orphans): return true
-        case (.object(let a), .object(let b)):
-            return DatabaseValueOrdering.compare(lhs.order, id: a, rhs.order, id: b, descending: sectionDescending) < 0
-        case (.key(let a), .key(let b)):
-            for index in 0..<min(lhs.order.count, rhs.order.count) {
-                let order = DatabaseValueOrdering.compare(lhs.order[index], rhs.order[index])
-                if order != 0 { return sectionDescending.first == true ? order > 0 : order < 0 }
-            }
-            let order = DatabaseValueOrdering.compare(a, b)
-            return sectionDescending.first == true ? order > 0 : order < 0
-        default:
-            return false
-        }
-    }
-
-    /// The position of `id` (with `sort` values) in `items`, or where it belongs.
-    private func insertionIndex(of id: Int64, _ sort: [DatabaseValue], in items: RowChunks<Int64>) throws -> Int {
-        var low = 0
-        var high = items.count
-        while low < high {
-            let mid = (low + high) / 2
-            let other = items[mid]
-            if precedes(try sortKeys(of: other), other, sort, id) { low = mid + 1 } else { high = mid }
-        }
-        return low
-    }
-
-    private func sectionInsertionIndex(of id: SectionID, _ section: IndexSection) -> Int {
-        var low = 0
-        var high = sections.count
-        while low < high {
-            let mid = (low + high) / 2
-            if sectionPrecedes(sections.keys[mid], sections.values[mid], id, section) { low = mid + 1 } else { high = mid }
-        }
-        return low
-    }
-
-    // MARK: - Invariants
-
-    /// Checks the index (debug builds only): sections in order, transient sections not
-    /// empty, every shown record in exactly its section and in order, the hidden index
-    /// exactly the records without a section.
-    func _checkInvariants() {
-        #if DEBUG
-        var shown = 0
-        for (index, (id, section)) in zip(sections.keys, sections.values).enumerated() {
-            if index > 0 {
-                precondition(
-                    sectionPrecedes(sections.keys[index - 1], sections.values[index - 1], id, section),
-                    "sections out of order")
-            }
-            if Self.isTransient(id) { precondition(!section.items.isEmpty, "empty transient section") }
-            for (position, item) in section.items.enumerated() {
-                guard let found = self.section(of: item) else { preconditionFailure("item \(item) has no record") }
-                precondition(found == id, "item \(item) in the wrong section")
-                // A compact index keeps no keys to check the order with (the property tests
-                // compare its results with fresh fetches).
-                if position > 0 && !compact {
-                    let previous = section.items[position - 1]
-                    precondition(
-                        precedes(records[previous]!.keys.sort, previous, records[item]!.keys.sort, item), "items out of order")
-                }
-            }
-            shown += section.items.count
-        }
-        var expectedHidden: [Int64: Set<Int64>] = [:]
-        if compact {
-            precondition(shown == slots.values.filter { $0 != Self.hiddenSlot }.count, "shown records not in sections")
-            for (id, slot) in slots where slot == Self.hiddenSlot {
-                if case .int64(let key)? = hiddenKeys[id]?.storage { expectedHidden[key, default: []].insert(id) }
-            }
-        } else {
-            precondition(shown == records.values.filter { $0.section != nil }.count, "shown records not in sections")
-            for (id, record) in records where record.section == nil {
-                if case .int64(let key) = record.keys.key.storage { expectedHidden[key, default: []].insert(id) }
-            }
-        }
-        precondition(hidden == expectedHidden, "hidden index out of date")
-        #endif
     }
 }

@@ -135,7 +135,7 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
     /// The snapshot of `index` with `payload`'s values and the options applied, and what
     /// changed since the previous call.
     mutating func snapshotAndChanges(
-        _ index: SectionedIndex<Section>, _ payload: ItemPayload<Item>
+        _ index: SectionedIndex<Section, FullIndexKeys>, _ payload: ItemPayload<Item>
     ) -> (snapshot: ResultsSnapshot<Item, Section>, changes: Changes) {
         var changed = Set<SectionID>()
         var result: [ResultsSection<Item, Section>] = []
@@ -153,7 +153,7 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
                 sectionRows[id] = rows
                 changed.insert(id)
             }
-            if rows.isEmpty && SectionedIndex<Section>.isTransient(id) { continue }
+            if rows.isEmpty && id.isTransient { continue }
             result.append(ResultsSection(id: id, value: section.value, rows: ResultsRows(chunks: rows)))
         }
         let changes: Changes
@@ -169,14 +169,14 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
     /// The batched snapshot of `index`: each section's rows are its item ids, read through
     /// `pages` (rows are items: batched loading has no post-fetch options).
     mutating func batchedSnapshotAndChanges(
-        _ index: SectionedIndex<Section>, _ pages: BatchedPages<Item>
+        _ index: SectionedIndex<Section, CompactIndexKeys>, _ pages: BatchedPages<Item>
     ) -> (snapshot: ResultsSnapshot<Item, Section>, changes: Changes) {
         var result: [ResultsSection<Item, Section>] = []
         result.reserveCapacity(index.sections.count)
         let ids = index.sections.keys.elements, sections = index.sections.values.elements
         for position in ids.indices {
             let id = ids[position], section = sections[position]
-            if section.items.isEmpty && SectionedIndex<Section>.isTransient(id) { continue }
+            if section.items.isEmpty && id.isTransient { continue }
             result.append(ResultsSection(id: id, value: section.value, rows: ResultsRows(ids: section.items, pages: pages)))
         }
         let changes: Changes
@@ -213,7 +213,7 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
 
     /// Checks that rows derived while rows are items are exactly their sections' items, and
     /// that nothing is derived for a section the index no longer has (debug builds only).
-    func _checkInvariants(against index: SectionedIndex<Section>) {
+    func _checkInvariants<Keys>(against index: SectionedIndex<Section, Keys>) {
         #if DEBUG
         for id in sectionRows.keys {
             precondition(index.sections[id] != nil, "rows derived for a section that went: \(id)")

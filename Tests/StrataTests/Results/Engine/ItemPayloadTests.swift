@@ -24,7 +24,7 @@ struct ItemPayloadTests {
         let seed = partTestSeed("ItemPayloadTests.againstDictionary")
         var random = SeededGenerator(seed: seed)
         var payload = ItemPayload<Note>()
-        var index = SectionedIndex<Int>(kind: .key(path: ["k"], descending: false, firstLetter: false), itemDescending: [false])
+        var index = SectionedIndex<Int, FullIndexKeys>(kind: .key(path: ["k"], descending: false, firstLetter: false), itemDescending: [false])
         var reference: [Int64: Note] = [:]
         var nextID: Int64 = 1
         var reserved = false

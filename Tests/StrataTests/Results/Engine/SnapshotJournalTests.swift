@@ -22,7 +22,7 @@ struct SnapshotJournalTests {
     typealias Snapshot = ResultsSnapshot<Note, Int>
 
     struct Model {
-        var index = SectionedIndex<Int>(kind: .key(path: ["k"], descending: false, firstLetter: false), itemDescending: [false])
+        var index = SectionedIndex<Int, FullIndexKeys>(kind: .key(path: ["k"], descending: false, firstLetter: false), itemDescending: [false])
         var payload = ItemPayload<Note>()
         var journal = SnapshotJournal<Note, Int>(options: ResultsOptions())
         /// The reference: each item's section key, sort key and value.
