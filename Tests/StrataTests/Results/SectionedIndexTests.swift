@@ -150,4 +150,68 @@ struct SectionedIndexTests {
         try model.insert(2, k: 1, s: "x".databaseValue)
         try model.check("a section made again")
     }
+
+    /// The compact index of batched loading keeps no keys: its searches read them from the
+    /// database (here the reference table, in the state after each operation, as the engine
+    /// reads them in the commit's state) and a removal finds the item by a scan.
+    @Test("a compact index (keys read from the database) matches SQLite's ORDER BY", arguments: [
+        (false, false), (true, true),
+    ])
+    func randomOperationsOnACompactIndex(_ directions: (sectionDescending: Bool, itemDescending: Bool)) throws {
+        let seed = UInt64.random(in: 1...1_000_000)
+        var random = SeededGenerator(seed: seed)
+        var index = SectionedIndex<Int, CompactIndexKeys>(
+            kind: .key(path: ["k"], descending: directions.sectionDescending, firstLetter: false),
+            itemDescending: [directions.itemDescending])
+        let reference = try DatabaseQueue()
+        try reference.write { db in try db.execute(sql: "CREATE TABLE t (id INTEGER PRIMARY KEY, k INTEGER, s)") }
+        index.keyReader = { id in
+            try reference.read { db in [try DatabaseValue.fetchOne(db, sql: "SELECT s FROM t WHERE id = ?", arguments: [id]) ?? .null] }
+        }
+        var present: Set<Int64> = []
+        var nextID: Int64 = 1
+        func insert(_ id: Int64) throws {
+            let k = Int64.random(in: 0..<4, using: &random), s = Self.randomValue(&random)
+            try reference.write { db in try db.execute(sql: "INSERT INTO t VALUES (?, ?, ?)", arguments: [id, k, s]) }
+            _ = try index.insert(id, Model.keys(k, s))
+        }
+        func remove(_ id: Int64) throws {
+            _ = try index.remove(id)
+            try reference.write { db in try db.execute(sql: "DELETE FROM t WHERE id = ?", arguments: [id]) }
+        }
+        for step in 0..<300 {
+            switch Int.random(in: 0..<10, using: &random) {
+            case 0..<5:
+                try insert(nextID)
+                present.insert(nextID)
+                nextID += 1
+            case 5, 6:
+                guard let id = present.randomElement(using: &random) else { continue }
+                try remove(id)
+                present.remove(id)
+            default:
+                guard let id = present.randomElement(using: &random) else { continue }
+                try remove(id)
+                try insert(id)
+            }
+            index._checkInvariants()
+            let order = "k \(directions.sectionDescending ? "DESC" : "ASC"), s \(directions.itemDescending ? "DESC" : "ASC"), id"
+            let rows = try reference.read { db in try GRDB.Row.fetchAll(db, sql: "SELECT k, id FROM t ORDER BY \(order)") }
+            var expected: [[Int64]] = []
+            var lastKey: Int64?
+            for row in rows {
+                let k: Int64 = row["k"], id: Int64 = row["id"]
+                if lastKey == k { expected[expected.count - 1].append(id) } else { expected.append([id]) }
+                lastKey = k
+            }
+            let actual = index.sections.values.map { Array($0.items) }
+            #expect(actual == expected, "seed \(seed), step \(step)")
+            for ids in expected {
+                for (position, id) in ids.enumerated() {
+                    #expect(try index.place(of: id)?.index == position, "seed \(seed), step \(step): place of \(id)")
+                }
+            }
+            if actual != expected { return }
+        }
+    }
 }
