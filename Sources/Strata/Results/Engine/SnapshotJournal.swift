@@ -1,7 +1,7 @@
 /// What the next snapshot shows and how it differs from the last one: the post-fetch
-/// options, each section's rows as last derived (options applied), and the changes
-/// since the last snapshot — the places every changed row left and took (the row journal)
-/// while rows are items, else the sections whose rows were derived again.
+/// options, each section's rows as last derived (``DerivedRows``, options applied), and the
+/// changes since the last snapshot (``ChangeJournal``) — the places every changed row left
+/// and took while rows are items, else the sections whose rows were derived again.
 struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
     /// What changed between two snapshots, as far as the journal knows.
     enum Changes {
@@ -13,30 +13,20 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
         case all
     }
 
-    private enum ChangesSinceSnapshot {
-        /// Rows are items (no post-fetch filter or comparator), and every row changed since
-        /// the last snapshot is journaled with its old and new places.
-        case rows([Int64: RowChange])
-        /// The sections derived again since the last snapshot are the ones that changed.
-        case sections
-        /// Anything may have changed (a refetch).
-        case all
-    }
-
     var options: ResultsOptions<Item> {
         didSet {
-            sectionRows.removeAll()
-            if case .rows = changesSinceSnapshot { changesSinceSnapshot = .sections }
+            derivedRows.removeAll()
+            changeJournal.optionsChanged()
         }
     }
 
     /// The rows of each section as the next snapshot shows them, as last derived (options
     /// applied); a section without them is derived again. While rows are journaled, they are the
     /// section's items in order and are patched in place.
-    private var sectionRows: [SectionID: RowChunks<ResultsRow<Item>>] = [:]
+    private var derivedRows = DerivedRows<Item>()
     /// What changed since the last snapshot: the row journal, or the sections derived
     /// again, or anything.
-    private var changesSinceSnapshot = ChangesSinceSnapshot.all
+    private var changeJournal = ChangeJournal.all
 
     init(options: ResultsOptions<Item>) {
         self.options = options
@@ -47,18 +37,18 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
 
     /// After a refetch: nothing derived, anything may have changed.
     mutating func reset() {
-        sectionRows = [:]
-        changesSinceSnapshot = .all
+        derivedRows.removeAll()
+        changeJournal = .all
     }
 
     /// The rows of `section` as a fetch in order produced them (rows are items).
     mutating func setRows(_ rows: RowChunks<ResultsRow<Item>>, for section: SectionID) {
-        sectionRows[section] = rows
+        derivedRows[section] = rows
     }
 
     /// The rows of `sections` are derived again for the next snapshot.
     mutating func invalidate(_ sections: some Sequence<SectionID>) {
-        for section in sections { sectionRows[section] = nil }
+        for section in sections { derivedRows[section] = nil }
     }
 
     /// A bulk replacement (``SectionedIndex/replaceInBulk(gone:fetched:refetched:parallelMinimum:)``) in the
@@ -72,8 +62,8 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
         items: (Int) -> Item?, counts: (SectionID) -> Int?
     ) {
         for section in touched {
-            guard rowsAreItems, let previous = sectionRows.removeValue(forKey: section), let count = counts(section) else {
-                sectionRows[section] = nil
+            guard rowsAreItems, let previous = derivedRows.removeValue(forKey: section), let count = counts(section) else {
+                derivedRows[section] = nil
                 continue
             }
             let removed = removals[section] ?? [], arriving = arrivals[section] ?? []
@@ -100,36 +90,34 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
                 rows.append(from: previous, old..<end)
                 old = end
             }
-            sectionRows[section] = rows.count == count ? rows : nil
+            derivedRows[section] = rows.count == count ? rows : nil
         }
     }
 
     /// The item at `index` of `section` went: patched in place (`patch`), else derived again.
     mutating func removed(at index: Int, from section: SectionID, patch: Bool) {
-        if patch, sectionRows[section] != nil { sectionRows[section]!.remove(at: index) } else { sectionRows[section] = nil }
+        if patch, derivedRows[section] != nil { derivedRows[section]!.remove(at: index) } else { derivedRows[section] = nil }
     }
 
     /// `item` came in at `index` of `section`: patched in place (`patch`), else derived again.
     mutating func inserted(_ item: Item, at index: Int, in section: SectionID, patch: Bool) {
-        if patch, sectionRows[section] != nil { sectionRows[section]!.insert(.item(item), at: index) } else { sectionRows[section] = nil }
+        if patch, derivedRows[section] != nil { derivedRows[section]!.insert(.item(item), at: index) } else { derivedRows[section] = nil }
     }
 
     /// At the start of a commit: a row journal describes one step from the last snapshot,
     /// so a journal the last snapshot did not take means anything may have changed.
     mutating func beginCommit() {
-        if case .rows(let journal) = changesSinceSnapshot, !journal.isEmpty { changesSinceSnapshot = .all }
+        changeJournal.beginCommit()
     }
 
     /// The row journal, taken out to be extended (nil when rows are not journaled); give it
     /// back with ``putRowJournal(_:)``. While it is out, anything may have changed.
     mutating func takeRowJournal() -> [Int64: RowChange]? {
-        guard case .rows(let journal) = changesSinceSnapshot else { return nil }
-        changesSinceSnapshot = .all  // while the journal is out, so that it stays uniquely referenced
-        return journal
+        changeJournal.takeRows()
     }
 
     mutating func putRowJournal(_ journal: [Int64: RowChange]) {
-        changesSinceSnapshot = .rows(journal)
+        changeJournal = .rows(journal)
     }
 
     /// The snapshot of `index` with `payload`'s values and the options applied, and what
@@ -146,23 +134,23 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
         for position in ids.indices {
             let id = ids[position], section = sections[position]
             let rows: RowChunks<ResultsRow<Item>>
-            if let cached = sectionRows[id] {
+            if let cached = derivedRows[id] {
                 rows = cached
             } else {
                 rows = derive(section.items, payload)
-                sectionRows[id] = rows
+                derivedRows[id] = rows
                 changed.insert(id)
             }
             if rows.isEmpty && id.isTransient { continue }
             result.append(ResultsSection(id: id, value: section.value, rows: ResultsRows(chunks: rows)))
         }
         let changes: Changes
-        switch changesSinceSnapshot {
+        switch changeJournal {
         case .rows(let journal): changes = .rows(Array(journal.values))
         case .sections: changes = .sections(changed)
         case .all: changes = .all
         }
-        changesSinceSnapshot = rowsAreItems ? .rows([:]) : .sections
+        changeJournal = rowsAreItems ? .rows([:]) : .sections
         return (ResultsSnapshot(sections: result), changes)
     }
 
@@ -180,13 +168,13 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
             result.append(ResultsSection(id: id, value: section.value, rows: ResultsRows(ids: section.items, pages: pages)))
         }
         let changes: Changes
-        switch changesSinceSnapshot {
+        switch changeJournal {
         case .rows(let journal): changes = .rows(Array(journal.values))
         case .sections: changes = .all
         case .all: changes = .all
         }
-        sectionRows = [:]
-        changesSinceSnapshot = .rows([:])
+        derivedRows.removeAll()
+        changeJournal = .rows([:])
         return (ResultsSnapshot(sections: result), changes)
     }
 
@@ -215,15 +203,65 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
     /// that nothing is derived for a section the index no longer has (debug builds only).
     func _checkInvariants<Keys>(against index: SectionedIndex<Section, Keys>) {
         #if DEBUG
-        for id in sectionRows.keys {
+        for id in derivedRows.keys {
             precondition(index.sections[id] != nil, "rows derived for a section that went: \(id)")
         }
         if rowsAreItems {
             for (id, section) in zip(index.sections.keys, index.sections.values) {
-                guard let rows = sectionRows[id] else { continue }
+                guard let rows = derivedRows[id] else { continue }
                 precondition(rows.map { $0.item?.objectID.rawValue } == Array(section.items), "derived rows out of date")
             }
         }
         #endif
+    }
+}
+
+/// What changed since the last snapshot, as far as the engine knows.
+enum ChangeJournal {
+    /// Rows are items (no post-fetch filter or comparator), and every row changed since
+    /// the last snapshot is journaled with its old and new places.
+    case rows([Int64: RowChange])
+    /// The sections derived again since the last snapshot are the ones that changed.
+    case sections
+    /// Anything may have changed (a refetch).
+    case all
+
+    /// New options: rows are derived again, so the sections derived again tell what changed.
+    mutating func optionsChanged() {
+        if case .rows = self { self = .sections }
+    }
+
+    /// At the start of a commit: a row journal describes one step from the last snapshot,
+    /// so a journal the last snapshot did not take means anything may have changed.
+    mutating func beginCommit() {
+        if case .rows(let journal) = self, !journal.isEmpty { self = .all }
+    }
+
+    /// The row journal, taken out to be extended (nil when rows are not journaled). While it
+    /// is out, anything may have changed.
+    mutating func takeRows() -> [Int64: RowChange]? {
+        guard case .rows(let journal) = self else { return nil }
+        self = .all  // while the journal is out, so that it stays uniquely referenced
+        return journal
+    }
+}
+
+/// Each section's rows as the next snapshot shows them, as last derived from its items
+/// (post-fetch options applied); a section without them is derived again.
+struct DerivedRows<Item: StrataEntity> {
+    private var bySection: [SectionID: RowChunks<ResultsRow<Item>>] = [:]
+
+    subscript(section: SectionID) -> RowChunks<ResultsRow<Item>>? {
+        get { bySection[section] }
+        set { bySection[section] = newValue }
+        _modify { yield &bySection[section] }
+    }
+
+    var keys: Dictionary<SectionID, RowChunks<ResultsRow<Item>>>.Keys { bySection.keys }
+
+    mutating func removeAll() { bySection = [:] }
+
+    mutating func removeValue(forKey section: SectionID) -> RowChunks<ResultsRow<Item>>? {
+        bySection.removeValue(forKey: section)
     }
 }
