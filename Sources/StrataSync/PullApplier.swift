@@ -329,10 +329,17 @@ struct PullApplier {
                 local: change.link.map { $0.mapValues { Optional($0.uuidString.lowercased()) } }, server: nil, db)
             guard let a = change.link?[join.column]?.uuidString.lowercased(), let b = change.link?[join.inverseColumn]?.uuidString.lowercased()
             else { return }
-            if let left = try rows.object(a, db), let right = try rows.object(b, db), change.kind == .link {
-                try db.execute(
-                    sql: "DELETE FROM \(quoted(join.name)) WHERE \(quoted(join.column)) = ? AND \(quoted(join.inverseColumn)) = ?",
-                    arguments: [left.rowid, right.rowid])
+            if let left = try rows.object(a, db), let right = try rows.object(b, db) {
+                if change.kind == .link {
+                    try db.execute(
+                        sql: "DELETE FROM \(quoted(join.name)) WHERE \(quoted(join.column)) = ? AND \(quoted(join.inverseColumn)) = ?",
+                        arguments: [left.rowid, right.rowid])
+                } else if try !rows.linkExists(join, left.rowid, right.rowid, db) {
+                    // An unlink refused (a count rule): the link is the server's, and comes back.
+                    try db.execute(
+                        sql: "INSERT INTO \(quoted(join.name)) (\(quoted(join.column)), \(quoted(join.inverseColumn))) VALUES (?, ?)",
+                        arguments: [left.rowid, right.rowid])
+                }
             }
             try rows.setAgreedLink(join.name, a, b, change.kind != .link, db)
             return
