@@ -16,7 +16,9 @@ public struct PostgreSQLDDL: Sendable {
     public var sql: String { statements.map { $0 + ";\n" }.joined() }
 
     /// Every statement, in order: the sync's tables, then each entity's table, its indexes
-    /// and its log trigger, then the join tables. Each can be run again (`IF NOT EXISTS`).
+    /// and its log trigger, then the join tables, then the triggers of the count rules. Each
+    /// can be run again (`IF NOT EXISTS`, `OR REPLACE`; a count trigger is dropped and made
+    /// again, so that a script of a newer model replaces the rules).
     public var statements: [String] {
         var result = Self.syncTables
         // Tables with the destinations of their keys first, so each `REFERENCES` names a
@@ -32,6 +34,13 @@ public struct PostgreSQLDDL: Sendable {
                 "CREATE INDEX IF NOT EXISTS \(quoted("strata_index_\(join.name)_\(join.inverseColumn)")) ON \(quoted(join.name)) (\(quoted(join.inverseColumn)))"
             )
             result.append(Self.linkTrigger(on: join))
+        }
+        if !schema.countRules.isEmpty {
+            result.append(Self.countFunction)
+            for (table, trigger) in countTriggers {
+                result.append("DROP TRIGGER IF EXISTS \(Self.countTriggerName) ON \(quoted(table))")
+                result.append(trigger)
+            }
         }
         return result
     }
@@ -104,6 +113,90 @@ public struct PostgreSQLDDL: Sendable {
         FOR EACH ROW EXECUTE FUNCTION strata_sync_log_link(\(literal(join.column)), \(literal(join.inverseColumn)))
         """
     }
+
+    // MARK: - Count rules
+
+    /// The name of the count trigger of every table that has one (one a table), and of its
+    /// constraint: `SET CONSTRAINTS strata_sync_count IMMEDIATE` checks the counts so far.
+    public static let countTriggerName = "strata_sync_count"
+
+    /// The arguments of `table`'s count trigger, in groups of eight, one group per rule it
+    /// must check: the owner's table, its key, the relationship, the column of `table` that
+    /// holds the owner's key (the links' column, or the owner's key itself for an owner
+    /// inserted), the links' table and column, `minCount` and `maxCount` (empty for none).
+    public func countTriggerArguments(of table: String) -> [String] {
+        var result: [String] = []
+        for rule in schema.countRules {
+            let bounds = [rule.minCount.map(String.init) ?? "", rule.maxCount.map(String.init) ?? ""]
+            if rule.linksTable == table {
+                result += [rule.table, rule.key, rule.relationship, rule.linksColumn, rule.linksTable, rule.linksColumn] + bounds
+            }
+            // An owner made with too few: checked when it is inserted.
+            if rule.table == table, (rule.minCount ?? 0) > 0 {
+                result += [rule.table, rule.key, rule.relationship, rule.key, rule.linksTable, rule.linksColumn] + bounds
+            }
+        }
+        return result
+    }
+
+    /// Each table with a count trigger, and the statement that makes it: a constraint
+    /// trigger deferred to the commit (a transaction may insert an owner before its
+    /// destinations, or move destinations between owners), run for each row inserted, deleted
+    /// or moved to another owner, that counts the links of the owners the row names.
+    public var countTriggers: [(table: String, sql: String)] {
+        var tables: [String] = []
+        for rule in schema.countRules {
+            for table in [rule.linksTable, rule.table] where !tables.contains(table) && !countTriggerArguments(of: table).isEmpty {
+                tables.append(table)
+            }
+        }
+        return tables.map { table in
+            let arguments = countTriggerArguments(of: table)
+            var moved: [String] = []
+            for start in stride(from: 0, to: arguments.count, by: 8) where arguments[start + 3] != arguments[start + 1] || arguments[start] != table {
+                if !moved.contains(arguments[start + 3]) { moved.append(arguments[start + 3]) }
+            }
+            var events = ["INSERT"]
+            if !moved.isEmpty { events += ["UPDATE OF \(moved.map(quoted).joined(separator: ", "))", "DELETE"] }
+            let sql = """
+                CREATE CONSTRAINT TRIGGER \(Self.countTriggerName) AFTER \(events.joined(separator: " OR ")) ON \(quoted(table)) \
+                DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION strata_sync_check_counts(\(arguments.map(literal).joined(separator: ", ")))
+                """
+            return (table, sql)
+        }
+    }
+
+    /// Counts the links of the owners a row names (before and after the change) and refuses
+    /// a count out of range with SQLSTATE 23514 (`check_violation`), naming the owner's table
+    /// (`TABLE`), the relationship (`COLUMN`) and the owner's key (`DETAIL`, with the count).
+    public static let countFunction = """
+        CREATE OR REPLACE FUNCTION strata_sync_check_counts() RETURNS trigger LANGUAGE plpgsql AS $$
+        DECLARE i integer := 0; owner text; n bigint; low bigint; high bigint;
+        BEGIN
+          WHILE i < TG_NARGS LOOP
+            low := NULLIF(TG_ARGV[i + 6], '')::bigint;
+            high := NULLIF(TG_ARGV[i + 7], '')::bigint;
+            FOREACH owner IN ARRAY ARRAY[
+                CASE WHEN TG_OP <> 'INSERT' THEN to_jsonb(OLD) ->> TG_ARGV[i + 3] END,
+                CASE WHEN TG_OP <> 'DELETE' THEN to_jsonb(NEW) ->> TG_ARGV[i + 3] END] LOOP
+              CONTINUE WHEN owner IS NULL;
+              EXECUTE format('SELECT (SELECT count(*) FROM %I WHERE %I = $1::uuid) FROM %I WHERE %I = $1::uuid',
+                TG_ARGV[i + 4], TG_ARGV[i + 5], TG_ARGV[i], TG_ARGV[i + 1]) INTO n USING owner;
+              IF n < low THEN
+                RAISE EXCEPTION '% %: % has fewer than % objects (minCount %)', TG_ARGV[i], owner, TG_ARGV[i + 2], low, low
+                  USING ERRCODE = 'check_violation', TABLE = TG_ARGV[i], COLUMN = TG_ARGV[i + 2],
+                    CONSTRAINT = '\(countTriggerName)', DETAIL = format('%s has %s', owner, n);
+              ELSIF n > high THEN
+                RAISE EXCEPTION '% %: % has more than % objects (maxCount %)', TG_ARGV[i], owner, TG_ARGV[i + 2], high, high
+                  USING ERRCODE = 'check_violation', TABLE = TG_ARGV[i], COLUMN = TG_ARGV[i + 2],
+                    CONSTRAINT = '\(countTriggerName)', DETAIL = format('%s has %s', owner, n);
+              END IF;
+            END LOOP;
+            i := i + 8;
+          END LOOP;
+          RETURN NULL;
+        END $$
+        """
 
     // MARK: - Types and values
 

@@ -8,11 +8,14 @@ public struct SQLSchema: Hashable, Sendable {
     public var tables: [SQLTable]
     /// The many-to-many join tables, each once, in model order.
     public var joinTables: [SQLJoinTable]
+    /// The `minCount`/`maxCount` rules of the to-many relationships, in model order.
+    public var countRules: [SQLCountRule]
 
-    /// A description of `tables` and `joinTables`.
-    public init(tables: [SQLTable], joinTables: [SQLJoinTable]) {
+    /// A description of `tables`, `joinTables` and `countRules`.
+    public init(tables: [SQLTable], joinTables: [SQLJoinTable], countRules: [SQLCountRule] = []) {
         self.tables = tables
         self.joinTables = joinTables
+        self.countRules = countRules
     }
 
     /// The table called `name`, if any.
@@ -224,6 +227,39 @@ public struct SQLJoinTable: Hashable, Sendable {
         self.destination = destination
         self.destinationKey = destinationKey
         self.inverseColumn = inverseColumn
+    }
+}
+
+/// The `minCount`/`maxCount` of a to-many relationship: each object of `table` has between
+/// `minCount` and `maxCount` rows of `linksTable` whose `linksColumn` holds its key (the
+/// destinations' to-one key of a one-to-many, the relationship's own column of its join
+/// table for a many-to-many).
+public struct SQLCountRule: Hashable, Sendable {
+    /// The owner's table (the entity that declares the relationship).
+    public var table: String
+    /// The owner's primary key column.
+    public var key: String
+    /// The relationship's name.
+    public var relationship: String
+    /// The table holding one row per link: the destination's, or the join table.
+    public var linksTable: String
+    /// The column of `linksTable` holding the owner's key.
+    public var linksColumn: String
+    public var minCount: Int?
+    public var maxCount: Int?
+
+    /// A count rule; see the properties for each part.
+    public init(
+        table: String, key: String, relationship: String, linksTable: String, linksColumn: String, minCount: Int?,
+        maxCount: Int?
+    ) {
+        self.table = table
+        self.key = key
+        self.relationship = relationship
+        self.linksTable = linksTable
+        self.linksColumn = linksColumn
+        self.minCount = minCount
+        self.maxCount = maxCount
     }
 }
 

@@ -34,6 +34,21 @@ public struct PostgresSchema: Sendable {
     /// The advisory lock that orders the change log (StrataSQL's `PostgreSQLDDL.logLock`).
     static var logLock: Int { PostgreSQLDDL.logLock }
 
+    /// The name of the tables' count triggers (StrataSQL's `PostgreSQLDDL.countTriggerName`).
+    static var countTriggerName: String { PostgreSQLDDL.countTriggerName }
+
+    /// Each table with a count trigger, and the trigger's arguments (its rules).
+    var countTriggerArguments: [String: [String]] {
+        var result: [String: [String]] = [:]
+        for rule in tables.countRules {
+            for table in [rule.table, rule.linksTable] {
+                let arguments = ddl.countTriggerArguments(of: table)
+                if !arguments.isEmpty { result[table] = arguments }
+            }
+        }
+        return result
+    }
+
     /// PostgreSQL's type for a column of `type`.
     static func sqlType(_ type: ValueType) -> String { PostgreSQLDDL.sqlType(type.sqlValueType) }
 

@@ -3,6 +3,7 @@ import Logging
 import NIOCore
 import PostgresNIO
 import Strata
+import StrataSQL
 
 /// The server of record: a PostgreSQL database that devices push to and pull from, reached
 /// directly with postgres-nio. Use it in trusted processes (services, workers, desktop
@@ -38,6 +39,8 @@ public actor PostgresSyncServer: SyncServer {
     /// abandoned then may never leave the old one).
     private var gate = AsyncGate()
     private var nextConnectionID = 1
+    /// Whether the server's tables were seen to have the count triggers of this model.
+    private var countTriggersChecked = false
 
     /// A server for `schema`'s entities (all, or those in `entities`). A push, pull or hello
     /// that takes longer than `requestTimeout` fails (its connection is closed, and the next
@@ -195,6 +198,7 @@ public actor PostgresSyncServer: SyncServer {
                     "INSERT INTO strata_sync_meta (key, value) VALUES ('model', \(text)) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
                     logger: logger)
             }
+            try await self.ensureCountTriggers(connection)
             guard let id = try await self.meta("server", connection).flatMap(UUID.init(uuidString:)) else {
                 throw SyncModelError.serverHasNoTables
             }
@@ -244,59 +248,232 @@ public actor PostgresSyncServer: SyncServer {
             }
             let device = push.device.uuidString.lowercased()
             try await connection.query("SELECT set_config('strata.device', \(device), true)", logger: logger)
-            var refused: [SyncRefusal] = []
-            // All at once first (consecutive inserts or updates of one table in one statement);
-            // change by change, each in a savepoint, when one fails.
-            try await connection.query("SAVEPOINT strata_push", logger: logger)
-            do {
-                var start = 0
-                while start < push.changes.count {
-                    let end = self.batchEnd(push.changes, from: start)
-                    if end - start > 1 {
-                        for (index, reason) in try await self.applyBatch(push.changes[start..<end], connection) {
-                            refused.append(try await self.refusal(index, push.changes[index], reason, connection))
-                        }
-                    } else if let reason = try await self.apply(push.changes[start], connection) {
-                        refused.append(try await self.refusal(start, push.changes[start], reason, connection))
-                    }
-                    start = end
+            try await self.ensureCountTriggers(connection)
+            // The count rules hold when the push ends: the changes are applied, the count
+            // triggers run (they are deferred to the commit); when one refuses an owner's
+            // count, the changes of the push that took it out of range are set aside and the
+            // push is applied again without them, until every count holds.
+            let checksCounts = !schema.tables.countRules.isEmpty
+            var countRefused: [Int: String] = [:]
+            var refused: [SyncRefusal]
+            while true {
+                if checksCounts { try await connection.query("SAVEPOINT strata_counts", logger: logger) }
+                refused = try await self.applyChanges(push.changes, skipping: Set(countRefused.keys), connection)
+                guard checksCounts else { break }
+                let name = PostgresSchema.countTriggerName
+                do {
+                    try await connection.query(PostgresQuery(unsafeSQL: "SET CONSTRAINTS \(name) IMMEDIATE"), logger: logger)
+                    try await connection.query(PostgresQuery(unsafeSQL: "SET CONSTRAINTS \(name) DEFERRED"), logger: logger)
+                    try await connection.query("RELEASE SAVEPOINT strata_counts", logger: logger)
+                    break
+                } catch let error as PSQLError where error.serverInfo?[.sqlState] == "42704" {
+                    self.countTriggersChecked = false  // the triggers are gone: look again at the next push
+                    throw error
+                } catch let error as PSQLError where Self.isRefusal(error) {
+                    try await connection.query("ROLLBACK TO SAVEPOINT strata_counts", logger: logger)
+                    try await connection.query(PostgresQuery(unsafeSQL: "SET CONSTRAINTS \(name) DEFERRED"), logger: logger)
+                    let settled = Set(countRefused.keys).union(refused.map(\.index))
+                    let chosen = try await self.countRefusals(error, push.changes, settled: settled, connection)
+                    guard !chosen.isEmpty else { throw error }  // no change of the push to give up: the push fails
+                    for index in chosen { countRefused[index] = Self.reason(error) }
                 }
-            } catch let error as PSQLError where Self.isRefusal(error) {
-                try await connection.query("ROLLBACK TO SAVEPOINT strata_push", logger: logger)
-                refused = []
-                // A change a constraint refuses is tried once more after the others: a later
-                // change of the same push may free what it needs (a unique name that a
-                // deletion or a rename later in the push gives up, the push's order being
-                // inserts, updates, deletions).
-                /// Applies change `index` in a savepoint; false when a constraint refused it
-                /// and it is not `final` (it is then tried again).
-                func attempt(_ index: Int, final: Bool) async throws -> Bool {
-                    let change = push.changes[index]
-                    try await connection.query("SAVEPOINT strata_change", logger: logger)
-                    do {
-                        if let reason = try await self.apply(change, connection) {
-                            refused.append(try await self.refusal(index, change, reason, connection))
-                        }
-                        try await connection.query("RELEASE SAVEPOINT strata_change", logger: logger)
-                        return true
-                    } catch let error as PSQLError where Self.isRefusal(error) {
-                        try await connection.query("ROLLBACK TO SAVEPOINT strata_change", logger: logger)
-                        guard final else { return false }
-                        refused.append(try await self.refusal(index, change, Self.reason(error), connection))
-                        return true
-                    }
-                }
-                var failed: [Int] = []
-                for index in push.changes.indices where try await !attempt(index, final: false) { failed.append(index) }
-                for index in failed { _ = try await attempt(index, final: true) }
-                refused.sort { $0.index < $1.index }
             }
+            for (index, reason) in countRefused {
+                refused.append(try await self.refusal(index, push.changes[index], reason, connection))
+            }
+            refused.sort { $0.index < $1.index }
             let result = SyncPushResult(push: push.id, refused: refused)
             let text = String(decoding: try JSONEncoder().encode(result), as: UTF8.self)
             try await connection.query(
                 "INSERT INTO strata_sync_pushes (push, device, result) VALUES (\(pushID)::uuid, \(device), \(text))", logger: logger)
             return result
         }
+    }
+
+    /// Applies the changes of a push but those in `skipping` (refused for a count rule), and
+    /// returns the refusals: all at once first (consecutive inserts or updates of one table in
+    /// one statement); change by change, each in a savepoint, when one fails.
+    func applyChanges(_ all: [SyncChange], skipping: Set<Int>, _ connection: PostgresConnection) async throws -> [SyncRefusal] {
+        let kept = all.indices.filter { !skipping.contains($0) }  // index here → index in the push
+        let changes = kept.map { all[$0] }
+        var refused: [SyncRefusal] = []
+        try await connection.query("SAVEPOINT strata_push", logger: logger)
+        do {
+            var start = 0
+            while start < changes.count {
+                let end = self.batchEnd(changes, from: start)
+                if end - start > 1 {
+                    for (index, reason) in try await self.applyBatch(changes[start..<end], connection) {
+                        refused.append(try await self.refusal(kept[index], changes[index], reason, connection))
+                    }
+                } else if let reason = try await self.apply(changes[start], connection) {
+                    refused.append(try await self.refusal(kept[start], changes[start], reason, connection))
+                }
+                start = end
+            }
+            try await connection.query("RELEASE SAVEPOINT strata_push", logger: logger)
+        } catch let error as PSQLError where Self.isRefusal(error) {
+            try await connection.query("ROLLBACK TO SAVEPOINT strata_push", logger: logger)
+            refused = []
+            // A change a constraint refuses is tried once more after the others: a later
+            // change of the same push may free what it needs (a unique name that a
+            // deletion or a rename later in the push gives up, the push's order being
+            // inserts, updates, deletions).
+            /// Applies change `index` in a savepoint; nil when a constraint refused it and it
+            /// is not `final` (it is then tried again), else the change's refusal if any.
+            func attempt(_ index: Int, final: Bool) async throws -> SyncRefusal?? {
+                let change = changes[index]
+                try await connection.query("SAVEPOINT strata_change", logger: logger)
+                do {
+                    var refusal: SyncRefusal?
+                    if let reason = try await self.apply(change, connection) {
+                        refusal = try await self.refusal(kept[index], change, reason, connection)
+                    }
+                    try await connection.query("RELEASE SAVEPOINT strata_change", logger: logger)
+                    return .some(refusal)
+                } catch let error as PSQLError where Self.isRefusal(error) {
+                    try await connection.query("ROLLBACK TO SAVEPOINT strata_change", logger: logger)
+                    guard final else { return nil }
+                    return .some(try await self.refusal(kept[index], change, Self.reason(error), connection))
+                }
+            }
+            var failed: [Int] = []
+            for index in changes.indices {
+                switch try await attempt(index, final: false) {
+                case .some(let refusal): if let refusal { refused.append(refusal) }
+                case .none: failed.append(index)
+                }
+            }
+            for index in failed {
+                if let refusal = try await attempt(index, final: true) ?? nil { refused.append(refusal) }
+            }
+            refused.sort { $0.index < $1.index }
+        }
+        return refused
+    }
+
+    // MARK: - Count rules
+
+    /// Makes sure the server checks this model's count rules: creates the count triggers
+    /// that are missing (``SchemaPolicy/createAndExtend``), or fails (``SchemaPolicy/requireExisting``:
+    /// apply the script again). Triggers that exist are left as they are (the script of a
+    /// newer model replaces them), so that devices of two model versions do not take turns
+    /// rewriting them.
+    func ensureCountTriggers(_ connection: PostgresConnection) async throws {
+        let expected = schema.countTriggerArguments
+        guard !countTriggersChecked, !expected.isEmpty else { return }
+        let rows = try await connection.query(
+            """
+            SELECT c.relname::text, encode(t.tgargs, 'escape') FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid \
+            JOIN pg_namespace n ON n.oid = c.relnamespace \
+            WHERE n.nspname = current_schema() AND t.tgname = \(PostgresSchema.countTriggerName)
+            """, logger: logger)
+        var found: Set<String> = []
+        for try await (table, _) in rows.decode((String, String).self) { found.insert(table) }
+        let missing = expected.keys.filter { !found.contains($0) }.sorted()
+        if !missing.isEmpty {
+            guard policy == .createAndExtend else {
+                throw SyncModelError.incompatible(
+                    device: schema.version, server: try await meta("model", connection).flatMap {
+                        try? JSONDecoder().decode(SyncModelVersion.self, from: Data($0.utf8))
+                    },
+                    details: missing.map { "the count rules of \($0) are not checked on the server (apply PostgresSchema.sql again)" })
+            }
+            let ddl = schema.ddl
+            try await connection.query(PostgresQuery(unsafeSQL: PostgreSQLDDL.countFunction), logger: logger)
+            for (table, sql) in ddl.countTriggers where missing.contains(table) {
+                try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger)
+            }
+        }
+        countTriggersChecked = true
+    }
+
+    /// The changes of a push to refuse for the count that `error` (a count trigger's) names:
+    /// those of the push that moved the owner's count out of range, the last ones first, as
+    /// many as it takes (links or destinations added to an owner with too many; links
+    /// removed, destinations moved away or deleted from an owner with too few). When they do
+    /// not suffice: the owner's own insert (an owner made with too few), else every other
+    /// change of the push that touches the owner, else the push's last deletion (a cascade
+    /// took the destinations). Called with the server as it was before the push; `settled`:
+    /// the changes refused already.
+    func countRefusals(
+        _ error: PSQLError, _ changes: [SyncChange], settled: Set<Int>, _ connection: PostgresConnection
+    ) async throws -> [Int] {
+        guard error.serverInfo?[.constraintName] == PostgresSchema.countTriggerName,
+              let table = error.serverInfo?[.tableName], let relationship = error.serverInfo?[.columnName],
+              let rule = schema.tables.countRules.first(where: { $0.table == table && $0.relationship == relationship }),
+              let detail = error.serverInfo?[.detail], let space = detail.firstIndex(of: " "),
+              let owner = UUID(uuidString: String(detail[..<space])),
+              let count = detail.split(separator: " ").last.flatMap({ Int($0) })
+        else { return [] }
+        let open = changes.indices.filter { !settled.contains($0) }
+        var delta: [Int: Int] = [:]  // index → what the change does to the owner's count
+        var ownerInsert: Int?
+        for index in open where changes[index].table == table && changes[index].id == owner && changes[index].kind == .insert {
+            ownerInsert = index
+        }
+        var binds = PostgresBindings()
+        binds.append(owner.uuidString.lowercased())
+        if let join = schema.tables.join(named: rule.linksTable) {
+            let other = rule.linksColumn == join.column ? join.inverseColumn : join.column
+            let otherEntity = rule.linksColumn == join.column ? join.destination : join.entity
+            let rows = try await connection.query(
+                PostgresQuery(unsafeSQL: "SELECT \(quoted(other))::text FROM \(quoted(join.name)) WHERE \(quoted(rule.linksColumn)) = $1::uuid", binds: binds),
+                logger: logger)
+            var linked: Set<UUID> = []
+            for try await id in rows.decode(String.self) { if let id = UUID(uuidString: id) { linked.insert(id) } }
+            for index in open {
+                let change = changes[index]
+                if change.table == join.name, change.link?[rule.linksColumn] == owner, let destination = change.link?[other] {
+                    if change.kind == .link, !linked.contains(destination) { delta[index] = 1 }
+                    if change.kind == .unlink, linked.contains(destination) { delta[index] = -1 }
+                    if delta[index] == nil { delta[index] = 0 }
+                } else if change.kind == .delete, change.table == otherEntity, let id = change.id, linked.contains(id) {
+                    delta[index] = -1
+                }
+            }
+        } else if let entity = schema.tables.entity(named: rule.linksTable) {
+            let ids = open.compactMap { changes[$0].table == entity.name ? changes[$0].id : nil }
+            var ids_ = PostgresBindings()
+            ids_.append(ids.map { $0.uuidString.lowercased() })
+            let rows = try await connection.query(
+                PostgresQuery(unsafeSQL: """
+                    SELECT \(quoted(entity.primaryKey))::text, \(quoted(rule.linksColumn))::text FROM \(quoted(entity.name)) \
+                    WHERE \(quoted(entity.primaryKey)) = ANY($1::text[]::uuid[])
+                    """, binds: ids_),
+                logger: logger)
+            var before: [UUID: UUID?] = [:]  // the objects the server has, and their owners
+            for try await (id, key) in rows.decode((String, String?).self) {
+                if let id = UUID(uuidString: id) { before[id] = key.flatMap(UUID.init(uuidString:)) }
+            }
+            let ownerText = owner.uuidString.lowercased()
+            for index in open {
+                let change = changes[index]
+                guard change.table == entity.name, let id = change.id else { continue }
+                let wasHere = before[id].map { $0 == owner } ?? false
+                let comesHere = change.values[rule.linksColumn].map { ($0 ?? "").lowercased() == ownerText }
+                switch change.kind {
+                case .insert where before[id] == nil && comesHere == true: delta[index] = 1
+                case .update where before[id] != nil:
+                    if comesHere == true && !wasHere { delta[index] = 1 }
+                    if comesHere == false && wasHere { delta[index] = -1 }
+                case .delete where wasHere: delta[index] = -1
+                default: break
+                }
+            }
+        }
+        let tooMany = rule.maxCount.map { count > $0 } ?? false
+        let needed = tooMany ? count - (rule.maxCount ?? count) : (rule.minCount ?? count) - count
+        var chosen = Array(open.filter { delta[$0] == (tooMany ? 1 : -1) }.reversed().prefix(max(needed, 1)))
+        if chosen.count < needed {
+            if !tooMany, let ownerInsert {
+                chosen = [ownerInsert]
+            } else {
+                chosen += open.filter { delta[$0] != nil && !chosen.contains($0) }.reversed()
+            }
+        }
+        if chosen.isEmpty, let last = open.last(where: { changes[$0].kind == .delete }) { chosen = [last] }
+        return chosen
     }
 
     /// Whether the server refused a change for its data (a constraint: SQLSTATE class 23; a

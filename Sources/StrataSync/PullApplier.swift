@@ -12,6 +12,8 @@ import Strata
 struct PullApplier {
     let tables: SyncedTables
     let options: SyncOptions
+    /// The store (for its count rules, checked before the pull's transaction commits).
+    let store: Store
     /// Whether ``attempt(_:_:_:)`` runs each change in a savepoint of its own, recording a
     /// change that a rule of this store refuses and going on; when false, a refusal is thrown
     /// (``apply(_:_:)`` then starts again with savepoints).
@@ -33,16 +35,102 @@ struct PullApplier {
             do {
                 try db.inSavepoint {
                     try together.applyChanges(changes, db)
+                    if let broken = try store.brokenCountRules(db).first { throw broken }
                     return .commit
                 }
-            } catch let error where Self.isRefusal(error) {
-                try applyChanges(changes, db)
+            } catch let error where Self.isRefusal(error) || error is RuleViolationError {
+                try applyKeepingCounts(changes, db)
             }
             return []
         }
         return try Bool.fetchOne(
             db, sql: "SELECT 1 FROM stratasync_conflicts WHERE seq > ? AND kind = ?",
             arguments: [before, SyncConflict.Kind.notAppliedHere.rawValue]) ?? false
+    }
+
+    /// Applies `changes` each in a savepoint of its own; then, while a count rule of this
+    /// store is broken (checked at commit, so no savepoint of one change can catch it: the
+    /// server does not know every rule, or was written by a service that bypassed it), sets
+    /// aside the pulled changes that touch the owners out of range and applies the others
+    /// again. Those set aside are recorded (``SyncConflict/Kind/notAppliedHere``), so the
+    /// server is read again from the start at the next pull, and the rest is applied.
+    private func applyKeepingCounts(_ changes: [SyncChange], _ db: Database) throws {
+        var setAside: [Int: String] = [:]  // index → why
+        while true {
+            var broken: [RuleViolationError] = []
+            try db.inSavepoint {
+                try applyChanges(changes.indices.filter { setAside[$0] == nil }.map { changes[$0] }, db)
+                broken = try store.brokenCountRules(db)
+                return broken.isEmpty ? .commit : .rollback
+            }
+            guard let first = broken.first else { break }
+            var more = false
+            for violation in broken {
+                for index in try touching(violation, changes, db) where setAside[index] == nil {
+                    setAside[index] = "\(violation)"
+                    more = true
+                }
+            }
+            if !more, let last = changes.indices.last(where: { changes[$0].kind == .delete && setAside[$0] == nil }) {
+                setAside[last] = "\(first)"  // a delete rule here took the destinations with it
+                more = true
+            }
+            guard more else { throw first }
+        }
+        for (index, reason) in setAside.sorted(by: { $0.key < $1.key }) {
+            let change = changes[index]
+            options.logger.debug("not applied here (a count rule): \(change.kind) \(change.table) \(change.id?.uuidString ?? "\(change.link ?? [:])")")
+            let values = change.link.map { $0.mapValues { Optional($0.uuidString.lowercased()) } } ?? change.values
+            try SyncConflict.record(
+                .notAppliedHere, table: change.table, object: change.id, reason: "a count rule here: \(reason)", local: nil,
+                server: values, db)
+        }
+    }
+
+    /// The indices of the pulled `changes` that change the count `violation` names, as this
+    /// store holds it before the pull: the owner's own row, its links (a many-to-many) or
+    /// the destinations that come to it, leave it or are deleted (a one-to-many).
+    func touching(_ violation: RuleViolationError, _ changes: [SyncChange], _ db: Database) throws -> [Int] {
+        guard let id = violation.id, let owner = try rows.uuid(violation.entity, id, db),
+              let relationship = tables.schema.entity(named: violation.entity)?.relationship(named: violation.member)
+        else { return [] }
+        var result: [Int] = []
+        switch relationship.storage {
+        case .joinTable(let name, let column, let inverseColumn):
+            let linked = Set(try String.fetchAll(db, sql: """
+                SELECT o.uuid FROM \(quoted(name)) j JOIN stratasync_objects o ON o.tbl = ? AND o.rowid_ = j.\(quoted(inverseColumn)) \
+                WHERE j.\(quoted(column)) = ?
+                """, arguments: [relationship.destination, id]))
+            for (index, change) in changes.enumerated() {
+                if change.table == name, change.link?[column]?.uuidString.lowercased() == owner {
+                    result.append(index)
+                } else if change.kind == .delete, change.table == relationship.destination,
+                          let other = change.id?.uuidString.lowercased(), linked.contains(other)
+                {
+                    result.append(index)
+                }
+            }
+        case .inverseForeignKey:
+            guard case .foreignKey(let column)? = tables.schema.entity(named: relationship.destination)?
+                .relationship(named: relationship.inverse)?.storage,
+                  let destination = tables.entity(named: relationship.destination)
+            else { return [] }
+            let here = Set(try String.fetchAll(db, sql: """
+                SELECT o.uuid FROM \(quoted(destination.name)) d JOIN stratasync_objects o ON o.tbl = ? AND o.rowid_ = d.\(quoted(destination.primaryKey)) \
+                WHERE d.\(quoted(column)) = ?
+                """, arguments: [destination.name, id]))
+            for (index, change) in changes.enumerated() where change.table == destination.name {
+                guard let other = change.id?.uuidString.lowercased() else { continue }
+                let comes = (change.values[column] ?? nil)?.lowercased() == owner
+                if here.contains(other) || (change.kind == .insert && comes) { result.append(index) }
+            }
+        case .foreignKey:
+            break
+        }
+        for (index, change) in changes.enumerated() where change.table == violation.entity && change.id?.uuidString.lowercased() == owner {
+            result.append(index)
+        }
+        return result
     }
 
     private func applyChanges(_ changes: [SyncChange], _ db: Database) throws {
@@ -329,10 +417,17 @@ struct PullApplier {
                 local: change.link.map { $0.mapValues { Optional($0.uuidString.lowercased()) } }, server: nil, db)
             guard let a = change.link?[join.column]?.uuidString.lowercased(), let b = change.link?[join.inverseColumn]?.uuidString.lowercased()
             else { return }
-            if let left = try rows.object(a, db), let right = try rows.object(b, db), change.kind == .link {
-                try db.execute(
-                    sql: "DELETE FROM \(quoted(join.name)) WHERE \(quoted(join.column)) = ? AND \(quoted(join.inverseColumn)) = ?",
-                    arguments: [left.rowid, right.rowid])
+            if let left = try rows.object(a, db), let right = try rows.object(b, db) {
+                if change.kind == .link {
+                    try db.execute(
+                        sql: "DELETE FROM \(quoted(join.name)) WHERE \(quoted(join.column)) = ? AND \(quoted(join.inverseColumn)) = ?",
+                        arguments: [left.rowid, right.rowid])
+                } else if try !rows.linkExists(join, left.rowid, right.rowid, db) {
+                    // An unlink refused (a count rule): the link is the server's, and comes back.
+                    try db.execute(
+                        sql: "INSERT INTO \(quoted(join.name)) (\(quoted(join.column)), \(quoted(join.inverseColumn))) VALUES (?, ?)",
+                        arguments: [left.rowid, right.rowid])
+                }
             }
             try rows.setAgreedLink(join.name, a, b, change.kind != .link, db)
             return

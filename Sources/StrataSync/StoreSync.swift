@@ -280,7 +280,7 @@ public actor StoreSync {
         }
         let now = try store.historyToken()
         let builder = PushBuilder(tables: tables, options: options)
-        let applier = PullApplier(tables: tables, options: options)
+        let applier = PullApplier(tables: tables, options: options, store: store)
         return try await store.write(author: options.author) { [history] db in
             guard let (changes, complete) = try builder.build(history: history, db) else {
                 if let history { try LocalSyncState.set("pushed", String(history.token.rawValue), db) }
@@ -310,7 +310,7 @@ public actor StoreSync {
     /// of pushed deletions go, and each refusal is recorded while the device takes the
     /// server's state of the object.
     func acknowledge(_ push: SyncPush, _ result: SyncPushResult) async throws {
-        let applier = PullApplier(tables: tables, options: options)
+        let applier = PullApplier(tables: tables, options: options, store: store)
         try await store.write(author: options.author) { db in
             let refused = Dictionary(result.refused.map { ($0.index, $0) }, uniquingKeysWith: { a, _ in a })
             try applier.withSyncDeletes(db) {
@@ -342,7 +342,7 @@ public actor StoreSync {
         defer { gate.leave() }
         try await helloIfNeeded()
         var report = SyncReport()
-        let applier = PullApplier(tables: tables, options: options)
+        let applier = PullApplier(tables: tables, options: options, store: store)
         // A change of an earlier pull that a rule of this store refused (an object of the
         // same unique name, created here and not pushed yet, say): the push before this pull
         // has settled that, so read the server again from the start.

@@ -126,7 +126,35 @@ struct SyncedTables: Sendable {
                     name: join.name, table: join.entity, tableKey: entity(named: join.entity)?.primaryKey ?? "id",
                     column: join.column, destination: join.destination,
                     destinationKey: entity(named: join.destination)?.primaryKey ?? "id", inverseColumn: join.inverseColumn)
-            })
+            },
+            countRules: countRules)
+    }
+
+    /// The `minCount`/`maxCount` of the synced to-many relationships, with where their links
+    /// are stored (as the store counts them).
+    var countRules: [SQLCountRule] {
+        var result: [SQLCountRule] = []
+        for entity in entities {
+            for relationship in entity.descriptor.relationships
+            where relationship.isToMany && (relationship.minCount != nil || relationship.maxCount != nil) {
+                var links: (table: String, column: String)?
+                switch relationship.storage {
+                case .joinTable(let name, let column, _): links = (name, column)
+                case .inverseForeignKey:
+                    if case .foreignKey(let column)? = schema.entity(named: relationship.destination)?
+                        .relationship(named: relationship.inverse)?.storage
+                    {
+                        links = (relationship.destination, column)
+                    }
+                case .foreignKey: break
+                }
+                guard let links else { continue }
+                result.append(SQLCountRule(
+                    table: entity.name, key: entity.primaryKey, relationship: relationship.name, linksTable: links.table,
+                    linksColumn: links.column, minCount: relationship.minCount, maxCount: relationship.maxCount))
+            }
+        }
+        return result
     }
 
     /// `column` of `entity` as StrataSQL describes it: its attribute's default and rules as

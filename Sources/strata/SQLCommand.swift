@@ -12,7 +12,8 @@ struct SQLCommand: ParsableCommand {
         discussion: """
             The statements are those StrataSync's PostgresSchema(schema:).sql gives for the \
             generated schema descriptor: the sync's own tables, one table per entity (with its \
-            keys, checks, indexes and log trigger) and one per many-to-many join table.
+            keys, checks, indexes and log trigger), one per many-to-many join table, and the \
+            triggers that check the count rules (minCount, maxCount) at commit.
             """
     )
 
@@ -48,6 +49,7 @@ extension SQLSchema {
         var tables: [SQLTable] = []
         var joins: [SQLJoinTable] = []
         var seenJoins: Set<String> = []
+        var countRules: [SQLCountRule] = []
         for entity in entities {
             var columns = entity.attributes.filter { !$0.isTransient }.map { SQLColumn($0, in: schema) }
             for relationship in entity.relationships {
@@ -75,6 +77,27 @@ extension SQLSchema {
                 case .inverseForeignKey:
                     break
                 }
+                // The count rules, as the store checks them: the links are the rows of the
+                // join table (its column for this entity) or of the destination (its key).
+                if relationship.isToMany, relationship.minCount != nil || relationship.maxCount != nil {
+                    var links: (table: String, column: String)?
+                    switch layout.storage(of: relationship, in: entity) {
+                    case .joinTable(let name, let column, _): links = (name, column)
+                    case .inverseForeignKey:
+                        if let destination = schema.entity(named: relationship.destination),
+                           let inverse = destination.relationship(named: relationship.inverse),
+                           let column = layout.foreignKeyColumn(of: inverse, in: destination)
+                        {
+                            links = (destination.name, column)
+                        }
+                    case .foreignKey: break
+                    }
+                    if let links {
+                        countRules.append(SQLCountRule(
+                            table: entity.name, key: entity.primaryKey, relationship: relationship.name, linksTable: links.table,
+                            linksColumn: links.column, minCount: relationship.minCount, maxCount: relationship.maxCount))
+                    }
+                }
             }
             // Unique constraints and indexes name to-ones, stored as their key columns.
             func column(_ name: String) -> String {
@@ -87,7 +110,7 @@ extension SQLSchema {
                     zip(index.columns, index.descending).map { SQLIndexColumn(column($0), isDescending: $1) }
                 }))
         }
-        self.init(tables: tables, joinTables: joins)
+        self.init(tables: tables, joinTables: joins, countRules: countRules)
     }
 }
 

@@ -355,6 +355,19 @@ final class RuleWatch: TransactionObserver, @unchecked Sendable {
         counts.withLock { $0 = fresh }
     }
 
+    /// The count rules that the objects whose counts changed in this transaction break now
+    /// (counted again with SQL): what the commit would refuse.
+    func brokenCounts(_ db: Database) throws -> [RuleViolationError] {
+        try recount(db)
+        let pending = counts.withLock { $0 }
+        return pending.sorted(by: { $0.key < $1.key }).compactMap { key, count in
+            guard let count, let check = checks[key.entity + "." + key.relationship], let rule = check.rule(for: count) else {
+                return nil
+            }
+            return RuleViolationError(entity: key.entity, id: key.id, member: key.relationship, rule: rule)
+        }
+    }
+
     /// The model's tables, as the store's ``CommitObserver`` observes them. (With an observer
     /// interested in none of them, the multi-process tests' controllers fell behind the
     /// other processes' commits: GRDB then filters the events it reports by kind.)
