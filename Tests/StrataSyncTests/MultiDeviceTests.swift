@@ -16,9 +16,15 @@ final class DeviceRunner {
     private var buffer = Data()
     let name: String
 
-    init(name: String) throws {
+    /// Starts a device; with a `launcher` (`ip netns exec <name>`, say), through it.
+    init(name: String, launcher: [String] = []) throws {
         self.name = name
-        process.executableURL = URL(fileURLWithPath: Self.executable)
+        if let program = launcher.first {
+            process.executableURL = URL(fileURLWithPath: program)
+            process.arguments = Array(launcher.dropFirst()) + [Self.executable]
+        } else {
+            process.executableURL = URL(fileURLWithPath: Self.executable)
+        }
         process.standardInput = input
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice

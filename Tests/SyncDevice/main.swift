@@ -3,7 +3,19 @@
 // "error …"):
 //
 //   open <store path> <server socket path> <database> <seed>
+//   open-tls <store path> <host> <port> <database> <seed> <CA file> <server name | ->
+//                    over TCP with TLS required and the server's certificate verified:
+//                    signed by the CA in the file (PEM), for the server name (or, "-",
+//                    for the host)
+//   open-tcp <store path> <host> <port> <database> <seed>
+//                    over TCP without TLS
 //   write <n>        n random changes (boards, cards, labels, links, deletions), seeded
+//   scripted <tag> insert | change
+//                    fixed changes named after the tag: insert makes board "Board <tag>",
+//                    cards "<tag> first", "<tag> second", "<tag> third" and label
+//                    "<tag> label", linked to the first card; change (here or on a device
+//                    that pulled them) edits the first card, deletes the second and links
+//                    the third
 //   sync             push and pull until nothing is left ("ok pushed=… refused=… pulled=…")
 //   start | stop     background sync (local commits, LISTEN/NOTIFY, timer)
 //   check            the live controller equals a fresh fetch ("ok <items>")
@@ -47,11 +59,9 @@ final class DeviceProcess: @unchecked Sendable {
     var random = SeededGenerator(seed: 1)
     let deliveries = DispatchQueue(label: "deliveries")
 
-    func open(_ path: String, _ socket: String, _ database: String, _ seed: UInt64) throws {
+    func open(_ path: String, _ configuration: PostgresConnection.Configuration, _ seed: UInt64) throws {
         let store = try Store(schema: StrataModel.schema, path: path)
-        let server = try PostgresSyncServer(
-            configuration: .init(unixSocketPath: socket, username: "strata", password: nil, database: database),
-            schema: StrataModel.schema, requestTimeout: .seconds(30))
+        let server = try PostgresSyncServer(configuration: configuration, schema: StrataModel.schema, requestTimeout: .seconds(30))
         // STRATA_SYNC_TRACE_DIR: every push and pull, change by change, into <dir>/<store name>.log.
         var logger = Logger(label: "strata.sync")
         if let folder = ProcessInfo.processInfo.environment["STRATA_SYNC_TRACE_DIR"] {
@@ -115,6 +125,37 @@ final class DeviceProcess: @unchecked Sendable {
         }
     }
 
+    /// The fixed changes of `scripted <tag> insert | change`.
+    func scripted(_ tag: String, _ step: String) throws {
+        guard let store else { throw Failure("not open") }
+        try store.write { db in
+            switch step {
+            case "insert":
+                let board = try db.insert(Board(name: "Board \(tag)", position: 1))
+                let first = try db.insert(Card(title: "\(tag) first", points: 1, boardID: board.id))
+                for title in ["second", "third"] { _ = try db.insert(Card(title: "\(tag) \(title)", boardID: board.id)) }
+                let label = try db.insert(Label(name: "\(tag) label"))
+                try db.link(first.id, Card.labels, label.id)
+            case "change":
+                func card(_ title: String) throws -> Card {
+                    guard let card = try db.fetchAll(Card.self, where: Card.title == "\(tag) \(title)").first else {
+                        throw Failure("no card \(tag) \(title)")
+                    }
+                    return card
+                }
+                guard let label = try db.fetchAll(Label.self, where: Label.name == "\(tag) label").first else { throw Failure("no label \(tag) label") }
+                var first = try card("first")
+                first.title = "\(tag) first, edited"
+                first.points = 42
+                _ = try db.update(first)
+                _ = try db.delete(try card("second"))
+                try db.link(try card("third").id, Card.labels, label.id)
+            default:
+                throw Failure("scripted <tag> insert | change")
+            }
+        }
+    }
+
     /// The live controller shows what a controller opened now shows: the same sections
     /// (boards) in the same order, each with the same cards (equal titles may come in either
     /// order) in the same order of titles.
@@ -148,6 +189,7 @@ extension SeededGenerator {
     mutating func int(_ bound: Int) -> Int { int(0...(bound - 1)) }
 }
 
+let openTLSUsage = "open-tls <store> <host> <port> <database> <seed> <CA file> <server name | ->"
 let device = DeviceProcess()
 while let line = readLine() {
     let words = line.split(separator: " ").map(String.init)
@@ -155,10 +197,32 @@ while let line = readLine() {
     do {
         switch command {
         case "open":
-            try device.open(words[1], words[2], words[3], UInt64(words[4]) ?? 1)
+            try device.open(
+                words[1], .init(unixSocketPath: words[2], username: "strata", password: nil, database: words[3]), UInt64(words[4]) ?? 1)
+            say("ok")
+        case "open-tls":
+            guard words.count == 8, let port = Int(words[3]) else { throw Failure("usage: \(openTLSUsage)") }
+            var tls = TLSConfiguration.makeClientConfiguration()
+            tls.certificateVerification = .fullVerification
+            tls.trustRoots = .file(words[6])
+            var configuration = PostgresConnection.Configuration(
+                host: words[2], port: port, username: "strata", password: nil, database: words[4],
+                tls: .require(try NIOSSLContext(configuration: tls)))
+            if words[7] != "-" { configuration.options.tlsServerName = words[7] }
+            try device.open(words[1], configuration, UInt64(words[5]) ?? 1)
+            say("ok")
+        case "open-tcp":
+            guard words.count == 6, let port = Int(words[3]) else { throw Failure("usage: open-tcp <store> <host> <port> <database> <seed>") }
+            try device.open(
+                words[1], .init(host: words[2], port: port, username: "strata", password: nil, database: words[4], tls: .disable),
+                UInt64(words[5]) ?? 1)
             say("ok")
         case "write":
             try device.write(Int(words[1]) ?? 1)
+            say("ok")
+        case "scripted":
+            guard words.count == 3 else { throw Failure("scripted <tag> insert | change") }
+            try device.scripted(words[1], words[2])
             say("ok")
         case "sync":
             guard let sync = device.sync else { throw Failure("not open") }

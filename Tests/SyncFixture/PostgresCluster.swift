@@ -6,13 +6,22 @@ import StrataSync
 /// folder only (no TCP port), made with `initdb` and run with `pg_ctl`: what the sync tests
 /// and `make sync-demo` run against. Run as root, the server runs as the `postgres` user
 /// (PostgreSQL refuses root); otherwise as the current user.
+///
+/// ``startTLS()`` makes one that also listens on 127.0.0.1 with TLS, inside a network
+/// namespace of its own (see PostgresCluster+TLS.swift).
 public final class PostgresCluster: @unchecked Sendable {
     /// The folder holding the data folder, the socket and the log.
     public let folder: URL
     public var dataFolder: URL { folder.appendingPathComponent("data") }
     public var logFile: URL { folder.appendingPathComponent("server.log") }
-    /// The socket's path (`.s.PGSQL.5432` in ``folder``).
-    public var socketPath: String { folder.appendingPathComponent(".s.PGSQL.5432").path }
+    /// The socket's path (`.s.PGSQL.<port>` in ``folder``).
+    public var socketPath: String { folder.appendingPathComponent(".s.PGSQL.\(port)").path }
+    /// The server's port: the socket's name, and the TCP port of a TLS cluster.
+    public let port: Int
+    /// The network namespace the server runs in (a TLS cluster's), nil for the others.
+    public let namespace: String?
+    /// What the server listens on, and any other settings, as `-c` options of `postgres`.
+    let listenOptions: String
     /// The superuser, made by `initdb`.
     public let user = "strata"
     public let database = "strata"
@@ -48,29 +57,33 @@ public final class PostgresCluster: @unchecked Sendable {
         ])
         try cluster.startServer()
         try cluster.watchOwner()
-        try cluster.run(binaries.appendingPathComponent("createdb").path, ["-h", folder.path, "-U", cluster.user, cluster.database])
+        try cluster.run(binaries.appendingPathComponent("createdb").path, ["-h", folder.path, "-p", "\(cluster.port)", "-U", cluster.user, cluster.database])
         return cluster
     }
 
-    init(folder: URL, binaries: URL) {
+    init(folder: URL, binaries: URL, port: Int = 5432, namespace: String? = nil, listenOptions: String = "-c listen_addresses=''") {
         self.folder = folder
         self.binaries = binaries
+        self.port = port
+        self.namespace = namespace
+        self.listenOptions = listenOptions
     }
 
     /// Starts the server (after ``stop()`` or ``kill()``).
     public func startServer() throws {
         try run(binaries.appendingPathComponent("pg_ctl").path, [
             "-D", dataFolder.path, "-l", logFile.path, "-w", "-t", "60", "-o",
-            "-c listen_addresses='' -c unix_socket_directories='\(folder.path)' -c fsync=off -c max_connections=60",
+            "\(listenOptions) -c unix_socket_directories='\(folder.path)' -c fsync=off -c max_connections=60",
             "start",
-        ], capture: false)
+        ], inNamespace: true, capture: false)
     }
 
     /// Stops the server and removes the folder when this process ends, however it ends (a
     /// crash or SIGKILL included): a shell waits for it.
     func watchOwner() throws {
         let stop = "\(Self.isRoot ? "/usr/sbin/runuser -u postgres -- " : "")\(binaries.appendingPathComponent("pg_ctl").path) -D '\(dataFolder.path)' -m immediate stop"
-        let script = "while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done; \(stop); rm -rf '\(folder.path)'"
+        let deleteNamespace = namespace.map { "; \(Self.ip) netns delete \($0)" } ?? ""
+        let script = "while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done; \(stop); rm -rf '\(folder.path)'\(deleteNamespace)"
         try run("/bin/sh", ["-c", "(\(script)) >/dev/null 2>&1 &"], asServer: false, capture: false)
     }
 
@@ -85,10 +98,11 @@ public final class PostgresCluster: @unchecked Sendable {
         try startServer()
     }
 
-    /// Stops the server and removes the folder.
+    /// Stops the server and removes the folder (and the network namespace).
     public func destroy() {
         try? stop(mode: "immediate")
         try? FileManager.default.removeItem(at: folder)
+        if let namespace { Self.deleteNamespace(namespace) }
     }
 
     /// A connection configuration for the superuser (or `user`).
@@ -108,7 +122,7 @@ public final class PostgresCluster: @unchecked Sendable {
     @discardableResult
     public func psql(_ sql: String, user: String? = nil, database: String? = nil) throws -> String {
         try run(binaries.appendingPathComponent("psql").path, [
-            "-h", folder.path, "-U", user ?? self.user, "-d", database ?? self.database, "-v", "ON_ERROR_STOP=1", "-X", "-q", "-A", "-t",
+            "-h", folder.path, "-p", "\(port)", "-U", user ?? self.user, "-d", database ?? self.database, "-v", "ON_ERROR_STOP=1", "-X", "-q", "-A", "-t",
             "-c", sql,
         ])
     }
@@ -117,25 +131,32 @@ public final class PostgresCluster: @unchecked Sendable {
     /// several tests started programs at once).
     static let launches = NSLock()
 
+    /// Runs a program in ``folder`` and returns its output: as the server's user when
+    /// `asServer`, and in the cluster's network namespace (if it has one) when `inNamespace`.
     @discardableResult
-    func run(_ program: String, _ arguments: [String], asServer: Bool = true, capture: Bool = true) throws -> String {
-        Self.launches.lock()
-        defer { Self.launches.unlock() }
+    func run(_ program: String, _ arguments: [String], asServer: Bool = true, inNamespace: Bool = false, capture: Bool = true) throws -> String {
+        var argv = [program] + arguments
+        if asServer && Self.isRoot { argv = ["/usr/sbin/runuser", "-u", "postgres", "--"] + argv }
+        if inNamespace, let namespace { argv = [Self.ip, "netns", "exec", namespace] + argv }
+        return try Self.run(argv, in: folder, capture: capture, name: URL(fileURLWithPath: program).lastPathComponent, logFile: logFile)
+    }
+
+    /// Runs `argv` in `folder` and returns its output (nothing unless `capture`); throws when
+    /// it fails, with what it printed.
+    @discardableResult
+    static func run(_ argv: [String], in folder: URL, capture: Bool = true, name: String? = nil, logFile: URL? = nil) throws -> String {
+        launches.lock()
+        defer { launches.unlock() }
         let process = Process()
-        if asServer && Self.isRoot {
-            process.executableURL = URL(fileURLWithPath: "/usr/sbin/runuser")
-            process.arguments = ["-u", "postgres", "--", program] + arguments
-        } else {
-            process.executableURL = URL(fileURLWithPath: program)
-            process.arguments = arguments
-        }
+        let name = name ?? URL(fileURLWithPath: argv[0]).lastPathComponent
+        process.executableURL = URL(fileURLWithPath: argv[0])
+        process.arguments = Array(argv.dropFirst())
         process.currentDirectoryURL = folder
         // The server that `pg_ctl start` leaves running would keep a pipe open: its output
         // goes to the log file, and nothing is read from it here.
         guard capture else {
             // Foundation's Process was seen never to return from waitUntilExit here: spawn
             // and wait by hand, output to /dev/null.
-            let argv = process.arguments.map { [process.executableURL!.path] + $0 } ?? []
             var actions: posix_spawn_file_actions_t = posix_spawn_file_actions_t()
             posix_spawn_file_actions_init(&actions)
             defer { posix_spawn_file_actions_destroy(&actions) }
@@ -150,7 +171,7 @@ public final class PostgresCluster: @unchecked Sendable {
             var status: Int32 = 0
             while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
             guard status == 0 else {
-                throw ClusterError("\(URL(fileURLWithPath: program).lastPathComponent) failed (\(status)); see \(logFile.path)")
+                throw ClusterError("\(name) failed (\(status))\(logFile.map { "; see \($0.path)" } ?? "")")
             }
             return ""
         }
@@ -162,7 +183,7 @@ public final class PostgresCluster: @unchecked Sendable {
         let errorData = errors.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
-            throw ClusterError("\(URL(fileURLWithPath: program).lastPathComponent) failed (\(process.terminationStatus)): "
+            throw ClusterError("\(name) failed (\(process.terminationStatus)): "
                 + String(decoding: errorData, as: UTF8.self) + String(decoding: data, as: UTF8.self))
         }
         return String(decoding: data, as: UTF8.self)
