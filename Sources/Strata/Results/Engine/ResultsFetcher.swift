@@ -29,6 +29,8 @@ struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendabl
 
     /// The most ids one statement binds.
     static var chunkSize: Int { 500 }
+    /// The most ids of a re-read whose statement is cached (one cached statement per count).
+    static var cachedRereadMaximum: Int { 8 }
 
     init(plan: ResultsQueryPlan) {
         self.plan = plan
@@ -127,8 +129,11 @@ struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendabl
         if let order { sql += " ORDER BY \(order)" }
         let sortCount = plan.sort.count
         // A cursor, not `Row.fetchAll`: its rows find columns through the statement. The
-        // extra columns follow the entity's own, so they are read by index.
-        let statement = try SQLRequest<Row>(literal: sql).makePreparedRequest(db, forSingleResult: false).statement
+        // extra columns follow the entity's own, so they are read by index. The statement of
+        // a re-read of a few ids (most commits change one row or a few) stays prepared in the
+        // connection's cache: preparing it was a large part of a one-row commit.
+        let cached = chunk.map { $0.count <= Self.cachedRereadMaximum } ?? false
+        let statement = try SQLRequest<Row>(literal: sql, cached: cached).makePreparedRequest(db, forSingleResult: false).statement
         let sqliteStatement = statement.sqliteStatement
         let rows = try Row.fetchCursor(statement)
         while let row = try rows.next() {
@@ -203,7 +208,7 @@ struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendabl
             let value = try builder.value(foreignKeyPath)
             let list = SQL(sql: Self.placeholders(chunk.count), arguments: StatementArguments(Array(chunk)))
             let sql: SQL = "SELECT \(SQL(sql: builder.rootAlias)).\(SQL(sql: quoted(plan.itemKey))) FROM \(builder.fromClause) WHERE \(value) IN (" + list + ")"
-            result.formUnion(try Int64.fetchAll(db, SQLRequest(literal: sql)))
+            result.formUnion(try Int64.fetchAll(db, SQLRequest(literal: sql, cached: chunk.count <= Self.cachedRereadMaximum)))
         }
         return result
     }
@@ -214,7 +219,8 @@ struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendabl
         try Self.forEachChunk(of: Array(ids)) { chunk in
             let list = chunk.map { _ in "?" }.joined(separator: ", ")
             let sql = "SELECT \(quoted(join.itemColumn)) FROM \(quoted(join.joinTable)) WHERE \(quoted(join.destinationColumn)) IN (\(list))"
-            result.formUnion(try Int64.fetchAll(db, sql: sql, arguments: StatementArguments(Array(chunk))))
+            let statement = chunk.count <= Self.cachedRereadMaximum ? try db.cachedStatement(sql: sql) : try db.makeStatement(sql: sql)
+            result.formUnion(try Int64.fetchAll(statement, arguments: StatementArguments(Array(chunk))))
         }
         return result
     }
