@@ -247,6 +247,18 @@ struct SyncTLSTests {
         #expect(overTLS.isEmpty, "\(overTLS)")
         try device.send("quit")
 
+        // Nor one that asks for no name: connected to 127.0.0.1, it looks for that address in
+        // the certificate, which lists none.
+        let unnamed = try setup.device("unnamed")
+        try unnamed.send(setup.openTLS("e.sqlite", seed: 52, serverName: "-"))
+        let unnamedFailure = #expect(throws: DeviceRunner.DeviceError.self) { try unnamed.send("sync") }
+        let unnamedMessage = unnamedFailure?.description ?? ""
+        #expect(unnamedMessage.contains("failedToValidateHostname") && unnamedMessage.contains("Couldn't find <none> in certificate from peer"),
+                "\(unnamedMessage)")
+        #expect(try unnamed.contents() == local, "the device lost data when its sync failed")
+        #expect(try setup.pushCount() == 0)
+        try unnamed.send("quit")
+
         // Reopened with the certificate's name, the same store syncs all it has.
         let named = try setup.device("named")
         try named.send(setup.openTLS("e.sqlite", seed: 53, serverName: PostgresCluster.tlsServerName))
