@@ -45,8 +45,10 @@ struct SyncTLSTests {
             return device
         }
 
-        /// The device command that opens `store` over TLS, trusting `ca` (the cluster's own
-        /// CA unless given), for `serverName` (the certificate's name unless given).
+        /// The device command that opens `store` over TLS to 127.0.0.1, trusting `ca` (the
+        /// cluster's own CA unless given), for `serverName` (the certificate's name,
+        /// `localhost`, unless given; "-" for none). The certificate lists no IP address, so
+        /// the name is what is verified.
         func openTLS(_ store: String, seed: Int, ca: URL? = nil, serverName: String = PostgresCluster.tlsServerName) -> String {
             "open-tls \(folder.path(store)) \(PostgresCluster.tlsHost) \(cluster.port) \(database) \(seed) "
                 + "\((ca ?? cluster.certificateAuthority).path) \(serverName)"
@@ -207,14 +209,65 @@ struct SyncTLSTests {
         #expect(try setup.pushCount() == 0)
         try plain.send("quit")
 
-        // The same store, over TLS: everything it had reaches the server. (No server name
-        // this time: the certificate is checked against the address, 127.0.0.1.)
+        // The same store, over TLS (for the certificate's name, localhost): everything it had
+        // reaches the server.
         let tls = try setup.device("tls")
-        try tls.send(setup.openTLS("d.sqlite", seed: 42, serverName: "-"))
+        try tls.send(setup.openTLS("d.sqlite", seed: 42))
         try tls.send("sync")
         let server = try await setup.serverContents()
         #expect(server.objectCount == local.objectCount)
         #expect(local.difference(from: server) == nil, "\(local.difference(from: server) ?? "")")
         try tls.send("quit")
+    }
+
+    @Test("A device that trusts the server's CA but asks for another name cannot sync, and keeps its data")
+    func wrongServerNameIsRefused() async throws {
+        let setup = try Setup()
+        defer { setup.destroy() }
+        // The right CA, at the right address, for a name the certificate does not hold: the
+        // chain verifies, the name does not (and the certificate lists no address to fall
+        // back on).
+        let device = try setup.device("misnamed")
+        try device.send(setup.openTLS("e.sqlite", seed: 51, serverName: "db.example.com"))
+        try device.send("scripted E insert")
+        try device.send("write 20")
+        let local = try device.contents()
+        #expect(local.objectCount > 0)
+
+        let failure = #expect(throws: DeviceRunner.DeviceError.self) { try device.send("sync") }
+        let message = failure?.description ?? ""
+        #expect(message.contains("failedToValidateHostname") && message.contains("Couldn't find db.example.com in certificate from peer"),
+                "\(message)")
+        #expect(!message.contains("CERTIFICATE_VERIFY_FAILED"), "the chain should verify: \(message)")
+        #expect(try device.contents() == local, "the device lost data when its sync failed")
+        #expect(try await setup.serverContents().objectCount == 0, "data reached the server for a name its certificate does not hold")
+        #expect(try setup.pushCount() == 0)
+        // The handshake is the client's to refuse: the server never saw a TLS client log in.
+        let overTLS = setup.serverLog().filter { $0.contains("connection authorized") && $0.contains("SSL enabled") }
+        #expect(overTLS.isEmpty, "\(overTLS)")
+        try device.send("quit")
+
+        // Nor one that asks for no name: connected to 127.0.0.1, it looks for that address in
+        // the certificate, which lists none.
+        let unnamed = try setup.device("unnamed")
+        try unnamed.send(setup.openTLS("e.sqlite", seed: 52, serverName: "-"))
+        let unnamedFailure = #expect(throws: DeviceRunner.DeviceError.self) { try unnamed.send("sync") }
+        let unnamedMessage = unnamedFailure?.description ?? ""
+        #expect(unnamedMessage.contains("failedToValidateHostname") && unnamedMessage.contains("Couldn't find <none> in certificate from peer"),
+                "\(unnamedMessage)")
+        #expect(try unnamed.contents() == local, "the device lost data when its sync failed")
+        #expect(try setup.pushCount() == 0)
+        try unnamed.send("quit")
+
+        // Reopened with the certificate's name, the same store syncs all it has.
+        let named = try setup.device("named")
+        try named.send(setup.openTLS("e.sqlite", seed: 53, serverName: PostgresCluster.tlsServerName))
+        #expect(try named.contents() == local)
+        try named.send("sync")
+        let server = try await setup.serverContents()
+        #expect(server.objectCount == local.objectCount)
+        #expect(local.difference(from: server) == nil, "\(local.difference(from: server) ?? "")")
+        #expect(try setup.tcpSessions().allSatisfy { $0.hasPrefix("t|") })
+        try named.send("quit")
     }
 }

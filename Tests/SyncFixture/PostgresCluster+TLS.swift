@@ -8,12 +8,17 @@ import Foundation
 /// test's own setup (``psql(_:user:database:)``, ``configuration(user:database:)``).
 ///
 /// The certificates are made with `openssl` in the cluster's folder: a CA of the cluster's
-/// own (``certificateAuthority``) and a server certificate it signed, for `localhost` and
-/// 127.0.0.1. Making a namespace needs root; as another user ``startTLS()`` throws, saying so.
+/// own (``certificateAuthority``) and a server certificate it signed, for the DNS name
+/// `localhost` only: it lists no IP address, so a client that connects to 127.0.0.1 is
+/// accepted only if it asks for `localhost` (`tlsServerName`), and the name is what is
+/// verified (SwiftNIO SSL would otherwise accept a certificate that lists the address
+/// connected to, whatever name the client asks for). Making a namespace needs root; as
+/// another user ``startTLS()`` throws, saying so.
 extension PostgresCluster {
     /// The address the server listens on, inside its namespace.
     public static let tlsHost = "127.0.0.1"
-    /// The name the server's certificate is made for (and 127.0.0.1).
+    /// The name the server's certificate is made for, its only subject alternative name
+    /// (not ``tlsHost``): the server name a client must ask for.
     public static let tlsServerName = "localhost"
 
     /// The CA that signed the server's certificate (PEM): the trust root of a client that
@@ -136,13 +141,13 @@ extension PostgresCluster {
     }
 
     /// Makes `server.key` and `server.crt` in `folder`, signed by the CA made there, for
-    /// ``tlsServerName`` and ``tlsHost``.
+    /// ``tlsServerName`` only (no IP address, not even ``tlsHost``).
     static func issueServerCertificate(in folder: URL) throws {
         try Data("""
             basicConstraints = critical,CA:FALSE
             keyUsage = critical,digitalSignature,keyEncipherment
             extendedKeyUsage = serverAuth
-            subjectAltName = DNS:\(tlsServerName),IP:\(tlsHost)
+            subjectAltName = DNS:\(tlsServerName)
             subjectKeyIdentifier = hash
             authorityKeyIdentifier = keyid,issuer
 
