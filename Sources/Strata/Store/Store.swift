@@ -376,7 +376,7 @@ extension Store {
     /// The count rules (`minCount`, `maxCount`, a `required` one-to-one whose other side
     /// stores the key) that the objects whose links changed in the current write transaction
     /// break now: what the commit would refuse with ``RuleViolationError``. Call it inside
-    /// ``write(author:_:)`` before the end of the body, to undo what breaks them instead (a sync
+    /// ``write(author:_:)-7gvxd`` before the end of the body, to undo what breaks them instead (a sync
     /// engine applying what it can of a batch of changes does).
     public func brokenCountRules(_ db: Database) throws -> [RuleViolationError] {
         try ruleWatch.brokenCounts(db)
