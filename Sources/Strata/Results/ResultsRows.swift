@@ -201,7 +201,8 @@ public struct ResultsRows<Item: ResultsItem>: RandomAccessCollection, RangeRepla
     /// The rows as an array (loads every page of a batched section).
     public var array: [ResultsRow<Item>] {
         switch storage {
-        case .eager, .batched: return Array(self)
+        case .eager(let chunks): return chunks.flattened
+        case .batched: return Array(self)
         }
     }
 

@@ -50,6 +50,17 @@ struct RowChunks<Element>: RandomAccessCollection {
 
     func makeIterator() -> Iterator { Iterator(chunks: chunks) }
 
+    /// The elements in one array, chunk by chunk: `Array(chunks)` would copy them one at a
+    /// time through the iterator, which for a client's item type runs as unspecialized
+    /// generic code (the identity difference flattens the sections it compares).
+    var flattened: [Element] {
+        guard chunks.count > 1 else { return chunks.first ?? [] }
+        var elements: [Element] = []
+        elements.reserveCapacity(endIndex)
+        for chunk in chunks { elements.append(contentsOf: chunk) }
+        return elements
+    }
+
     /// Walks the chunks without locating each element.
     struct Iterator: IteratorProtocol {
         let chunks: [[Element]]

@@ -320,7 +320,7 @@ struct SectionedIndex<Section: Hashable & Sendable, Keys: IndexKeyStore> {
                 keys.show(id, in: sectionID)
             }
             let descending = itemDescending
-            if var items = sections[sectionID].map({ Array($0.items) }) {
+            if var items = sections[sectionID].map({ $0.items.flattened }) {
                 items.append(contentsOf: ids)
                 items.sort { Self.precedes(sortKeys[$0]!, $0, sortKeys[$1]!, $1, descending: descending) }
                 sections[sectionID]?.items = RowChunks(items)
@@ -613,7 +613,7 @@ extension SectionedIndex where Keys == FullIndexKeys {
         // enough work for the cores; the records are only read meanwhile.
         let work = arriving.map { (section: $0.key, position: sections.index(forKey: $0.key)!, rows: $0.value) }
         let merges = Self.mergeAll(
-            work.map { ($0.rows, Array(sections.values[$0.position].items)) }, records: keys.records, descending: itemDescending,
+            work.map { ($0.rows, sections.values[$0.position].items.flattened) }, records: keys.records, descending: itemDescending,
             parallelMinimum: parallelMinimum)
         for (item, merge) in zip(work, merges) {
             sections.values[item.position].items = RowChunks(merge.merged)
