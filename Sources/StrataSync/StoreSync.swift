@@ -23,6 +23,9 @@ public struct SyncOptions: Sendable {
     /// sent or received at `trace`, failures of the background sync at `warning`. Nothing
     /// is logged above `debug` while the sync works.
     public var logger: Logger
+    /// Whether a pull's batch of objects the store does not know yet is inserted in bulk
+    /// (off: change by change, as any other batch; the tests compare both).
+    var insertsInBulk = true
 
     public init(
         entities: Set<String>? = nil, author: String = "strata.sync", pollInterval: Duration = .seconds(30),
