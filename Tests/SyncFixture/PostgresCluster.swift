@@ -73,7 +73,7 @@ public final class PostgresCluster: @unchecked Sendable {
     public func startServer() throws {
         try run(binaries.appendingPathComponent("pg_ctl").path, [
             "-D", dataFolder.path, "-l", logFile.path, "-w", "-t", "60", "-o",
-            "\(listenOptions) -c unix_socket_directories='\(folder.path)' -c fsync=off -c max_connections=60",
+            "\(listenOptions) -c unix_socket_directories='\(folder.path)' -c fsync=off -c max_connections=100",
             "start",
         ], inNamespace: true, capture: false)
     }
