@@ -9,7 +9,7 @@ import Testing
 /// A pull's batch of objects new to the store (an initial sync) is inserted in bulk; the file
 /// must end exactly as when the same batches go change by change, and a batch that a rule of
 /// the store refuses falls back to that way and is reported as it always was.
-@Suite("Objects new to the store, pulled in bulk")
+@Suite("Objects new to the store, pulled in bulk", .serialized)
 struct SyncBulkPullTests {
     /// Options with the bulk path on or off, and small pulls so that a sync takes many batches.
     static func options(bulk: Bool, batch: Int = 37) -> SyncOptions {
@@ -19,8 +19,10 @@ struct SyncBulkPullTests {
     }
 
     /// The server's content: boards, cards with every column (some NULL), labels linked to
-    /// cards, crates of bottles on shelves, and objects made then deleted or updated, so that
-    /// the log holds deletions and repeated entries.
+    /// cards, bottles, and objects made then deleted or updated, so that the log holds
+    /// deletions and repeated entries. (No crates or shelves: their `minCount` cannot hold
+    /// between two pull batches when an owner and its links fall in different batches; see
+    /// the fallback test for counts.)
     static func seed(_ test: TestServer) throws {
         try test.psql("""
             BEGIN;
@@ -36,14 +38,7 @@ struct SyncBulkPullTests {
             INSERT INTO "Label" (id, name) SELECT gen_random_uuid(), 'Label ' || n FROM generate_series(1, 5) n;
             INSERT INTO "Card_labels" ("cardID", "labelID") \
             SELECT c.id, l.id FROM "Card" c JOIN "Label" l ON (hashtext(c.id::text || l.id::text) & 3) = 0;
-            INSERT INTO "Shelf" (id, name) SELECT gen_random_uuid(), 'Shelf ' || n FROM generate_series(1, 4) n;
-            INSERT INTO "Crate" (id, name) SELECT gen_random_uuid(), 'Crate ' || n FROM generate_series(1, 4) n;
-            INSERT INTO "Bottle" (id, name, "shelfID") \
-            SELECT gen_random_uuid(), 'Bottle ' || n, s.id FROM generate_series(1, 8) n \
-            JOIN (SELECT id, (row_number() OVER (ORDER BY name)) - 1 AS i FROM "Shelf") s ON s.i = n % 4;
-            INSERT INTO "Bottle_crates" ("bottleID", "crateID") \
-            SELECT b.id, c.id FROM (SELECT id, (row_number() OVER (ORDER BY name)) - 1 AS i FROM "Bottle") b \
-            JOIN (SELECT id, (row_number() OVER (ORDER BY name)) - 1 AS i FROM "Crate") c ON c.i = b.i % 4;
+            INSERT INTO "Bottle" (id, name) SELECT gen_random_uuid(), 'Bottle ' || n FROM generate_series(1, 8) n;
             COMMIT;
             DELETE FROM "Card" WHERE points % 17 = 3;
             UPDATE "Card" SET title = title || ' (again)' WHERE points % 13 = 1;
