@@ -115,7 +115,7 @@ enum LocalSyncState {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    private static func appendJSONString(_ string: String, to bytes: inout [UInt8]) {
+    static func appendJSONString(_ string: String, to bytes: inout [UInt8]) {
         let hex = Array("0123456789abcdef".utf8)
         bytes.append(UInt8(ascii: "\""))
         for byte in string.utf8 {

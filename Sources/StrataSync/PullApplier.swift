@@ -32,6 +32,22 @@ struct PullApplier {
             // a savepoint per change, which a pull of thousands of rows need not pay for.
             var together = self
             together.isolatesChanges = false
+            // A batch of objects this store does not know yet (an initial sync, say) is first
+            // tried in bulk; when a rule of this store refuses any of it, that try is rolled
+            // back and the batch goes the way below, change by change, as if never tried.
+            if options.insertsInBulk, let upserts = try newObjects(changes, db) {
+                do {
+                    try db.inSavepoint {
+                        try together.applyChanges(changes, newObjects: upserts, db)
+                        if let broken = try store.brokenCountRules(db).first { throw broken }
+                        return .commit
+                    }
+                    options.logger.debug("\(upserts.count) new objects inserted in bulk")
+                    return []
+                } catch let error where Self.isRefusal(error) || error is RuleViolationError {
+                    options.logger.debug("a batch of \(upserts.count) new objects refused in bulk, applied change by change: \(error)")
+                }
+            }
             do {
                 try db.inSavepoint {
                     try together.applyChanges(changes, db)
@@ -133,9 +149,14 @@ struct PullApplier {
         return result
     }
 
-    private func applyChanges(_ changes: [SyncChange], _ db: Database) throws {
-        let upserts = ordered(changes.filter { $0.kind == .insert })
-        for change in upserts { try upsert(change, db) }
+    /// Applies `changes`: objects, then links, then deletions. `newObjects`: the batch's
+    /// upserts from ``newObjects(_:_:)``, inserted in bulk.
+    private func applyChanges(_ changes: [SyncChange], newObjects: [SyncChange]? = nil, _ db: Database) throws {
+        if let newObjects {
+            try insertNew(newObjects, db)
+        } else {
+            for change in ordered(changes.filter { $0.kind == .insert }) { try upsert(change, db) }
+        }
         for change in changes where change.kind == .link || change.kind == .unlink { try applyLink(change, db) }
         let deletes = changes.filter { $0.kind == .delete }
         if !deletes.isEmpty { try undoPendingReferences(to: deletes, db) }
@@ -467,5 +488,190 @@ struct PullApplier {
         } else {
             try rows.forget(uuid, db)
         }
+    }
+}
+
+// MARK: - Objects new to the store
+
+
+/// A pull's objects that this store does not know at all (an initial sync, inserts made on
+/// the server), written in bulk: their sync ids and bases, then their rows, a few hundred rows
+/// per statement, in the order and with the local keys that ``PullApplier/upsert(_:_:)``
+/// would give them one by one, so that the file ends the same.
+extension PullApplier {
+    /// The batch's upserts in the order they are applied, when every one of them is an object
+    /// this store has never known (no sync id, no tombstone); nil otherwise, and then the
+    /// batch goes change by change.
+    func newObjects(_ changes: [SyncChange], _ db: Database) throws -> [SyncChange]? {
+        let upserts = ordered(changes.filter { $0.kind == .insert })
+        guard !upserts.isEmpty else { return nil }
+        var ids: [String] = []
+        ids.reserveCapacity(upserts.count)
+        for change in upserts {
+            guard let id = change.id, let entity = tables.entity(named: change.table), entity.columns.count <= BulkLayout.maxColumns
+            else { return nil }
+            ids.append(id.uuidString.lowercased())
+        }
+        // The same object twice in one batch: the second is an update of the first.
+        guard Set(ids).count == ids.count else { return nil }
+        let anyKnown = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM stratasync_objects)") ?? false
+        if anyKnown {
+            for start in stride(from: 0, to: ids.count, by: 500) {
+                let chunk = Array(ids[start..<min(start + 500, ids.count)])
+                let marks = Array(repeating: "?", count: chunk.count).joined(separator: ",")
+                let found = try Bool.fetchOne(
+                    db, sql: "SELECT 1 FROM stratasync_objects WHERE uuid IN (\(marks)) LIMIT 1", arguments: StatementArguments(chunk))
+                if found == true { return nil }
+            }
+        }
+        return upserts
+    }
+
+    /// Inserts `upserts` (from ``newObjects(_:_:)``): what ``insert(_:_:_:_:)`` does for each,
+    /// in the same order, with the same local keys, sync ids, bases and rows.
+    func insertNew(_ upserts: [SyncChange], _ db: Database) throws {
+        var layouts: [String: BulkLayout] = [:]
+        for entity in tables.entities { layouts[entity.name] = BulkLayout(entity) }
+        var nextKey: [String: Int64] = [:]  // entity → its next local key
+        var keys: [String: Int64] = [:]  // sync id → local key, of this batch's objects
+        var looked: [String: Int64?] = [:]  // sync id → local key, of objects known before
+        keys.reserveCapacity(upserts.count)
+
+        // The sync ids and bases first (the identity trigger of each row then finds its id and
+        // adds none), then each run of rows of one table with the same columns.
+        var objectValues: [DatabaseValue] = []
+        objectValues.reserveCapacity(upserts.count * 4)
+        var runs: [(layout: BulkLayout, present: UInt64, values: [DatabaseValue])] = []
+        var base: [UInt8] = []
+        for change in upserts {
+            guard let layout = layouts[change.table], let id = change.id else { continue }
+            let entity = layout.entity
+            let uuid = id.uuidString.lowercased()
+            let key: Int64
+            if let next = nextKey[entity.name] {
+                key = next
+            } else {
+                key = try Int64.fetchOne(
+                    db, sql: "SELECT COALESCE(MAX(\(quoted(entity.primaryKey))), 0) + 1 FROM \(quoted(entity.name))") ?? 1
+            }
+            nextKey[entity.name] = key + 1
+            keys[uuid] = key
+
+            // The row's values, in the entity's column order (a column the server did not send
+            // is left out, as `LocalRows.databaseValues` leaves it out), and its base.
+            var present: UInt64 = 0
+            var texts: [String?] = Array(repeating: nil, count: layout.columns.count)
+            for (offset, column) in layout.columns.enumerated() {
+                guard let text = change.values[column.name] else { continue }
+                present |= 1 << UInt64(offset)
+                texts[offset] = text
+            }
+            var values: [DatabaseValue] = [key.databaseValue]
+            values.reserveCapacity(layout.columns.count + 1)
+            for (offset, column) in layout.columns.enumerated() where present & (1 << UInt64(offset)) != 0 {
+                let text = texts[offset]
+                if case .reference = column.kind {
+                    guard let text else {
+                        values.append(.null)
+                        continue
+                    }
+                    // As `LocalRows.rowid`: a live object, this batch's or one known before.
+                    let target: Int64?
+                    if let batch = keys[text] {
+                        target = batch
+                    } else if let before = looked[text] {
+                        target = before
+                    } else {
+                        target = try rows.rowid(text, db)
+                        looked[text] = target
+                    }
+                    values.append(target?.databaseValue ?? .null)
+                } else {
+                    values.append(SyncValue.databaseValue(of: text, as: column.valueType))
+                }
+            }
+            layout.encodeBase(texts, present, into: &base)
+            objectValues.append(uuid.databaseValue)
+            objectValues.append(entity.name.databaseValue)
+            objectValues.append(key.databaseValue)
+            objectValues.append(String(decoding: base, as: UTF8.self).databaseValue)
+
+            if let last = runs.last, last.layout.entity.name == entity.name, last.present == present {
+                runs[runs.count - 1].values += values
+            } else {
+                runs.append((layout, present, values))
+            }
+        }
+
+        try insertRows(
+            into: "stratasync_objects", columns: ["uuid", "tbl", "rowid_", "base"], values: objectValues, db)
+        for run in runs {
+            let entity = run.layout.entity
+            let names = run.layout.columns.indices.filter { run.present & (1 << UInt64($0)) != 0 }.map { run.layout.columns[$0].name }
+            try insertRows(into: entity.name, columns: [entity.primaryKey] + names, values: run.values, db)
+        }
+    }
+
+    /// `INSERT INTO table (columns) VALUES (…), (…), …` of `values` (one row per
+    /// `columns.count` values, in order), at most about 900 values per statement.
+    private func insertRows(into table: String, columns: [String], values: [DatabaseValue], _ db: Database) throws {
+        let width = columns.count
+        guard width > 0, !values.isEmpty else { return }
+        let count = values.count / width
+        let perStatement = max(1, 900 / width)
+        let head = "INSERT INTO \(quoted(table)) (\(columns.map(quoted).joined(separator: ", "))) VALUES "
+        let row = "(" + Array(repeating: "?", count: width).joined(separator: ", ") + ")"
+        var start = 0
+        while start < count {
+            let n = min(perStatement, count - start)
+            let sql = head + Array(repeating: row, count: n).joined(separator: ", ")
+            let statement = n == perStatement ? try db.cachedStatement(sql: sql) : try db.makeStatement(sql: sql)
+            try statement.execute(arguments: StatementArguments(values[(start * width)..<((start + n) * width)]))
+            start += n
+        }
+    }
+}
+
+/// An entity's columns as the bulk insert writes them, and its bases: the JSON of
+/// ``LocalSyncState/encode(_:)`` (keys sorted), written without sorting them per object.
+struct BulkLayout {
+    /// At most 64 (``PullApplier/newObjects(_:_:)`` leaves wider entities to the change-by-change way).
+    static let maxColumns = 64
+
+    let entity: SyncedTables.Entity
+    var columns: [SyncedTables.Column] { entity.columns }
+    /// Column offsets, their names sorted as `encode` sorts keys.
+    let sorted: [Int]
+    /// Per column offset, its JSON key and colon.
+    let keys: [[UInt8]]
+
+    init(_ entity: SyncedTables.Entity) {
+        self.entity = entity
+        sorted = entity.columns.indices.sorted { entity.columns[$0].name < entity.columns[$1].name }
+        keys = entity.columns.map { column in
+            var bytes = Array(LocalSyncState.encode([column.name: nil]).utf8)  // {"name":null}
+            bytes.removeFirst()
+            bytes.removeLast(5)  // null}
+            return bytes
+        }
+    }
+
+    /// The base of an object whose columns `present` (bits by offset) hold `texts`: the bytes
+    /// `LocalSyncState.encode` writes for the same values.
+    func encodeBase(_ texts: [String?], _ present: UInt64, into bytes: inout [UInt8]) {
+        bytes.removeAll(keepingCapacity: true)
+        bytes.append(UInt8(ascii: "{"))
+        var first = true
+        for offset in sorted where present & (1 << UInt64(offset)) != 0 {
+            if !first { bytes.append(UInt8(ascii: ",")) }
+            first = false
+            bytes += keys[offset]
+            if let text = texts[offset] {
+                LocalSyncState.appendJSONString(text, to: &bytes)
+            } else {
+                bytes.append(contentsOf: [UInt8(ascii: "n"), UInt8(ascii: "u"), UInt8(ascii: "l"), UInt8(ascii: "l")])
+            }
+        }
+        bytes.append(UInt8(ascii: "}"))
     }
 }

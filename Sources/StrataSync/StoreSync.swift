@@ -23,6 +23,9 @@ public struct SyncOptions: Sendable {
     /// sent or received at `trace`, failures of the background sync at `warning`. Nothing
     /// is logged above `debug` while the sync works.
     public var logger: Logger
+    /// Whether a pull's batch of objects the store does not know yet is inserted in bulk
+    /// (off: change by change, as any other batch; the tests compare both).
+    var insertsInBulk = true
 
     public init(
         entities: Set<String>? = nil, author: String = "strata.sync", pollInterval: Duration = .seconds(30),
@@ -334,6 +337,9 @@ public actor StoreSync {
 
     // MARK: - Pull
 
+    /// The SQLite page cache of the writer while a pull's batch is applied (at least).
+    static let pullCacheBytes = 64 << 20
+
     /// Pulls what changed on the server after this device's cursor, batch by batch, each
     /// applied in one local transaction.
     @discardableResult
@@ -379,6 +385,14 @@ public actor StoreSync {
             let conflicts = try await store.write(author: options.author) { db -> Int? in
                 // Another pull of this store may have moved the cursor meanwhile.
                 guard Int64(try LocalSyncState.value("cursor", db) ?? "0") == from else { return nil }
+                // A batch dirties pages all over the sync-id index (the ids are random): with
+                // SQLite's default cache (2 MB) they were spilled to the WAL and read back again
+                // and again within the transaction, about four page writes per object. The cache
+                // is larger while the batch is applied, then back to the store's.
+                let cache = try Int.fetchOne(db, sql: "PRAGMA cache_size") ?? -2_000
+                let bytes = cache < 0 ? -cache * 1_024 : cache * (try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 4_096)
+                if bytes < Self.pullCacheBytes { try db.execute(sql: "PRAGMA cache_size = -\(Self.pullCacheBytes / 1_024)") }
+                defer { if bytes < Self.pullCacheBytes { try? db.execute(sql: "PRAGMA cache_size = \(cache)") } }
                 let before = try Int64.fetchOne(db, sql: "SELECT COALESCE(MAX(seq), 0) FROM stratasync_conflicts") ?? 0
                 if try applier.apply(result.changes, db) { try LocalSyncState.set("rescan", "1", db) }
                 try LocalSyncState.set("cursor", String(result.cursor), db)

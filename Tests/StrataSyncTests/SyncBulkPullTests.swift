@@ -1,0 +1,236 @@
+import Foundation
+import GRDB
+import Logging
+import StrataSyncFixture
+@testable import StrataSync
+import StrataTestSupport
+import Testing
+
+/// A pull's batch of objects new to the store (an initial sync) is inserted in bulk; the file
+/// must end exactly as when the same batches go change by change, and a batch that a rule of
+/// the store refuses falls back to that way and is reported as it always was.
+@Suite("Objects new to the store, pulled in bulk", .serialized)
+struct SyncBulkPullTests {
+    /// Options with the bulk path on or off, and small pulls so that a sync takes many batches.
+    static func options(bulk: Bool, batch: Int = 37) -> SyncOptions {
+        var options = SyncOptions(pullBatchSize: batch)
+        options.insertsInBulk = bulk
+        return options
+    }
+
+    /// The server's content: boards, cards with every column (some NULL), labels linked to
+    /// cards, bottles, and objects made then deleted or updated, so that the log holds
+    /// deletions and repeated entries. (No crates or shelves: their `minCount` cannot hold
+    /// between two pull batches when an owner and its links fall in different batches; see
+    /// the fallback test for counts.)
+    static func seed(_ test: TestServer) throws {
+        try test.psql("""
+            BEGIN;
+            INSERT INTO "Board" (id, name, position) SELECT gen_random_uuid(), 'Board ' || n, n % 7 FROM generate_series(1, 12) n;
+            INSERT INTO "Card" (id, title, stage, points, estimate, small, done, due, token, blob, price, link, "boardID") \
+            SELECT gen_random_uuid(), 'Card "' || n || E'"\\n/é', (ARRAY['todo', 'doing', 'done'])[1 + n % 3], n % 101, n * 0.25, \
+            (n % 200 - 100)::smallint, n % 2 = 0, \
+            CASE WHEN n % 5 = 0 THEN NULL ELSE timestamptz '2026-01-01 00:00:00+00' + n * interval '1 minute' END, \
+            CASE WHEN n % 4 = 0 THEN NULL ELSE gen_random_uuid() END, CASE WHEN n % 3 = 0 THEN NULL ELSE decode(md5(n::text), 'hex') END, \
+            CASE WHEN n % 6 = 0 THEN NULL ELSE (n * 0.01)::numeric(12, 2) END, 'https://example.com/cards/' || n, b.id \
+            FROM generate_series(1, 300) n \
+            JOIN (SELECT id, (row_number() OVER (ORDER BY name)) - 1 AS i FROM "Board") b ON b.i = n % 12;
+            INSERT INTO "Label" (id, name) SELECT gen_random_uuid(), 'Label ' || n FROM generate_series(1, 5) n;
+            INSERT INTO "Card_labels" ("cardID", "labelID") \
+            SELECT c.id, l.id FROM "Card" c JOIN "Label" l ON (hashtext(c.id::text || l.id::text) & 3) = 0;
+            INSERT INTO "Bottle" (id, name) SELECT gen_random_uuid(), 'Bottle ' || n FROM generate_series(1, 8) n;
+            COMMIT;
+            DELETE FROM "Card" WHERE points % 17 = 3;
+            UPDATE "Card" SET title = title || ' (again)' WHERE points % 13 = 1;
+            INSERT INTO "Board" (id, name, position) VALUES (gen_random_uuid(), 'Late board', 99);
+            INSERT INTO "Card" (id, title, "boardID") SELECT gen_random_uuid(), 'Late card ' || n, \
+            (SELECT id FROM "Board" WHERE name = 'Late board') FROM generate_series(1, 20) n;
+            """)
+    }
+
+    /// Everything a pull writes in the store file, line by line: every table's rows by local key
+    /// (entities, join tables, sync ids and bases, agreed links, the sync's state but the
+    /// device's and server's ids, conflicts but their dates), and the change history (each
+    /// transaction's author and changes). `replacing`: text to replace (ids made here).
+    static func dump(_ device: Device, replacing: [String: String] = [:]) throws -> [String] {
+        var lines = try device.store.read { db -> [String] in
+            var lines: [String] = []
+            let names = try String.fetchAll(db, sql: """
+                SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' \
+                AND name NOT IN ('strata_history', 'stratasync_conflicts', 'stratasync_state') ORDER BY name
+                """)
+            for name in names {
+                for row in try Row.fetchAll(db, sql: "SELECT * FROM \(name) ORDER BY rowid") { lines.append("\(name) \(row)") }
+            }
+            for row in try Row.fetchAll(db, sql: "SELECT * FROM stratasync_state WHERE key NOT IN ('device', 'server') ORDER BY key") {
+                lines.append("state \(row)")
+            }
+            for row in try Row.fetchAll(db, sql: "SELECT seq, tbl, object, kind, reason, local, server FROM stratasync_conflicts ORDER BY seq") {
+                lines.append("conflict \(row)")
+            }
+            return lines
+        }
+        for transaction in try device.store.changes(since: .beginning).transactions {
+            let tables = transaction.changes.tables.sorted { $0.key < $1.key }.map { table, changes in
+                "\(table): +\(changes.inserted.sorted()) ~\(changes.updated.sorted()) -\(changes.deleted.sorted()) "
+                    + "\(changes.updatedColumns.sorted()) \(changes.joinRows.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value.sorted { $0.key < $1.key })" })"
+            }
+            lines.append("history \(transaction.token.rawValue) \(transaction.author ?? "-") \(tables) \(transaction.changes.invalidatedTables.sorted())")
+        }
+        for (text, replacement) in replacing {
+            lines = lines.map { $0.replacingOccurrences(of: text, with: replacement) }
+        }
+        return lines
+    }
+
+    static func expectSame(_ bulk: [String], _ byChange: [String], sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(bulk.count == byChange.count, "\(bulk.count) lines in bulk, \(byChange.count) change by change", sourceLocation: sourceLocation)
+        if let index = bulk.indices.first(where: { $0 < byChange.count && bulk[$0] != byChange[$0] }) {
+            Issue.record("first difference, line \(index):\n  bulk:           \(bulk[index])\n  change by change: \(byChange[index])", sourceLocation: sourceLocation)
+        }
+    }
+
+    /// Records the debug messages of a sync (to see which way a batch went).
+    final class Messages: @unchecked Sendable {
+        let lock = NSLock()
+        var lines: [String] = []
+        func append(_ line: String) { lock.withLock { lines.append(line) } }
+        var all: [String] { lock.withLock { lines } }
+        func clear() { lock.withLock { lines = [] } }
+    }
+
+    struct Recorder: LogHandler {
+        let messages: Messages
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .debug
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+        func log(event: LogEvent) { messages.append("\(event.message)") }
+    }
+
+    static func recording(_ options: SyncOptions, _ messages: Messages) -> SyncOptions {
+        var options = options
+        options.logger = Logger(label: "strata.sync.test") { _ in Recorder(messages: messages) }
+        return options
+    }
+
+    @Test func anInitialSyncInBulkWritesWhatChangeByChangeWrites() async throws {
+        let test = try TestServer(), folder = try TemporaryDirectory()
+        let messages = Messages()
+        let bulk = try Device(folder.path("bulk.sqlite"), test, options: Self.recording(Self.options(bulk: true), messages))
+        let byChange = try Device(folder.path("one.sqlite"), test, options: Self.options(bulk: false))
+        defer { Task { await bulk.close(); await byChange.close() } }
+        let controller = try ResultsController(store: bulk.store, request: Card.Fetches.byBoard)
+        try await bulk.sync.push()  // the hello makes the server's tables
+        try await byChange.sync.push()
+        try Self.seed(test)
+
+        let bulkReport = try await bulk.sync.sync()
+        let byChangeReport = try await byChange.sync.sync()
+        #expect(bulkReport == byChangeReport)
+        #expect(bulkReport.pulled > 300)
+        #expect(bulkReport.conflicts == 0)
+        #expect(messages.all.contains { $0.contains("inserted in bulk") })
+        #expect(!messages.all.contains { $0.contains("refused in bulk") })
+        Self.expectSame(try Self.dump(bulk), try Self.dump(byChange))
+        try await expectConverged([bulk, byChange], test)
+
+        // A live controller received the pulls' commits: it lists what a fresh one lists.
+        controller.waitForDeliveries()
+        let fresh = try ResultsController(store: bulk.store, request: Card.Fetches.byBoard)
+        fresh.waitForDeliveries()
+        #expect(controller.snapshot.items.map(\.id) == fresh.snapshot.items.map(\.id))
+        #expect(controller.snapshot.items.map(\.title) == fresh.snapshot.items.map(\.title))
+        #expect(controller.snapshot.rowCounts == fresh.snapshot.rowCounts)
+
+        // Later pulls of new objects (inserted on the server after the first sync) go in bulk
+        // too, their references to objects pulled before included, and end the same.
+        try test.psql("""
+            INSERT INTO "Card" (id, title, "boardID") SELECT gen_random_uuid(), 'Later ' || n, \
+            (SELECT id FROM "Board" ORDER BY name LIMIT 1) FROM generate_series(1, 50) n;
+            INSERT INTO "Label" (id, name) VALUES (gen_random_uuid(), 'Later label');
+            INSERT INTO "Card_labels" ("cardID", "labelID") SELECT c.id, l.id FROM "Card" c, "Label" l \
+            WHERE c.title LIKE 'Later %' AND l.name = 'Later label';
+            """)
+        #expect(try await bulk.sync.sync() == (try await byChange.sync.sync()))
+        Self.expectSame(try Self.dump(bulk), try Self.dump(byChange))
+        try await expectConverged([bulk, byChange], test)
+    }
+
+    @Test func aBulkBatchThatARuleHereRefusesFallsBackAndIsReportedAsBefore() async throws {
+        let test = try TestServer(), folder = try TemporaryDirectory()
+        let messages = Messages()
+        let bulk = try Device(folder.path("bulk.sqlite"), test, options: Self.recording(Self.options(bulk: true, batch: 5_000), messages))
+        let byChange = try Device(folder.path("one.sqlite"), test, options: Self.options(bulk: false, batch: 5_000))
+        defer { Task { await bulk.close(); await byChange.close() } }
+        try await bulk.sync.push()  // the hello makes the server's tables
+        try await byChange.sync.push()
+        let crate = "00000000-0000-4000-8000-00000000000c"
+        try test.psql("""
+            BEGIN;
+            INSERT INTO "Crate" (id, name) VALUES ('\(crate)', 'Full');
+            INSERT INTO "Bottle" (id, name) SELECT ('00000000-0000-4000-8000-00000000000' || n)::uuid, 'Bottle ' || n FROM generate_series(1, 3) n;
+            INSERT INTO "Bottle_crates" ("bottleID", "crateID") \
+            SELECT ('00000000-0000-4000-8000-00000000000' || n)::uuid, '\(crate)' FROM generate_series(1, 3) n;
+            COMMIT;
+            """)
+        #expect(try await bulk.sync.sync() == (try await byChange.sync.sync()))
+
+        // A service that bypassed the server's count check adds a fourth bottle to the crate,
+        // with new boards: this store's maxCount 3 refuses the batch in bulk; change by change,
+        // the link is set aside and recorded, and the rest applied.
+        try test.psql("""
+            INSERT INTO "Board" (id, name, position) SELECT gen_random_uuid(), 'Board ' || n, n FROM generate_series(1, 20) n;
+            ALTER TABLE "Bottle_crates" DISABLE TRIGGER strata_sync_count;
+            INSERT INTO "Bottle" (id, name) VALUES ('00000000-0000-4000-8000-000000000004', 'Bottle 4');
+            INSERT INTO "Bottle_crates" ("bottleID", "crateID") VALUES ('00000000-0000-4000-8000-000000000004', '\(crate)');
+            ALTER TABLE "Bottle_crates" ENABLE TRIGGER strata_sync_count;
+            """)
+        var reports = (try await bulk.sync.pull(), try await byChange.sync.pull())
+        #expect(messages.all.contains { $0.contains("refused in bulk") && $0.contains("maxCount 3") })
+        #expect(reports.0 == reports.1)
+        #expect(reports.0.pulled == 20 + 1 + 1)
+        #expect(reports.0.conflicts == 1)
+        #expect(try bulk.sync.conflicts().last?.reason.contains("maxCount 3") == true)
+        #expect(try await bulk.store.fetchCount(Board.self) == 20)
+        #expect(try await bulk.store.fetchCount(Bottle.self) == 4)
+        Self.expectSame(try Self.dump(bulk), try Self.dump(byChange))
+        // The server back in range; the next pulls read it again from the start (every object
+        // known: change by change) and converge.
+        try test.psql("DELETE FROM \"Bottle_crates\" WHERE \"bottleID\" = '00000000-0000-4000-8000-000000000004'")
+        #expect(try await bulk.sync.sync() == (try await byChange.sync.sync()))
+        try await expectConverged([bulk, byChange], test)
+
+        // Each device made "Taken" and has not pushed it; the service adds boards, one of them
+        // named "Taken": the unique name refuses the batch in bulk; change by change, that
+        // board is recorded and the others applied.
+        messages.clear()
+        for device in [bulk, byChange] {
+            try await device.store.write { db in _ = try db.insert(Board(name: "Taken")) }
+        }
+        try test.psql("""
+            INSERT INTO "Board" (id, name, position) SELECT gen_random_uuid(), 'More ' || n, n FROM generate_series(1, 50) n;
+            INSERT INTO "Board" (id, name, position) VALUES (gen_random_uuid(), 'Taken', 99);
+            """)
+        reports = (try await bulk.sync.pull(), try await byChange.sync.pull())
+        #expect(messages.all.contains { $0.contains("refused in bulk") && $0.contains("UNIQUE") })
+        #expect(reports.0 == reports.1)
+        #expect(reports.0.pulled == 51)
+        #expect(reports.0.conflicts == 1)
+        let conflict = try #require(try bulk.sync.conflicts().last)
+        #expect(conflict.kind == .notAppliedHere)
+        #expect(conflict.table == "Board")
+        #expect(try await bulk.store.fetchCount(Board.self) == 20 + 50 + 1)
+        // The boards each device made itself have random sync ids; all else is the same.
+        let taken = { (device: Device) throws -> String in
+            try device.store.read { db in
+                try #require(try String.fetchOne(db, sql: "SELECT uuid FROM stratasync_objects WHERE base IS NULL"))
+            }
+        }
+        Self.expectSame(
+            try Self.dump(bulk, replacing: [try taken(bulk): "made here"]),
+            try Self.dump(byChange, replacing: [try taken(byChange): "made here"]))
+    }
+}
