@@ -112,6 +112,16 @@ final class ResultsEngine<Item, Section: Hashable & Sendable, Loading: ItemLoadi
             journal.putRowJournal(changedRows)
             return true
         }
+        if gone.count == 1, fetched.count <= 1, let id = gone.first {
+            // One row (most commits): where it is removed from and inserted at are its places
+            // before and after, without searching for them again.
+            if let old = try remove(id, patch: patch) { changedRows[id] = RowChange(old: old) }
+            if let row = fetched.first, let new = try insert(row.id, row.item, row.keys, patch: patch) {
+                changedRows[row.id, default: RowChange()].new = new
+            }
+            journal.putRowJournal(changedRows)
+            return true
+        }
         for id in gone {
             if let place = try index.place(of: id) { changedRows[id] = RowChange(old: place) }
         }
@@ -124,22 +134,28 @@ final class ResultsEngine<Item, Section: Hashable & Sendable, Loading: ItemLoadi
         return true
     }
 
-    private func remove(_ id: Int64, patch: Bool) throws {
+    /// Removes the item `id`; returns where it was shown.
+    @discardableResult
+    private func remove(_ id: Int64, patch: Bool) throws -> RowChange.Place? {
         loading.removed(id)
-        guard let removal = try index.remove(id) else { return }
+        guard let removal = try index.remove(id) else { return nil }
         journal.removed(at: removal.index, from: removal.section, patch: patch)
         if removal.sectionRemoved { journal.invalidate([removal.section]) }
+        return RowChange.Place(section: removal.section, index: removal.index)
     }
 
-    /// Places the item `id` read afresh (`item` is nil when values are not kept).
-    private func insert(_ id: Int64, _ item: Item?, _ keys: IndexKeys, patch: Bool) throws {
+    /// Places the item `id` read afresh (`item` is nil when values are not kept); returns
+    /// where it is shown.
+    @discardableResult
+    private func insert(_ id: Int64, _ item: Item?, _ keys: IndexKeys, patch: Bool) throws -> RowChange.Place? {
         loading.inserted(id, item)
-        guard let place = try index.insert(id, keys) else { return }
+        guard let place = try index.insert(id, keys) else { return nil }
         if let item {
             journal.inserted(item, at: place.index, in: place.section, patch: patch)
         } else {
             journal.invalidate([place.section])
         }
+        return place
     }
 
     // MARK: - Snapshots
