@@ -81,7 +81,7 @@ let package = Package(
         // The demo's scenario, interactive shell and renderer, generated model included.
         .target(name: "StrataDemoKit", dependencies: ["Strata"], plugins: ["StrataPlugin"]),
 
-        // What several test targets share: the seeded generator, temporary folders.
+        // What several test targets share: the seeded generator, temporary folders, the strata CLI runner.
         .target(name: "StrataTestSupport", path: "Tests/StrataTestSupport"),
         .testTarget(
             name: "StrataSchemaTests",
@@ -90,7 +90,7 @@ let package = Package(
         ),
         .testTarget(
             name: "StrataCodegenTests",
-            dependencies: ["StrataSchema", "StrataCodegen", "strata"],
+            dependencies: ["StrataSchema", "StrataCodegen", "strata", "StrataTestSupport"],
             resources: [.copy("Resources")]
         ),
         // Compiles and exercises the reference output of StrataCodegenTests (symlinked sources).

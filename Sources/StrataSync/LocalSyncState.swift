@@ -115,6 +115,8 @@ enum LocalSyncState {
         return String(decoding: bytes, as: UTF8.self)
     }
 
+    /// Appends `string` as a JSON string (the one escaper of the sync: bases, and the server's
+    /// bulk statements).
     static func appendJSONString(_ string: String, to bytes: inout [UInt8]) {
         let hex = Array("0123456789abcdef".utf8)
         bytes.append(UInt8(ascii: "\""))

@@ -625,20 +625,9 @@ public actor PostgresSyncServer: SyncServer {
 
     /// `text` as a JSON string.
     static func jsonString(_ text: String) -> String {
-        var result = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            case "\r": result += "\\r"
-            case "\t": result += "\\t"
-            case _ where scalar.value < 0x20:
-                result += String(format: "\\u%04x", scalar.value)
-            default: result.unicodeScalars.append(scalar)
-            }
-        }
-        return result + "\""
+        var bytes: [UInt8] = []
+        LocalSyncState.appendJSONString(text, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// The current rows of `ids` (wire text by column), those that exist.

@@ -1,31 +1,14 @@
 import Foundation
 import StrataCodegen
+import StrataTestSupport
 import Testing
 
 /// Runs the built `strata` executable and checks exit codes, stderr and the files it writes.
 @Suite struct CLITests {
-    struct Run {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-    }
+    typealias Run = StrataCLI.Run
 
     static func strata(_ arguments: [String], in directory: URL? = nil) throws -> Run {
-        let process = Process()
-        process.executableURL = try CLIExecutable.url()
-        process.arguments = arguments
-        if let directory { process.currentDirectoryURL = directory }
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Run(
-            status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-            stderr: String(decoding: errData, as: UTF8.self))
+        try StrataCLI.run(CLIExecutable.url(), arguments, in: directory)
     }
 
     /// One row per bad invocation: the arguments, the exit code, and a line stderr must hold.
@@ -150,24 +133,7 @@ import Testing
 
 enum CLIExecutable {
     /// The `strata` executable next to the test bundle, in the build's products folder.
-    static func url() throws -> URL {
-        var candidates: [URL] = []
-        if let path = ProcessInfo.processInfo.environment["STRATA_EXECUTABLE"] {
-            candidates.append(URL(fileURLWithPath: path))
-        }
-        candidates.append(Bundle.module.bundleURL.deletingLastPathComponent().appendingPathComponent("strata"))
-        if let argument = CommandLine.arguments.first {
-            var url = URL(fileURLWithPath: argument).deletingLastPathComponent()
-            candidates.append(url.appendingPathComponent("strata"))
-            // macOS: .../debug/StrataPackageTests.xctest/Contents/MacOS/StrataPackageTests
-            for _ in 0..<3 { url.deleteLastPathComponent() }
-            candidates.append(url.appendingPathComponent("strata"))
-        }
-        guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
-            throw CocoaError(.fileNoSuchFile, userInfo: [NSLocalizedDescriptionKey: "strata executable not found; run `swift build` first"])
-        }
-        return found
-    }
+    static func url() throws -> URL { try StrataCLI.executable(besideBundle: Bundle.module.bundleURL) }
 }
 
 enum ScratchDirectory {

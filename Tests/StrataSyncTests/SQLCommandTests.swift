@@ -1,52 +1,17 @@
 import Foundation
 import StrataSyncFixture
+import StrataTestSupport
 import Testing
 
 /// `strata sql --dialect postgresql`: the built command-line tool prints, from the model
 /// files, the very script `PostgresSchema(schema:).sql` makes from the generated descriptor.
 @Suite struct SQLCommandTests {
-    struct Run {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-    }
-
     /// The package's root folder (this file is Tests/StrataSyncTests/SQLCommandTests.swift).
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 
-    /// The `strata` executable, in the build's products folder beside the test bundle.
-    static func executable() throws -> URL {
-        var candidates: [URL] = []
-        if let path = ProcessInfo.processInfo.environment["STRATA_EXECUTABLE"] {
-            candidates.append(URL(fileURLWithPath: path))
-        }
-        var url = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        candidates.append(url.appendingPathComponent("strata"))
-        // macOS: .../debug/StrataPackageTests.xctest/Contents/MacOS/StrataPackageTests
-        for _ in 0..<3 { url.deleteLastPathComponent() }
-        candidates.append(url.appendingPathComponent("strata"))
-        guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
-            throw CocoaError(.fileNoSuchFile, userInfo: [NSLocalizedDescriptionKey: "strata executable not found; run `swift build` first"])
-        }
-        return found
-    }
-
-    static func strata(_ arguments: [String]) throws -> Run {
-        let process = Process()
-        process.executableURL = try executable()
-        process.arguments = arguments
-        process.currentDirectoryURL = root
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Run(
-            status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-            stderr: String(decoding: errData, as: UTF8.self))
+    static func strata(_ arguments: [String]) throws -> StrataCLI.Run {
+        try StrataCLI.run(StrataCLI.executable(), arguments, in: root)
     }
 
     @Test func theCommandPrintsTheServerSchemaOfTheModelFiles() throws {

@@ -256,8 +256,7 @@ struct BatchedLoading<Item: StrataEntity>: ItemLoading {
         index: inout SectionedIndex<Section, Keys>
     ) throws {
         guard let loader else { preconditionFailure("a commit applied before the first fetch") }
-        let current = index
-        try loader.commit(changed: tracked.own) { current.contains($0) }
+        try loader.commit(changed: tracked.own) { index.contains($0) }
         let base = try sortKeysBase ?? fetcher.sortKeysBase()
         sortKeysBase = base
         index.keyReader = { id in try fetcher.sortKeys(db, of: id, base: base) }

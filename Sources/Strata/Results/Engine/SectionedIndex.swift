@@ -217,7 +217,7 @@ struct SectionedIndex<Section: Hashable & Sendable, Keys: IndexKeyStore> {
         keys.remove(id)
         sections.values[s].items.remove(at: index)
         var removed = false
-        if sections.values[s].items.isEmpty, Self.isTransient(section) {
+        if sections.values[s].items.isEmpty, section.isTransient {
             sections.remove(at: s)
             removed = true
         }
@@ -353,9 +353,6 @@ struct SectionedIndex<Section: Hashable & Sendable, Keys: IndexKeyStore> {
 
     // MARK: - Sections
 
-    /// Keyed and orphan sections exist only while they hold items.
-    static func isTransient(_ id: SectionID) -> Bool { id.isTransient }
-
     /// The section an item with `keys` belongs in; nil when it is not shown.
     private func sectionID(for keys: IndexKeys) -> SectionID? {
         switch kind {
@@ -465,7 +462,7 @@ struct SectionedIndex<Section: Hashable & Sendable, Keys: IndexKeyStore> {
                     sectionPrecedes(sections.keys[index - 1], sections.values[index - 1], id, section),
                     "sections out of order")
             }
-            if Self.isTransient(id) { precondition(!section.items.isEmpty, "empty transient section") }
+            if id.isTransient { precondition(!section.items.isEmpty, "empty transient section") }
             for (position, item) in section.items.enumerated() {
                 guard let found = keys.section(of: item) else { preconditionFailure("item \(item) has no record") }
                 precondition(found == id, "item \(item) in the wrong section")
@@ -590,7 +587,7 @@ extension SectionedIndex where Keys == FullIndexKeys {
             precondition(removed.count == ids.count, "items not in their section")
             let s = sections.index(forKey: section)!
             for id in ids where !refetched.contains(id) { keys.setRecord(id, nil) }
-            if kept.isEmpty && Self.isTransient(section) {
+            if kept.isEmpty && section.isTransient {
                 sections.remove(at: s)
             } else {
                 sections.values[s].items = RowChunks(kept)
