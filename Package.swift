@@ -60,6 +60,8 @@ let package = Package(
             name: "Strata",
             dependencies: [
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // SQLite's own API, to read a results fetch's columns by position.
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "OrderedCollections", package: "swift-collections"),
             ]),
         // Sync of stores through a PostgreSQL server (its own product, so that apps without

@@ -120,18 +120,30 @@ extension GenerationContext {
             let columns: [(name: String, isOptional: Bool, isJSON: Bool)] =
                 stored.map { ($0.name, $0.isOptional, $0.type.isCodable) }
                 + keys.map { ($0.column, !$0.relationship.isRequired, false) }
+            // `init(row:)` reads by name; a results fetch selects `strataColumnNames` in order
+            // and decodes by position (`Strata.EntityColumns`).
+            let columnNames = [entity.primaryKey] + columns.map(\.name)
             w.block("public init(row: GRDB.Row) throws") { w in
-                w.line("\(keyMember) = try row.strataValue(\(keyLiteral), of: \(entityLiteral))")
+                w.line("try self.init(strataColumns: Strata.EntityColumns(row: row))")
+            }
+            w.blankLine()
+            w.line("/// The stored columns, in the order `init(strataColumns:)` reads them.")
+            w.line(
+                "public static let strataColumnNames: [Swift.String] = [\(columnNames.map(SwiftNames.stringLiteral).joined(separator: ", "))]"
+            )
+            w.blankLine()
+            w.block("public init(strataColumns columns: Strata.EntityColumns) throws") { w in
+                w.line("\(keyMember) = try columns.value(0, \(keyLiteral), of: \(entityLiteral))")
                 // Transient attributes are not stored: a read object starts with the default.
                 for attribute in entity.attributes where attribute.isTransient {
                     let value = attribute.defaultValue.map { defaultExpression($0, type: attribute.type) } ?? "nil"
                     w.line("self.\(SwiftNames.member(attribute.name)) = \(value)")
                 }
-                for column in columns {
+                for (offset, column) in columns.enumerated() {
                     let kind = column.isJSON ? "JSONValue" : "Value"
-                    let reader = column.isOptional ? "strataOptional" + kind : "strata" + kind
+                    let reader = column.isOptional ? "optional" + kind : (column.isJSON ? "jsonValue" : "value")
                     w.line(
-                        "self.\(SwiftNames.member(column.name)) = try row.\(reader)(\(SwiftNames.stringLiteral(column.name)), of: \(entityLiteral))"
+                        "self.\(SwiftNames.member(column.name)) = try columns.\(reader)(\(offset + 1), \(SwiftNames.stringLiteral(column.name)), of: \(entityLiteral))"
                     )
                 }
             }

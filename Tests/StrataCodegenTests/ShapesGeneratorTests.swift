@@ -29,7 +29,7 @@ import Testing
         #expect(code.contains("    static var name: Strata.TypedColumn<Self, Swift.String> { get }"))
         #expect(!code.contains("static var extra"))
         #expect(code.contains("public struct Leaf: Strata.StrataEntity, Swift.Identifiable, Base {"))
-        #expect(code.contains("self.extra = try row.strataOptionalJSONValue(\"extra\", of: \"Leaf\")"))
+        #expect(code.contains("self.extra = try columns.optionalJSONValue(2, \"extra\", of: \"Leaf\")"))
         let descriptor = files[1].contents
         #expect(descriptor.contains("name: \"Leaf\"") && !descriptor.contains("name: \"Base\""))
         #expect(descriptor.contains(".init(name: \"extra\", type: .json, isOptional: true)"))

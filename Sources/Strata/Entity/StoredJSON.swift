@@ -94,15 +94,21 @@ extension Row {
     private func strataDecodeJSON<Value: Decodable>(_ dbValue: DatabaseValue?, _ column: String, of entity: String)
         throws -> Value
     {
-        guard let dbValue, case .string(let text) = dbValue.storage else {
-            throw strataDecodingError(column, of: entity, expected: Value.self)
-        }
+        try StoredJSON.decode(dbValue) { strataDecodingError(column, of: entity, expected: Value.self) }
+    }
+}
+
+extension StoredJSON {
+    /// `dbValue` (nil: the column is missing) decoded as JSON text; `failure` makes the
+    /// error of a value that is not text or not such JSON.
+    static func decode<Value: Decodable>(_ dbValue: DatabaseValue?, failure: () -> ValueDecodingError) throws -> Value {
+        guard let dbValue, case .string(let text) = dbValue.storage else { throw failure() }
         do {
             return try JSONDecoder().decode(Value.self, from: Data(text.utf8))
         } catch {
-            var failure = strataDecodingError(column, of: entity, expected: Value.self)
-            failure.detail = "JSON: " + StoredJSON.explain(error)
-            throw failure
+            var error2 = failure()
+            error2.detail = "JSON: " + StoredJSON.explain(error)
+            throw error2
         }
     }
 }

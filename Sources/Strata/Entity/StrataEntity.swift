@@ -24,6 +24,28 @@ where ID == EntityID<Self> {
     /// The row's identifier, whatever the model names its primary key; ``EntityID/unsaved``
     /// until inserted. For an entity whose key is `id`, the same value as `id`.
     var objectID: ID { get set }
+
+    /// The stored columns that ``init(strataColumns:)`` reads, in the order of their
+    /// positions; empty when it reads by name only (the default, for entities written by
+    /// hand). Results fetches select exactly these columns, so that generated entities are
+    /// decoded by position, straight from SQLite.
+    static var strataColumnNames: [String] { get }
+
+    /// Decodes an object from its stored columns (see ``EntityColumns``). Generated
+    /// entities read each column by position and name; the default decodes the row with
+    /// `init(row:)`.
+    init(strataColumns columns: EntityColumns) throws
+}
+
+extension StrataEntity {
+    public static var strataColumnNames: [String] { [] }
+
+    public init(strataColumns columns: EntityColumns) throws {
+        guard let row = columns.row else {
+            preconditionFailure("\(Self.self) has no strataColumnNames: it is decoded from rows only")
+        }
+        try self.init(row: row)
+    }
 }
 
 extension StrataEntity {

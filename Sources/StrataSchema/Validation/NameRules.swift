@@ -155,7 +155,7 @@ struct ReservedTypeNameRule: SchemaRule {
         "AttributeDescriptor", "BatchOperation", "BatchValidationError", "BatchValidator", "ChangeBatch",
         "CommitObservation", "CommittedChanges", "ComparisonOperator", "Coordinatable", "CountExpression",
         "DatabaseValueOrdering", "DefaultValueDescriptor", "DeleteDeniedError", "DeleteRule", "DestructiveChange",
-        "EntityDescriptor", "EntityID", "EntityPredicate", "HistoryChanges", "HistoryPrunedError", "HistoryToken",
+        "EntityColumns", "EntityDescriptor", "EntityID", "EntityPredicate", "HistoryChanges", "HistoryPrunedError", "HistoryToken",
         "HistoryTokenAheadError", "HistoryTransaction", "IdentityChangeError", "IndexColumn", "IndexDescriptor",
         "IntValue", "InvalidValueError", "ItemPath", "LiveResults", "LiveSection", "MigrationError", "Move",
         "NoSection", "ObjectGraph", "OrderError", "OrderWrite", "PredicateEvaluator", "PredicateNode",

@@ -297,9 +297,7 @@ import Testing
             checkers.4.controller.engineForTesting.policy = patchNothing
         }
         // The first checker's fetch is the first item query of the trace.
-        let reads = ItemReads(query: try #require(trace.statements.first {
-            $0.hasPrefix("SELECT t0.*") && $0.contains("FROM \"Note\" AS t0")
-        }))
+        let reads = ItemReads(query: try #require(trace.statements.first { ItemReads.isNoteQuery($0) }))
         var journaled = 0
         let titles = ["a", "b", "c", "Ab", "ba", "x", "xy", "é", "e\u{301}", ""]
         var notebookCounter = 0

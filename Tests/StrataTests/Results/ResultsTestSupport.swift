@@ -152,10 +152,24 @@ struct ItemReads {
     /// The item query without its id condition.
     let signature: String
 
+    /// Whether `sql` reads notes as a results controller does: every column of `Note`, by
+    /// name, in the order its generated initializer reads them.
+    static func isNoteQuery(_ sql: String) -> Bool {
+        sql.hasPrefix(noteColumns) && sql.contains("FROM \"Note\" AS t0")
+    }
+
+    /// Whether `sql` reads whole note rows (every column, by `*` or by name; `body` is in no
+    /// request's keys), rather than ids and keys.
+    static func readsWholeNotes(_ sql: String) -> Bool {
+        sql.contains("FROM \"Note\"") && (sql.contains("t0.*") || sql.hasPrefix("SELECT *") || sql.contains("t0.\"body\""))
+    }
+
+    private static let noteColumns = "SELECT " + Note.strataColumnNames.map { "t0.\"\($0)\"" }.joined(separator: ", ")
+
     /// The reads of the controller whose full fetch is the last item query in `statements`.
     init(lastFullFetchIn statements: [String], sourceLocation: SourceLocation = #_sourceLocation) throws {
         let query = try #require(
-            statements.last { $0.hasPrefix("SELECT t0.*") && $0.contains("FROM \"Note\" AS t0") },
+            statements.last { Self.isNoteQuery($0) },
             sourceLocation: sourceLocation)
         signature = Self.signature(of: query)
     }
@@ -172,7 +186,7 @@ struct ItemReads {
     }
 
     private func mine(_ statements: [String]) -> [String] {
-        statements.filter { $0.hasPrefix("SELECT t0.*") && Self.signature(of: $0) == signature }
+        statements.filter { $0.hasPrefix(Self.noteColumns) && Self.signature(of: $0) == signature }
     }
 
     /// How many times the controller fetched everything.

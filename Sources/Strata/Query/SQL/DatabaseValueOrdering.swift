@@ -70,8 +70,16 @@ public enum DatabaseValueOrdering {
     public static func compare(
         _ lhs: [DatabaseValue], id lhsID: Int64, _ rhs: [DatabaseValue], id rhsID: Int64, descending: [Bool]
     ) -> Int {
+        compare(lhs[...], id: lhsID, rhs[...], id: rhsID, descending: descending)
+    }
+
+    /// ``compare(_:id:_:id:descending:)`` of keys kept in slices of larger arrays.
+    static func compare(
+        _ lhs: ArraySlice<DatabaseValue>, id lhsID: Int64, _ rhs: ArraySlice<DatabaseValue>, id rhsID: Int64,
+        descending: [Bool]
+    ) -> Int {
         for index in 0..<min(lhs.count, rhs.count) {
-            let order = compare(lhs[index], rhs[index])
+            let order = compare(lhs[lhs.startIndex + index], rhs[rhs.startIndex + index])
             if order != 0 { return index < descending.count && descending[index] ? -order : order }
         }
         return lhsID < rhsID ? -1 : (lhsID == rhsID ? 0 : 1)

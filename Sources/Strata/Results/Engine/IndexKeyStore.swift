@@ -42,7 +42,7 @@ protocol IndexKeyStore {
     func hiddenKey(of id: Int64) -> DatabaseValue?
 
     /// The sort keys of the indexed item `id`.
-    func sortKeys(of id: Int64) throws -> [DatabaseValue]
+    func sortKeys(of id: Int64) throws -> ArraySlice<DatabaseValue>
     /// The position of the indexed item `id` in `items`, its section's, in an order of
     /// `descending` sort keys.
     func position(of id: Int64, in items: RowChunks<Int64>, descending: [Bool]) throws -> Int
@@ -64,7 +64,7 @@ extension IndexKeyStore {
 
     /// Where `id` with `sort` keys is in `items`, or where it belongs: a binary search that
     /// reads the keys of the items it visits.
-    func insertionIndex(of id: Int64, _ sort: [DatabaseValue], in items: RowChunks<Int64>, descending: [Bool]) throws -> Int {
+    func insertionIndex(of id: Int64, _ sort: ArraySlice<DatabaseValue>, in items: RowChunks<Int64>, descending: [Bool]) throws -> Int {
         var low = 0
         var high = items.count
         while low < high {
@@ -80,76 +80,150 @@ extension IndexKeyStore {
     }
 }
 
-/// An item's place in a full index: its keys, and its section.
-struct SectionedIndexRecord {
-    var keys: IndexKeys
-    /// The section the item is in; nil when its section is not shown.
-    var section: SectionID?
-}
-
-/// The key store of eager loading: every item's keys and section, in one dictionary.
-struct FullIndexKeys: IndexKeyStore {
-    typealias Record = SectionedIndexRecord
-
-    /// The records, by item id.
-    private(set) var records: [Int64: Record] = [:]
+/// The key store of eager loading: every item's sort keys and section, kept at the item's
+/// slot (``IDSlots``) in flat arrays — the sort keys of all items in one array, `width` per
+/// item — so that an item costs its keys and a few bytes, not a record in a dictionary
+/// bucket and an array of its own.
+struct FullIndexKeys: IndexKeyStore, Sendable {
+    private var slots = IDSlots()
+    /// Each item's section, as a slot of ``sectionTable`` (``hiddenSlot`` when hidden).
+    private var sectionSlots: ContiguousArray<UInt32> = []
+    /// The sort keys of every item, `width` per slot.
+    private var sortValues: ContiguousArray<DatabaseValue> = []
+    /// The number of sort keys (every item has as many); known from the first item.
+    private var width = 0
+    private var sectionTable = SectionSlots()
+    /// The raw section key of each hidden item.
+    private var hiddenKeys: [Int64: DatabaseValue] = [:]
 
     init() {}
 
-    var count: Int { records.count }
-    var isEmptyCapacity: Bool { records.capacity == 0 }
-    mutating func reserveCapacity(_ count: Int) { records.reserveCapacity(count) }
-    mutating func removeAll() { records.removeAll(keepingCapacity: true) }
-    func contains(_ id: Int64) -> Bool { records[id] != nil }
-    var ids: [Int64] { Array(records.keys) }
+    var count: Int { slots.count }
+    var isEmptyCapacity: Bool { slots.isEmptyCapacity }
+
+    mutating func reserveCapacity(_ count: Int) {
+        slots.reserveCapacity(count)
+        sectionSlots.reserveCapacity(count)
+    }
+
+    mutating func removeAll() {
+        slots.removeAll()
+        sectionSlots.removeAll(keepingCapacity: true)
+        sortValues.removeAll(keepingCapacity: true)
+        hiddenKeys = [:]
+    }
+
+    func contains(_ id: Int64) -> Bool { slots.slot(of: id) != nil }
+    var ids: [Int64] { Array(slots.ids) }
 
     func section(of id: Int64) -> SectionID?? {
-        guard let record = records[id] else { return nil }
-        return .some(record.section)
+        guard let slot = slots.slot(of: id) else { return nil }
+        return .some(sectionTable.section(sectionSlots[slot]))
     }
 
     mutating func set(_ id: Int64, _ keys: IndexKeys, section: SectionID?) {
-        records[id] = Record(keys: keys, section: section)
+        let sectionSlot = sectionTable.slot(for: section)
+        if let slot = slots.slot(of: id) {
+            sectionSlots[slot] = sectionSlot
+            precondition(keys.sort.count == width, "items with different numbers of sort keys")
+            let start = slot * width
+            for (offset, value) in keys.sort.enumerated() { sortValues[start + offset] = value }
+        } else {
+            if slots.count == 0 {
+                width = keys.sort.count
+                if sortValues.capacity < sectionSlots.capacity * width {
+                    sortValues.reserveCapacity(sectionSlots.capacity * width)
+                }
+            }
+            precondition(keys.sort.count == width, "items with different numbers of sort keys")
+            _ = slots.append(id)
+            sectionSlots.append(sectionSlot)
+            sortValues.append(contentsOf: keys.sort)
+        }
+        if section == nil { hiddenKeys[id] = keys.key } else { hiddenKeys[id] = nil }
     }
 
-    mutating func remove(_ id: Int64) { records[id] = nil }
+    mutating func remove(_ id: Int64) {
+        guard let freed = slots.remove(id) else { return }
+        sectionSlots.removeSlot(freed)
+        if freed.slot != freed.last {
+            for offset in 0..<width { sortValues[freed.slot * width + offset] = sortValues[freed.last * width + offset] }
+        }
+        sortValues.removeLast(width)
+        hiddenKeys[id] = nil
+    }
 
     mutating func hide(_ id: Int64) -> DatabaseValue? {
-        guard let index = records.index(forKey: id) else { return nil }
-        records.values[index].section = nil
-        return records.values[index].keys.key
+        guard let slot = slots.slot(of: id) else { return nil }
+        if let key = hiddenKeys[id] { return key }
+        // The raw key is known from the section: an entity section's object id, a keyed
+        // section's key (only items of those are hidden while indexed).
+        let key: DatabaseValue
+        switch sectionTable.section(sectionSlots[slot]) {
+        case .object(let object)?: key = object.databaseValue
+        case .key(let value)?: key = value
+        case .single?, .orphans?, nil: key = .null
+        }
+        sectionSlots[slot] = SectionSlots.hiddenSlot
+        hiddenKeys[id] = key
+        return key
     }
 
-    mutating func show(_ id: Int64, in section: SectionID) { records[id]?.section = section }
+    mutating func show(_ id: Int64, in section: SectionID) {
+        guard let slot = slots.slot(of: id) else { return }
+        sectionSlots[slot] = sectionTable.slot(for: section)
+        hiddenKeys[id] = nil
+    }
 
-    func hiddenKey(of id: Int64) -> DatabaseValue? { records[id]?.keys.key }
+    func hiddenKey(of id: Int64) -> DatabaseValue? { hiddenKeys[id] }
 
-    func sortKeys(of id: Int64) -> [DatabaseValue] { records[id]!.keys.sort }
+    func sortKeys(of id: Int64) -> ArraySlice<DatabaseValue> {
+        guard let slot = slots.slot(of: id) else { preconditionFailure("item \(id) not indexed") }
+        return sortValues[(slot * width)..<((slot + 1) * width)]
+    }
 
     func position(of id: Int64, in items: RowChunks<Int64>, descending: [Bool]) -> Int {
         // Never throws: the keys are kept.
-        try! insertionIndex(of: id, records[id]!.keys.sort, in: items, descending: descending)
+        try! insertionIndex(of: id, sortKeys(of: id), in: items, descending: descending)
     }
 
-    func _shownCount() -> Int { records.values.filter { $0.section != nil }.count }
+    func _shownCount() -> Int { sectionSlots.filter { $0 != SectionSlots.hiddenSlot }.count }
 
     func _hiddenByKey() -> [Int64: Set<Int64>] {
         var hidden: [Int64: Set<Int64>] = [:]
-        for (id, record) in records where record.section == nil {
-            if case .int64(let key) = record.keys.key.storage { hidden[key, default: []].insert(id) }
+        for (id, key) in hiddenKeys {
+            precondition(sectionSlots[slots.slot(of: id)!] == SectionSlots.hiddenSlot, "item \(id) has a hidden key but is shown")
+            if case .int64(let key) = key.storage { hidden[key, default: []].insert(id) }
         }
         return hidden
     }
 
     func _inOrder(_ previous: Int64, _ item: Int64, descending: [Bool]) -> Bool {
-        DatabaseValueOrdering.compare(
-            records[previous]!.keys.sort, id: previous, records[item]!.keys.sort, id: item, descending: descending) < 0
+        DatabaseValueOrdering.compare(sortKeys(of: previous), id: previous, sortKeys(of: item), id: item, descending: descending) < 0
+    }
+}
+
+/// Sections by small numbers, for key stores that keep an item's section in a few bytes.
+struct SectionSlots: Sendable {
+    static var hiddenSlot: UInt32 { .max }
+    private var sections: [SectionID] = []
+    private var slotOfSection: [SectionID: UInt32] = [:]
+
+    /// The section of `slot`; nil for ``hiddenSlot``.
+    func section(_ slot: UInt32) -> SectionID? {
+        slot == Self.hiddenSlot ? nil : sections[Int(slot)]
     }
 
-    /// The record of the item `id` (the bulk merge reads kept items' keys through it).
-    func record(_ id: Int64) -> Record? { records[id] }
-    /// Sets the record of `id` directly (the bulk replacement).
-    mutating func setRecord(_ id: Int64, _ record: Record?) { records[id] = record }
+    /// The slot of `section` (nil: ``hiddenSlot``), made on first use. Slots are never
+    /// reused: there are as many as distinct sections ever met.
+    mutating func slot(for section: SectionID?) -> UInt32 {
+        guard let section else { return Self.hiddenSlot }
+        if let slot = slotOfSection[section] { return slot }
+        let slot = UInt32(sections.count)
+        sections.append(section)
+        slotOfSection[section] = slot
+        return slot
+    }
 }
 
 /// The key store of batched loading: per item the slot of its section, and the raw section
@@ -157,11 +231,10 @@ struct FullIndexKeys: IndexKeyStore {
 struct CompactIndexKeys: IndexKeyStore {
     /// Each item's section slot (``hiddenSlot`` when hidden).
     private var slots: [Int64: UInt32] = [:]
-    private var slotSections: [SectionID] = []
-    private var slotOfSection: [SectionID: UInt32] = [:]
+    private var sectionTable = SectionSlots()
     /// The raw section key of each hidden item.
     private var hiddenKeys: [Int64: DatabaseValue] = [:]
-    static var hiddenSlot: UInt32 { .max }
+    static var hiddenSlot: UInt32 { SectionSlots.hiddenSlot }
     /// Reads the sort keys of an item from the database; set by the engine while it applies
     /// a commit.
     var keyReader: ((Int64) throws -> [DatabaseValue])?
@@ -182,7 +255,7 @@ struct CompactIndexKeys: IndexKeyStore {
 
     func section(of id: Int64) -> SectionID?? {
         guard let slot = slots[id] else { return nil }
-        return .some(slot == Self.hiddenSlot ? nil : slotSections[Int(slot)])
+        return .some(sectionTable.section(slot))
     }
 
     mutating func set(_ id: Int64, _ keys: IndexKeys, section: SectionID?) {
@@ -218,9 +291,9 @@ struct CompactIndexKeys: IndexKeyStore {
 
     func hiddenKey(of id: Int64) -> DatabaseValue? { hiddenKeys[id] }
 
-    func sortKeys(of id: Int64) throws -> [DatabaseValue] {
+    func sortKeys(of id: Int64) throws -> ArraySlice<DatabaseValue> {
         guard let keyReader else { preconditionFailure("a compact index reads keys only while a commit is applied") }
-        return try keyReader(id)
+        return try keyReader(id)[...]
     }
 
     /// A scan: a binary search would read keys from the database at every step.
@@ -231,14 +304,7 @@ struct CompactIndexKeys: IndexKeyStore {
 
     func slot(of id: Int64) -> UInt32 { slots[id] ?? Self.hiddenSlot }
 
-    private mutating func slot(for section: SectionID?) -> UInt32 {
-        guard let section else { return Self.hiddenSlot }
-        if let slot = slotOfSection[section] { return slot }
-        let slot = UInt32(slotSections.count)
-        slotSections.append(section)
-        slotOfSection[section] = slot
-        return slot
-    }
+    private mutating func slot(for section: SectionID?) -> UInt32 { sectionTable.slot(for: section) }
 
     func _shownCount() -> Int { slots.values.filter { $0 != Self.hiddenSlot }.count }
 

@@ -2,31 +2,48 @@
 /// hidden, has its value here and nothing else does. Kept apart from the index so that
 /// values can be loaded on their own terms (in pages, later) while the index stays whole.
 struct ItemPayload<Item: StrataEntity> {
-    private var items: [Int64: Item] = [:]
+    /// Each value at its id's slot: one small hash table and one array, not a dictionary
+    /// whose buckets each hold a value (see ``IDSlots``).
+    private var slots = IDSlots()
+    private var values: ContiguousArray<Item> = []
 
-    var isEmptyCapacity: Bool { items.capacity == 0 }
+    var isEmptyCapacity: Bool { slots.isEmptyCapacity }
 
     mutating func reserveCapacity(_ count: Int) {
-        items.reserveCapacity(count)
+        slots.reserveCapacity(count)
+        values.reserveCapacity(count)
     }
 
     mutating func removeAll() {
-        items.removeAll(keepingCapacity: true)
+        slots.removeAll()
+        values.removeAll(keepingCapacity: true)
     }
 
     /// The value of the item `id`.
     subscript(id: Int64) -> Item? {
-        get { items[id] }
-        set { items[id] = newValue }
+        get { slots.slot(of: id).map { values[$0] } }
+        set {
+            if let newValue {
+                if let slot = slots.slot(of: id) {
+                    values[slot] = newValue
+                } else {
+                    _ = slots.append(id)
+                    values.append(newValue)
+                }
+            } else if let freed = slots.remove(id) {
+                values.removeSlot(freed)
+            }
+        }
     }
 
     /// Checks that the payload holds exactly the indexed items, each under its own id
     /// (debug builds only).
     func _checkInvariants<Section>(against index: SectionedIndex<Section, FullIndexKeys>) {
         #if DEBUG
-        precondition(items.count == index.count, "payload and index hold different items")
-        for (id, item) in items {
+        precondition(values.count == slots.count && slots.count == index.count, "payload and index hold different items")
+        for (id, item) in zip(slots.ids, values) {
             precondition(item.objectID.rawValue == id, "item \(item.objectID) stored under id \(id)")
+            precondition(slots.slot(of: id) != nil, "item \(id) has no slot")
             precondition(index.contains(id), "item \(id) has a value but no place")
         }
         #endif

@@ -1,4 +1,5 @@
 import GRDB
+import GRDBSQLite
 
 /// The keys that place an item: its sort values and its raw section key.
 struct IndexKeys {
@@ -65,12 +66,20 @@ struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendabl
     /// Calls `body` with each item matching the predicate, and whose id is in `ids` when
     /// given, with its keys: in SQL order for the whole results, chunk by chunk for ids.
     func forEachItem(_ db: Database, ids: [Int64]?, _ body: (Item, IndexKeys) throws -> Void) throws {
-        try forEachRow(db, ids: ids, keysOnly: false) { row, _, keys in try body(try Item(row: row), keys) }
+        try forEachRow(db, ids: ids, keysOnly: false) { row, statement, keys in
+            // A generated entity's columns were selected in its order: decoded by position.
+            let item = Self.decodesByPosition ? try Item(strataColumns: EntityColumns(statement: statement)) : try Item(row: row)
+            try body(item, keys)
+        }
     }
+
+    /// Whether items are decoded by position from the columns `Item.strataColumnNames`
+    /// (generated entities), rather than by name from `t0.*`.
+    static var decodesByPosition: Bool { !Item.strataColumnNames.isEmpty }
 
     /// Like ``forEachItem(_:ids:_:)``, reading only ids and keys (batched loading).
     func forEachKeys(_ db: Database, ids: [Int64]?, _ body: (Int64, IndexKeys) throws -> Void) throws {
-        try forEachRow(db, ids: ids, keysOnly: true) { _, id, keys in try body(id!, keys) }
+        try forEachRow(db, ids: ids, keysOnly: true) { _, statement, keys in try body(sqlite3_column_int64(statement, 0), keys) }
     }
 
     /// Every item's id and raw section key (and key order), in SQL order, straight from the
@@ -97,7 +106,7 @@ struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendabl
     }
 
     private func forEachRow(
-        _ db: Database, ids: [Int64]?, keysOnly: Bool, _ body: (Row, Int64?, IndexKeys) throws -> Void
+        _ db: Database, ids: [Int64]?, keysOnly: Bool, _ body: (Row, SQLiteStatement, IndexKeys) throws -> Void
     ) throws {
         guard let ids else {
             try forEachRow(db, chunk: nil, keysOnly: keysOnly, body)
@@ -107,10 +116,19 @@ struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendabl
     }
 
     private func forEachRow(
-        _ db: Database, chunk: ArraySlice<Int64>?, keysOnly: Bool, _ body: (Row, Int64?, IndexKeys) throws -> Void
+        _ db: Database, chunk: ArraySlice<Int64>?, keysOnly: Bool, _ body: (Row, SQLiteStatement, IndexKeys) throws -> Void
     ) throws {
         var builder = try SQLQueryBuilder(schema: plan.schema, rootEntity: plan.itemEntity)
-        var selection = SQL(sql: keysOnly ? "\(builder.rootAlias).\(quoted(plan.itemKey))" : "\(builder.rootAlias).*")
+        let alias = builder.rootAlias
+        let columns: String
+        if keysOnly {
+            columns = "\(alias).\(quoted(plan.itemKey))"
+        } else if Self.decodesByPosition {
+            columns = Item.strataColumnNames.map { "\(alias).\(quoted($0))" }.joined(separator: ", ")
+        } else {
+            columns = "\(alias).*"
+        }
+        var selection = SQL(sql: columns)
         for (index, key) in plan.sort.enumerated() {
             selection += ", " + (try builder.orderingExpression(key)) + SQL(sql: " AS \"__strata_s\(index)\"")
         }
@@ -136,14 +154,16 @@ struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendabl
         let statement = try SQLRequest<Row>(literal: sql, cached: cached).makePreparedRequest(db, forSingleResult: false).statement
         let sqliteStatement = statement.sqliteStatement
         let rows = try Row.fetchCursor(statement)
+        // The sort and section keys follow the item's columns; read by position (text in full).
+        let first = Int32(statement.columnCount - sortCount - keyColumns)
+        let keyIndex = first + Int32(sortCount)
         while let row = try rows.next() {
-            let first = row.count - sortCount - keyColumns
             var sort: [DatabaseValue] = []
             sort.reserveCapacity(sortCount)
-            for index in first..<(first + sortCount) { sort.append(DatabaseValueOrdering.sortValue(in: row, at: index)) }
-            let key: DatabaseValue = keyColumns > 0 ? row[first + sortCount] : .null
-            let keyOrder: DatabaseValue = keyColumns > 1 ? row[first + sortCount + 1] : key
-            try body(row, keysOnly ? Int64(sqliteStatement: sqliteStatement, index: 0) : nil, IndexKeys(sort: sort, key: key, keyOrder: keyOrder))
+            for index in first..<keyIndex { sort.append(EntityColumns.storedValue(sqliteStatement, index)) }
+            let key: DatabaseValue = keyColumns > 0 ? DatabaseValue(sqliteStatement: sqliteStatement, index: keyIndex) : .null
+            let keyOrder: DatabaseValue = keyColumns > 1 ? DatabaseValue(sqliteStatement: sqliteStatement, index: keyIndex + 1) : key
+            try body(row, sqliteStatement, IndexKeys(sort: sort, key: key, keyOrder: keyOrder))
         }
     }
 

@@ -240,7 +240,7 @@ struct SectionedIndex<Section: Hashable & Sendable, Keys: IndexKeyStore> {
             sections.updateValue(created, forKey: section, insertingAt: sectionInsertionIndex(of: section, created))
         }
         let s = sections.index(forKey: section)!
-        let index = try self.keys.insertionIndex(of: id, keys.sort, in: sections.values[s].items, descending: itemDescending)
+        let index = try self.keys.insertionIndex(of: id, keys.sort[...], in: sections.values[s].items, descending: itemDescending)
         sections.values[s].items.insert(id, at: index)
         return RowChange.Place(section: section, index: index)
     }
@@ -314,7 +314,7 @@ struct SectionedIndex<Section: Hashable & Sendable, Keys: IndexKeyStore> {
             guard let ids = hidden.removeValue(forKey: key) else { continue }
             let sectionID = SectionID.object(key)
             guard sections[sectionID] != nil else { continue }
-            var sortKeys: [Int64: [DatabaseValue]] = [:]
+            var sortKeys: [Int64: ArraySlice<DatabaseValue>] = [:]
             for id in ids {
                 sortKeys[id] = try keys.sortKeys(of: id)
                 keys.show(id, in: sectionID)
@@ -404,12 +404,8 @@ struct SectionedIndex<Section: Hashable & Sendable, Keys: IndexKeyStore> {
 
     // MARK: - Ordering
 
-    private func precedes(_ lhs: [DatabaseValue], _ lhsID: Int64, _ rhs: [DatabaseValue], _ rhsID: Int64) -> Bool {
-        Self.precedes(lhs, lhsID, rhs, rhsID, descending: itemDescending)
-    }
-
     private static func precedes(
-        _ lhs: [DatabaseValue], _ lhsID: Int64, _ rhs: [DatabaseValue], _ rhsID: Int64, descending: [Bool]
+        _ lhs: ArraySlice<DatabaseValue>, _ lhsID: Int64, _ rhs: ArraySlice<DatabaseValue>, _ rhsID: Int64, descending: [Bool]
     ) -> Bool {
         DatabaseValueOrdering.compare(lhs, id: lhsID, rhs, id: rhsID, descending: descending) < 0
     }
@@ -515,8 +511,6 @@ extension SectionedIndex where Keys == CompactIndexKeys {
 // MARK: - Bulk replacement (eager loading)
 
 extension SectionedIndex where Keys == FullIndexKeys {
-    typealias Record = SectionedIndexRecord
-
     /// Where the items of a commit were and are, from ``replaceInBulk(gone:fetched:refetched:parallelMinimum:)``.
     struct BulkReplacement {
         /// Where each removed item was shown, before the commit.
@@ -549,10 +543,10 @@ extension SectionedIndex where Keys == FullIndexKeys {
         // 1. Removal: one pass over each section that loses items records their places.
         var leaving: [SectionID: Set<Int64>] = [:]
         for id in gone {
-            guard let record = keys.record(id) else { continue }
-            guard let section = record.section else {
-                removeHidden(id, record.keys.key)
-                keys.setRecord(id, nil)
+            guard let found = keys.section(of: id) else { continue }
+            guard let section = found else {
+                if let key = keys.hiddenKey(of: id) { removeHidden(id, key) }
+                keys.remove(id)
                 continue
             }
             leaving[section, default: []].insert(id)
@@ -586,7 +580,7 @@ extension SectionedIndex where Keys == FullIndexKeys {
             result.removedIndexes[section] = removed
             precondition(removed.count == ids.count, "items not in their section")
             let s = sections.index(forKey: section)!
-            for id in ids where !refetched.contains(id) { keys.setRecord(id, nil) }
+            for id in ids where !refetched.contains(id) { keys.remove(id) }
             if kept.isEmpty && section.isTransient {
                 sections.remove(at: s)
             } else {
@@ -600,8 +594,8 @@ extension SectionedIndex where Keys == FullIndexKeys {
         var oneByOne: [(id: Int64, keys: IndexKeys)] = []
         for (offset, row) in fetched.enumerated() {
             if let section = sectionID(for: row.keys), sections[section] != nil {
-                keys.setRecord(row.id, Record(keys: row.keys, section: section))
-                arriving[section, default: []].append((row.id, row.keys.sort, offset))
+                keys.set(row.id, row.keys, section: section)
+                arriving[section, default: []].append((row.id, row.keys.sort[...], offset))
             } else {
                 oneByOne.append(row)
             }
@@ -610,7 +604,7 @@ extension SectionedIndex where Keys == FullIndexKeys {
         // enough work for the cores; the records are only read meanwhile.
         let work = arriving.map { (section: $0.key, position: sections.index(forKey: $0.key)!, rows: $0.value) }
         let merges = Self.mergeAll(
-            work.map { ($0.rows, sections.values[$0.position].items.flattened) }, records: keys.records, descending: itemDescending,
+            work.map { ($0.rows, sections.values[$0.position].items.flattened) }, keys: keys, descending: itemDescending,
             parallelMinimum: parallelMinimum)
         for (item, merge) in zip(work, merges) {
             sections.values[item.position].items = RowChunks(merge.merged)
@@ -643,7 +637,7 @@ extension SectionedIndex where Keys == FullIndexKeys {
 
     /// The rows (id, sort keys, offset in the re-read rows) to merge into a section's kept
     /// items.
-    typealias Arrivals = [(id: Int64, sort: [DatabaseValue], offset: Int)]
+    typealias Arrivals = [(id: Int64, sort: ArraySlice<DatabaseValue>, offset: Int)]
     /// A section's items after a merge, and where each arriving row went (its index, its
     /// offset in the re-read rows), by increasing index.
     typealias Merge = (merged: [Int64], placed: [(index: Int, offset: Int)])
@@ -652,11 +646,11 @@ extension SectionedIndex where Keys == FullIndexKeys {
     /// `parallelMinimum` items in all and the machine has more than one core, else on this
     /// one. The result is the same either way.
     static func mergeAll(
-        _ work: [(rows: Arrivals, kept: [Int64])], records: [Int64: Record], descending: [Bool], parallelMinimum: Int
+        _ work: [(rows: Arrivals, kept: [Int64])], keys: FullIndexKeys, descending: [Bool], parallelMinimum: Int
     ) -> [Merge] {
         let total = work.reduce(0) { $0 + $1.rows.count + $1.kept.count }
         return map(work.count, parallel: total >= parallelMinimum) { index in
-            merge(work[index].rows, into: work[index].kept, records: records, descending: descending)
+            merge(work[index].rows, into: work[index].kept, keys: keys, descending: descending)
         }
     }
 
@@ -676,7 +670,7 @@ extension SectionedIndex where Keys == FullIndexKeys {
     }
 
     /// `rows` sorted and merged into `kept` (items in order, unchanged by the commit).
-    private static func merge(_ rows: Arrivals, into kept: [Int64], records: [Int64: Record], descending: [Bool]) -> Merge {
+    private static func merge(_ rows: Arrivals, into kept: [Int64], keys: FullIndexKeys, descending: [Bool]) -> Merge {
         let sorted = rows.sorted { precedes($0.sort, $0.id, $1.sort, $1.id, descending: descending) }
         var merged: [Int64] = []
         merged.reserveCapacity(kept.count + sorted.count)
@@ -684,14 +678,10 @@ extension SectionedIndex where Keys == FullIndexKeys {
         placed.reserveCapacity(sorted.count)
         var next = 0
         // The sort keys of kept[next], read once however many rows are compared with it.
-        var nextSort: [DatabaseValue]?
+        var nextSort: ArraySlice<DatabaseValue>?
         for row in sorted {
             while next < kept.count {
-                if nextSort == nil {
-                    // Through `values[_:]`, which lends the record: only its sort keys are copied.
-                    guard let index = records.index(forKey: kept[next]) else { preconditionFailure("item not indexed") }
-                    nextSort = records.values[index].keys.sort
-                }
+                if nextSort == nil { nextSort = keys.sortKeys(of: kept[next]) }
                 guard precedes(nextSort!, kept[next], row.sort, row.id, descending: descending) else { break }
                 merged.append(kept[next])
                 next += 1

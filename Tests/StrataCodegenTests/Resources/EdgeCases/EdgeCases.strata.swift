@@ -48,9 +48,16 @@ extension Section {
     public static var schemaDescriptor: Strata.SchemaDescriptor { EdgeModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "Section")
-        self.title = try row.strataValue("title", of: "Section")
-        self.order = try row.strataValue("order", of: "Section")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "title", "order"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "Section")
+        self.title = try columns.value(1, "title", of: "Section")
+        self.order = try columns.value(2, "order", of: "Section")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -202,31 +209,38 @@ extension Item {
     public static var schemaDescriptor: Strata.SchemaDescriptor { EdgeModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "Item")
-        self.name = try row.strataValue("name", of: "Item")
-        self.`default` = try row.strataValue("default", of: "Item")
-        self.`class` = try row.strataValue("class", of: "Item")
-        self.backslash = try row.strataValue("backslash", of: "Item")
-        self.interpolation = try row.strataValue("interpolation", of: "Item")
-        self.triple = try row.strataValue("triple", of: "Item")
-        self.emoji = try row.strataValue("emoji", of: "Item")
-        self.multiline = try row.strataValue("multiline", of: "Item")
-        self.count = try row.strataValue("count", of: "Item")
-        self.small = try row.strataValue("small", of: "Item")
-        self.medium = try row.strataOptionalValue("medium", of: "Item")
-        self.ratio = try row.strataValue("ratio", of: "Item")
-        self.weight = try row.strataValue("weight", of: "Item")
-        self.flag = try row.strataValue("flag", of: "Item")
-        self.stamp = try row.strataValue("stamp", of: "Item")
-        self.token = try row.strataValue("token", of: "Item")
-        self.fixedToken = try row.strataValue("fixedToken", of: "Item")
-        self.blob = try row.strataOptionalValue("blob", of: "Item")
-        self.amount = try row.strataValue("amount", of: "Item")
-        self.link = try row.strataOptionalValue("link", of: "Item")
-        self.level = try row.strataOptionalValue("level", of: "Item")
-        self.uniqueCode = try row.strataOptionalValue("uniqueCode", of: "Item")
-        self.sectionID = try row.strataValue("sectionID", of: "Item")
-        self.storeID = try row.strataOptionalValue("storeID", of: "Item")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "name", "default", "class", "backslash", "interpolation", "triple", "emoji", "multiline", "count", "small", "medium", "ratio", "weight", "flag", "stamp", "token", "fixedToken", "blob", "amount", "link", "level", "uniqueCode", "sectionID", "storeID"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "Item")
+        self.name = try columns.value(1, "name", of: "Item")
+        self.`default` = try columns.value(2, "default", of: "Item")
+        self.`class` = try columns.value(3, "class", of: "Item")
+        self.backslash = try columns.value(4, "backslash", of: "Item")
+        self.interpolation = try columns.value(5, "interpolation", of: "Item")
+        self.triple = try columns.value(6, "triple", of: "Item")
+        self.emoji = try columns.value(7, "emoji", of: "Item")
+        self.multiline = try columns.value(8, "multiline", of: "Item")
+        self.count = try columns.value(9, "count", of: "Item")
+        self.small = try columns.value(10, "small", of: "Item")
+        self.medium = try columns.optionalValue(11, "medium", of: "Item")
+        self.ratio = try columns.value(12, "ratio", of: "Item")
+        self.weight = try columns.value(13, "weight", of: "Item")
+        self.flag = try columns.value(14, "flag", of: "Item")
+        self.stamp = try columns.value(15, "stamp", of: "Item")
+        self.token = try columns.value(16, "token", of: "Item")
+        self.fixedToken = try columns.value(17, "fixedToken", of: "Item")
+        self.blob = try columns.optionalValue(18, "blob", of: "Item")
+        self.amount = try columns.value(19, "amount", of: "Item")
+        self.link = try columns.optionalValue(20, "link", of: "Item")
+        self.level = try columns.optionalValue(21, "level", of: "Item")
+        self.uniqueCode = try columns.optionalValue(22, "uniqueCode", of: "Item")
+        self.sectionID = try columns.value(23, "sectionID", of: "Item")
+        self.storeID = try columns.optionalValue(24, "storeID", of: "Item")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -551,8 +565,15 @@ extension Store {
     public static var schemaDescriptor: Strata.SchemaDescriptor { EdgeModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "Store")
-        self.name = try row.strataValue("name", of: "Store")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "name"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "Store")
+        self.name = try columns.value(1, "name", of: "Store")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -636,10 +657,17 @@ extension Snapshot {
     public static var schemaDescriptor: Strata.SchemaDescriptor { EdgeModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "Snapshot")
-        self.name = try row.strataValue("name", of: "Snapshot")
-        self.date = try row.strataOptionalValue("date", of: "Snapshot")
-        self.storeID = try row.strataOptionalValue("storeID", of: "Snapshot")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "name", "date", "storeID"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "Snapshot")
+        self.name = try columns.value(1, "name", of: "Snapshot")
+        self.date = try columns.optionalValue(2, "date", of: "Snapshot")
+        self.storeID = try columns.optionalValue(3, "storeID", of: "Snapshot")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -726,9 +754,16 @@ extension Predicate {
     public static var schemaDescriptor: Strata.SchemaDescriptor { EdgeModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "Predicate")
-        self.text = try row.strataValue("text", of: "Predicate")
-        self.level = try row.strataValue("level", of: "Predicate")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "text", "level"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "Predicate")
+        self.text = try columns.value(1, "text", of: "Predicate")
+        self.level = try columns.value(2, "level", of: "Predicate")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -812,8 +847,15 @@ extension Date {
     public static var schemaDescriptor: Strata.SchemaDescriptor { EdgeModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "Date")
-        self.value = try row.strataValue("value", of: "Date")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "value"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "Date")
+        self.value = try columns.value(1, "value", of: "Date")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -906,9 +948,16 @@ extension Passport {
     public static var schemaDescriptor: Strata.SchemaDescriptor { EdgeModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "Passport")
-        self.number = try row.strataValue("number", of: "Passport")
-        self.holderID = try row.strataValue("holderID", of: "Passport")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "number", "holderID"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "Passport")
+        self.number = try columns.value(1, "number", of: "Passport")
+        self.holderID = try columns.value(2, "holderID", of: "Passport")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -1007,13 +1056,20 @@ extension Node {
     public static var schemaDescriptor: Strata.SchemaDescriptor { EdgeModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "Node")
-        self.home = try row.strataValue("home", of: "Node")
-        self.offset = try row.strataValue("offset", of: "Node")
-        self.budget = try row.strataValue("budget", of: "Node")
-        self.ratio = try row.strataValue("ratio", of: "Node")
-        self.parentID = try row.strataOptionalValue("parentID", of: "Node")
-        self.twinID = try row.strataOptionalValue("twinID", of: "Node")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "home", "offset", "budget", "ratio", "parentID", "twinID"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "Node")
+        self.home = try columns.value(1, "home", of: "Node")
+        self.offset = try columns.value(2, "offset", of: "Node")
+        self.budget = try columns.value(3, "budget", of: "Node")
+        self.ratio = try columns.value(4, "ratio", of: "Node")
+        self.parentID = try columns.optionalValue(5, "parentID", of: "Node")
+        self.twinID = try columns.optionalValue(6, "twinID", of: "Node")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {

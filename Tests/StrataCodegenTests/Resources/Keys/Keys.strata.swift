@@ -35,11 +35,18 @@ extension Account {
     public static var schemaDescriptor: Strata.SchemaDescriptor { KeysModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.objectID = try row.strataValue("objectID", of: "Account")
-        self.id = try row.strataValue("id", of: "Account")
-        self.name = try row.strataValue("name", of: "Account")
-        self.biographyID = try row.strataOptionalValue("biographyID", of: "Account")
-        self.mentorID = try row.strataOptionalValue("mentorID", of: "Account")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["objectID", "id", "name", "biographyID", "mentorID"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.objectID = try columns.value(0, "objectID", of: "Account")
+        self.id = try columns.value(1, "id", of: "Account")
+        self.name = try columns.value(2, "name", of: "Account")
+        self.biographyID = try columns.optionalValue(3, "biographyID", of: "Account")
+        self.mentorID = try columns.optionalValue(4, "mentorID", of: "Account")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -150,8 +157,15 @@ extension Biography {
     public static var schemaDescriptor: Strata.SchemaDescriptor { KeysModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.objectID = try row.strataValue("objectID", of: "Biography")
-        self.bio = try row.strataValue("bio", of: "Biography")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["objectID", "bio"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.objectID = try columns.value(0, "objectID", of: "Biography")
+        self.bio = try columns.value(1, "bio", of: "Biography")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -242,11 +256,18 @@ extension Repo {
     public static var schemaDescriptor: Strata.SchemaDescriptor { KeysModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.localID = try row.strataValue("localID", of: "Repo")
-        self.id = try row.strataOptionalValue("id", of: "Repo")
-        self.name = try row.strataValue("name", of: "Repo")
-        self.stars = try row.strataValue("stars", of: "Repo")
-        self.ownerID = try row.strataOptionalValue("ownerID", of: "Repo")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["localID", "id", "name", "stars", "ownerID"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.localID = try columns.value(0, "localID", of: "Repo")
+        self.id = try columns.optionalValue(1, "id", of: "Repo")
+        self.name = try columns.value(2, "name", of: "Repo")
+        self.stars = try columns.value(3, "stars", of: "Repo")
+        self.ownerID = try columns.optionalValue(4, "ownerID", of: "Repo")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -383,10 +404,17 @@ extension Ticket {
     public static var schemaDescriptor: Strata.SchemaDescriptor { KeysModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "Ticket")
-        self.title = try row.strataValue("title", of: "Ticket")
-        self.number = try row.strataValue("number", of: "Ticket")
-        self.repoID = try row.strataValue("repoID", of: "Ticket")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "title", "number", "repoID"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "Ticket")
+        self.title = try columns.value(1, "title", of: "Ticket")
+        self.number = try columns.value(2, "number", of: "Ticket")
+        self.repoID = try columns.value(3, "repoID", of: "Ticket")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {

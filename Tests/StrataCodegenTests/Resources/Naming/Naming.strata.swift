@@ -29,9 +29,16 @@ extension Author {
     public static var schemaDescriptor: Strata.SchemaDescriptor { NamingModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "Author")
-        self.name = try row.strataValue("name", of: "Author")
-        self.profileRef = try row.strataOptionalValue("profileRef", of: "Author")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "name", "profileRef"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "Author")
+        self.name = try columns.value(1, "name", of: "Author")
+        self.profileRef = try columns.optionalValue(2, "profileRef", of: "Author")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -115,8 +122,15 @@ extension Profile {
     public static var schemaDescriptor: Strata.SchemaDescriptor { NamingModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "Profile")
-        self.bio = try row.strataValue("bio", of: "Profile")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "bio"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "Profile")
+        self.bio = try columns.value(1, "bio", of: "Profile")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -223,16 +237,23 @@ extension Post {
     public static var schemaDescriptor: Strata.SchemaDescriptor { NamingModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "Post")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "title", "authorID", "rank", "publishedAt", "editedAt", "day", "authorRef"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "Post")
         self.draft = ""
         self.isSelected = nil
-        self.title = try row.strataValue("title", of: "Post")
-        self.authorID = try row.strataOptionalValue("authorID", of: "Post")
-        self.rank = try row.strataValue("rank", of: "Post")
-        self.publishedAt = try row.strataValue("publishedAt", of: "Post")
-        self.editedAt = try row.strataValue("editedAt", of: "Post")
-        self.day = try row.strataOptionalValue("day", of: "Post")
-        self.authorRef = try row.strataOptionalValue("authorRef", of: "Post")
+        self.title = try columns.value(1, "title", of: "Post")
+        self.authorID = try columns.optionalValue(2, "authorID", of: "Post")
+        self.rank = try columns.value(3, "rank", of: "Post")
+        self.publishedAt = try columns.value(4, "publishedAt", of: "Post")
+        self.editedAt = try columns.value(5, "editedAt", of: "Post")
+        self.day = try columns.optionalValue(6, "day", of: "Post")
+        self.authorRef = try columns.optionalValue(7, "authorRef", of: "Post")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {

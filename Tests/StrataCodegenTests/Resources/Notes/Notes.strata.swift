@@ -49,11 +49,18 @@ extension Notebook {
     public static var schemaDescriptor: Strata.SchemaDescriptor { NotesModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "Notebook")
-        self.name = try row.strataValue("name", of: "Notebook")
-        self.createdAt = try row.strataValue("createdAt", of: "Notebook")
-        self.position = try row.strataValue("position", of: "Notebook")
-        self.color = try row.strataOptionalValue("color", of: "Notebook")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "name", "createdAt", "position", "color"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "Notebook")
+        self.name = try columns.value(1, "name", of: "Notebook")
+        self.createdAt = try columns.value(2, "createdAt", of: "Notebook")
+        self.position = try columns.value(3, "position", of: "Notebook")
+        self.color = try columns.optionalValue(4, "color", of: "Notebook")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -160,13 +167,20 @@ extension Note {
     public static var schemaDescriptor: Strata.SchemaDescriptor { NotesModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "Note")
-        self.title = try row.strataValue("title", of: "Note")
-        self.body = try row.strataValue("body", of: "Note")
-        self.pinned = try row.strataValue("pinned", of: "Note")
-        self.priority = try row.strataValue("priority", of: "Note")
-        self.updatedAt = try row.strataValue("updatedAt", of: "Note")
-        self.notebookID = try row.strataOptionalValue("notebookID", of: "Note")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "title", "body", "pinned", "priority", "updatedAt", "notebookID"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "Note")
+        self.title = try columns.value(1, "title", of: "Note")
+        self.body = try columns.value(2, "body", of: "Note")
+        self.pinned = try columns.value(3, "pinned", of: "Note")
+        self.priority = try columns.value(4, "priority", of: "Note")
+        self.updatedAt = try columns.value(5, "updatedAt", of: "Note")
+        self.notebookID = try columns.optionalValue(6, "notebookID", of: "Note")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -305,8 +319,15 @@ extension Tag {
     public static var schemaDescriptor: Strata.SchemaDescriptor { NotesModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "Tag")
-        self.name = try row.strataValue("name", of: "Tag")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "name"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "Tag")
+        self.name = try columns.value(1, "name", of: "Tag")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {

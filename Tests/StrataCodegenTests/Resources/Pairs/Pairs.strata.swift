@@ -29,9 +29,16 @@ extension Person {
     public static var schemaDescriptor: Strata.SchemaDescriptor { PairsModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "Person")
-        self.name = try row.strataValue("name", of: "Person")
-        self.seatID = try row.strataOptionalValue("seatID", of: "Person")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "name", "seatID"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "Person")
+        self.name = try columns.value(1, "name", of: "Person")
+        self.seatID = try columns.optionalValue(2, "seatID", of: "Person")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -126,9 +133,16 @@ extension Card {
     public static var schemaDescriptor: Strata.SchemaDescriptor { PairsModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "Card")
-        self.number = try row.strataValue("number", of: "Card")
-        self.ownerID = try row.strataOptionalValue("ownerID", of: "Card")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "number", "ownerID"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "Card")
+        self.number = try columns.value(1, "number", of: "Card")
+        self.ownerID = try columns.optionalValue(2, "ownerID", of: "Card")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -208,8 +222,15 @@ extension Seat {
     public static var schemaDescriptor: Strata.SchemaDescriptor { PairsModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "Seat")
-        self.label = try row.strataValue("label", of: "Seat")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "label"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "Seat")
+        self.label = try columns.value(1, "label", of: "Seat")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -286,9 +307,16 @@ extension Country {
     public static var schemaDescriptor: Strata.SchemaDescriptor { PairsModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "Country")
-        self.name = try row.strataValue("name", of: "Country")
-        self.flagID = try row.strataValue("flagID", of: "Country")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "name", "flagID"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "Country")
+        self.name = try columns.value(1, "name", of: "Country")
+        self.flagID = try columns.value(2, "flagID", of: "Country")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -368,8 +396,15 @@ extension Flag {
     public static var schemaDescriptor: Strata.SchemaDescriptor { PairsModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "Flag")
-        self.colors = try row.strataValue("colors", of: "Flag")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "colors"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "Flag")
+        self.colors = try columns.value(1, "colors", of: "Flag")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -444,8 +479,15 @@ extension Host {
     public static var schemaDescriptor: Strata.SchemaDescriptor { PairsModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "Host")
-        self.name = try row.strataValue("name", of: "Host")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "name"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "Host")
+        self.name = try columns.value(1, "name", of: "Host")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -521,9 +563,16 @@ extension Crew {
     public static var schemaDescriptor: Strata.SchemaDescriptor { PairsModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "Crew")
-        self.name = try row.strataValue("name", of: "Crew")
-        self.hostID = try row.strataValue("hostID", of: "Crew")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "name", "hostID"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "Crew")
+        self.name = try columns.value(1, "name", of: "Crew")
+        self.hostID = try columns.value(2, "hostID", of: "Crew")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {

@@ -38,9 +38,16 @@ extension Shelf {
     public static var schemaDescriptor: Strata.SchemaDescriptor { PredicateModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "Shelf")
-        self.label = try row.strataValue("label", of: "Shelf")
-        self.note = try row.strataOptionalValue("note", of: "Shelf")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "label", "note"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "Shelf")
+        self.label = try columns.value(1, "label", of: "Shelf")
+        self.note = try columns.optionalValue(2, "note", of: "Shelf")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -123,10 +130,17 @@ extension Letter {
     public static var schemaDescriptor: Strata.SchemaDescriptor { PredicateModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "Letter")
-        self.glyph = try row.strataValue("glyph", of: "Letter")
-        self.rank = try row.strataValue("rank", of: "Letter")
-        self.wordID = try row.strataOptionalValue("wordID", of: "Letter")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "glyph", "rank", "wordID"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "Letter")
+        self.glyph = try columns.value(1, "glyph", of: "Letter")
+        self.rank = try columns.value(2, "rank", of: "Letter")
+        self.wordID = try columns.optionalValue(3, "wordID", of: "Letter")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -211,8 +225,15 @@ extension Badge {
     public static var schemaDescriptor: Strata.SchemaDescriptor { PredicateModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "Badge")
-        self.name = try row.strataValue("name", of: "Badge")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "name"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "Badge")
+        self.name = try columns.value(1, "name", of: "Badge")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -320,17 +341,24 @@ extension Word {
     public static var schemaDescriptor: Strata.SchemaDescriptor { PredicateModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "Word")
-        self.text = try row.strataValue("text", of: "Word")
-        self.alt = try row.strataOptionalValue("alt", of: "Word")
-        self.number = try row.strataValue("number", of: "Word")
-        self.maybe = try row.strataOptionalValue("maybe", of: "Word")
-        self.ratio = try row.strataValue("ratio", of: "Word")
-        self.flag = try row.strataValue("flag", of: "Word")
-        self.day = try row.strataValue("day", of: "Word")
-        self.mood = try row.strataValue("mood", of: "Word")
-        self.maybeMood = try row.strataOptionalValue("maybeMood", of: "Word")
-        self.shelfID = try row.strataOptionalValue("shelfID", of: "Word")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "text", "alt", "number", "maybe", "ratio", "flag", "day", "mood", "maybeMood", "shelfID"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "Word")
+        self.text = try columns.value(1, "text", of: "Word")
+        self.alt = try columns.optionalValue(2, "alt", of: "Word")
+        self.number = try columns.value(3, "number", of: "Word")
+        self.maybe = try columns.optionalValue(4, "maybe", of: "Word")
+        self.ratio = try columns.value(5, "ratio", of: "Word")
+        self.flag = try columns.value(6, "flag", of: "Word")
+        self.day = try columns.value(7, "day", of: "Word")
+        self.mood = try columns.value(8, "mood", of: "Word")
+        self.maybeMood = try columns.optionalValue(9, "maybeMood", of: "Word")
+        self.shelfID = try columns.optionalValue(10, "shelfID", of: "Word")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {

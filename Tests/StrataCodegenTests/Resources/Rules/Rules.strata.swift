@@ -52,13 +52,20 @@ extension Reading {
     public static var schemaDescriptor: Strata.SchemaDescriptor { RulesModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "Reading")
-        self.level = try row.strataValue("level", of: "Reading")
-        self.wide = try row.strataValue("wide", of: "Reading")
-        self.small = try row.strataOptionalValue("small", of: "Reading")
-        self.ratio = try row.strataValue("ratio", of: "Reading")
-        self.weight = try row.strataValue("weight", of: "Reading")
-        self.takenAt = try row.strataValue("takenAt", of: "Reading")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "level", "wide", "small", "ratio", "weight", "takenAt"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "Reading")
+        self.level = try columns.value(1, "level", of: "Reading")
+        self.wide = try columns.value(2, "wide", of: "Reading")
+        self.small = try columns.optionalValue(3, "small", of: "Reading")
+        self.ratio = try columns.value(4, "ratio", of: "Reading")
+        self.weight = try columns.value(5, "weight", of: "Reading")
+        self.takenAt = try columns.value(6, "takenAt", of: "Reading")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -154,10 +161,17 @@ extension Caption {
     public static var schemaDescriptor: Strata.SchemaDescriptor { RulesModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "Caption")
-        self.title = try row.strataValue("title", of: "Caption")
-        self.code = try row.strataOptionalValue("code", of: "Caption")
-        self.note = try row.strataValue("note", of: "Caption")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "title", "code", "note"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "Caption")
+        self.title = try columns.value(1, "title", of: "Caption")
+        self.code = try columns.optionalValue(2, "code", of: "Caption")
+        self.note = try columns.value(3, "note", of: "Caption")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -231,8 +245,15 @@ extension Crate {
     public static var schemaDescriptor: Strata.SchemaDescriptor { RulesModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "Crate")
-        self.name = try row.strataValue("name", of: "Crate")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "name"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "Crate")
+        self.name = try columns.value(1, "name", of: "Crate")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -316,9 +337,16 @@ extension Bottle {
     public static var schemaDescriptor: Strata.SchemaDescriptor { RulesModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "Bottle")
-        self.name = try row.strataValue("name", of: "Bottle")
-        self.crateID = try row.strataOptionalValue("crateID", of: "Bottle")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "name", "crateID"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "Bottle")
+        self.name = try columns.value(1, "name", of: "Bottle")
+        self.crateID = try columns.optionalValue(2, "crateID", of: "Bottle")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -398,8 +426,15 @@ extension Sticker {
     public static var schemaDescriptor: Strata.SchemaDescriptor { RulesModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "Sticker")
-        self.name = try row.strataValue("name", of: "Sticker")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "name"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "Sticker")
+        self.name = try columns.value(1, "name", of: "Sticker")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -477,8 +512,15 @@ extension Folder {
     public static var schemaDescriptor: Strata.SchemaDescriptor { RulesModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "Folder")
-        self.name = try row.strataValue("name", of: "Folder")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "name"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "Folder")
+        self.name = try columns.value(1, "name", of: "Folder")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -554,9 +596,16 @@ extension Document {
     public static var schemaDescriptor: Strata.SchemaDescriptor { RulesModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "Document")
-        self.name = try row.strataValue("name", of: "Document")
-        self.folderID = try row.strataValue("folderID", of: "Document")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "name", "folderID"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "Document")
+        self.name = try columns.value(1, "name", of: "Document")
+        self.folderID = try columns.value(2, "folderID", of: "Document")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -638,9 +687,16 @@ extension Team {
     public static var schemaDescriptor: Strata.SchemaDescriptor { RulesModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "Team")
-        self.name = try row.strataValue("name", of: "Team")
-        self.captainID = try row.strataValue("captainID", of: "Team")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "name", "captainID"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "Team")
+        self.name = try columns.value(1, "name", of: "Team")
+        self.captainID = try columns.value(2, "captainID", of: "Team")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -726,9 +782,16 @@ extension Player {
     public static var schemaDescriptor: Strata.SchemaDescriptor { RulesModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "Player")
-        self.name = try row.strataValue("name", of: "Player")
-        self.teamID = try row.strataValue("teamID", of: "Player")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "name", "teamID"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "Player")
+        self.name = try columns.value(1, "name", of: "Player")
+        self.teamID = try columns.value(2, "teamID", of: "Player")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {

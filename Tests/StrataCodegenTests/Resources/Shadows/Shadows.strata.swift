@@ -66,12 +66,19 @@ extension Database {
     public static var schemaDescriptor: Strata.SchemaDescriptor { ShadowsModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "Database")
-        self.name = try row.strataValue("name", of: "Database")
-        self.createdAt = try row.strataValue("createdAt", of: "Database")
-        self.configuration = try row.strataValue("configuration", of: "Database")
-        self.flag = try row.strataValue("flag", of: "Database")
-        self.statementID = try row.strataOptionalValue("statementID", of: "Database")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "name", "createdAt", "configuration", "flag", "statementID"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "Database")
+        self.name = try columns.value(1, "name", of: "Database")
+        self.createdAt = try columns.value(2, "createdAt", of: "Database")
+        self.configuration = try columns.value(3, "configuration", of: "Database")
+        self.flag = try columns.value(4, "flag", of: "Database")
+        self.statementID = try columns.optionalValue(5, "statementID", of: "Database")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -218,15 +225,22 @@ extension Row {
     public static var schemaDescriptor: Strata.SchemaDescriptor { ShadowsModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "Row")
-        self.cells = try row.strataValue("cells", of: "Row")
-        self.amount = try row.strataValue("amount", of: "Row")
-        self.data = try row.strataOptionalValue("data", of: "Row")
-        self.link = try row.strataOptionalValue("link", of: "Row")
-        self.token = try row.strataOptionalValue("token", of: "Row")
-        self.tags = try row.strataOptionalJSONValue("tags", of: "Row")
-        self.databaseID = try row.strataOptionalValue("databaseID", of: "Row")
-        self.columnID = try row.strataOptionalValue("columnID", of: "Row")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "cells", "amount", "data", "link", "token", "tags", "databaseID", "columnID"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "Row")
+        self.cells = try columns.value(1, "cells", of: "Row")
+        self.amount = try columns.value(2, "amount", of: "Row")
+        self.data = try columns.optionalValue(3, "data", of: "Row")
+        self.link = try columns.optionalValue(4, "link", of: "Row")
+        self.token = try columns.optionalValue(5, "token", of: "Row")
+        self.tags = try columns.optionalJSONValue(6, "tags", of: "Row")
+        self.databaseID = try columns.optionalValue(7, "databaseID", of: "Row")
+        self.columnID = try columns.optionalValue(8, "columnID", of: "Row")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -358,8 +372,15 @@ extension Column {
     public static var schemaDescriptor: Strata.SchemaDescriptor { ShadowsModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "Column")
-        self.name = try row.strataValue("name", of: "Column")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "name"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "Column")
+        self.name = try columns.value(1, "name", of: "Column")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -439,9 +460,16 @@ extension Statement {
     public static var schemaDescriptor: Strata.SchemaDescriptor { ShadowsModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "Statement")
-        self.name = try row.strataValue("name", of: "Statement")
-        self.createdAt = try row.strataValue("createdAt", of: "Statement")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "name", "createdAt"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "Statement")
+        self.name = try columns.value(1, "name", of: "Statement")
+        self.createdAt = try columns.value(2, "createdAt", of: "Statement")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -522,8 +550,15 @@ extension Table {
     public static var schemaDescriptor: Strata.SchemaDescriptor { ShadowsModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "Table")
-        self.name = try row.strataValue("name", of: "Table")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "name"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "Table")
+        self.name = try columns.value(1, "name", of: "Table")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -601,8 +636,15 @@ extension SQL {
     public static var schemaDescriptor: Strata.SchemaDescriptor { ShadowsModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "SQL")
-        self.text = try row.strataValue("text", of: "SQL")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "text"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "SQL")
+        self.text = try columns.value(1, "text", of: "SQL")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -665,8 +707,15 @@ extension ForeignKey {
     public static var schemaDescriptor: Strata.SchemaDescriptor { ShadowsModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "ForeignKey")
-        self.name = try row.strataValue("name", of: "ForeignKey")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "name"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "ForeignKey")
+        self.name = try columns.value(1, "name", of: "ForeignKey")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -729,8 +778,15 @@ extension PersistenceContainer {
     public static var schemaDescriptor: Strata.SchemaDescriptor { ShadowsModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "PersistenceContainer")
-        self.name = try row.strataValue("name", of: "PersistenceContainer")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "name"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "PersistenceContainer")
+        self.name = try columns.value(1, "name", of: "PersistenceContainer")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -793,8 +849,15 @@ extension InsertionSuccess {
     public static var schemaDescriptor: Strata.SchemaDescriptor { ShadowsModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "InsertionSuccess")
-        self.name = try row.strataValue("name", of: "InsertionSuccess")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "name"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "InsertionSuccess")
+        self.name = try columns.value(1, "name", of: "InsertionSuccess")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -857,8 +920,15 @@ extension BelongsToAssociation {
     public static var schemaDescriptor: Strata.SchemaDescriptor { ShadowsModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "BelongsToAssociation")
-        self.name = try row.strataValue("name", of: "BelongsToAssociation")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "name"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "BelongsToAssociation")
+        self.name = try columns.value(1, "name", of: "BelongsToAssociation")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -921,8 +991,15 @@ extension HasManyAssociation {
     public static var schemaDescriptor: Strata.SchemaDescriptor { ShadowsModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "HasManyAssociation")
-        self.name = try row.strataValue("name", of: "HasManyAssociation")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "name"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "HasManyAssociation")
+        self.name = try columns.value(1, "name", of: "HasManyAssociation")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -985,8 +1062,15 @@ extension HasOneAssociation {
     public static var schemaDescriptor: Strata.SchemaDescriptor { ShadowsModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "HasOneAssociation")
-        self.name = try row.strataValue("name", of: "HasOneAssociation")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "name"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "HasOneAssociation")
+        self.name = try columns.value(1, "name", of: "HasOneAssociation")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -1049,8 +1133,15 @@ extension HasManyThroughAssociation {
     public static var schemaDescriptor: Strata.SchemaDescriptor { ShadowsModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "HasManyThroughAssociation")
-        self.name = try row.strataValue("name", of: "HasManyThroughAssociation")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "name"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "HasManyThroughAssociation")
+        self.name = try columns.value(1, "name", of: "HasManyThroughAssociation")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -1113,8 +1204,15 @@ extension Store {
     public static var schemaDescriptor: Strata.SchemaDescriptor { ShadowsModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "Store")
-        self.name = try row.strataValue("name", of: "Store")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "name"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "Store")
+        self.name = try columns.value(1, "name", of: "Store")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -1177,8 +1275,15 @@ extension TypedColumn {
     public static var schemaDescriptor: Strata.SchemaDescriptor { ShadowsModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "TypedColumn")
-        self.name = try row.strataValue("name", of: "TypedColumn")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "name"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "TypedColumn")
+        self.name = try columns.value(1, "name", of: "TypedColumn")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -1241,8 +1346,15 @@ extension ResultsRequest {
     public static var schemaDescriptor: Strata.SchemaDescriptor { ShadowsModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "ResultsRequest")
-        self.name = try row.strataValue("name", of: "ResultsRequest")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "name"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "ResultsRequest")
+        self.name = try columns.value(1, "name", of: "ResultsRequest")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -1305,8 +1417,15 @@ extension NoSection {
     public static var schemaDescriptor: Strata.SchemaDescriptor { ShadowsModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "NoSection")
-        self.name = try row.strataValue("name", of: "NoSection")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "name"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "NoSection")
+        self.name = try columns.value(1, "name", of: "NoSection")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -1369,8 +1488,15 @@ extension ToOne {
     public static var schemaDescriptor: Strata.SchemaDescriptor { ShadowsModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "ToOne")
-        self.name = try row.strataValue("name", of: "ToOne")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "name"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "ToOne")
+        self.name = try columns.value(1, "name", of: "ToOne")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -1433,8 +1559,15 @@ extension ToMany {
     public static var schemaDescriptor: Strata.SchemaDescriptor { ShadowsModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "ToMany")
-        self.name = try row.strataValue("name", of: "ToMany")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "name"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "ToMany")
+        self.name = try columns.value(1, "name", of: "ToMany")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -1497,8 +1630,15 @@ extension EntityDescriptor {
     public static var schemaDescriptor: Strata.SchemaDescriptor { ShadowsModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "EntityDescriptor")
-        self.name = try row.strataValue("name", of: "EntityDescriptor")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "name"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "EntityDescriptor")
+        self.name = try columns.value(1, "name", of: "EntityDescriptor")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -1561,8 +1701,15 @@ extension SchemaDescriptor {
     public static var schemaDescriptor: Strata.SchemaDescriptor { ShadowsModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "SchemaDescriptor")
-        self.name = try row.strataValue("name", of: "SchemaDescriptor")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "name"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "SchemaDescriptor")
+        self.name = try columns.value(1, "name", of: "SchemaDescriptor")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -1625,8 +1772,15 @@ extension StrataEntity {
     public static var schemaDescriptor: Strata.SchemaDescriptor { ShadowsModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "StrataEntity")
-        self.name = try row.strataValue("name", of: "StrataEntity")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "name"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "StrataEntity")
+        self.name = try columns.value(1, "name", of: "StrataEntity")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -1689,8 +1843,15 @@ extension EntityID {
     public static var schemaDescriptor: Strata.SchemaDescriptor { ShadowsModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "EntityID")
-        self.name = try row.strataValue("name", of: "EntityID")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "name"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "EntityID")
+        self.name = try columns.value(1, "name", of: "EntityID")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -1753,8 +1914,15 @@ extension InvalidValueError {
     public static var schemaDescriptor: Strata.SchemaDescriptor { ShadowsModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "InvalidValueError")
-        self.name = try row.strataValue("name", of: "InvalidValueError")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "name"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "InvalidValueError")
+        self.name = try columns.value(1, "name", of: "InvalidValueError")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -1817,8 +1985,15 @@ extension ValueRules {
     public static var schemaDescriptor: Strata.SchemaDescriptor { ShadowsModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "ValueRules")
-        self.name = try row.strataValue("name", of: "ValueRules")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "name"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "ValueRules")
+        self.name = try columns.value(1, "name", of: "ValueRules")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -1881,8 +2056,15 @@ extension StoredJSON {
     public static var schemaDescriptor: Strata.SchemaDescriptor { ShadowsModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "StoredJSON")
-        self.name = try row.strataValue("name", of: "StoredJSON")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "name"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "StoredJSON")
+        self.name = try columns.value(1, "name", of: "StoredJSON")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -1945,8 +2127,15 @@ extension StoredDate {
     public static var schemaDescriptor: Strata.SchemaDescriptor { ShadowsModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "StoredDate")
-        self.name = try row.strataValue("name", of: "StoredDate")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "name"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "StoredDate")
+        self.name = try columns.value(1, "name", of: "StoredDate")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -2009,8 +2198,15 @@ extension EntityPredicate {
     public static var schemaDescriptor: Strata.SchemaDescriptor { ShadowsModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "EntityPredicate")
-        self.name = try row.strataValue("name", of: "EntityPredicate")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "name"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "EntityPredicate")
+        self.name = try columns.value(1, "name", of: "EntityPredicate")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -2073,8 +2269,15 @@ extension SortNode {
     public static var schemaDescriptor: Strata.SchemaDescriptor { ShadowsModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "SortNode")
-        self.name = try row.strataValue("name", of: "SortNode")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "name"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "SortNode")
+        self.name = try columns.value(1, "name", of: "SortNode")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -2137,8 +2340,15 @@ extension Decimal {
     public static var schemaDescriptor: Strata.SchemaDescriptor { ShadowsModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "Decimal")
-        self.value = try row.strataValue("value", of: "Decimal")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "value"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "Decimal")
+        self.value = try columns.value(1, "value", of: "Decimal")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -2201,8 +2411,15 @@ extension UUID {
     public static var schemaDescriptor: Strata.SchemaDescriptor { ShadowsModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "UUID")
-        self.value = try row.strataValue("value", of: "UUID")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "value"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "UUID")
+        self.value = try columns.value(1, "value", of: "UUID")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -2265,8 +2482,15 @@ extension URL {
     public static var schemaDescriptor: Strata.SchemaDescriptor { ShadowsModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "URL")
-        self.value = try row.strataValue("value", of: "URL")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "value"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "URL")
+        self.value = try columns.value(1, "value", of: "URL")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -2329,8 +2553,15 @@ extension Data {
     public static var schemaDescriptor: Strata.SchemaDescriptor { ShadowsModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "Data")
-        self.value = try row.strataValue("value", of: "Data")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "value"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "Data")
+        self.value = try columns.value(1, "value", of: "Data")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {

@@ -76,14 +76,21 @@ extension Circle {
     public static var schemaDescriptor: Strata.SchemaDescriptor { ShapesModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "Circle")
-        self.name = try row.strataValue("name", of: "Circle")
-        self.createdAt = try row.strataValue("createdAt", of: "Circle")
-        self.layer = try row.strataValue("layer", of: "Circle")
-        self.style = try row.strataOptionalJSONValue("style", of: "Circle")
-        self.fill = try row.strataValue("fill", of: "Circle")
-        self.radius = try row.strataValue("radius", of: "Circle")
-        self.canvasID = try row.strataOptionalValue("canvasID", of: "Circle")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "name", "createdAt", "layer", "style", "fill", "radius", "canvasID"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "Circle")
+        self.name = try columns.value(1, "name", of: "Circle")
+        self.createdAt = try columns.value(2, "createdAt", of: "Circle")
+        self.layer = try columns.value(3, "layer", of: "Circle")
+        self.style = try columns.optionalJSONValue(4, "style", of: "Circle")
+        self.fill = try columns.value(5, "fill", of: "Circle")
+        self.radius = try columns.value(6, "radius", of: "Circle")
+        self.canvasID = try columns.optionalValue(7, "canvasID", of: "Circle")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -220,14 +227,21 @@ extension Polygon {
     public static var schemaDescriptor: Strata.SchemaDescriptor { ShapesModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "Polygon")
-        self.name = try row.strataValue("name", of: "Polygon")
-        self.createdAt = try row.strataValue("createdAt", of: "Polygon")
-        self.layer = try row.strataValue("layer", of: "Polygon")
-        self.style = try row.strataOptionalJSONValue("style", of: "Polygon")
-        self.fill = try row.strataValue("fill", of: "Polygon")
-        self.points = try row.strataJSONValue("points", of: "Polygon")
-        self.canvasID = try row.strataOptionalValue("canvasID", of: "Polygon")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "name", "createdAt", "layer", "style", "fill", "points", "canvasID"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "Polygon")
+        self.name = try columns.value(1, "name", of: "Polygon")
+        self.createdAt = try columns.value(2, "createdAt", of: "Polygon")
+        self.layer = try columns.value(3, "layer", of: "Polygon")
+        self.style = try columns.optionalJSONValue(4, "style", of: "Polygon")
+        self.fill = try columns.value(5, "fill", of: "Polygon")
+        self.points = try columns.jsonValue(6, "points", of: "Polygon")
+        self.canvasID = try columns.optionalValue(7, "canvasID", of: "Polygon")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -347,13 +361,20 @@ extension Label {
     public static var schemaDescriptor: Strata.SchemaDescriptor { ShapesModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "Label")
-        self.name = try row.strataValue("name", of: "Label")
-        self.createdAt = try row.strataValue("createdAt", of: "Label")
-        self.layer = try row.strataValue("layer", of: "Label")
-        self.style = try row.strataOptionalJSONValue("style", of: "Label")
-        self.text = try row.strataValue("text", of: "Label")
-        self.metadata = try row.strataOptionalJSONValue("metadata", of: "Label")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "name", "createdAt", "layer", "style", "text", "metadata"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "Label")
+        self.name = try columns.value(1, "name", of: "Label")
+        self.createdAt = try columns.value(2, "createdAt", of: "Label")
+        self.layer = try columns.value(3, "layer", of: "Label")
+        self.style = try columns.optionalJSONValue(4, "style", of: "Label")
+        self.text = try columns.value(5, "text", of: "Label")
+        self.metadata = try columns.optionalJSONValue(6, "metadata", of: "Label")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -448,9 +469,16 @@ extension Canvas {
     public static var schemaDescriptor: Strata.SchemaDescriptor { ShapesModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "Canvas")
-        self.title = try row.strataValue("title", of: "Canvas")
-        self.settings = try row.strataJSONValue("settings", of: "Canvas")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "title", "settings"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "Canvas")
+        self.title = try columns.value(1, "title", of: "Canvas")
+        self.settings = try columns.jsonValue(2, "settings", of: "Canvas")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {

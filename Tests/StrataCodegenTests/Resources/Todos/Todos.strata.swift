@@ -28,8 +28,15 @@ extension Board {
     public static var schemaDescriptor: Strata.SchemaDescriptor { TodosModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "Board")
-        self.name = try row.strataValue("name", of: "Board")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "name"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "Board")
+        self.name = try columns.value(1, "name", of: "Board")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -108,10 +115,17 @@ extension TodoList {
     public static var schemaDescriptor: Strata.SchemaDescriptor { TodosModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "TodoList")
-        self.name = try row.strataValue("name", of: "TodoList")
-        self.position = try row.strataValue("position", of: "TodoList")
-        self.boardID = try row.strataOptionalValue("boardID", of: "TodoList")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "name", "position", "boardID"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "TodoList")
+        self.name = try columns.value(1, "name", of: "TodoList")
+        self.position = try columns.value(2, "position", of: "TodoList")
+        self.boardID = try columns.optionalValue(3, "boardID", of: "TodoList")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -217,10 +231,17 @@ extension Todo {
     public static var schemaDescriptor: Strata.SchemaDescriptor { TodosModel.schema }
 
     public init(row: GRDB.Row) throws {
-        self.id = try row.strataValue("id", of: "Todo")
-        self.title = try row.strataValue("title", of: "Todo")
-        self.done = try row.strataValue("done", of: "Todo")
-        self.listID = try row.strataOptionalValue("listID", of: "Todo")
+        try self.init(strataColumns: Strata.EntityColumns(row: row))
+    }
+
+    /// The stored columns, in the order `init(strataColumns:)` reads them.
+    public static let strataColumnNames: [Swift.String] = ["id", "title", "done", "listID"]
+
+    public init(strataColumns columns: Strata.EntityColumns) throws {
+        self.id = try columns.value(0, "id", of: "Todo")
+        self.title = try columns.value(1, "title", of: "Todo")
+        self.done = try columns.value(2, "done", of: "Todo")
+        self.listID = try columns.optionalValue(3, "listID", of: "Todo")
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
