@@ -19,7 +19,8 @@ protocol IndexKeyStore {
     /// The number of items, shown or hidden.
     var count: Int { get }
     var isEmptyCapacity: Bool { get }
-    mutating func reserveCapacity(_ count: Int)
+    /// Makes room for `count` items, whose ids are in `ids` when known.
+    mutating func reserveCapacity(_ count: Int, ids: ClosedRange<Int64>?)
     mutating func removeAll()
 
     /// Whether the item `id` is indexed (shown or hidden).
@@ -101,8 +102,8 @@ struct FullIndexKeys: IndexKeyStore, Sendable {
     var count: Int { slots.count }
     var isEmptyCapacity: Bool { slots.isEmptyCapacity }
 
-    mutating func reserveCapacity(_ count: Int) {
-        slots.reserveCapacity(count)
+    mutating func reserveCapacity(_ count: Int, ids: ClosedRange<Int64>?) {
+        slots.reserveCapacity(count, ids: ids)
         sectionSlots.reserveCapacity(count)
     }
 
@@ -243,7 +244,7 @@ struct CompactIndexKeys: IndexKeyStore {
 
     var count: Int { slots.count }
     var isEmptyCapacity: Bool { slots.capacity == 0 }
-    mutating func reserveCapacity(_ count: Int) { slots.reserveCapacity(count) }
+    mutating func reserveCapacity(_ count: Int, ids: ClosedRange<Int64>?) { slots.reserveCapacity(count) }
 
     mutating func removeAll() {
         slots.removeAll(keepingCapacity: true)

@@ -93,9 +93,9 @@ struct EagerLoading<Item: StrataEntity>: ItemLoading {
             // The first fetch: room for every row of the table, so that the dictionaries are
             // not copied while they grow, which would raise peak memory by a third.
             // Refetches keep the capacity they had.
-            let count = try fetcher.tableRowCount(db)
-            index.reserveCapacity(count)
-            payload.reserveCapacity(count)
+            let (count, ids) = try fetcher.tableExtent(db)
+            index.reserveCapacity(count, ids: ids)
+            payload.reserveCapacity(count, ids: ids)
         }
         payload.removeAll()
         journal.reset()
@@ -118,7 +118,7 @@ struct EagerLoading<Item: StrataEntity>: ItemLoading {
 
     /// The values of results that were held in batched loading, read in one state.
     init(values: [Int64: Item]) {
-        payload.reserveCapacity(values.count)
+        payload.reserveCapacity(values.count, ids: values.keys.min().map { $0...values.keys.max()! })
         for (id, item) in values { payload[id] = item }
     }
 
@@ -229,7 +229,10 @@ struct BatchedLoading<Item: StrataEntity>: ItemLoading {
         journal: inout SnapshotJournal<Item, Section>
     ) throws {
         let sectionObjects = try fetcher.sectionObjects(db)
-        if index.isEmptyCapacity { index.reserveCapacity(try fetcher.tableRowCount(db)) }
+        if index.isEmptyCapacity {
+            let (count, ids) = try fetcher.tableExtent(db)
+            index.reserveCapacity(count, ids: ids)
+        }
         if let loader {
             try loader.detach()
         } else {

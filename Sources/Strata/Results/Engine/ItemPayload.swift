@@ -9,8 +9,8 @@ struct ItemPayload<Item: StrataEntity> {
 
     var isEmptyCapacity: Bool { slots.isEmptyCapacity }
 
-    mutating func reserveCapacity(_ count: Int) {
-        slots.reserveCapacity(count)
+    mutating func reserveCapacity(_ count: Int, ids: ClosedRange<Int64>? = nil) {
+        slots.reserveCapacity(count, ids: ids)
         values.reserveCapacity(count)
     }
 

@@ -235,7 +235,7 @@ extension ResultsEngine where Loading == EagerLoading<Item> {
         let values = try PageLoader<Item>.fetch(ids, db)
         for id in ids where values[id] == nil { throw ResultsError.itemUnavailable(id) }
         loading = EagerLoading(values: values)
-        index.reserveCapacity(ids.count)
+        index.reserveCapacity(ids.count, ids: ids.min().map { $0...ids.max()! })
         var builder = index.beginBuild(sectionObjects: try fetcher.sectionObjects(db))
         try fetcher.forEachKeys(db, ids: nil) { id, keys in _ = index.appendFetched(id, keys, to: &builder) }
         _ = index.finishBuild(builder)

@@ -58,9 +58,12 @@ struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendabl
     }
 
     /// The number of rows of the item table, an upper bound of the results' size that SQLite
-    /// counts without reading rows.
-    func tableRowCount(_ db: Database) throws -> Int {
-        try Int.fetchOne(db, sql: "SELECT count(*) FROM \(quoted(plan.itemEntity))") ?? 0
+    /// counts without reading rows, and the range of their ids (nil when empty).
+    func tableExtent(_ db: Database) throws -> (count: Int, ids: ClosedRange<Int64>?) {
+        let key = quoted(plan.itemKey)
+        let row = try Row.fetchOne(db, sql: "SELECT count(*), min(\(key)), max(\(key)) FROM \(quoted(plan.itemEntity))")
+        guard let row, let low = row[1] as Int64?, let high = row[2] as Int64?, low <= high else { return (row?[0] ?? 0, nil) }
+        return (row[0], low...high)
     }
 
     /// Calls `body` with each item matching the predicate, and whose id is in `ids` when

@@ -78,7 +78,7 @@ struct SectionedIndex<Section: Hashable & Sendable, Keys: IndexKeyStore> {
 
     var isEmptyCapacity: Bool { keys.isEmptyCapacity }
 
-    mutating func reserveCapacity(_ count: Int) { keys.reserveCapacity(count) }
+    mutating func reserveCapacity(_ count: Int, ids: ClosedRange<Int64>? = nil) { keys.reserveCapacity(count, ids: ids) }
 
     // MARK: - Records
 
