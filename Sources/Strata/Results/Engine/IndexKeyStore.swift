@@ -230,8 +230,10 @@ struct SectionSlots: Sendable {
 /// The key store of batched loading: per item the slot of its section, and the raw section
 /// key of a hidden item; sort keys are read from the database (``keyReader``).
 struct CompactIndexKeys: IndexKeyStore {
+    /// The indexed items, each at a slot of ``sectionSlots``.
+    private var items = IDSlots()
     /// Each item's section slot (``hiddenSlot`` when hidden).
-    private var slots: [Int64: UInt32] = [:]
+    private var sectionSlots: ContiguousArray<UInt32> = []
     private var sectionTable = SectionSlots()
     /// The raw section key of each hidden item.
     private var hiddenKeys: [Int64: DatabaseValue] = [:]
@@ -242,51 +244,63 @@ struct CompactIndexKeys: IndexKeyStore {
 
     init() {}
 
-    var count: Int { slots.count }
-    var isEmptyCapacity: Bool { slots.capacity == 0 }
-    mutating func reserveCapacity(_ count: Int, ids: ClosedRange<Int64>?) { slots.reserveCapacity(count) }
+    var count: Int { items.count }
+    var isEmptyCapacity: Bool { items.isEmptyCapacity }
+
+    mutating func reserveCapacity(_ count: Int, ids: ClosedRange<Int64>?) {
+        items.reserveCapacity(count, ids: ids)
+        sectionSlots.reserveCapacity(count)
+    }
 
     mutating func removeAll() {
-        slots.removeAll(keepingCapacity: true)
+        items.removeAll()
+        sectionSlots.removeAll(keepingCapacity: true)
         hiddenKeys = [:]
     }
 
-    func contains(_ id: Int64) -> Bool { slots[id] != nil }
-    var ids: [Int64] { Array(slots.keys) }
+    func contains(_ id: Int64) -> Bool { items.slot(of: id) != nil }
+    var ids: [Int64] { Array(items.ids) }
 
     func section(of id: Int64) -> SectionID?? {
-        guard let slot = slots[id] else { return nil }
-        return .some(sectionTable.section(slot))
+        guard let item = items.slot(of: id) else { return nil }
+        return .some(sectionTable.section(sectionSlots[item]))
     }
 
     mutating func set(_ id: Int64, _ keys: IndexKeys, section: SectionID?) {
-        slots[id] = slot(for: section)
-        if section == nil { hiddenKeys[id] = keys.key }
+        set(id, slot: slot(for: section), rawKey: keys.key)
     }
 
     /// Places the item `id` in a slot a build resolved before (``slot(of:)``); `rawKey` is
     /// kept when the slot is the hidden one.
     mutating func set(_ id: Int64, slot: UInt32, rawKey: DatabaseValue) {
-        slots[id] = slot
-        if slot == Self.hiddenSlot { hiddenKeys[id] = rawKey }
+        if let item = items.slot(of: id) {
+            sectionSlots[item] = slot
+        } else {
+            _ = items.append(id)
+            sectionSlots.append(slot)
+        }
+        if slot == Self.hiddenSlot { hiddenKeys[id] = rawKey } else if !hiddenKeys.isEmpty { hiddenKeys[id] = nil }
     }
 
     mutating func remove(_ id: Int64) {
-        slots[id] = nil
+        guard let freed = items.remove(id) else { return }
+        sectionSlots.removeSlot(freed)
         hiddenKeys[id] = nil
     }
 
     mutating func hide(_ id: Int64) -> DatabaseValue? {
-        guard let found = section(of: id) else { return nil }
+        guard let item = items.slot(of: id) else { return nil }
+        let found = sectionTable.section(sectionSlots[item])
         // The raw key is known from the section: an entity section's object id.
-        slots[id] = Self.hiddenSlot
-        guard case .some(.object(let key)) = found else { return nil }
+        sectionSlots[item] = Self.hiddenSlot
+        guard case .object(let key)? = found else { return nil }
         hiddenKeys[id] = key.databaseValue
         return key.databaseValue
     }
 
     mutating func show(_ id: Int64, in section: SectionID) {
-        slots[id] = slot(for: section)
+        guard let item = items.slot(of: id) else { return }
+        sectionSlots[item] = slot(for: section)
         hiddenKeys[id] = nil
     }
 
@@ -303,15 +317,15 @@ struct CompactIndexKeys: IndexKeyStore {
         return index
     }
 
-    func slot(of id: Int64) -> UInt32 { slots[id] ?? Self.hiddenSlot }
+    func slot(of id: Int64) -> UInt32 { items.slot(of: id).map { sectionSlots[$0] } ?? Self.hiddenSlot }
 
     private mutating func slot(for section: SectionID?) -> UInt32 { sectionTable.slot(for: section) }
 
-    func _shownCount() -> Int { slots.values.filter { $0 != Self.hiddenSlot }.count }
+    func _shownCount() -> Int { sectionSlots.filter { $0 != Self.hiddenSlot }.count }
 
     func _hiddenByKey() -> [Int64: Set<Int64>] {
         var hidden: [Int64: Set<Int64>] = [:]
-        for (id, slot) in slots where slot == Self.hiddenSlot {
+        for (id, slot) in zip(items.ids, sectionSlots) where slot == Self.hiddenSlot {
             if case .int64(let key)? = hiddenKeys[id]?.storage { hidden[key, default: []].insert(id) }
         }
         return hidden

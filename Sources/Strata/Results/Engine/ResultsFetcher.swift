@@ -160,9 +160,12 @@ struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendabl
         // The sort and section keys follow the item's columns; read by position (text in full).
         let first = Int32(statement.columnCount - sortCount - keyColumns)
         let keyIndex = first + Int32(sortCount)
+        // One buffer for every row's sort keys: a row whose keys the body keeps (a section's
+        // first, a re-read) makes the next row copy it; the others reuse it.
+        var sort: [DatabaseValue] = []
+        sort.reserveCapacity(sortCount)
         while let row = try rows.next() {
-            var sort: [DatabaseValue] = []
-            sort.reserveCapacity(sortCount)
+            sort.removeAll(keepingCapacity: true)
             for index in first..<keyIndex { sort.append(EntityColumns.storedValue(sqliteStatement, index)) }
             let key: DatabaseValue = keyColumns > 0 ? DatabaseValue(sqliteStatement: sqliteStatement, index: keyIndex) : .null
             let keyOrder: DatabaseValue = keyColumns > 1 ? DatabaseValue(sqliteStatement: sqliteStatement, index: keyIndex + 1) : key
