@@ -150,7 +150,10 @@ final class PageLoader<Item: StrataEntity>: @unchecked Sendable {
                     }
                 }
                 if !ids.isEmpty {
-                    let values = try reader.read { db in try Self.fetch(Array(ids), db) }
+                    // Each row on its own: a value the type cannot represent (written by raw
+                    // SQL, repaired by this commit) is kept as its error, which only reading
+                    // that row in those snapshots throws, as their page read would have.
+                    let values = try reader.read { db in try Self.fetchEach(Array(ids), db) }
                     for (pages, missing) in needed {
                         for id in missing { if let value = values[id] { pages.keep(value, for: id) } }
                     }
@@ -267,19 +270,39 @@ final class PageLoader<Item: StrataEntity>: @unchecked Sendable {
     static func fetch(_ ids: [Int64], _ db: Database) throws -> [Int64: Item] {
         var result: [Int64: Item] = [:]
         result.reserveCapacity(ids.count)
+        try forEachRow(ids, db) { _, row in
+            let item = try Item(row: row)
+            result[item.objectID.rawValue] = item
+        }
+        return result
+    }
+
+    /// Like ``fetch(_:_:)``, each row decoded on its own: a row the type cannot represent
+    /// gives its error, the others their values.
+    static func fetchEach(_ ids: [Int64], _ db: Database) throws -> [Int64: Result<Item, any Error>] {
+        var result: [Int64: Result<Item, any Error>] = [:]
+        result.reserveCapacity(ids.count)
+        try forEachRow(ids, db) { id, row in
+            guard let id else { return }
+            result[id] = Result { try Item(row: row) }
+        }
+        return result
+    }
+
+    /// Calls `body` with each row of `ids` and its id (nil when it cannot be read).
+    private static func forEachRow(_ ids: [Int64], _ db: Database, _ body: (Int64?, Row) throws -> Void) throws {
         let table = Item.entityName.replacingOccurrences(of: "\"", with: "\"\"")
+        let key = Item.primaryKeyName
         try ResultsFetcher<Item, NoSection>.forEachChunk(of: ids) { chunk in
             // Pages have one size: their prepared statement is reused.
             let list = chunk.map { _ in "?" }.joined(separator: ", ")
-            let statement = try db.cachedStatement(sql: "SELECT * FROM \"\(table)\" WHERE \(quoted(Item.primaryKeyName)) IN (\(list))")
+            let statement = try db.cachedStatement(sql: "SELECT * FROM \"\(table)\" WHERE \(quoted(key)) IN (\(list))")
             statement.setUncheckedArguments(StatementArguments(Array(chunk)))
             let rows = try Row.fetchCursor(statement)
             while let row = try rows.next() {
-                let item = try Item(row: row)
-                result[item.objectID.rawValue] = item
+                try body(Int64.fromDatabaseValue(row[key] ?? DatabaseValue.null), row)
             }
         }
-        return result
     }
 }
 
@@ -300,8 +323,9 @@ final class BatchedPages<Item: StrataEntity>: ItemPages, @unchecked Sendable {
     private let changedSinceParent: Set<Int64>
     /// Ids whose values changed after this snapshot (guarded by the loader's lock).
     fileprivate(set) var changedSince = Set<Int64>()
-    /// Values of items changed after this snapshot, as they were in it.
-    private var kept: [Int64: Item] = [:]
+    /// Values of items changed after this snapshot, as they were in it (or the error
+    /// reading them in it gave).
+    private var kept: [Int64: Result<Item, any Error>] = [:]
     /// Loaded pages' values, and the pages in the order they were loaded.
     private var values: [Int64: Item] = [:]
     private var pageOrder: [[Int64]] = []
@@ -326,27 +350,32 @@ final class BatchedPages<Item: StrataEntity>: ItemPages, @unchecked Sendable {
     /// returns false when it has none.
     fileprivate func keepCachedValue(_ id: Int64) -> Bool {
         if kept[id] != nil { return true }
-        guard let value = cachedValue(id) else { return false }
+        guard let value = cached(id) else { return false }
         kept[id] = value
         return true
     }
 
-    fileprivate func keep(_ value: Item, for id: Int64) { kept[id] = value }
+    fileprivate func keep(_ value: Result<Item, any Error>, for id: Int64) { kept[id] = value }
 
-    private func cachedValue(_ id: Int64) -> Item? {
-        if let value = kept[id] ?? values[id] { return value }
+    /// The value of `id` this snapshot has without reading, or the error reading it gave.
+    private func cached(_ id: Int64) -> Result<Item, any Error>? {
+        if let value = kept[id] { return value }
+        if let value = values[id] { return .success(value) }
         var child = self
         while !child.changedSinceParent.contains(id), let parent = child.parent {
-            if let value = parent.kept[id] ?? parent.values[id] { return value }
+            if let value = parent.kept[id] { return value }
+            if let value = parent.values[id] { return .success(value) }
             child = parent
         }
         return nil
     }
 
+    private func cachedValue(_ id: Int64) throws -> Item? { try cached(id)?.get() }
+
     func item(at position: Int, of ids: RowChunks<Int64>, loadingPage: Bool) throws -> Item {
         try loader.locked {
             let id = ids[position]
-            if let value = cachedValue(id) { return value }
+            if let value = try cachedValue(id) { return value }
             if !loadingPage {
                 // The one row, read in the same state as its page would be, and not cached.
                 guard let value = try reader.read({ db in try PageLoader<Item>.fetch([id], db) })[id] else {
@@ -356,7 +385,7 @@ final class BatchedPages<Item: StrataEntity>: ItemPages, @unchecked Sendable {
             }
             let start = position - position % loader.pageSize
             let page = (start..<min(ids.count, start + loader.pageSize)).map { ids[$0] }
-            let wanted = page.filter { cachedValue($0) == nil }
+            let wanted = page.filter { cached($0) == nil }
             let read = try reader.read { db in try PageLoader<Item>.fetch(wanted, db) }
             pagesLoaded += 1
             for id in wanted {
