@@ -161,7 +161,7 @@ struct ItemReads {
     /// Whether `sql` reads whole note rows (every column, by `*` or by name; `body` is in no
     /// request's keys), rather than ids and keys.
     static func readsWholeNotes(_ sql: String) -> Bool {
-        sql.contains("FROM \"Note\"") && (sql.contains("t0.*") || sql.hasPrefix("SELECT *") || sql.contains("t0.\"body\""))
+        sql.contains("FROM \"Note\"") && (sql.contains("t0.*") || sql.hasPrefix("SELECT *") || sql.contains("\"body\""))
     }
 
     private static let noteColumns = "SELECT " + Note.strataColumnNames.map { "t0.\"\($0)\"" }.joined(separator: ", ")

@@ -270,8 +270,8 @@ final class PageLoader<Item: StrataEntity>: @unchecked Sendable {
     static func fetch(_ ids: [Int64], _ db: Database) throws -> [Int64: Item] {
         var result: [Int64: Item] = [:]
         result.reserveCapacity(ids.count)
-        try forEachRow(ids, db) { _, row in
-            let item = try Item(row: row)
+        try forEachRow(ids, db) { _, item in
+            let item = try item()
             result[item.objectID.rawValue] = item
         }
         return result
@@ -282,25 +282,36 @@ final class PageLoader<Item: StrataEntity>: @unchecked Sendable {
     static func fetchEach(_ ids: [Int64], _ db: Database) throws -> [Int64: Result<Item, any Error>] {
         var result: [Int64: Result<Item, any Error>] = [:]
         result.reserveCapacity(ids.count)
-        try forEachRow(ids, db) { id, row in
+        try forEachRow(ids, db) { id, item in
             guard let id else { return }
-            result[id] = Result { try Item(row: row) }
+            result[id] = Result { try item() }
         }
         return result
     }
 
-    /// Calls `body` with each row of `ids` and its id (nil when it cannot be read).
-    private static func forEachRow(_ ids: [Int64], _ db: Database, _ body: (Int64?, Row) throws -> Void) throws {
+    /// Calls `body` with the id of each row of `ids` (nil when it cannot be read) and a
+    /// function that decodes the row (by position for generated entities, as results
+    /// fetches do).
+    private static func forEachRow(_ ids: [Int64], _ db: Database, _ body: (Int64?, () throws -> Item) throws -> Void) throws {
         let table = Item.entityName.replacingOccurrences(of: "\"", with: "\"\"")
         let key = Item.primaryKeyName
+        let byPosition = ResultsFetcher<Item, NoSection>.decodesByPosition
+        // Generated entities list their key first.
+        let columns = byPosition ? Item.strataColumnNames.map(quoted).joined(separator: ", ") : "*"
         try ResultsFetcher<Item, NoSection>.forEachChunk(of: ids) { chunk in
             // Pages have one size: their prepared statement is reused.
             let list = chunk.map { _ in "?" }.joined(separator: ", ")
-            let statement = try db.cachedStatement(sql: "SELECT * FROM \"\(table)\" WHERE \(quoted(key)) IN (\(list))")
+            let statement = try db.cachedStatement(sql: "SELECT \(columns) FROM \"\(table)\" WHERE \(quoted(key)) IN (\(list))")
             statement.setUncheckedArguments(StatementArguments(Array(chunk)))
+            let sqliteStatement = statement.sqliteStatement
             let rows = try Row.fetchCursor(statement)
             while let row = try rows.next() {
-                try body(Int64.fromDatabaseValue(row[key] ?? DatabaseValue.null), row)
+                if byPosition {
+                    let id = Int64.fromDatabaseValue(EntityColumns.storedValue(sqliteStatement, 0))
+                    try body(id, { try Item(strataColumns: EntityColumns(statement: sqliteStatement)) })
+                } else {
+                    try body(Int64.fromDatabaseValue(row[key] ?? DatabaseValue.null), { try Item(row: row) })
+                }
             }
         }
     }

@@ -69,10 +69,10 @@ struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendabl
     /// Calls `body` with each item matching the predicate, and whose id is in `ids` when
     /// given, with its keys: in SQL order for the whole results, chunk by chunk for ids.
     func forEachItem(_ db: Database, ids: [Int64]?, _ body: (Item, IndexKeys) throws -> Void) throws {
+        // A generated entity's columns were selected in its order: decoded by position.
+        let byPosition = Self.decodesByPosition
         try forEachRow(db, ids: ids, keysOnly: false) { row, statement, keys in
-            // A generated entity's columns were selected in its order: decoded by position.
-            let item = Self.decodesByPosition ? try Item(strataColumns: EntityColumns(statement: statement)) : try Item(row: row)
-            try body(item, keys)
+            try body(byPosition ? try Item(strataColumns: EntityColumns(statement: statement)) : try Item(row: row), keys)
         }
     }
 
