@@ -86,21 +86,89 @@ extension IndexKeyStore {
 /// item — so that an item costs its keys and a few bytes, not a record in a dictionary
 /// bucket and an array of its own.
 struct FullIndexKeys: IndexKeyStore, Sendable {
-    private var slots = IDSlots()
-    /// Each item's section, as a slot of ``sectionTable`` (``hiddenSlot`` when hidden).
-    private var sectionSlots: ContiguousArray<UInt32> = []
+    private var items = ItemSections()
     /// The sort keys of every item, `width` per slot.
     private var sortValues: ContiguousArray<DatabaseValue> = []
     /// The number of sort keys (every item has as many); known from the first item.
     private var width = 0
+
+    init() {}
+
+    var count: Int { items.count }
+    var isEmptyCapacity: Bool { items.isEmptyCapacity }
+
+    mutating func reserveCapacity(_ count: Int, ids: ClosedRange<Int64>?) {
+        items.reserveCapacity(count, ids: ids)
+    }
+
+    mutating func removeAll() {
+        items.removeAll()
+        sortValues.removeAll(keepingCapacity: true)
+    }
+
+    func contains(_ id: Int64) -> Bool { items.contains(id) }
+    var ids: [Int64] { items.ids }
+    func section(of id: Int64) -> SectionID?? { items.section(of: id) }
+
+    mutating func set(_ id: Int64, _ keys: IndexKeys, section: SectionID?) {
+        if items.isEmpty {
+            width = keys.sort.count
+            if sortValues.capacity < items.capacity * width { sortValues.reserveCapacity(items.capacity * width) }
+        }
+        precondition(keys.sort.count == width, "items with different numbers of sort keys")
+        let (slot, isNew) = items.set(id, section: section, rawKey: keys.key)
+        if isNew {
+            sortValues.append(contentsOf: keys.sort)
+        } else {
+            for (offset, value) in keys.sort.enumerated() { sortValues[slot * width + offset] = value }
+        }
+    }
+
+    mutating func remove(_ id: Int64) {
+        guard let freed = items.remove(id) else { return }
+        if freed.slot != freed.last {
+            for offset in 0..<width { sortValues[freed.slot * width + offset] = sortValues[freed.last * width + offset] }
+        }
+        sortValues.removeLast(width)
+    }
+
+    mutating func hide(_ id: Int64) -> DatabaseValue? { items.hide(id) }
+    mutating func show(_ id: Int64, in section: SectionID) { items.show(id, in: section) }
+    func hiddenKey(of id: Int64) -> DatabaseValue? { items.hiddenKey(of: id) }
+
+    func sortKeys(of id: Int64) -> ArraySlice<DatabaseValue> {
+        guard let slot = items.slot(of: id) else { preconditionFailure("item \(id) not indexed") }
+        return sortValues[(slot * width)..<((slot + 1) * width)]
+    }
+
+    func position(of id: Int64, in items: RowChunks<Int64>, descending: [Bool]) -> Int {
+        // Never throws: the keys are kept.
+        try! insertionIndex(of: id, sortKeys(of: id), in: items, descending: descending)
+    }
+
+    func _shownCount() -> Int { items._shownCount() }
+    func _hiddenByKey() -> [Int64: Set<Int64>] { items._hiddenByKey() }
+
+    func _inOrder(_ previous: Int64, _ item: Int64, descending: [Bool]) -> Bool {
+        DatabaseValueOrdering.compare(sortKeys(of: previous), id: previous, sortKeys(of: item), id: item, descending: descending) < 0
+    }
+}
+
+/// What both key stores keep of every item: its slot (``IDSlots``), its section as a small
+/// number (``SectionSlots``), and the raw section key of a hidden item.
+struct ItemSections: Sendable {
+    private var slots = IDSlots()
+    /// Each item's section slot (``SectionSlots/hiddenSlot`` when hidden), by item slot.
+    private var sectionSlots: ContiguousArray<UInt32> = []
     private var sectionTable = SectionSlots()
     /// The raw section key of each hidden item.
     private var hiddenKeys: [Int64: DatabaseValue] = [:]
 
-    init() {}
-
     var count: Int { slots.count }
+    var isEmpty: Bool { slots.count == 0 }
     var isEmptyCapacity: Bool { slots.isEmptyCapacity }
+    var capacity: Int { sectionSlots.capacity }
+    var ids: [Int64] { Array(slots.ids) }
 
     mutating func reserveCapacity(_ count: Int, ids: ClosedRange<Int64>?) {
         slots.reserveCapacity(count, ids: ids)
@@ -110,55 +178,59 @@ struct FullIndexKeys: IndexKeyStore, Sendable {
     mutating func removeAll() {
         slots.removeAll()
         sectionSlots.removeAll(keepingCapacity: true)
-        sortValues.removeAll(keepingCapacity: true)
         hiddenKeys = [:]
     }
 
+    func slot(of id: Int64) -> Int? { slots.slot(of: id) }
     func contains(_ id: Int64) -> Bool { slots.slot(of: id) != nil }
-    var ids: [Int64] { Array(slots.ids) }
 
+    /// The section of the item `id`: nil when not indexed, `.some(nil)` when hidden.
     func section(of id: Int64) -> SectionID?? {
         guard let slot = slots.slot(of: id) else { return nil }
         return .some(sectionTable.section(sectionSlots[slot]))
     }
 
-    mutating func set(_ id: Int64, _ keys: IndexKeys, section: SectionID?) {
-        let sectionSlot = sectionTable.slot(for: section)
+    /// The section slot of the item `id` (``SectionSlots/hiddenSlot`` when hidden or absent).
+    func sectionSlot(of id: Int64) -> UInt32 { slots.slot(of: id).map { sectionSlots[$0] } ?? SectionSlots.hiddenSlot }
+
+    /// The section slot of `section` (nil: hidden), made on first use.
+    mutating func sectionSlot(for section: SectionID?) -> UInt32 { sectionTable.slot(for: section) }
+
+    /// Indexes `id` in `section` (nil: hidden, filed under `rawKey`); returns its slot and
+    /// whether it is new (appended) rather than moved.
+    mutating func set(_ id: Int64, section: SectionID?, rawKey: DatabaseValue) -> (slot: Int, isNew: Bool) {
+        set(id, sectionSlot: sectionTable.slot(for: section), rawKey: rawKey)
+    }
+
+    /// ``set(_:section:rawKey:)`` with a section slot resolved before.
+    @discardableResult
+    mutating func set(_ id: Int64, sectionSlot: UInt32, rawKey: DatabaseValue) -> (slot: Int, isNew: Bool) {
+        let result: (slot: Int, isNew: Bool)
         if let slot = slots.slot(of: id) {
             sectionSlots[slot] = sectionSlot
-            precondition(keys.sort.count == width, "items with different numbers of sort keys")
-            let start = slot * width
-            for (offset, value) in keys.sort.enumerated() { sortValues[start + offset] = value }
+            result = (slot, false)
         } else {
-            if slots.count == 0 {
-                width = keys.sort.count
-                if sortValues.capacity < sectionSlots.capacity * width {
-                    sortValues.reserveCapacity(sectionSlots.capacity * width)
-                }
-            }
-            precondition(keys.sort.count == width, "items with different numbers of sort keys")
-            _ = slots.append(id)
+            result = (slots.append(id), true)
             sectionSlots.append(sectionSlot)
-            sortValues.append(contentsOf: keys.sort)
         }
-        if section == nil { hiddenKeys[id] = keys.key } else { hiddenKeys[id] = nil }
+        if sectionSlot == SectionSlots.hiddenSlot { hiddenKeys[id] = rawKey } else if !hiddenKeys.isEmpty { hiddenKeys[id] = nil }
+        return result
     }
 
-    mutating func remove(_ id: Int64) {
-        guard let freed = slots.remove(id) else { return }
+    /// Forgets `id`; returns the freed slot and the last one, whose element moved into it.
+    mutating func remove(_ id: Int64) -> (slot: Int, last: Int)? {
+        guard let freed = slots.remove(id) else { return nil }
         sectionSlots.removeSlot(freed)
-        if freed.slot != freed.last {
-            for offset in 0..<width { sortValues[freed.slot * width + offset] = sortValues[freed.last * width + offset] }
-        }
-        sortValues.removeLast(width)
         hiddenKeys[id] = nil
+        return freed
     }
 
+    /// Takes the item `id` out of its section; returns the raw key it is filed under among
+    /// the hidden items: known from the section (an entity section's object id, a keyed
+    /// section's key).
     mutating func hide(_ id: Int64) -> DatabaseValue? {
         guard let slot = slots.slot(of: id) else { return nil }
         if let key = hiddenKeys[id] { return key }
-        // The raw key is known from the section: an entity section's object id, a keyed
-        // section's key (only items of those are hidden while indexed).
         let key: DatabaseValue
         switch sectionTable.section(sectionSlots[slot]) {
         case .object(let object)?: key = object.databaseValue
@@ -178,29 +250,17 @@ struct FullIndexKeys: IndexKeyStore, Sendable {
 
     func hiddenKey(of id: Int64) -> DatabaseValue? { hiddenKeys[id] }
 
-    func sortKeys(of id: Int64) -> ArraySlice<DatabaseValue> {
-        guard let slot = slots.slot(of: id) else { preconditionFailure("item \(id) not indexed") }
-        return sortValues[(slot * width)..<((slot + 1) * width)]
-    }
-
-    func position(of id: Int64, in items: RowChunks<Int64>, descending: [Bool]) -> Int {
-        // Never throws: the keys are kept.
-        try! insertionIndex(of: id, sortKeys(of: id), in: items, descending: descending)
-    }
-
     func _shownCount() -> Int { sectionSlots.filter { $0 != SectionSlots.hiddenSlot }.count }
 
     func _hiddenByKey() -> [Int64: Set<Int64>] {
         var hidden: [Int64: Set<Int64>] = [:]
-        for (id, key) in hiddenKeys {
-            precondition(sectionSlots[slots.slot(of: id)!] == SectionSlots.hiddenSlot, "item \(id) has a hidden key but is shown")
-            if case .int64(let key) = key.storage { hidden[key, default: []].insert(id) }
+        for (id, slot) in zip(slots.ids, sectionSlots) where slot == SectionSlots.hiddenSlot {
+            if case .int64(let key)? = hiddenKeys[id]?.storage { hidden[key, default: []].insert(id) }
+        }
+        for id in hiddenKeys.keys {
+            precondition(sectionSlot(of: id) == SectionSlots.hiddenSlot, "item \(id) has a hidden key but is shown")
         }
         return hidden
-    }
-
-    func _inOrder(_ previous: Int64, _ item: Int64, descending: [Bool]) -> Bool {
-        DatabaseValueOrdering.compare(sortKeys(of: previous), id: previous, sortKeys(of: item), id: item, descending: descending) < 0
     }
 }
 
@@ -230,13 +290,7 @@ struct SectionSlots: Sendable {
 /// The key store of batched loading: per item the slot of its section, and the raw section
 /// key of a hidden item; sort keys are read from the database (``keyReader``).
 struct CompactIndexKeys: IndexKeyStore {
-    /// The indexed items, each at a slot of ``sectionSlots``.
-    private var items = IDSlots()
-    /// Each item's section slot (``hiddenSlot`` when hidden).
-    private var sectionSlots: ContiguousArray<UInt32> = []
-    private var sectionTable = SectionSlots()
-    /// The raw section key of each hidden item.
-    private var hiddenKeys: [Int64: DatabaseValue] = [:]
+    private var items = ItemSections()
     static var hiddenSlot: UInt32 { SectionSlots.hiddenSlot }
     /// Reads the sort keys of an item from the database; set by the engine while it applies
     /// a commit.
@@ -247,64 +301,27 @@ struct CompactIndexKeys: IndexKeyStore {
     var count: Int { items.count }
     var isEmptyCapacity: Bool { items.isEmptyCapacity }
 
-    mutating func reserveCapacity(_ count: Int, ids: ClosedRange<Int64>?) {
-        items.reserveCapacity(count, ids: ids)
-        sectionSlots.reserveCapacity(count)
-    }
+    mutating func reserveCapacity(_ count: Int, ids: ClosedRange<Int64>?) { items.reserveCapacity(count, ids: ids) }
+    mutating func removeAll() { items.removeAll() }
 
-    mutating func removeAll() {
-        items.removeAll()
-        sectionSlots.removeAll(keepingCapacity: true)
-        hiddenKeys = [:]
-    }
-
-    func contains(_ id: Int64) -> Bool { items.slot(of: id) != nil }
-    var ids: [Int64] { Array(items.ids) }
-
-    func section(of id: Int64) -> SectionID?? {
-        guard let item = items.slot(of: id) else { return nil }
-        return .some(sectionTable.section(sectionSlots[item]))
-    }
+    func contains(_ id: Int64) -> Bool { items.contains(id) }
+    var ids: [Int64] { items.ids }
+    func section(of id: Int64) -> SectionID?? { items.section(of: id) }
 
     mutating func set(_ id: Int64, _ keys: IndexKeys, section: SectionID?) {
-        set(id, slot: slot(for: section), rawKey: keys.key)
+        _ = items.set(id, section: section, rawKey: keys.key)
     }
 
     /// Places the item `id` in a slot a build resolved before (``slot(of:)``); `rawKey` is
     /// kept when the slot is the hidden one.
     mutating func set(_ id: Int64, slot: UInt32, rawKey: DatabaseValue) {
-        if let item = items.slot(of: id) {
-            sectionSlots[item] = slot
-        } else {
-            _ = items.append(id)
-            sectionSlots.append(slot)
-        }
-        if slot == Self.hiddenSlot { hiddenKeys[id] = rawKey } else if !hiddenKeys.isEmpty { hiddenKeys[id] = nil }
+        items.set(id, sectionSlot: slot, rawKey: rawKey)
     }
 
-    mutating func remove(_ id: Int64) {
-        guard let freed = items.remove(id) else { return }
-        sectionSlots.removeSlot(freed)
-        hiddenKeys[id] = nil
-    }
-
-    mutating func hide(_ id: Int64) -> DatabaseValue? {
-        guard let item = items.slot(of: id) else { return nil }
-        let found = sectionTable.section(sectionSlots[item])
-        // The raw key is known from the section: an entity section's object id.
-        sectionSlots[item] = Self.hiddenSlot
-        guard case .object(let key)? = found else { return nil }
-        hiddenKeys[id] = key.databaseValue
-        return key.databaseValue
-    }
-
-    mutating func show(_ id: Int64, in section: SectionID) {
-        guard let item = items.slot(of: id) else { return }
-        sectionSlots[item] = slot(for: section)
-        hiddenKeys[id] = nil
-    }
-
-    func hiddenKey(of id: Int64) -> DatabaseValue? { hiddenKeys[id] }
+    mutating func remove(_ id: Int64) { _ = items.remove(id) }
+    mutating func hide(_ id: Int64) -> DatabaseValue? { items.hide(id) }
+    mutating func show(_ id: Int64, in section: SectionID) { items.show(id, in: section) }
+    func hiddenKey(of id: Int64) -> DatabaseValue? { items.hiddenKey(of: id) }
 
     func sortKeys(of id: Int64) throws -> ArraySlice<DatabaseValue> {
         guard let keyReader else { preconditionFailure("a compact index reads keys only while a commit is applied") }
@@ -317,19 +334,10 @@ struct CompactIndexKeys: IndexKeyStore {
         return index
     }
 
-    func slot(of id: Int64) -> UInt32 { items.slot(of: id).map { sectionSlots[$0] } ?? Self.hiddenSlot }
+    func slot(of id: Int64) -> UInt32 { items.sectionSlot(of: id) }
 
-    private mutating func slot(for section: SectionID?) -> UInt32 { sectionTable.slot(for: section) }
-
-    func _shownCount() -> Int { sectionSlots.filter { $0 != Self.hiddenSlot }.count }
-
-    func _hiddenByKey() -> [Int64: Set<Int64>] {
-        var hidden: [Int64: Set<Int64>] = [:]
-        for (id, slot) in zip(items.ids, sectionSlots) where slot == Self.hiddenSlot {
-            if case .int64(let key)? = hiddenKeys[id]?.storage { hidden[key, default: []].insert(id) }
-        }
-        return hidden
-    }
+    func _shownCount() -> Int { items._shownCount() }
+    func _hiddenByKey() -> [Int64: Set<Int64>] { items._hiddenByKey() }
 
     /// No keys are kept to check the order with (the property tests compare its results
     /// with fresh fetches).
