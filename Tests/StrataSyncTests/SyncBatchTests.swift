@@ -112,3 +112,28 @@ struct SyncBatchTests {
         #expect(try a.sync.conflicts().map(\.kind) == [.notAppliedHere])
     }
 }
+
+/// The sync's own readers and writers of ids and hexadecimal, which a pull runs per value,
+/// agree with Foundation's.
+@Suite("Wire text by hand")
+struct SyncWireTextTests {
+    @Test func idsAndHexadecimalReadAndWriteAsFoundationDoes() {
+        for _ in 0..<200 {
+            let id = UUID()
+            #expect(SyncValue.text(of: id) == id.uuidString.lowercased())
+            #expect(SyncValue.uuid(id.uuidString) == id)
+            #expect(SyncValue.uuid(id.uuidString.lowercased()) == id)
+        }
+        let samples = [
+            "", "not a uuid", "E621E1F8-C36C-495A-93FC-0C247A3E6E5F", "e621e1f8-c36c-495a-93fc-0c247a3e6e5g",
+            "e621e1f8c36c-495a-93fc-0c247a3e6e5ff", "e621e1f8-c36c-495a-93fc-0c247a3e6e5", "{e621e1f8-c36c-495a-93fc-0c247a3e6e5f}",
+            "e621e1f8-c36c-495a-93fc-0c247a3e6e5f ", "é621e1f8-c36c-495a-93fc-0c247a3e6e5f",
+        ]
+        for text in samples { #expect(SyncValue.uuid(text) == UUID(uuidString: text), "\(text)") }
+        #expect(SyncValue.data(hex: "00ff10Ab") == Data([0, 255, 16, 171]))
+        #expect(SyncValue.data(hex: "\\x0a") == Data([10]))
+        #expect(SyncValue.data(hex: "") == Data())
+        #expect(SyncValue.data(hex: "abc") == nil)
+        #expect(SyncValue.data(hex: "zz") == nil)
+    }
+}
