@@ -52,8 +52,9 @@ enum LocalSyncState {
         let table = quoted(entity.name), key = quoted(entity.primaryKey), name = literal(entity.name)
         return [
             """
-            CREATE TRIGGER IF NOT EXISTS \(quoted("stratasync_insert_\(entity.name)")) AFTER INSERT ON \(table) BEGIN \
-            INSERT OR IGNORE INTO stratasync_objects (uuid, tbl, rowid_) VALUES (\(uuidSQL), \(name), NEW.\(key)); END
+            CREATE TRIGGER IF NOT EXISTS \(quoted(insertTriggerName(entity))) AFTER INSERT ON \(table) BEGIN \
+            INSERT OR IGNORE INTO stratasync_objects (uuid, tbl, rowid_) SELECT \(uuidSQL), \(name), NEW.\(key) \
+            WHERE NOT EXISTS (SELECT 1 FROM stratasync_objects WHERE tbl = \(name) AND rowid_ = NEW.\(key) AND deleted = 0); END
             """,
             """
             CREATE TRIGGER IF NOT EXISTS \(quoted("stratasync_delete_\(entity.name)")) AFTER DELETE ON \(table) BEGIN \
@@ -63,12 +64,24 @@ enum LocalSyncState {
         ]
     }
 
+    static func insertTriggerName(_ entity: SyncedTables.Entity) -> String { "stratasync_insert_\(entity.name)" }
+
     /// Makes the tables and triggers, and catches up on rows written while the triggers were
     /// missing (a first sync of an existing store, a table rebuilt by a migration): every
     /// row without a sync id gets one, and every id whose row is gone becomes a tombstone.
     static func prepare(_ tables: SyncedTables, _ db: Database) throws {
         for statement in createSQL { try db.execute(sql: statement) }
         for entity in tables.entities {
+            // The identity trigger of earlier versions made a random id for every row, and the
+            // `OR IGNORE` dropped it when the sync had given the row its id already (every row
+            // a pull inserts): it is replaced by the one that looks first.
+            let insertTrigger = insertTriggerName(entity)
+            if let sql = try String.fetchOne(
+                db, sql: "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?", arguments: [insertTrigger]),
+                !sql.contains("WHERE NOT EXISTS")
+            {
+                try db.execute(sql: "DROP TRIGGER \(quoted(insertTrigger))")
+            }
             for statement in triggers(for: entity) { try db.execute(sql: statement) }
             let table = quoted(entity.name), key = quoted(entity.primaryKey), name = literal(entity.name)
             try db.execute(sql: """
