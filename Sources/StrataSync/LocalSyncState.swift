@@ -52,8 +52,9 @@ enum LocalSyncState {
         let table = quoted(entity.name), key = quoted(entity.primaryKey), name = literal(entity.name)
         return [
             """
-            CREATE TRIGGER IF NOT EXISTS \(quoted("stratasync_insert_\(entity.name)")) AFTER INSERT ON \(table) BEGIN \
-            INSERT OR IGNORE INTO stratasync_objects (uuid, tbl, rowid_) VALUES (\(uuidSQL), \(name), NEW.\(key)); END
+            CREATE TRIGGER IF NOT EXISTS \(quoted(insertTriggerName(entity))) AFTER INSERT ON \(table) BEGIN \
+            INSERT OR IGNORE INTO stratasync_objects (uuid, tbl, rowid_) SELECT \(uuidSQL), \(name), NEW.\(key) \
+            WHERE NOT EXISTS (SELECT 1 FROM stratasync_objects WHERE tbl = \(name) AND rowid_ = NEW.\(key) AND deleted = 0); END
             """,
             """
             CREATE TRIGGER IF NOT EXISTS \(quoted("stratasync_delete_\(entity.name)")) AFTER DELETE ON \(table) BEGIN \
@@ -63,12 +64,24 @@ enum LocalSyncState {
         ]
     }
 
+    static func insertTriggerName(_ entity: SyncedTables.Entity) -> String { "stratasync_insert_\(entity.name)" }
+
     /// Makes the tables and triggers, and catches up on rows written while the triggers were
     /// missing (a first sync of an existing store, a table rebuilt by a migration): every
     /// row without a sync id gets one, and every id whose row is gone becomes a tombstone.
     static func prepare(_ tables: SyncedTables, _ db: Database) throws {
         for statement in createSQL { try db.execute(sql: statement) }
         for entity in tables.entities {
+            // The identity trigger of earlier versions made a random id for every row, and the
+            // `OR IGNORE` dropped it when the sync had given the row its id already (every row
+            // a pull inserts): it is replaced by the one that looks first.
+            let insertTrigger = insertTriggerName(entity)
+            if let sql = try String.fetchOne(
+                db, sql: "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?", arguments: [insertTrigger]),
+                !sql.contains("WHERE NOT EXISTS")
+            {
+                try db.execute(sql: "DROP TRIGGER \(quoted(insertTrigger))")
+            }
             for statement in triggers(for: entity) { try db.execute(sql: statement) }
             let table = quoted(entity.name), key = quoted(entity.primaryKey), name = literal(entity.name)
             try db.execute(sql: """
@@ -118,25 +131,40 @@ enum LocalSyncState {
     /// Appends `string` as a JSON string (the one escaper of the sync: bases, and the server's
     /// bulk statements).
     static func appendJSONString(_ string: String, to bytes: inout [UInt8]) {
-        let hex = Array("0123456789abcdef".utf8)
         bytes.append(UInt8(ascii: "\""))
-        for byte in string.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"):
-                bytes.append(UInt8(ascii: "\\"))
-                bytes.append(byte)
-            case 0x08: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "b")]
-            case 0x0C: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "f")]
-            case 0x0A: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
-            case 0x0D: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
-            case 0x09: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
-            case 0..<0x20:
-                bytes += [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)], hex[Int(byte & 15)]]
-            default:
-                bytes.append(byte)
+        var string = string
+        string.withUTF8 { utf8 in
+            // The bytes that need no escape go in runs (a pull writes a base per object).
+            var start = 0
+            for index in utf8.indices {
+                let byte = utf8[index]
+                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte == UInt8(ascii: "/") else {
+                    continue
+                }
+                if start < index { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start..<index])) }
+                start = index + 1
+                appendEscape(of: byte, to: &bytes)
             }
+            if start < utf8.count { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start...])) }
         }
         bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// The JSON escape of a byte that needs one.
+    private static func appendEscape(of byte: UInt8, to bytes: inout [UInt8]) {
+        let hex = Array("0123456789abcdef".utf8)
+        switch byte {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"):
+            bytes.append(UInt8(ascii: "\\"))
+            bytes.append(byte)
+        case 0x08: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "b")]
+        case 0x0C: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "f")]
+        case 0x0A: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
+        case 0x0D: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
+        case 0x09: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
+        default:
+            bytes += [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)], hex[Int(byte & 15)]]
+        }
     }
 
     /// The values of a JSON object of strings and nulls (what ``encode(_:)`` writes); nil for

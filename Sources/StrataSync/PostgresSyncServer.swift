@@ -633,21 +633,30 @@ public actor PostgresSyncServer: SyncServer {
     /// The current rows of `ids` (wire text by column), those that exist.
     func rows(of entity: SyncedTables.Entity, ids: [UUID], _ connection: PostgresConnection) async throws -> [UUID: [String: String?]] {
         guard !ids.isEmpty else { return [:] }
-        let columns = entity.columns
-        let list = ([quoted(entity.primaryKey) + "::text"] + columns.map { PostgresSchema.toText($0.name, $0.valueType) })
-            .joined(separator: ", ")
         var binds = PostgresBindings()
-        binds.append(ids.map { $0.uuidString.lowercased() })
+        binds.append(ids)  // a uuid[], sent in binary
+        return try await rows(of: entity, where: "\(quoted(entity.primaryKey)) = ANY($1)", binds, count: ids.count, connection)
+    }
+
+    /// The current rows of `entity` that `condition` selects (wire text by column).
+    func rows(
+        of entity: SyncedTables.Entity, where condition: String, _ binds: PostgresBindings, count: Int, _ connection: PostgresConnection
+    ) async throws -> [UUID: [String: String?]] {
+        let columns = entity.columns
+        let list = ([quoted(entity.primaryKey)] + columns.map { PostgresSchema.toText($0.name, $0.valueType) }).joined(separator: ", ")
         let rows = try await connection.query(
-            PostgresQuery(unsafeSQL: "SELECT \(list) FROM \(quoted(entity.name)) WHERE \(quoted(entity.primaryKey)) = ANY($1::text[]::uuid[])", binds: binds),
-            logger: logger)
+            PostgresQuery(unsafeSQL: "SELECT \(list) FROM \(quoted(entity.name)) WHERE \(condition)", binds: binds), logger: logger)
         var result: [UUID: [String: String?]] = [:]
+        result.reserveCapacity(count)
         for try await row in rows {
-            let cells = row.makeRandomAccess()
-            guard let id = UUID(uuidString: try cells[0].decode(String.self)) else { continue }
+            var cells = row.makeIterator()
+            guard let idCell = cells.next(), let id = try idCell.decode(UUID?.self) else { continue }
             var values: [String: String?] = [:]
-            for (offset, column) in columns.enumerated() {
-                var text = try cells[offset + 1].decode(String?.self)
+            values.reserveCapacity(columns.count)
+            for column in columns {
+                guard let cell = cells.next() else { break }
+                // Every column is read as text: its bytes are the string.
+                var text = cell.dataType == .text ? cell.bytes.map { String(buffer: $0) } : try cell.decode(String?.self)
                 if column.valueType == .double || column.valueType == .float, let number = text.flatMap(Double.init) {
                     text = SyncValue.doubleText(number)  // PostgreSQL writes 1 where Swift writes 1.0
                 }
@@ -665,7 +674,7 @@ public actor PostgresSyncServer: SyncServer {
             let device = request.device.uuidString.lowercased()
             let entries = try await connection.query(
                 """
-                SELECT seq, tbl, id::text, a::text, b::text, origin FROM strata_sync_log \
+                SELECT seq, tbl, id, a, b, origin FROM strata_sync_log \
                 WHERE seq > \(request.cursor) ORDER BY seq LIMIT \(request.limit)
                 """, logger: logger)
             var cursor = request.cursor
@@ -674,15 +683,13 @@ public actor PostgresSyncServer: SyncServer {
             var seenObjects: Set<UUID> = []
             var links: [String: [(UUID, UUID)]] = [:]
             var seenLinks: Set<String> = []
-            for try await (seq, table, id, a, b, origin) in entries.decode((Int64, String, String?, String?, String?, String?).self) {
+            for try await (seq, table, id, a, b, origin) in entries.decode((Int64, String, UUID?, UUID?, UUID?, String?).self) {
                 cursor = seq
                 count += 1
                 guard origin != device else { continue }
-                if let id = id.flatMap(UUID.init(uuidString:)) {
+                if let id {
                     if seenObjects.insert(id).inserted { objects[table, default: []].append(id) }
-                } else if let a = a.flatMap(UUID.init(uuidString:)), let b = b.flatMap(UUID.init(uuidString:)),
-                          seenLinks.insert("\(table) \(a) \(b)").inserted
-                {
+                } else if let a, let b, seenLinks.insert("\(table) \(a) \(b)").inserted {
                     links[table, default: []].append((a, b))
                 }
             }

@@ -15,7 +15,9 @@ public struct SyncOptions: Sendable {
     /// The first and the longest wait before retrying after a failure (doubled each time,
     /// with jitter).
     public var retryDelays: ClosedRange<Duration>
-    /// The most server log entries read in one pull.
+    /// The most server log entries read in one pull batch (each applied in one transaction).
+    /// A pull from the beginning of the server's log (an initial sync) reads four times as
+    /// many in each batch after its first.
     public var pullBatchSize: Int
     /// The most new objects or deletions sent in one push (the rest follow in the next).
     public var pushBatchSize: Int
@@ -337,6 +339,10 @@ public actor StoreSync {
 
     // MARK: - Pull
 
+    /// How many times ``SyncOptions/pullBatchSize`` a pull from the log's beginning reads
+    /// per batch after its first.
+    static let initialPullBatchFactor = 4
+
     /// The SQLite page cache of the writer while a pull's batch is applied (at least).
     static let pullCacheBytes = 64 << 20
 
@@ -360,6 +366,13 @@ public actor StoreSync {
             try LocalSyncState.set("cursor", "0", db)
         }
         var cursor = try self.cursor()
+        // A pull from the log's beginning (an initial sync, a rescan) reads larger batches
+        // after its first: fewer transactions, each rewriting fewer pages of the sync-id index
+        // (its ids are random) per object. The first stays small, so that the store starts
+        // applying while the second is read.
+        let batch = options.pullBatchSize
+        let limit = cursor == 0 ? min(batch, Int.max / Self.initialPullBatchFactor) * Self.initialPullBatchFactor : batch
+        var request = SyncPullRequest(device: device, cursor: cursor, limit: options.pullBatchSize)
         // The next batch is read from the server while this one is applied here.
         var next: Task<SyncPullResult, any Error>?
         defer { next?.cancel() }
@@ -369,7 +382,8 @@ public actor StoreSync {
                 next = nil
                 result = try await prefetched.value
             } else {
-                result = try await server.pull(SyncPullRequest(device: device, cursor: cursor, limit: options.pullBatchSize))
+                request = SyncPullRequest(device: device, cursor: cursor, limit: request.limit)
+                result = try await server.pull(request)
             }
             if result.cursor == cursor && result.changes.isEmpty { break }
             let logger = options.logger
@@ -378,7 +392,8 @@ public actor StoreSync {
                 for change in result.changes { logger.trace("pull \(change.kind) \(change.table) \(change.id?.uuidString ?? "\(change.link ?? [:])")") }
             }
             if result.hasMore {
-                let server = server, request = SyncPullRequest(device: device, cursor: result.cursor, limit: options.pullBatchSize)
+                request = SyncPullRequest(device: device, cursor: result.cursor, limit: limit)
+                let server = server, request = request
                 next = Task { try await server.pull(request) }
             }
             let from = cursor

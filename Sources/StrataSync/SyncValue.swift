@@ -58,7 +58,7 @@ enum SyncValue {
         case .double, .float:
             return (Double(text) ?? .nan).databaseValue
         case .uuid:
-            guard let uuid = UUID(uuidString: text) else { return text.databaseValue }
+            guard let uuid = uuid(text) else { return text.databaseValue }
             return uuid.databaseValue
         case .data:
             return (data(hex: text) ?? Data(text.utf8)).databaseValue
@@ -88,16 +88,12 @@ enum SyncValue {
         var text = Substring(text)
         if text.hasPrefix("\\x") { text = text.dropFirst(2) }
         guard text.utf8.count.isMultiple(of: 2) else { return nil }
-        var result = Data(capacity: text.utf8.count / 2)
+        // Into an array first: appending to `Data` byte by byte cost more than the decoding.
+        var result: [UInt8] = []
+        result.reserveCapacity(text.utf8.count / 2)
         var high: UInt8?
         for byte in text.utf8 {
-            let value: UInt8
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): value = byte - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): value = byte - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): value = byte - UInt8(ascii: "A") + 10
-            default: return nil
-            }
+            guard let value = hexDigit(byte) else { return nil }
             if let first = high {
                 result.append(first << 4 | value)
                 high = nil
@@ -105,6 +101,63 @@ enum SyncValue {
                 high = value
             }
         }
-        return result
+        return Data(result)
+    }
+
+    @inline(__always)
+    static func hexDigit(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+
+    /// The UUID of `text`, as `UUID(uuidString:)` reads it (`8-4-4-4-12` hexadecimal digits,
+    /// either case), without its formatted scan, which a pull of thousands of ids felt.
+    static func uuid(_ text: String) -> UUID? {
+        var copy = text
+        let fast = copy.withUTF8 { bytes -> UUID? in
+            guard bytes.count == 36 else { return nil }
+            var value: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+            let parsed = withUnsafeMutableBytes(of: &value) { out -> Bool in
+                var index = 0
+                for offset in 0..<16 {
+                    if index == 8 || index == 13 || index == 18 || index == 23 {
+                        guard bytes[index] == UInt8(ascii: "-") else { return false }
+                        index += 1
+                    }
+                    guard let high = hexDigit(bytes[index]), let low = hexDigit(bytes[index + 1]) else { return false }
+                    out[offset] = high << 4 | low
+                    index += 2
+                }
+                return true
+            }
+            return parsed ? UUID(uuid: value) : nil
+        }
+        return fast ?? UUID(uuidString: text)  // anything else: as Foundation decides
+    }
+
+    /// `uuid.uuidString.lowercased()`, written directly.
+    static func text(of uuid: UUID) -> String {
+        let digits: StaticString = "0123456789abcdef"
+        return withUnsafeBytes(of: uuid.uuid) { bytes in
+            String(unsafeUninitializedCapacity: 36) { out in
+                digits.withUTF8Buffer { digits in
+                    var index = 0
+                    for offset in 0..<16 {
+                        if offset == 4 || offset == 6 || offset == 8 || offset == 10 {
+                            out[index] = UInt8(ascii: "-")
+                            index += 1
+                        }
+                        out[index] = digits[Int(bytes[offset] >> 4)]
+                        out[index + 1] = digits[Int(bytes[offset] & 15)]
+                        index += 2
+                    }
+                }
+                return 36
+            }
+        }
     }
 }

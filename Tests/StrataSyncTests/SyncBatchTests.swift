@@ -112,3 +112,65 @@ struct SyncBatchTests {
         #expect(try a.sync.conflicts().map(\.kind) == [.notAppliedHere])
     }
 }
+
+/// The sync's own readers and writers of ids and hexadecimal, which a pull runs per value,
+/// agree with Foundation's; and the identity trigger of earlier versions is replaced.
+@Suite("Wire text by hand")
+struct SyncWireTextTests {
+    @Test func idsAndHexadecimalReadAndWriteAsFoundationDoes() {
+        for _ in 0..<200 {
+            let id = UUID()
+            #expect(SyncValue.text(of: id) == id.uuidString.lowercased())
+            #expect(SyncValue.uuid(id.uuidString) == id)
+            #expect(SyncValue.uuid(id.uuidString.lowercased()) == id)
+        }
+        let samples = [
+            "", "not a uuid", "E621E1F8-C36C-495A-93FC-0C247A3E6E5F", "e621e1f8-c36c-495a-93fc-0c247a3e6e5g",
+            "e621e1f8c36c-495a-93fc-0c247a3e6e5ff", "e621e1f8-c36c-495a-93fc-0c247a3e6e5", "{e621e1f8-c36c-495a-93fc-0c247a3e6e5f}",
+            "e621e1f8-c36c-495a-93fc-0c247a3e6e5f ", "é621e1f8-c36c-495a-93fc-0c247a3e6e5f",
+        ]
+        for text in samples { #expect(SyncValue.uuid(text) == UUID(uuidString: text), "\(text)") }
+        #expect(SyncValue.data(hex: "00ff10Ab") == Data([0, 255, 16, 171]))
+        #expect(SyncValue.data(hex: "\\x0a") == Data([10]))
+        #expect(SyncValue.data(hex: "") == Data())
+        #expect(SyncValue.data(hex: "abc") == nil)
+        #expect(SyncValue.data(hex: "zz") == nil)
+    }
+
+    @Test func theIdentityTriggerOfEarlierVersionsIsReplaced() async throws {
+        let folder = try TemporaryDirectory()
+        let path = folder.path("store.sqlite")
+        let configuration = PostgresConnection.Configuration(
+            host: "localhost", username: "nobody", password: nil, database: nil, tls: .disable)
+        func open() throws -> (Store, StoreSync) {
+            let store = try Store(schema: StrataModel.schema, path: path)
+            return (store, try StoreSync(store: store, server: try PostgresSyncServer(configuration: configuration, schema: StrataModel.schema)))
+        }
+        let trigger = "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = 'stratasync_insert_Board'"
+        do {
+            let (store, _) = try open()
+            // The trigger as earlier versions made it: a random id for every row, dropped by
+            // the `OR IGNORE` when the row had one.
+            try await store.write { db in
+                try db.execute(sql: "DROP TRIGGER \"stratasync_insert_Board\"")
+                try db.execute(sql: """
+                    CREATE TRIGGER "stratasync_insert_Board" AFTER INSERT ON "Board" BEGIN \
+                    INSERT OR IGNORE INTO stratasync_objects (uuid, tbl, rowid_) VALUES (\(LocalSyncState.uuidSQL), 'Board', NEW."id"); END
+                    """)
+                _ = try db.insert(Board(name: "Before"))
+            }
+            #expect(try await store.read { db in try String.fetchOne(db, sql: trigger) }?.contains("WHERE NOT EXISTS") == false)
+            try store.close()
+        }
+        let (store, sync) = try open()
+        defer { try? store.close() }
+        #expect(try await store.read { db in try String.fetchOne(db, sql: trigger) }?.contains("WHERE NOT EXISTS") == true)
+        // Rows written here still get one sync id each.
+        let board = try await store.write { db in try db.insert(Board(name: "After")) }
+        #expect(try sync.syncID(of: "Board", id: board.id.rawValue) != nil)
+        let counts = try await store.read { db in
+            try Int.fetchAll(db, sql: "SELECT COUNT(*) FROM stratasync_objects WHERE tbl = 'Board' GROUP BY rowid_")
+        }
+        #expect(counts == [1, 1])
+    }
+}
