@@ -8,7 +8,7 @@ import GRDBSQLite
 /// `strataColumnNames` and by its name:
 ///
 /// - from a GRDB `Row` (``init(row:)``, what `init(row:)` passes), by name, as
-///   ``GRDB/Row/strataValue(_:of:as:)`` does;
+///   `Row.strataValue(_:of:as:)` does;
 /// - from a statement that selected exactly those columns in that order (Strata's results
 ///   fetches), by position, straight from SQLite: no column-name lookup, no `Row` value,
 ///   text read in full with its stored length.
@@ -44,7 +44,7 @@ public struct EntityColumns {
     }
 
     /// The value of a required column: `position` in the entity's `strataColumnNames`,
-    /// named `column`. See ``GRDB/Row/strataValue(_:of:as:)`` for what is accepted.
+    /// named `column`. See `Row.strataValue(_:of:as:)` for what is accepted.
     @inlinable
     public func value<Value: DatabaseValueConvertible>(
         _ position: Int32, _ column: String, of entity: String, as type: Value.Type = Value.self
@@ -76,7 +76,7 @@ public struct EntityColumns {
     }
 
     /// The value of a required `Codable` attribute stored as JSON text (see
-    /// ``GRDB/Row/strataJSONValue(_:of:as:)``).
+    /// `Row.strataJSONValue(_:of:as:)`).
     public func jsonValue<Value: Decodable>(
         _ position: Int32, _ column: String, of entity: String, as type: Value.Type = Value.self
     ) throws -> Value {
