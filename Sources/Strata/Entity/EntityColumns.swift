@@ -13,7 +13,8 @@ import GRDBSQLite
 ///   fetches), by position, straight from SQLite: no column-name lookup, no `Row` value,
 ///   text read in full with its stored length.
 ///
-/// Either way the same values are accepted and the same ``ValueDecodingError`` is thrown.
+/// Either way the same values are accepted and the same ``ValueDecodingError`` is thrown
+/// (a column missing from the table fails the statement itself when read by position).
 public struct EntityColumns {
     @usableFromInline
     enum Source {

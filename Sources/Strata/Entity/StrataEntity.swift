@@ -26,9 +26,11 @@ where ID == EntityID<Self> {
     var objectID: ID { get set }
 
     /// The stored columns that ``init(strataColumns:)`` reads, in the order of their
-    /// positions; empty when it reads by name only (the default, for entities written by
-    /// hand). Results fetches select exactly these columns, so that generated entities are
-    /// decoded by position, straight from SQLite.
+    /// positions, the primary key first; empty when it reads by name only (the default, for
+    /// entities written by hand). Results fetches select exactly these columns, so that
+    /// generated entities are decoded by position, straight from SQLite. An entity that
+    /// lists columns must also implement ``init(strataColumns:)`` (the default reads rows
+    /// only, and stops the program when given a statement's columns).
     static var strataColumnNames: [String] { get }
 
     /// Decodes an object from its stored columns (see ``EntityColumns``). Generated

@@ -73,5 +73,19 @@ struct DecodingByPositionTests {
         let expected = try #require(byName, "GRDB's fetch read \(column) = \(value)")
         #expect(expected.column == column)
         #expect(byPosition == expected, "\(String(describing: byPosition)) vs \(expected)")
+
+        // Batched pages decode by position too: reading the row throws the same error (the
+        // open reads keys only; a bad id or section key fails it instead).
+        var inPages: ValueDecodingError?
+        do {
+            let batched = try ResultsController(
+                store: store, request: Note.Fetches.all, loading: .batched(pageSize: 1),
+                deliveryQueue: DispatchQueue(label: "decoding"))
+            #expect(batched.engineForTesting.isBatched)
+            for section in batched.snapshot.sections {
+                for index in section.rows.indices { _ = try section.rows.item(at: index) }
+            }
+        } catch let error as ValueDecodingError { inPages = error }
+        #expect(inPages == expected, "pages: \(String(describing: inPages)) vs \(expected)")
     }
 }

@@ -9,8 +9,9 @@
 /// Ids are SQLite rowids, which a table hands out in order: when the ids to index lie in a
 /// range not much wider than their number (``reserveCapacity(_:ids:)``), an id finds its
 /// slot at its offset in a plain array (4 bytes an id, no hashing); ids outside it, and all
-/// ids otherwise, go to a dictionary. New rows take the next rowid, so the range grows
-/// with them while it stays dense.
+/// ids otherwise, go to a dictionary. A new row that takes the id just past the range (the
+/// next rowid, while every new row of the table enters the results) extends it while it
+/// stays dense; others go to the dictionary, which costs hashing, not correctness.
 struct IDSlots: Sendable {
     /// The slot + 1 of each id from `base` on (0: none).
     private var direct: ContiguousArray<UInt32> = []
@@ -82,7 +83,9 @@ struct IDSlots: Sendable {
         precondition(slot < Int(Int32.max), "too many items")
         if let offset = directOffset(id) {
             direct[offset] = UInt32(slot + 1)
-        } else if !direct.isEmpty, id == base + Int64(direct.count), direct.count < Self.directLimit(slot + 1) {
+        } else if !direct.isEmpty, case let (next, overflowed) = base.addingReportingOverflow(Int64(direct.count)),
+            !overflowed, id == next, direct.count < Self.directLimit(slot + 1)
+        {
             // The next rowid: the range grows with the table.
             direct.append(UInt32(slot + 1))
         } else {

@@ -179,6 +179,8 @@ struct ItemSections: Sendable {
         slots.removeAll()
         sectionSlots.removeAll(keepingCapacity: true)
         hiddenKeys = [:]
+        // Sections met before a refetch are not kept: slots are never reused otherwise.
+        sectionTable = SectionSlots()
     }
 
     func slot(of id: Int64) -> Int? { slots.slot(of: id) }
@@ -225,9 +227,10 @@ struct ItemSections: Sendable {
         return freed
     }
 
-    /// Takes the item `id` out of its section; returns the raw key it is filed under among
-    /// the hidden items: known from the section (an entity section's object id, a keyed
-    /// section's key).
+    /// Takes the item `id` out of its section; returns the key it is filed under among the
+    /// hidden items, known from its section: an entity section's object id (the only
+    /// hidden items a section can adopt, filed by integer), a keyed section's key (the
+    /// letter, for first-letter sections).
     mutating func hide(_ id: Int64) -> DatabaseValue? {
         guard let slot = slots.slot(of: id) else { return nil }
         if let key = hiddenKeys[id] { return key }
@@ -275,8 +278,9 @@ struct SectionSlots: Sendable {
         slot == Self.hiddenSlot ? nil : sections[Int(slot)]
     }
 
-    /// The slot of `section` (nil: ``hiddenSlot``), made on first use. Slots are never
-    /// reused: there are as many as distinct sections ever met.
+    /// The slot of `section` (nil: ``hiddenSlot``), made on first use. Slots are not reused
+    /// until the index starts over (a refetch): there are as many as distinct sections met
+    /// since.
     mutating func slot(for section: SectionID?) -> UInt32 {
         guard let section else { return Self.hiddenSlot }
         if let slot = slotOfSection[section] { return slot }

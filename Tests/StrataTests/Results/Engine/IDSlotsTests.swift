@@ -74,4 +74,24 @@ struct IDSlotsTests {
         let wrong = used.filter { slots.slot(of: $0) != reference[$0] }
         #expect(wrong.isEmpty && Array(slots.ids) == order, "seed \(seed): final state differs")
     }
+
+    @Test("a direct table that ends at Int64.max neither traps nor grows past it")
+    func rangeAtTheTopOfInt64() {
+        var slots = IDSlots()
+        slots.reserveCapacity(4, ids: (Int64.max - 3)...Int64.max)
+        var expected: [Int64] = []
+        for id in [Int64.max, Int64.max - 3, Int64.max - 1, 5, Int64.min, Int64.max - 2] {
+            #expect(slots.append(id) == expected.count)
+            expected.append(id)
+        }
+        for (slot, id) in expected.enumerated() { #expect(slots.slot(of: id) == slot) }
+        #expect(slots.remove(Int64.max)?.slot == 0)
+        #expect(slots.slot(of: Int64.max) == nil && slots.slot(of: Int64.max - 2) == 0)
+
+        var single = IDSlots()
+        single.reserveCapacity(1, ids: Int64.max...Int64.max)
+        #expect(single.append(Int64.max) == 0)
+        #expect(single.append(17) == 1)  // a random rowid, once the largest is taken
+        #expect(single.slot(of: 17) == 1 && single.slot(of: Int64.max) == 0)
+    }
 }
