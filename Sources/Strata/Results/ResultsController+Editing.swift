@@ -164,8 +164,7 @@ extension ResultsController {
                 return true
             }
             if ordering.parentsMayInterleave {
-                let keysBase = try fetcher.sortKeysBase()
-                let itemKeys = try fetcher.sortKeys(db, of: item.objectID.rawValue, base: keysBase)
+                let itemKeys = try fetcher.sortKeys(db, of: item.objectID.rawValue)
                 if try fetcher.hasItemOfAnotherParent(
                     db, foreignKey: storage.foreignKey, parent: parent, prefix: itemKeys[..<ordering.positionIndex])
                 {
@@ -174,7 +173,7 @@ extension ResultsController {
                     func row(_ id: Int64?) throws -> InterleavedPlacement.Row? {
                         guard let id else { return nil }
                         do {
-                            return InterleavedPlacement.Row(id: id, keys: try fetcher.sortKeys(db, of: id, base: keysBase))
+                            return InterleavedPlacement.Row(id: id, keys: try fetcher.sortKeys(db, of: id))
                         } catch ResultsError.itemUnavailable {
                             return nil
                         }

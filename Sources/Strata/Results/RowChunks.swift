@@ -206,6 +206,40 @@ extension RowChunks where Element: Equatable {
     func contains(_ element: Element) -> Bool { firstIndex(of: element) != nil }
 }
 
+extension RowChunks where Element == Int64 {
+    /// The first position of the id `element`: each chunk scanned eight ids at a time (a
+    /// batched index finds a changed item's old place this way, its old keys being gone).
+    func firstIndex(of element: Int64) -> Int? {
+        var start = 0
+        for (chunk, end) in zip(chunks, ends) {
+            if let offset = Self.firstOffset(of: element, in: chunk) { return start + offset }
+            start = end
+        }
+        return nil
+    }
+
+    func contains(_ element: Int64) -> Bool { firstIndex(of: element) != nil }
+
+    private static func firstOffset(of element: Int64, in chunk: [Int64]) -> Int? {
+        chunk.withUnsafeBufferPointer { buffer in
+            var index = 0
+            if let base = buffer.baseAddress {
+                let target = SIMD8<Int64>(repeating: element)
+                let raw = UnsafeRawPointer(base)
+                while index + 8 <= buffer.count {
+                    if any(raw.loadUnaligned(fromByteOffset: index &* 8, as: SIMD8<Int64>.self) .== target) { break }
+                    index &+= 8
+                }
+            }
+            while index < buffer.count {
+                if buffer[index] == element { return index }
+                index += 1
+            }
+            return nil
+        }
+    }
+}
+
 extension RowChunks: Equatable where Element: Equatable {
     /// Element by element; chunks the two share are not compared.
     static func == (lhs: RowChunks, rhs: RowChunks) -> Bool {
@@ -216,6 +250,22 @@ extension RowChunks: Equatable where Element: Equatable {
             }
             return true
         }
-        return lhs.elementsEqual(rhs)
+        return lhs.chunksEqual(rhs)
+    }
+
+    /// Element by element, walking the chunks of both in step (their boundaries differ): no
+    /// element is located by a search of the chunks' ends.
+    private func chunksEqual(_ other: RowChunks) -> Bool {
+        var a = chunks.makeIterator(), b = other.chunks.makeIterator()
+        var x = a.next()?[...] ?? [], y = b.next()?[...] ?? []
+        while true {
+            if x.isEmpty { guard let next = a.next() else { break }; x = next[...] }
+            if y.isEmpty { guard let next = b.next() else { break }; y = next[...] }
+            let count = Swift.min(x.count, y.count)
+            guard x.prefix(count).elementsEqual(y.prefix(count)) else { return false }
+            x = x.dropFirst(count)
+            y = y.dropFirst(count)
+        }
+        return x.isEmpty && y.isEmpty && a.next() == nil && b.next() == nil
     }
 }

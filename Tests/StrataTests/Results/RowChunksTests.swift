@@ -68,4 +68,40 @@ struct RowChunksTests {
         #expect(Array(copy) == Array(base))
         #expect(base.sharesStorage(with: RowChunks(base)) == false && base.sharesStorage(with: base))
     }
+
+    @Test("ids are found, and values with other chunk boundaries compared, as in an array")
+    func idsAgainstArray() {
+        let seed = UInt64.random(in: 1...1_000_000)
+        var random = SeededGenerator(seed: seed)
+        for round in 0..<40 {
+            let count = Int.random(in: 0..<2_000, using: &random)
+            let reference = (0..<count).map { _ in Int64.random(in: -50...5_000, using: &random) }
+            let whole = RowChunks(reference)
+            // The same elements in other chunks: an element inserted at random places and
+            // removed again splits the chunks where `whole` has none.
+            var split = whole
+            for _ in 0..<Int.random(in: 0..<30, using: &random) {
+                let position = Int.random(in: 0...split.count, using: &random)
+                for _ in 0..<300 { split.insert(-1, at: position) }
+                for _ in 0..<300 { _ = split.remove(at: position) }
+            }
+            split._checkInvariants()
+            #expect(Array(split) == reference, "seed \(seed), round \(round)")
+            for probe in [-51, 5_001] + reference.prefix(10) + reference.suffix(10) {
+                #expect(whole.firstIndex(of: probe) == reference.firstIndex(of: probe), "seed \(seed), round \(round), id \(probe)")
+                #expect(split.firstIndex(of: probe) == reference.firstIndex(of: probe), "seed \(seed), round \(round), id \(probe)")
+                #expect(split.contains(probe) == reference.contains(probe), "seed \(seed), round \(round), id \(probe)")
+            }
+            #expect(whole == split, "seed \(seed), round \(round): same elements, other chunks")
+            guard !reference.isEmpty else { continue }
+            // One element different, anywhere: not equal, whatever the chunks.
+            var other = split
+            let position = Int.random(in: 0..<reference.count, using: &random)
+            other.replace(at: position, with: reference[position] &+ 1)
+            #expect(whole != other && other != whole, "seed \(seed), round \(round): changed at \(position)")
+            var shorter = split
+            _ = shorter.remove(at: position)
+            #expect(whole != shorter, "seed \(seed), round \(round): one fewer")
+        }
+    }
 }

@@ -208,8 +208,6 @@ struct BatchedLoading<Item: StrataEntity>: ItemLoading {
     let cachedPages: Int
     /// Made by the first fetch.
     private(set) var loader: PageLoader<Item>?
-    /// The start of the statement the index reads sort keys with.
-    private var sortKeysBase: SQL?
 
     init(store: Store, path: String, pageSize: Int, cachedPages: Int) {
         self.store = store
@@ -260,9 +258,7 @@ struct BatchedLoading<Item: StrataEntity>: ItemLoading {
     ) throws {
         guard let loader else { preconditionFailure("a commit applied before the first fetch") }
         try loader.commit(changed: tracked.own) { index.contains($0) }
-        let base = try sortKeysBase ?? fetcher.sortKeysBase()
-        sortKeysBase = base
-        index.keyReader = { id in try fetcher.sortKeys(db, of: id, base: base) }
+        index.keyReader = { id in try fetcher.sortKeys(db, of: id) }
     }
 
     func endCommit<Section>(leaving: [Int64], index: inout SectionedIndex<Section, Keys>) {

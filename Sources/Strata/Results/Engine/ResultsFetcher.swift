@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 import GRDBSQLite
 
@@ -9,6 +10,36 @@ struct IndexKeys {
     var key: DatabaseValue
     /// The ordering value of the key (enum keys order by declaration).
     var keyOrder: DatabaseValue
+}
+
+/// The text of a statement built from a request's plan, with the values its predicate binds.
+struct StatementText: Sendable {
+    var sql: String
+    var arguments: StatementArguments
+    /// The section key columns that follow the sort keys (0, 1 or 2).
+    var keyColumns: Int
+}
+
+/// The texts of the statements a fetcher runs at every commit (re-reads of a few ids, one
+/// item's sort keys), each built once: building one from the plan cost more than running it.
+/// Shared by the copies of a fetcher; the statements themselves stay prepared in the
+/// connection's cache.
+final class StatementTexts: @unchecked Sendable {
+    enum Kind: Hashable {
+        case reread(count: Int, keysOnly: Bool)
+        case sortKeys
+    }
+
+    private let lock = NSLock()
+    private var texts: [Kind: StatementText] = [:]
+
+    /// The text of `kind`, built by `make` the first time.
+    func text(for kind: Kind, _ make: () throws -> StatementText) rethrows -> StatementText {
+        if let text = lock.withLock({ texts[kind] }) { return text }
+        let text = try make()
+        lock.withLock { texts[kind] = text }
+        return text
+    }
 }
 
 /// A section object as read: its id, its value, and the values of the section sort.
@@ -27,6 +58,8 @@ struct FetchedSection<Section> {
 /// below SQLite's limit on bound parameters.
 struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendable {
     let plan: ResultsQueryPlan
+    /// The texts of the statements read at every commit, built once (see ``StatementTexts``).
+    private let texts = StatementTexts()
 
     /// The most ids one statement binds.
     static var chunkSize: Int { 500 }
@@ -121,6 +154,52 @@ struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendabl
     private func forEachRow(
         _ db: Database, chunk: ArraySlice<Int64>?, keysOnly: Bool, _ body: (Row, SQLiteStatement, IndexKeys) throws -> Void
     ) throws {
+        if let chunk, chunk.isEmpty { return }
+        // A re-read of a few ids (most commits change one row or a few) keeps its statement
+        // prepared in the connection's cache and its text here: building and preparing it
+        // was a large part of a one-row commit.
+        let text: StatementText
+        let statement: Statement
+        if let chunk, chunk.count <= Self.cachedRereadMaximum {
+            text = try texts.text(for: .reread(count: chunk.count, keysOnly: keysOnly)) {
+                try selectText(db, idCount: chunk.count, keysOnly: keysOnly)
+            }
+            statement = try db.cachedStatement(sql: text.sql)
+        } else {
+            text = try selectText(db, idCount: chunk?.count, keysOnly: keysOnly)
+            statement = try db.makeStatement(sql: text.sql)
+        }
+        if let chunk {
+            statement.setUncheckedArguments(text.arguments + StatementArguments(chunk))
+        } else {
+            statement.setUncheckedArguments(text.arguments)
+        }
+        let sortCount = plan.sort.count, keyColumns = text.keyColumns
+        let sqliteStatement = statement.sqliteStatement
+        // A cursor, not `Row.fetchAll`: its rows find columns through the statement. The
+        // extra columns follow the entity's own, so they are read by index.
+        let rows = try Row.fetchCursor(statement)
+        // The sort and section keys follow the item's columns; read by position (text in full).
+        let first = Int32(statement.columnCount - sortCount - keyColumns)
+        let keyIndex = first + Int32(sortCount)
+        // One buffer for every row's sort keys: a row whose keys the body keeps (a section's
+        // first, a re-read) makes the next row copy it; the others reuse it.
+        var sort: [DatabaseValue] = []
+        sort.reserveCapacity(sortCount)
+        while let row = try rows.next() {
+            sort.removeAll(keepingCapacity: true)
+            for index in first..<keyIndex { sort.append(EntityColumns.storedValue(sqliteStatement, index)) }
+            let key: DatabaseValue = keyColumns > 0 ? DatabaseValue(sqliteStatement: sqliteStatement, index: keyIndex) : .null
+            let keyOrder: DatabaseValue = keyColumns > 1 ? DatabaseValue(sqliteStatement: sqliteStatement, index: keyIndex + 1) : key
+            try body(row, sqliteStatement, IndexKeys(sort: sort, key: key, keyOrder: keyOrder))
+        }
+    }
+
+    /// The text of the statement that reads the items (all of them in SQL order when
+    /// `idCount` is nil; otherwise those of `idCount` ids, bound after `arguments`, in no
+    /// order): their columns (only the id when `keysOnly`), then the sort keys, then the
+    /// section keys.
+    private func selectText(_ db: Database, idCount: Int?, keysOnly: Bool) throws -> StatementText {
         var builder = try SQLQueryBuilder(schema: plan.schema, rootEntity: plan.itemEntity)
         let alias = builder.rootAlias
         let columns: String
@@ -138,39 +217,18 @@ struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendabl
         let keyColumns = try appendSectionKeys(to: &selection, &builder)
         var conditions: [SQL] = []
         if let predicate = plan.predicate { conditions.append(try builder.condition(predicate)) }
-        if let chunk {
-            if chunk.isEmpty { return }
-            conditions.append(Self.idCondition(alias: builder.rootAlias, key: plan.itemKey, chunk))
+        // The ids' condition comes last, its values bound after the others'.
+        if let idCount {
+            conditions.append(SQL(sql: "\(alias).\(quoted(plan.itemKey)) IN (\(Self.placeholders(idCount)))"))
         }
         // Rows re-read by id are placed by their keys: they need no order. The order joins
         // what it reads before the FROM clause is taken.
-        let order = chunk == nil ? try builder.orderingTerms(plan.sort) : nil
+        let order = idCount == nil ? try builder.orderingTerms(plan.sort) : nil
         var sql: SQL = "SELECT \(selection) FROM \(conditions.isEmpty ? builder.fullScanFromClause : builder.fromClause)"
         if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
         if let order { sql += " ORDER BY \(order)" }
-        let sortCount = plan.sort.count
-        // A cursor, not `Row.fetchAll`: its rows find columns through the statement. The
-        // extra columns follow the entity's own, so they are read by index. The statement of
-        // a re-read of a few ids (most commits change one row or a few) stays prepared in the
-        // connection's cache: preparing it was a large part of a one-row commit.
-        let cached = chunk.map { $0.count <= Self.cachedRereadMaximum } ?? false
-        let statement = try SQLRequest<Row>(literal: sql, cached: cached).makePreparedRequest(db, forSingleResult: false).statement
-        let sqliteStatement = statement.sqliteStatement
-        let rows = try Row.fetchCursor(statement)
-        // The sort and section keys follow the item's columns; read by position (text in full).
-        let first = Int32(statement.columnCount - sortCount - keyColumns)
-        let keyIndex = first + Int32(sortCount)
-        // One buffer for every row's sort keys: a row whose keys the body keeps (a section's
-        // first, a re-read) makes the next row copy it; the others reuse it.
-        var sort: [DatabaseValue] = []
-        sort.reserveCapacity(sortCount)
-        while let row = try rows.next() {
-            sort.removeAll(keepingCapacity: true)
-            for index in first..<keyIndex { sort.append(EntityColumns.storedValue(sqliteStatement, index)) }
-            let key: DatabaseValue = keyColumns > 0 ? DatabaseValue(sqliteStatement: sqliteStatement, index: keyIndex) : .null
-            let keyOrder: DatabaseValue = keyColumns > 1 ? DatabaseValue(sqliteStatement: sqliteStatement, index: keyIndex + 1) : key
-            try body(row, sqliteStatement, IndexKeys(sort: sort, key: key, keyOrder: keyOrder))
-        }
+        let (text, arguments) = try sql.build(db)
+        return StatementText(sql: text, arguments: arguments, keyColumns: keyColumns)
     }
 
     /// Appends the raw section key (and, for keyed sections, its ordering value) to
@@ -190,21 +248,25 @@ struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendabl
         }
     }
 
-    /// The start of the statement that reads one item's sort keys by id (see
-    /// ``sortKeys(_:of:base:)``).
-    func sortKeysBase() throws -> SQL {
-        var builder = try SQLQueryBuilder(schema: plan.schema, rootEntity: plan.itemEntity)
-        var selection: [SQL] = []
-        for key in plan.sort { selection.append(try builder.orderingExpression(key)) }
-        if selection.isEmpty { selection.append(SQL(sql: "NULL")) }
-        return "SELECT \(selection.joined(separator: ", ")) FROM \(builder.fromClause) WHERE \(SQL(sql: builder.rootAlias)).\(SQL(sql: quoted(plan.itemKey))) = "
-    }
-
-    /// The sort keys of the item `id` as stored (a compact index's binary search reads them).
-    func sortKeys(_ db: Database, of id: Int64, base: SQL) throws -> [DatabaseValue] {
-        let request = SQLRequest<Row>(literal: base + SQL(sql: "?", arguments: [id]), cached: true)
-        guard let row = try Row.fetchOne(db, request) else { throw ResultsError.itemUnavailable(id) }
-        return (0..<plan.sort.count).map { DatabaseValueOrdering.sortValue(in: row, at: $0) }
+    /// The sort keys of the item `id` as stored (a compact index's binary search reads them,
+    /// once per probe): one cached statement, its values read straight from SQLite (text in
+    /// full, as the fetches read them).
+    func sortKeys(_ db: Database, of id: Int64) throws -> [DatabaseValue] {
+        let text = try texts.text(for: .sortKeys) {
+            var builder = try SQLQueryBuilder(schema: plan.schema, rootEntity: plan.itemEntity)
+            var selection: [SQL] = []
+            for key in plan.sort { selection.append(try builder.orderingExpression(key)) }
+            if selection.isEmpty { selection.append(SQL(sql: "NULL")) }
+            let sql: SQL = "SELECT \(selection.joined(separator: ", ")) FROM \(builder.fromClause) WHERE \(SQL(sql: builder.rootAlias)).\(SQL(sql: quoted(plan.itemKey))) = ?"
+            let (text, arguments) = try sql.build(db)
+            return StatementText(sql: text, arguments: arguments, keyColumns: 0)
+        }
+        let statement = try db.cachedStatement(sql: text.sql)
+        statement.setUncheckedArguments(text.arguments.isEmpty ? [id] : text.arguments + [id])
+        let rows = try Row.fetchCursor(statement)
+        guard try rows.next() != nil else { throw ResultsError.itemUnavailable(id) }
+        let sqliteStatement = statement.sqliteStatement
+        return (0..<Int32(plan.sort.count)).map { EntityColumns.storedValue(sqliteStatement, $0) }
     }
 
     /// Whether an item of the results (by the predicate) that is not a child of `parent` in
