@@ -138,6 +138,7 @@ extension ResultsController {
             // edit's commit is then the one the edit reads and writes.
             try store.observer.deliverExternalCommits(db)
             version = currentPublishedVersion
+            hintEditedRow(item.objectID.rawValue, in: sourceSection.id, at: source.item)
             let storage = ordering.storage
             let t = quoted(storage.table), fk = quoted(storage.foreignKey), k = quoted(storage.key)
             guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT \(fk) FROM \(t) WHERE \(k) = ?"), arguments: [item.objectID.rawValue])
@@ -280,6 +281,7 @@ extension ResultsController {
         try store.write { db in
             try store.observer.deliverExternalCommits(db)  // as for a move
             version = currentPublishedVersion
+            hintEditedRow(item.objectID.rawValue, in: old.sections[path.section].id, at: path.item)
             guard try db.delete(Item.self, id: item.objectID) else { throw ResultsEditError.itemDeleted }
         }
         let section = old.sections[path.section]

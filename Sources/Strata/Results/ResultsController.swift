@@ -526,6 +526,12 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
     /// The version of the last computed snapshot (see ``publish(reload:)``).
     var currentPublishedVersion: Int { locked { publishedVersion } }
 
+    /// Inside a user edit's write: the edited row `id` is at `index` of `section` in the
+    /// delivered snapshot, which the next commit (the edit's own) checks before searching.
+    func hintEditedRow(_ id: Int64, in section: SectionID, at index: Int) {
+        locked { engine.hintPlace(of: id, in: section, at: index) }
+    }
+
     // MARK: - Invariants
 
     /// Checks the controller's internal state (debug builds only; does nothing in release):

@@ -42,17 +42,44 @@ public final class Store: Sendable {
         /// ``Store/write(author:_:)``): "widget", "importer", … Nil by default.
         public var author: String?
 
+        /// How far a commit of a file store is made durable before ``Store/write(_:)-94s9x``
+        /// returns: ``Durability/normal`` by default.
+        public var durability: Durability
+
         /// Options; by default, destructive migrations are refused, history is recorded,
-        /// and other connections' commits are checked for every 50 ms.
+        /// other connections' commits are checked for every 50 ms, and commits are synced to
+        /// disk at checkpoints (``Durability/normal``).
         public init(
             allowDataLoss: Bool = false, recordsHistory: Bool = true,
-            externalCommitInterval: Duration? = .milliseconds(50), author: String? = nil
+            externalCommitInterval: Duration? = .milliseconds(50), author: String? = nil,
+            durability: Durability = .normal
         ) {
             self.allowDataLoss = allowDataLoss
             self.recordsHistory = recordsHistory
             self.externalCommitInterval = externalCommitInterval
             self.author = author
+            self.durability = durability
         }
+    }
+
+    /// How far a commit is made durable before its write returns: SQLite's `synchronous`
+    /// setting of a file store's writer (the file is in WAL mode). Either way the file is
+    /// never left corrupt or half-written, and every commit survives the app's crash or
+    /// being killed; they differ after a power loss or an operating-system crash.
+    ///
+    /// A sync of the disk can be most of the time of a small write (one to several
+    /// milliseconds on a shared virtual machine), and a user edit such as
+    /// ``ResultsController/moveItem(from:to:)-(ItemPath,_)`` waits for its write on the
+    /// delivery queue. See Docs/Decisions.md, "Durability".
+    public enum Durability: Hashable, Sendable {
+        /// The log is synced at checkpoints, not at each commit (`synchronous = NORMAL`, which
+        /// SQLite recommends for WAL mode, and GRDB's database pools and Android use): the last
+        /// commits before a power loss or an operating-system crash may be rolled back when
+        /// the file is next opened, each one whole. The default.
+        case normal
+        /// Every commit is synced to disk before its write returns (`synchronous = FULL`):
+        /// it survives a power loss too.
+        case full
     }
 
     /// The model the store holds.
@@ -194,6 +221,11 @@ public final class Store: Sendable {
             try replacedRows.install(db)
             try deniedDeletes.install(db, schema: schema)
             try observer.startReadingHistory(db)
+            if writer is DatabasePool {
+                observer.checkpoints.install(db)
+                // The pool's writer starts with NORMAL (set by GRDB with WAL mode).
+                if options.durability == .full { try db.execute(sql: "PRAGMA synchronous = FULL") }
+            }
         }
         writer.add(transactionObserver: ruleWatch, extent: .databaseLifetime)
         writer.add(transactionObserver: observer, extent: .databaseLifetime)

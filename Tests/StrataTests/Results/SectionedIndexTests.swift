@@ -175,8 +175,20 @@ struct SectionedIndexTests {
             try reference.write { db in try db.execute(sql: "INSERT INTO t VALUES (?, ?, ?)", arguments: [id, k, s]) }
             _ = try index.insert(id, Model.keys(k, s))
         }
+        // A removal may come with a hint of the item's place (a user edit's row): right,
+        // at another index, or in another section; the result must not depend on it.
         func remove(_ id: Int64) throws {
-            _ = try index.remove(id)
+            let place = try #require(try index.place(of: id))
+            let sections = Array(index.sections.keys)
+            switch Int.random(in: 0..<4, using: &random) {
+            case 0: index.placeHints[id] = (place.section, place.index)
+            case 1: index.placeHints[id] = (place.section, Int.random(in: -1...index.count + 1, using: &random))
+            case 2: index.placeHints[id] = (sections.randomElement(using: &random)!, place.index)
+            default: break
+            }
+            let removal = try index.remove(id)
+            index.placeHints.removeAll()
+            #expect(removal?.section == place.section && removal?.index == place.index, "seed \(seed): removal of \(id)")
             try reference.write { db in try db.execute(sql: "DELETE FROM t WHERE id = ?", arguments: [id]) }
         }
         for step in 0..<300 {

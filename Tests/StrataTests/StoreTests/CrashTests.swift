@@ -15,9 +15,14 @@ import Darwin
 @Suite("Store crash safety")
 struct CrashTests {
     static let childEnvironmentKey = "STRATA_CRASH_CHILD_STORE"
+    static let durabilityEnvironmentKey = "STRATA_CRASH_CHILD_DURABILITY"
 
-    @Test("a store killed with SIGKILL while writing reopens intact with every commit")
-    func killWhileWriting() throws {
+    /// With either durability: `.normal` (the default) syncs only at checkpoints, which a
+    /// power loss can tell from `.full`, but a killed process cannot.
+    @Test(
+        "a store killed with SIGKILL while writing reopens intact with every commit",
+        arguments: [Store.Durability.full, .normal])
+    func killWhileWriting(_ durability: Store.Durability) throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("crash.sqlite")
         // Create the store first so the child only writes.
@@ -28,6 +33,7 @@ struct CrashTests {
         process.arguments = Self.childArguments()
         var environment = ProcessInfo.processInfo.environment
         environment[Self.childEnvironmentKey] = path
+        environment[Self.durabilityEnvironmentKey] = durability == .normal ? "normal" : "full"
         process.environment = environment
         let pipe = Pipe()
         process.standardOutput = pipe
@@ -67,7 +73,9 @@ struct CrashTests {
     @Test(.enabled(if: ProcessInfo.processInfo.environment[childEnvironmentKey] != nil))
     func crashChildWriter() throws {
         let path = try #require(ProcessInfo.processInfo.environment[Self.childEnvironmentKey])
-        let store = try Store(schema: NotesModel.schema, path: path)
+        let normal = ProcessInfo.processInfo.environment[Self.durabilityEnvironmentKey] == "normal"
+        let store = try Store(schema: NotesModel.schema, path: path, options: Store.Options(durability: normal ? .normal : .full))
+        #expect(try store.write { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") } == (normal ? 1 : 2))
         for index in 0..<1_000_000 {
             try store.write { db in
                 let note = try db.insert(Note(title: "t\(index)", updatedAt: Date()))

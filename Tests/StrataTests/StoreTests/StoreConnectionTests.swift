@@ -23,6 +23,23 @@ struct StoreConnectionTests {
         #expect(try Store.inMemory(schema: NotesModel.schema).path == nil)
     }
 
+    @Test("durability sets SQLite's synchronous on the writer, NORMAL by default")
+    func durability() throws {
+        let directory = try TemporaryDirectory()
+        let cases = [(Store.Options(), 1), (Store.Options(durability: .normal), 1), (Store.Options(durability: .full), 2)]
+        for (index, (options, expected)) in cases.enumerated() {
+            let path = directory.path("d\(index).sqlite")
+            let store = try Store(schema: NotesModel.schema, path: path, options: options)
+            #expect(try store.write { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") } == expected, "\(options)")
+            // Commits are kept whole either way: written, closed, read again.
+            try store.write { db in _ = try db.insert(Tag(name: "kept")) }
+            try store.close()
+            let again = try Store(schema: NotesModel.schema, path: path, options: options)
+            #expect(try again.read { db in try String.fetchAll(db, sql: "SELECT name FROM Tag") } == ["kept"])
+            try again.close()
+        }
+    }
+
     @Test("an unfiltered DELETE reports every row (no truncate optimization)")
     func deleteAll() throws {
         let store = try Store.inMemory(schema: NotesModel.schema)

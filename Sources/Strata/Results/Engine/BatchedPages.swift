@@ -65,6 +65,30 @@ final class PinnedReader: @unchecked Sendable {
         }
     }
 
+    /// Ends the read transaction for a checkpoint of the log, holding the lock (no page is
+    /// read) until ``resumeAfterCheckpoint()``, on the same thread (the writer's, right
+    /// after a commit and its handlers, which moved this reader to it): the state pinned
+    /// again is the same, as no commit of this store can come in between. (Another process's
+    /// commit can, as between a commit and ``advance()``.)
+    func suspendForCheckpoint() {
+        lock.lock()
+        try? queue?.inDatabase { db in if db.isInsideTransaction { try db.commit() } }
+    }
+
+    /// Pins the state again after ``suspendForCheckpoint()``: on the database file alone
+    /// when the log was copied whole, so that the next write can start the log over.
+    func resumeAfterCheckpoint() {
+        defer { lock.unlock() }
+        guard let queue else { return }
+        do {
+            try queue.inDatabase { db in try Self.begin(db) }
+        } catch {
+            // No state pinned: the next read pins the file's (as after release()).
+            try? queue.close()
+            self.queue = nil
+        }
+    }
+
     /// Ends the read transaction and closes the connection.
     func release() {
         lock.lock()
@@ -116,6 +140,7 @@ final class PageLoader<Item: StrataEntity>: @unchecked Sendable {
         self.pageSize = max(1, pageSize)
         self.cachedPages = max(1, cachedPages)
         reader = try PinnedReader(store: store, path: path)
+        store.observer.checkpoints.follow(reader)
     }
 
     func locked<T>(_ body: () throws -> T) rethrows -> T {
@@ -205,6 +230,9 @@ final class PageLoader<Item: StrataEntity>: @unchecked Sendable {
     func detach() throws {
         try locked {
             let fresh = try PinnedReader(store: store, path: path)
+            // The old reader stays in its state for the older snapshots: not moved again.
+            store.observer.checkpoints.unfollow(reader)
+            store.observer.checkpoints.follow(fresh)
             reader = fresh
             generation += 1
             unknownSinceSnapshot = true

@@ -49,7 +49,14 @@ final class ResultsEngine<Item, Section: Hashable & Sendable, Loading: ItemLoadi
     /// Replaces the whole state with a fresh fetch, in one pass over the rows: index,
     /// values, and (without post-fetch options, where rows are items) the snapshot's rows.
     func fetchAll(_ db: Database) throws {
+        index.placeHints.removeAll()
         try loading.fetchAll(db, fetcher: fetcher, index: &index, journal: &journal)
+    }
+
+    /// The item `id` is at `index` of `section` in the last snapshot: the next commit's
+    /// search for it starts there (see ``SectionedIndex/placeHints``).
+    func hintPlace(of id: Int64, in section: SectionID, at index: Int) {
+        self.index.placeHints[id] = (section, index)
     }
 
     // MARK: - Incremental maintenance
@@ -62,6 +69,7 @@ final class ResultsEngine<Item, Section: Hashable & Sendable, Loading: ItemLoadi
     /// for patching to pay (``RefetchPolicy``, per loading) — before anything is changed.
     @discardableResult
     func apply(_ changes: CommittedChanges, _ db: Database) throws -> Bool {
+        defer { if !index.placeHints.isEmpty { index.placeHints.removeAll() } }
         let tracked: ResultsQueryPlan.TrackedChanges
         switch try plan.effect(of: changes, db, fetcher: fetcher) {
         case .unaffected:
@@ -254,6 +262,8 @@ protocol AnyResultsEngine<Item, Section>: AnyObject {
     var isBatched: Bool { get }
     func fetchAll(_ db: Database) throws
     @discardableResult func apply(_ changes: CommittedChanges, _ db: Database) throws -> Bool
+    /// Tells the next commit where the item `id` is in the last snapshot (a user edit's row).
+    func hintPlace(of id: Int64, in section: SectionID, at index: Int)
     func snapshot() -> ResultsSnapshot<Item, Section>
     func snapshotAndChanges() -> (snapshot: ResultsSnapshot<Item, Section>, changes: BatchBuilder.Known)
     /// This engine if it loads eagerly, else a new one loading eagerly in its state.

@@ -58,6 +58,12 @@ struct SectionedIndex<Section: Hashable & Sendable, Keys: IndexKeyStore> {
     }
 
     let kind: ResultsQueryPlan.SectionKind
+    /// Where items are known to be, from outside the index: a user edit knows the row it
+    /// moves or deletes (its place in the delivered snapshot, usually the index's too). A
+    /// hint is checked against the section's ids before it is used, so a stale one only
+    /// costs the search; the engine clears them after each commit. A batched index, which
+    /// keeps no keys to search with, would otherwise scan the section for the item.
+    var placeHints: [Int64: (section: SectionID, index: Int)] = [:]
     let itemDescending: [Bool]
     let sectionDescending: [Bool]
     /// What places each item.
@@ -199,7 +205,16 @@ struct SectionedIndex<Section: Hashable & Sendable, Keys: IndexKeyStore> {
         guard let found = keys.section(of: id), let section = found, let items = sections[section]?.items else {
             return nil
         }
-        return RowChange.Place(section: section, index: try keys.position(of: id, in: items, descending: itemDescending))
+        return RowChange.Place(section: section, index: try position(of: id, in: items, section: section))
+    }
+
+    /// The position of `id` in its section's `items`: where ``placeHints`` says, when it is
+    /// there, else where its key store finds it.
+    private func position(of id: Int64, in items: RowChunks<Int64>, section: SectionID) throws -> Int {
+        if let hint = placeHints[id], hint.section == section, hint.index >= 0, hint.index < items.count, items[hint.index] == id {
+            return hint.index
+        }
+        return try keys.position(of: id, in: items, descending: itemDescending)
     }
 
     /// Removes the item `id`; returns where it was shown.
@@ -210,7 +225,7 @@ struct SectionedIndex<Section: Hashable & Sendable, Keys: IndexKeyStore> {
             keys.remove(id)
             return nil
         }
-        let index = try keys.position(of: id, in: sections.values[s].items, descending: itemDescending)
+        let index = try position(of: id, in: sections.values[s].items, section: section)
         precondition(
             index < sections.values[s].items.count && sections.values[s].items[index] == id,
             "item \(id) not where expected")

@@ -63,6 +63,8 @@ final class CommitObserver: TransactionObserver, @unchecked Sendable {
     /// `PRAGMA data_version` of the writer connection at the last check for other
     /// connections' commits.
     var dataVersion: Int64?
+    /// The write-ahead log's checkpoints (file stores install it on the writer).
+    let checkpoints = WALCheckpoints()
 
     init(
         columnsByTable: [String: [String]], replacedRows: ReplacedRowLog, deniedDeletes: DeniedDeleteWatch,
@@ -177,6 +179,8 @@ final class CommitObserver: TransactionObserver, @unchecked Sendable {
     }
 
     func databaseDidCommit(_ db: Database) {
+        // Once every handler ran (a batched controller's pinned reader moved forward).
+        defer { checkpoints.checkpointIfNeeded(db) }
         var changes = recorded
         recorded = nil
         // Changes made after the history row was written (none through the store), or the
