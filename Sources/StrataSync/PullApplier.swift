@@ -633,13 +633,21 @@ extension PullApplier {
         }
     }
 
+    /// How many values one statement of the bulk insert binds on `db`: ``SyncOptions``'s
+    /// `bulkStatementValues`, or fewer when the connection allows fewer
+    /// (`SQLITE_LIMIT_VARIABLE_NUMBER`).
+    func valuesPerStatement(_ db: Database) -> Int {
+        max(1, min(options.bulkStatementValues, db.maximumStatementArgumentCount))
+    }
+
     /// `INSERT INTO table (columns) VALUES (…), (…), …` of `values` (one row per
-    /// `columns.count` values, in order), at most about 900 values per statement.
+    /// `columns.count` values, in order), at most ``valuesPerStatement(_:)`` values per
+    /// statement.
     private func insertRows(into table: String, columns: [String], values: [DatabaseValue], _ db: Database) throws {
         let width = columns.count
         guard width > 0, !values.isEmpty else { return }
         let count = values.count / width
-        let perStatement = max(1, 900 / width)
+        let perStatement = max(1, valuesPerStatement(db) / width)
         let head = "INSERT INTO \(quoted(table)) (\(columns.map(quoted).joined(separator: ", "))) VALUES "
         let row = "(" + Array(repeating: "?", count: width).joined(separator: ", ") + ")"
         var start = 0

@@ -28,6 +28,15 @@ public struct SyncOptions: Sendable {
     /// Whether a pull's batch of objects the store does not know yet is inserted in bulk
     /// (off: change by change, as any other batch; the tests compare both).
     var insertsInBulk = true
+    /// The most values one statement of that bulk insert binds.
+    ///
+    /// Inside the pull's transaction, SQLite copies every page that a statement changes, and
+    /// that existed before it, into its statement journal (a temporary file), so that a
+    /// statement that fails can be undone alone. The sync ids are random: each statement of a
+    /// few hundred rows changed pages all over their index, which was copied there again and
+    /// again (about 200,000 writes of the temporary file per 100,000 objects with statements
+    /// of 900 values, against 18,000 with these). Smaller in tests, to cross statements.
+    var bulkStatementValues = 32_000
 
     public init(
         entities: Set<String>? = nil, author: String = "strata.sync", pollInterval: Duration = .seconds(30),
