@@ -179,6 +179,23 @@ struct SyncBulkPullTests {
         try await expectConverged([bulk, byChange], test)
     }
 
+    /// The bulk insert binds strings from their own bytes; SQLite must get what GRDB binds
+    /// (the change-by-change way's), empty strings, NUL bytes and non-ASCII text included.
+    @Test func stringsAreBoundAsGRDBBindsThem() throws {
+        let queue = try DatabaseQueue()
+        let strings = ["", "a", "Card \"1\"\n/é", "before\u{0}after", "\u{0}", String(repeating: "ü", count: 300), "🧪 x"]
+        try queue.read { db in
+            for string in strings {
+                let statement = try db.makeStatement(sql: "SELECT ?, typeof(?1), length(CAST(?1 AS BLOB))")
+                statement.setUncheckedArguments(StatementArguments())
+                #expect(PullApplier.bindText(string, to: statement.sqliteStatement, at: 1) == 0)
+                let ours = try #require(try Row.fetchOne(statement))
+                let grdb = try #require(try Row.fetchOne(db, sql: "SELECT ?, typeof(?1), length(CAST(?1 AS BLOB))", arguments: [string]))
+                #expect(ours == grdb, "\(string.debugDescription): \(ours) vs \(grdb)")
+            }
+        }
+    }
+
     @Test func aBulkBatchThatARuleHereRefusesFallsBackAndIsReportedAsBefore() async throws {
         let test = try TestServer(), folder = try TemporaryDirectory()
         let messages = Messages()
