@@ -692,8 +692,12 @@ extension PullApplier {
         }
         if let run { runs.append(run) }
 
+        // `OR FAIL`: the table has no triggers, so that SQLite then keeps no statement journal
+        // for these statements (a failure leaves the rows before it, and the whole transaction
+        // is rolled back: see `apply`). The sync ids are random: each statement changes pages
+        // all over their index, which SQLite otherwise copied into that journal first.
         try insertRows(
-            into: "stratasync_objects", columns: ["uuid", "tbl", "rowid_", "base"], values: objectValues, db)
+            into: "stratasync_objects", columns: ["uuid", "tbl", "rowid_", "base"], values: objectValues, orFail: true, db)
         for run in runs {
             let entity = entities[run.entity]
             let names = entity.columns.indices.filter { run.present & (1 << UInt64($0)) != 0 }.map { entity.columns[$0].name }
@@ -711,18 +715,21 @@ extension PullApplier {
     /// `INSERT INTO table (columns) VALUES (…), (…), …` of `values` (one row per
     /// `columns.count` values, in order), at most ``valuesPerStatement(_:)`` values per
     /// statement.
-    private func insertRows(into table: String, columns: [String], values: [DatabaseValue], _ db: Database) throws {
+    private func insertRows(
+        into table: String, columns: [String], values: [DatabaseValue], orFail: Bool = false, _ db: Database
+    ) throws {
         let width = columns.count
         guard width > 0, !values.isEmpty else { return }
         let count = values.count / width
         let perStatement = max(1, valuesPerStatement(db) / width)
-        let head = "INSERT INTO \(quoted(table)) (\(columns.map(quoted).joined(separator: ", "))) VALUES "
+        let head = "INSERT\(orFail ? " OR FAIL" : "") INTO \(quoted(table)) (\(columns.map(quoted).joined(separator: ", "))) VALUES "
         let row = "(" + Array(repeating: "?", count: width).joined(separator: ", ") + ")"
+        func sql(_ rows: Int) -> String { head + Array(repeating: row, count: rows).joined(separator: ", ") }
+        let full = count >= perStatement ? sql(perStatement) : ""
         var start = 0
         while start < count {
             let n = min(perStatement, count - start)
-            let sql = head + Array(repeating: row, count: n).joined(separator: ", ")
-            let statement = n == perStatement ? try db.cachedStatement(sql: sql) : try db.makeStatement(sql: sql)
+            let statement = n == perStatement ? try db.cachedStatement(sql: full) : try db.makeStatement(sql: sql(n))
             try Self.bind(values[(start * width)..<((start + n) * width)], to: statement)
             try statement.execute()
             start += n
