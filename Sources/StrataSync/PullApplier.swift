@@ -630,20 +630,17 @@ extension PullApplier {
 
     /// Inserts `new` (from ``prepare(_:)``, known new by ``isNew(_:_:)``): what
     /// ``insert(_:_:_:_:)`` does for each, in the same order, with the same local keys, sync
-    /// ids, bases and rows.
+    /// ids, bases and rows. The statements are bound straight from `new`'s arrays.
     func insertNew(_ new: NewObjects, _ db: Database) throws {
         let entities = tables.entities
         var nextKey = [Int64?](repeating: nil, count: entities.count)  // per entity, its next local key
         var keys: [Int64] = []  // per position, the object's local key
         keys.reserveCapacity(new.count)
+        var targets: [Int64?] = []  // per reference, its destination's local key
+        targets.reserveCapacity(new.references.count)
         var looked: [String: Int64?] = [:]  // sync id → local key, of objects known before
-
-        // The sync ids and bases first (the identity trigger of each row then finds its id and
-        // adds none), then each run of rows of one table with the same columns.
-        var objectValues: [DatabaseValue] = []
-        objectValues.reserveCapacity(new.count * 4)
-        var runs: [(entity: Int, present: UInt64, values: [DatabaseValue])] = []
-        var run: (entity: Int, present: UInt64, values: [DatabaseValue])?
+        // Runs of objects of one table with the same columns: their first position.
+        var runs: [Int] = []
         var reference = 0  // the next of `new.references`
         for position in 0..<new.count {
             let index = new.entities[position], entity = entities[index]
@@ -656,52 +653,55 @@ extension PullApplier {
             }
             nextKey[index] = key + 1
             keys.append(key)
-
-            let present = new.present[position]
-            if let current = run, current.entity != index || current.present != present {
-                runs.append(current)
-                run = nil
+            if position == 0 || new.entities[position - 1] != index || new.present[position - 1] != new.present[position] {
+                runs.append(position)
             }
-            if run == nil {
-                run = (index, present, [])
-                run!.values.reserveCapacity(min(new.count, 2_000) * (entity.columns.count + 1))
-            }
-            run!.values.append(key.databaseValue)
-            for value in new.starts[position]..<new.starts[position + 1] {
-                guard reference < new.references.count, new.references[reference].value == value else {
-                    run!.values.append(new.values[value])
-                    continue
-                }
+            // As `LocalRows.rowid`: an object of this batch applied before this one (or this
+            // one), else a live object the store knows.
+            while reference < new.references.count, new.references[reference].value < new.starts[position + 1] {
                 let destination = new.references[reference]
                 reference += 1
-                let target: Int64?
                 if let position = destination.position {
-                    target = keys[position]
+                    targets.append(keys[position])
                 } else if let before = looked[destination.target] {
-                    target = before
+                    targets.append(before)
                 } else {
-                    target = try rows.rowid(destination.target, db)
+                    let target = try rows.rowid(destination.target, db)
                     looked[destination.target] = target
+                    targets.append(target)
                 }
-                run!.values.append(target?.databaseValue ?? .null)
             }
-            objectValues.append(new.uuids[position].databaseValue)
-            objectValues.append(entity.name.databaseValue)
-            objectValues.append(key.databaseValue)
-            objectValues.append(new.bases[position].databaseValue)
         }
-        if let run { runs.append(run) }
+        runs.append(new.count)
 
+        // The sync ids and bases first (the identity trigger of each row then finds its id and
+        // adds none), then each run of rows of one table with the same columns.
         // `OR FAIL`: the table has no triggers, so that SQLite then keeps no statement journal
         // for these statements (a failure leaves the rows before it, and the whole transaction
         // is rolled back: see `apply`). The sync ids are random: each statement changes pages
         // all over their index, which SQLite otherwise copied into that journal first.
-        try insertRows(
-            into: "stratasync_objects", columns: ["uuid", "tbl", "rowid_", "base"], values: objectValues, orFail: true, db)
-        for run in runs {
-            let entity = entities[run.entity]
-            let names = entity.columns.indices.filter { run.present & (1 << UInt64($0)) != 0 }.map { entity.columns[$0].name }
-            try insertRows(into: entity.name, columns: [entity.primaryKey] + names, values: run.values, db)
+        try insertRows(into: "stratasync_objects", columns: ["uuid", "tbl", "rowid_", "base"], rows: 0..<new.count, orFail: true, db) {
+            position, statement, index in
+            try Self.bind(.text(new.uuids[position]), to: statement, at: &index)
+            try Self.bind(.text(entities[new.entities[position]].name), to: statement, at: &index)
+            try Self.bind(.integer(keys[position]), to: statement, at: &index)
+            try Self.bind(.text(new.bases[position]), to: statement, at: &index)
+        }
+        reference = 0
+        for (first, end) in zip(runs, runs.dropFirst()) {
+            let entity = entities[new.entities[first]], present = new.present[first]
+            let names = entity.columns.indices.filter { present & (1 << UInt64($0)) != 0 }.map { entity.columns[$0].name }
+            try insertRows(into: entity.name, columns: [entity.primaryKey] + names, rows: first..<end, db) { position, statement, index in
+                try Self.bind(.integer(keys[position]), to: statement, at: &index)
+                for value in new.starts[position]..<new.starts[position + 1] {
+                    if reference < new.references.count, new.references[reference].value == value {
+                        try Self.bind(targets[reference].map { .integer($0) } ?? .value(.null), to: statement, at: &index)
+                        reference += 1
+                    } else {
+                        try Self.bind(.value(new.values[value]), to: statement, at: &index)
+                    }
+                }
+            }
         }
     }
 
@@ -712,28 +712,58 @@ extension PullApplier {
         max(1, min(options.bulkStatementValues, db.maximumStatementArgumentCount))
     }
 
-    /// `INSERT INTO table (columns) VALUES (…), (…), …` of `values` (one row per
-    /// `columns.count` values, in order), at most ``valuesPerStatement(_:)`` values per
-    /// statement.
+    /// `INSERT INTO table (columns) VALUES (…), (…), …` of `rows`, each bound by `bindRow`
+    /// (its `columns.count` values, from the parameter index it is given), at most
+    /// ``valuesPerStatement(_:)`` values per statement.
     private func insertRows(
-        into table: String, columns: [String], values: [DatabaseValue], orFail: Bool = false, _ db: Database
+        into table: String, columns: [String], rows: Range<Int>, orFail: Bool = false, _ db: Database,
+        bindRow: (Int, Statement, inout CInt) throws -> Void
     ) throws {
         let width = columns.count
-        guard width > 0, !values.isEmpty else { return }
-        let count = values.count / width
+        guard width > 0, !rows.isEmpty else { return }
         let perStatement = max(1, valuesPerStatement(db) / width)
         let head = "INSERT\(orFail ? " OR FAIL" : "") INTO \(quoted(table)) (\(columns.map(quoted).joined(separator: ", "))) VALUES "
         let row = "(" + Array(repeating: "?", count: width).joined(separator: ", ") + ")"
         func sql(_ rows: Int) -> String { head + Array(repeating: row, count: rows).joined(separator: ", ") }
-        let full = count >= perStatement ? sql(perStatement) : ""
-        var start = 0
-        while start < count {
-            let n = min(perStatement, count - start)
+        let full = rows.count >= perStatement ? sql(perStatement) : ""
+        var start = rows.lowerBound
+        while start < rows.upperBound {
+            let n = min(perStatement, rows.upperBound - start)
             let statement = n == perStatement ? try db.cachedStatement(sql: full) : try db.makeStatement(sql: sql(n))
-            try Self.bind(values[(start * width)..<((start + n) * width)], to: statement)
+            // Resets the statement (a cached statement that failed is dropped from GRDB's
+            // cache, so this one has not) and clears its bindings; GRDB then runs it as it is
+            // bound.
+            statement.setUncheckedArguments(StatementArguments())
+            var index: CInt = 1
+            for position in start..<(start + n) { try bindRow(position, statement, &index) }
             try statement.execute()
             start += n
         }
+    }
+
+    /// A value to bind: most are bound from what ``prepare(_:)`` made, keys and texts directly.
+    enum BoundValue {
+        case value(DatabaseValue)
+        case integer(Int64)
+        case text(String)
+    }
+
+    /// Binds `value` to parameter `index` of `statement` as GRDB binds it, and moves `index` on.
+    static func bind(_ value: BoundValue, to statement: Statement, at index: inout CInt) throws {
+        let handle = statement.sqliteStatement
+        let code: CInt
+        switch value {
+        case .integer(let int): code = sqlite3_bind_int64(handle, index, int)
+        case .text(let string): code = bindText(string, to: handle, at: index)
+        case .value(let value):
+            if case .string(let string) = value.storage {
+                code = bindText(string, to: handle, at: index)
+            } else {
+                code = value.bind(to: handle, at: index)
+            }
+        }
+        guard code == 0 else { throw DatabaseError(resultCode: ResultCode(rawValue: code), sql: statement.sql) }
+        index += 1
     }
 
     /// Binds `values` to `statement`'s parameters, in order, each as GRDB binds it.
@@ -743,18 +773,8 @@ extension PullApplier {
         // Resets the statement (a cached statement that failed is dropped from GRDB's cache,
         // so this one has not) and clears its bindings; GRDB then runs it as it is bound.
         statement.setUncheckedArguments(StatementArguments())
-        let handle = statement.sqliteStatement
         var index: CInt = 1
-        for value in values {
-            let code: CInt
-            if case .string(let string) = value.storage {
-                code = bindText(string, to: handle, at: index)
-            } else {
-                code = value.bind(to: handle, at: index)
-            }
-            guard code == 0 else { throw DatabaseError(resultCode: ResultCode(rawValue: code), sql: statement.sql) }
-            index += 1
-        }
+        for value in values { try bind(.value(value), to: statement, at: &index) }
     }
 
     /// Binds `string` as GRDB binds it (text up to its first NUL, copied by SQLite), from the
