@@ -70,7 +70,7 @@ let package = Package(
             name: "StrataSync",
             dependencies: [
                 "Strata", "StrataSQL", .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]),
         // `make sync-demo`: two stores syncing through a private PostgreSQL cluster.
         .executableTarget(name: "StrataSyncDemo", dependencies: ["StrataSyncFixture"]),

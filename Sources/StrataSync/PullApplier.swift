@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import Strata
 
 /// Applies the server's state to the store, inside one of the sync's write transactions:
@@ -20,10 +21,19 @@ struct PullApplier {
     var isolatesChanges = true
     var rows: LocalRows { LocalRows(tables: tables) }
 
+    /// Thrown by ``apply(_:prepared:_:)`` when a rule of this store refuses a batch's bulk
+    /// insert: the transaction is to be rolled back, and the batch applied again without it.
+    struct BulkInsertRefused: Error {
+        var error: any Error
+    }
+
     /// Applies a pull; returns true when a change could not be applied here (see
     /// ``StoreSync/pull()``: the server is read again from the start at the next pull).
+    /// `prepared`: the batch's objects from ``prepare(_:)``, tried in bulk when the store knows
+    /// none of them; when a rule of this store refuses that, ``BulkInsertRefused`` is thrown
+    /// (roll the transaction back, and apply the batch again with `prepared` nil).
     @discardableResult
-    func apply(_ changes: [SyncChange], _ db: Database) throws -> Bool {
+    func apply(_ changes: [SyncChange], prepared: NewObjects?, _ db: Database) throws -> Bool {
         let before = try Int64.fetchOne(db, sql: "SELECT COALESCE(MAX(seq), 0) FROM stratasync_conflicts") ?? 0
         try withSyncDeletes(db) {
             // Every change at once first, in one savepoint; when a rule of this store refuses
@@ -33,20 +43,21 @@ struct PullApplier {
             var together = self
             together.isolatesChanges = false
             // A batch of objects this store does not know yet (an initial sync, say) is first
-            // tried in bulk; when a rule of this store refuses any of it, that try is rolled
-            // back and the batch goes the way below, change by change, as if never tried.
-            if options.insertsInBulk, let upserts = try newObjects(changes, db) {
+            // tried in bulk, as the transaction's first change and without a savepoint: in a
+            // savepoint, GRDB copies and holds every row's change event until its end, and
+            // SQLite's statement journal grows with every statement. When a rule of this store
+            // refuses any of it, the whole transaction is rolled back, and the batch goes the
+            // way below in another, as if never tried.
+            if options.insertsInBulk, let upserts = prepared, try isNew(upserts, db) {
                 do {
-                    try db.inSavepoint {
-                        try together.applyChanges(changes, newObjects: upserts, db)
-                        if let broken = try store.brokenCountRules(db).first { throw broken }
-                        return .commit
-                    }
-                    options.logger.debug("\(upserts.count) new objects inserted in bulk")
-                    return []
+                    try together.applyChanges(changes, newObjects: upserts, db)
+                    if let broken = try store.brokenCountRules(db).first { throw broken }
                 } catch let error where Self.isRefusal(error) || error is RuleViolationError {
                     options.logger.debug("a batch of \(upserts.count) new objects refused in bulk, applied change by change: \(error)")
+                    throw BulkInsertRefused(error: error)
                 }
+                options.logger.debug("\(upserts.count) new objects inserted in bulk")
+                return []
             }
             do {
                 try db.inSavepoint {
@@ -150,7 +161,7 @@ struct PullApplier {
     }
 
     /// Applies `changes`: objects, then links, then deletions. `newObjects`: the batch's
-    /// upserts from ``newObjects(_:_:)``, inserted in bulk.
+    /// upserts from ``prepare(_:)``, inserted in bulk.
     private func applyChanges(_ changes: [SyncChange], newObjects: NewObjects? = nil, _ db: Database) throws {
         if let newObjects {
             try insertNew(newObjects, db)
@@ -501,78 +512,69 @@ struct PullApplier {
 
 
 /// A pull's objects that this store does not know at all (an initial sync, inserts made on
-/// the server), written in bulk: their sync ids and bases, then their rows, a few hundred rows
+/// the server), written in bulk: their sync ids and bases, then their rows, thousands of rows
 /// per statement, in the order and with the local keys that ``PullApplier/upsert(_:_:)``
 /// would give them one by one, so that the file ends the same.
+///
+/// What needs no database (the order, each row's SQLite values, its base, which references
+/// lead within the batch) is prepared by ``PullApplier/prepare(_:)`` before the store's
+/// writer is reached (for the next batch, while this one is written); the writer gives the
+/// local keys, looks up the destinations outside the batch and runs the statements.
 extension PullApplier {
-    /// A pull's objects new to the store, in the order they are applied, with their sync ids
-    /// as text.
-    struct NewObjects {
-        var upserts: [SyncChange]
-        var uuids: [String]
-        var count: Int { upserts.count }
+    /// A batch's objects prepared for the bulk insert, in the order they are applied.
+    struct NewObjects: Sendable {
+        /// A reference of one object's row: where its value goes in ``values``, and its
+        /// destination: an object of the batch applied before it (or itself), by position,
+        /// or else its sync id, looked up in the store.
+        struct Reference: Sendable {
+            var value: Int
+            var position: Int?
+            var target: String
+        }
+
+        /// Per object: its sync id as text, its entity (an index in `tables.entities`), the
+        /// columns the server sent (bits by column offset), its base, and where its values
+        /// start in ``values``.
+        var uuids: [String] = []
+        var entities: [Int] = []
+        var present: [UInt64] = []
+        var bases: [String] = []
+        var starts: [Int] = []
+        /// The present columns' values of every object, one object after the other, in the
+        /// entity's column order; a reference's is `.null` here, and set by ``references``.
+        var values: [DatabaseValue] = []
+        /// Every reference to a destination (not NULL), in order.
+        var references: [Reference] = []
+        var count: Int { uuids.count }
     }
 
-    /// The batch's upserts in the order they are applied, when every one of them is an object
-    /// this store has never known (no sync id, no tombstone); nil otherwise, and then the
-    /// batch goes change by change.
-    func newObjects(_ changes: [SyncChange], _ db: Database) throws -> NewObjects? {
+    /// The batch's upserts prepared for the bulk insert (the same for any store: no database
+    /// is read), when every one of them can go that way (a known entity of at most 64
+    /// columns, each object once); nil otherwise, and then the batch goes change by change.
+    /// Whether the store knows none of them is for ``isNew(_:_:)`` to say.
+    func prepare(_ changes: [SyncChange]) -> NewObjects? {
         let upserts = ordered(changes.filter { $0.kind == .insert })
         guard !upserts.isEmpty else { return nil }
-        var ids: [String] = []
-        ids.reserveCapacity(upserts.count)
-        for change in upserts {
-            guard let id = change.id, let entity = tables.entity(named: change.table), entity.columns.count <= BulkLayout.maxColumns
-            else { return nil }
-            ids.append(SyncValue.text(of: id))
-        }
-        // The same object twice in one batch: the second is an update of the first.
-        guard Set(ids).count == ids.count else { return nil }
-        let anyKnown = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM stratasync_objects)") ?? false
-        if anyKnown {
-            for start in stride(from: 0, to: ids.count, by: 500) {
-                let count = min(500, ids.count - start)
-                let marks = Array(repeating: "?", count: count).joined(separator: ",")
-                let sql = "SELECT 1 FROM stratasync_objects WHERE uuid IN (\(marks)) LIMIT 1"
-                let statement = count == 500 ? try db.cachedStatement(sql: sql) : try db.makeStatement(sql: sql)
-                try Self.bind(ids[start..<(start + count)].lazy.map(\.databaseValue), to: statement)
-                if try Bool.fetchOne(statement) == true { return nil }
-            }
-        }
-        return NewObjects(upserts: upserts, uuids: ids)
-    }
-
-    /// Inserts `new` (from ``newObjects(_:_:)``): what ``insert(_:_:_:_:)`` does for each,
-    /// in the same order, with the same local keys, sync ids, bases and rows.
-    func insertNew(_ new: NewObjects, _ db: Database) throws {
-        var layouts: [String: BulkLayout] = [:]
-        for entity in tables.entities { layouts[entity.name] = BulkLayout(entity) }
-        var nextKey: [String: Int64] = [:]  // entity → its next local key
-        var keys: [String: Int64] = [:]  // sync id → local key, of this batch's objects
-        var looked: [String: Int64?] = [:]  // sync id → local key, of objects known before
-        keys.reserveCapacity(new.count)
-
-        // The sync ids and bases first (the identity trigger of each row then finds its id and
-        // adds none), then each run of rows of one table with the same columns.
-        var objectValues: [DatabaseValue] = []
-        objectValues.reserveCapacity(new.count * 4)
-        var runs: [(layout: BulkLayout, present: UInt64, values: [DatabaseValue])] = []
-        var run: (layout: BulkLayout, present: UInt64, values: [DatabaseValue])?
+        var entityIndex: [String: Int] = [:]
+        for (index, entity) in tables.entities.enumerated() { entityIndex[entity.name] = index }
+        let layouts = tables.entities.map(BulkLayout.init)
+        var new = NewObjects()
+        new.uuids.reserveCapacity(upserts.count)
+        new.entities.reserveCapacity(upserts.count)
+        new.present.reserveCapacity(upserts.count)
+        new.bases.reserveCapacity(upserts.count)
+        new.starts.reserveCapacity(upserts.count + 1)
+        var positions: [String: Int] = [:]  // sync id → position, of the objects so far
+        positions.reserveCapacity(upserts.count)
         var base: [UInt8] = []
         var texts: [String?] = []
-        for (change, uuid) in zip(new.upserts, new.uuids) {
-            guard let layout = layouts[change.table] else { continue }
-            let entity = layout.entity
-            let key: Int64
-            if let next = nextKey[entity.name] {
-                key = next
-            } else {
-                key = try Int64.fetchOne(
-                    db, sql: "SELECT COALESCE(MAX(\(quoted(entity.primaryKey))), 0) + 1 FROM \(quoted(entity.name))") ?? 1
-            }
-            nextKey[entity.name] = key + 1
-            keys[uuid] = key
-
+        for change in upserts {
+            guard let id = change.id, let index = entityIndex[change.table], layouts[index].columns.count <= BulkLayout.maxColumns
+            else { return nil }
+            let layout = layouts[index]
+            let uuid = SyncValue.text(of: id)
+            // The same object twice in one batch: the second is an update of the first.
+            guard positions.updateValue(new.count, forKey: uuid) == nil else { return nil }
             // The row's values, in the entity's column order (a column the server did not send
             // is left out, as `LocalRows.databaseValues` leaves it out), and its base.
             var present: UInt64 = 0
@@ -585,72 +587,183 @@ extension PullApplier {
                     texts.append(nil)
                 }
             }
-            if let current = run, current.layout.entity.name != entity.name || current.present != present {
-                runs.append(current)
-                run = nil
-            }
-            if run == nil {
-                run = (layout, present, [])
-                run!.values.reserveCapacity(min(new.count, 1_000) * (layout.columns.count + 1))
-            }
-            run!.values.append(key.databaseValue)
+            new.starts.append(new.values.count)
             for (offset, column) in layout.columns.enumerated() where present & (1 << UInt64(offset)) != 0 {
                 let text = texts[offset]
                 if case .reference = column.kind {
-                    guard let text else {
-                        run!.values.append(.null)
-                        continue
+                    if let text {
+                        // As `LocalRows.rowid`: an object of this batch applied before this one
+                        // (or this one), else one the store knows.
+                        new.references.append(NewObjects.Reference(value: new.values.count, position: positions[text], target: text))
                     }
-                    // As `LocalRows.rowid`: a live object, this batch's or one known before.
-                    let target: Int64?
-                    if let batch = keys[text] {
-                        target = batch
-                    } else if let before = looked[text] {
-                        target = before
-                    } else {
-                        target = try rows.rowid(text, db)
-                        looked[text] = target
-                    }
-                    run!.values.append(target?.databaseValue ?? .null)
+                    new.values.append(.null)
                 } else {
-                    run!.values.append(SyncValue.databaseValue(of: text, as: column.valueType))
+                    new.values.append(SyncValue.databaseValue(of: text, as: column.valueType))
                 }
             }
             layout.encodeBase(texts, present, into: &base)
-            objectValues.append(uuid.databaseValue)
-            objectValues.append(entity.name.databaseValue)
-            objectValues.append(key.databaseValue)
-            objectValues.append(String(decoding: base, as: UTF8.self).databaseValue)
+            new.uuids.append(uuid)
+            new.entities.append(index)
+            new.present.append(present)
+            new.bases.append(String(decoding: base, as: UTF8.self))
         }
-        if let run { runs.append(run) }
+        new.starts.append(new.values.count)
+        return new
+    }
 
-        try insertRows(
-            into: "stratasync_objects", columns: ["uuid", "tbl", "rowid_", "base"], values: objectValues, db)
-        for run in runs {
-            let entity = run.layout.entity
-            let names = run.layout.columns.indices.filter { run.present & (1 << UInt64($0)) != 0 }.map { run.layout.columns[$0].name }
-            try insertRows(into: entity.name, columns: [entity.primaryKey] + names, values: run.values, db)
+    /// Whether this store has never known any of the objects of `new` (no sync id, no
+    /// tombstone): then they go in bulk.
+    func isNew(_ new: NewObjects, _ db: Database) throws -> Bool {
+        let anyKnown = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM stratasync_objects)") ?? false
+        guard anyKnown else { return true }
+        let ids = new.uuids
+        for start in stride(from: 0, to: ids.count, by: 500) {
+            let count = min(500, ids.count - start)
+            let marks = Array(repeating: "?", count: count).joined(separator: ",")
+            let sql = "SELECT 1 FROM stratasync_objects WHERE uuid IN (\(marks)) LIMIT 1"
+            let statement = count == 500 ? try db.cachedStatement(sql: sql) : try db.makeStatement(sql: sql)
+            try Self.bind(ids[start..<(start + count)].lazy.map(\.databaseValue), to: statement)
+            if try Bool.fetchOne(statement) == true { return false }
+        }
+        return true
+    }
+
+    /// Inserts `new` (from ``prepare(_:)``, known new by ``isNew(_:_:)``): what
+    /// ``insert(_:_:_:_:)`` does for each, in the same order, with the same local keys, sync
+    /// ids, bases and rows. The statements are bound straight from `new`'s arrays.
+    func insertNew(_ new: NewObjects, _ db: Database) throws {
+        let entities = tables.entities
+        var nextKey = [Int64?](repeating: nil, count: entities.count)  // per entity, its next local key
+        var keys: [Int64] = []  // per position, the object's local key
+        keys.reserveCapacity(new.count)
+        var targets: [Int64?] = []  // per reference, its destination's local key
+        targets.reserveCapacity(new.references.count)
+        var looked: [String: Int64?] = [:]  // sync id → local key, of objects known before
+        // Runs of objects of one table with the same columns: their first position.
+        var runs: [Int] = []
+        var reference = 0  // the next of `new.references`
+        for position in 0..<new.count {
+            let index = new.entities[position], entity = entities[index]
+            let key: Int64
+            if let next = nextKey[index] {
+                key = next
+            } else {
+                key = try Int64.fetchOne(
+                    db, sql: "SELECT COALESCE(MAX(\(quoted(entity.primaryKey))), 0) + 1 FROM \(quoted(entity.name))") ?? 1
+            }
+            nextKey[index] = key + 1
+            keys.append(key)
+            if position == 0 || new.entities[position - 1] != index || new.present[position - 1] != new.present[position] {
+                runs.append(position)
+            }
+            // As `LocalRows.rowid`: an object of this batch applied before this one (or this
+            // one), else a live object the store knows.
+            while reference < new.references.count, new.references[reference].value < new.starts[position + 1] {
+                let destination = new.references[reference]
+                reference += 1
+                if let position = destination.position {
+                    targets.append(keys[position])
+                } else if let before = looked[destination.target] {
+                    targets.append(before)
+                } else {
+                    let target = try rows.rowid(destination.target, db)
+                    looked[destination.target] = target
+                    targets.append(target)
+                }
+            }
+        }
+        runs.append(new.count)
+
+        // The sync ids and bases first (the identity trigger of each row then finds its id and
+        // adds none), then each run of rows of one table with the same columns.
+        // `OR FAIL`: the table has no triggers, so that SQLite then keeps no statement journal
+        // for these statements (a failure leaves the rows before it, and the whole transaction
+        // is rolled back: see `apply`). The sync ids are random: each statement changes pages
+        // all over their index, which SQLite otherwise copied into that journal first.
+        try insertRows(into: "stratasync_objects", columns: ["uuid", "tbl", "rowid_", "base"], rows: 0..<new.count, orFail: true, db) {
+            position, statement, index in
+            try Self.bind(.text(new.uuids[position]), to: statement, at: &index)
+            try Self.bind(.text(entities[new.entities[position]].name), to: statement, at: &index)
+            try Self.bind(.integer(keys[position]), to: statement, at: &index)
+            try Self.bind(.text(new.bases[position]), to: statement, at: &index)
+        }
+        reference = 0
+        for (first, end) in zip(runs, runs.dropFirst()) {
+            let entity = entities[new.entities[first]], present = new.present[first]
+            let names = entity.columns.indices.filter { present & (1 << UInt64($0)) != 0 }.map { entity.columns[$0].name }
+            try insertRows(into: entity.name, columns: [entity.primaryKey] + names, rows: first..<end, db) { position, statement, index in
+                try Self.bind(.integer(keys[position]), to: statement, at: &index)
+                for value in new.starts[position]..<new.starts[position + 1] {
+                    if reference < new.references.count, new.references[reference].value == value {
+                        try Self.bind(targets[reference].map { .integer($0) } ?? .value(.null), to: statement, at: &index)
+                        reference += 1
+                    } else {
+                        try Self.bind(.value(new.values[value]), to: statement, at: &index)
+                    }
+                }
+            }
         }
     }
 
-    /// `INSERT INTO table (columns) VALUES (…), (…), …` of `values` (one row per
-    /// `columns.count` values, in order), at most about 900 values per statement.
-    private func insertRows(into table: String, columns: [String], values: [DatabaseValue], _ db: Database) throws {
+    /// How many values one statement of the bulk insert binds on `db`: ``SyncOptions``'s
+    /// `bulkStatementValues`, or fewer when the connection allows fewer
+    /// (`SQLITE_LIMIT_VARIABLE_NUMBER`).
+    func valuesPerStatement(_ db: Database) -> Int {
+        max(1, min(options.bulkStatementValues, db.maximumStatementArgumentCount))
+    }
+
+    /// `INSERT INTO table (columns) VALUES (…), (…), …` of `rows`, each bound by `bindRow`
+    /// (its `columns.count` values, from the parameter index it is given), at most
+    /// ``valuesPerStatement(_:)`` values per statement.
+    private func insertRows(
+        into table: String, columns: [String], rows: Range<Int>, orFail: Bool = false, _ db: Database,
+        bindRow: (Int, Statement, inout CInt) throws -> Void
+    ) throws {
         let width = columns.count
-        guard width > 0, !values.isEmpty else { return }
-        let count = values.count / width
-        let perStatement = max(1, 900 / width)
-        let head = "INSERT INTO \(quoted(table)) (\(columns.map(quoted).joined(separator: ", "))) VALUES "
+        guard width > 0, !rows.isEmpty else { return }
+        let perStatement = max(1, valuesPerStatement(db) / width)
+        let head = "INSERT\(orFail ? " OR FAIL" : "") INTO \(quoted(table)) (\(columns.map(quoted).joined(separator: ", "))) VALUES "
         let row = "(" + Array(repeating: "?", count: width).joined(separator: ", ") + ")"
-        var start = 0
-        while start < count {
-            let n = min(perStatement, count - start)
-            let sql = head + Array(repeating: row, count: n).joined(separator: ", ")
-            let statement = n == perStatement ? try db.cachedStatement(sql: sql) : try db.makeStatement(sql: sql)
-            try Self.bind(values[(start * width)..<((start + n) * width)], to: statement)
+        func sql(_ rows: Int) -> String { head + Array(repeating: row, count: rows).joined(separator: ", ") }
+        let full = rows.count >= perStatement ? sql(perStatement) : ""
+        var start = rows.lowerBound
+        while start < rows.upperBound {
+            let n = min(perStatement, rows.upperBound - start)
+            let statement = n == perStatement ? try db.cachedStatement(sql: full) : try db.makeStatement(sql: sql(n))
+            // Resets the statement (a cached statement that failed is dropped from GRDB's
+            // cache, so this one has not) and clears its bindings; GRDB then runs it as it is
+            // bound.
+            statement.setUncheckedArguments(StatementArguments())
+            var index: CInt = 1
+            for position in start..<(start + n) { try bindRow(position, statement, &index) }
             try statement.execute()
             start += n
         }
+    }
+
+    /// A value to bind: most are bound from what ``prepare(_:)`` made, keys and texts directly.
+    enum BoundValue {
+        case value(DatabaseValue)
+        case integer(Int64)
+        case text(String)
+    }
+
+    /// Binds `value` to parameter `index` of `statement` as GRDB binds it, and moves `index` on.
+    static func bind(_ value: BoundValue, to statement: Statement, at index: inout CInt) throws {
+        let handle = statement.sqliteStatement
+        let code: CInt
+        switch value {
+        case .integer(let int): code = sqlite3_bind_int64(handle, index, int)
+        case .text(let string): code = bindText(string, to: handle, at: index)
+        case .value(let value):
+            if case .string(let string) = value.storage {
+                code = bindText(string, to: handle, at: index)
+            } else {
+                code = value.bind(to: handle, at: index)
+            }
+        }
+        guard code == 0 else { throw DatabaseError(resultCode: ResultCode(rawValue: code), sql: statement.sql) }
+        index += 1
     }
 
     /// Binds `values` to `statement`'s parameters, in order, each as GRDB binds it.
@@ -660,20 +773,32 @@ extension PullApplier {
         // Resets the statement (a cached statement that failed is dropped from GRDB's cache,
         // so this one has not) and clears its bindings; GRDB then runs it as it is bound.
         statement.setUncheckedArguments(StatementArguments())
-        let handle = statement.sqliteStatement
         var index: CInt = 1
-        for value in values {
-            let code = value.bind(to: handle, at: index)
-            guard code == 0 else { throw DatabaseError(resultCode: ResultCode(rawValue: code), sql: statement.sql) }
-            index += 1
+        for value in values { try bind(.value(value), to: statement, at: &index) }
+    }
+
+    /// Binds `string` as GRDB binds it (text up to its first NUL, copied by SQLite), from the
+    /// string's own UTF-8 bytes: GRDB copies each string into a C string first, an allocation
+    /// and a copy per value.
+    static func bindText(_ string: String, to handle: SQLiteStatement, at index: CInt) -> CInt {
+        var string = string
+        return string.withUTF8 { bytes -> CInt in
+            guard let base = bytes.baseAddress, !bytes.isEmpty else { return sqlite3_bind_text(handle, index, "", 0, transient) }
+            let length = memchr(base, 0, bytes.count).map { UnsafeRawPointer($0) - UnsafeRawPointer(base) } ?? bytes.count
+            return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
+                sqlite3_bind_text(handle, index, $0, CInt(length), transient)
+            }
         }
     }
+
+    /// SQLite's `SQLITE_TRANSIENT`: it copies the value before the call returns.
+    private static let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
 }
 
 /// An entity's columns as the bulk insert writes them, and its bases: the JSON of
 /// ``LocalSyncState/encode(_:)`` (keys sorted), written without sorting them per object.
 struct BulkLayout {
-    /// At most 64 (``PullApplier/newObjects(_:_:)`` leaves wider entities to the change-by-change way).
+    /// At most 64 (``PullApplier/prepare(_:)`` leaves wider entities to the change-by-change way).
     static let maxColumns = 64
 
     let entity: SyncedTables.Entity

@@ -28,6 +28,16 @@ public struct SyncOptions: Sendable {
     /// Whether a pull's batch of objects the store does not know yet is inserted in bulk
     /// (off: change by change, as any other batch; the tests compare both).
     var insertsInBulk = true
+    /// The most values one statement of that bulk insert binds.
+    ///
+    /// Inside the pull's transaction, SQLite copies every page that a statement changes, and
+    /// that existed before it, into its statement journal (a temporary file), so that a
+    /// statement that fails can be undone alone. The sync ids are random: each statement of a
+    /// few hundred rows changed pages all over their index, which was copied there again and
+    /// again (about 200,000 writes of the temporary file per 100,000 objects with statements
+    /// of 900 values, 18,000 with these; the sync ids' statements now need no journal at all:
+    /// see `PullApplier.insertNew`). Smaller in tests, to cross statements.
+    var bulkStatementValues = 32_000
 
     public init(
         entities: Set<String>? = nil, author: String = "strata.sync", pollInterval: Duration = .seconds(30),
@@ -373,17 +383,21 @@ public actor StoreSync {
         let batch = options.pullBatchSize
         let limit = cursor == 0 ? min(batch, Int.max / Self.initialPullBatchFactor) * Self.initialPullBatchFactor : batch
         var request = SyncPullRequest(device: device, cursor: cursor, limit: options.pullBatchSize)
-        // The next batch is read from the server while this one is applied here.
-        var next: Task<SyncPullResult, any Error>?
+        // The next batch is read from the server, and its new objects prepared for the bulk
+        // insert, while this one is applied here.
+        let bulk = options.insertsInBulk
+        var next: Task<(SyncPullResult, PullApplier.NewObjects?), any Error>?
         defer { next?.cancel() }
         while true {
             let result: SyncPullResult
+            let prepared: PullApplier.NewObjects?
             if let prefetched = next {
                 next = nil
-                result = try await prefetched.value
+                (result, prepared) = try await prefetched.value
             } else {
                 request = SyncPullRequest(device: device, cursor: cursor, limit: request.limit)
                 result = try await server.pull(request)
+                prepared = bulk ? applier.prepare(result.changes) : nil
             }
             if result.cursor == cursor && result.changes.isEmpty { break }
             let logger = options.logger
@@ -394,24 +408,40 @@ public actor StoreSync {
             if result.hasMore {
                 request = SyncPullRequest(device: device, cursor: result.cursor, limit: limit)
                 let server = server, request = request
-                next = Task { try await server.pull(request) }
+                next = Task {
+                    let result = try await server.pull(request)
+                    return (result, bulk ? applier.prepare(result.changes) : nil)
+                }
             }
             let from = cursor
-            let conflicts = try await store.write(author: options.author) { db -> Int? in
-                // Another pull of this store may have moved the cursor meanwhile.
-                guard Int64(try LocalSyncState.value("cursor", db) ?? "0") == from else { return nil }
-                // A batch dirties pages all over the sync-id index (the ids are random): with
-                // SQLite's default cache (2 MB) they were spilled to the WAL and read back again
-                // and again within the transaction, about four page writes per object. The cache
-                // is larger while the batch is applied, then back to the store's.
-                let cache = try Int.fetchOne(db, sql: "PRAGMA cache_size") ?? -2_000
-                let bytes = cache < 0 ? -cache * 1_024 : cache * (try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 4_096)
-                if bytes < Self.pullCacheBytes { try db.execute(sql: "PRAGMA cache_size = -\(Self.pullCacheBytes / 1_024)") }
-                defer { if bytes < Self.pullCacheBytes { try? db.execute(sql: "PRAGMA cache_size = \(cache)") } }
-                let before = try Int64.fetchOne(db, sql: "SELECT COALESCE(MAX(seq), 0) FROM stratasync_conflicts") ?? 0
-                if try applier.apply(result.changes, db) { try LocalSyncState.set("rescan", "1", db) }
-                try LocalSyncState.set("cursor", String(result.cursor), db)
-                return try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM stratasync_conflicts WHERE seq > ?", arguments: [before]) ?? 0
+            // A batch whose bulk insert a rule of this store refuses goes again, change by
+            // change, in another transaction (the first is rolled back).
+            var bulkTry = prepared
+            var conflicts: Int?
+            while true {
+                let prepared = bulkTry
+                do {
+                    conflicts = try await store.write(author: options.author) { db -> Int? in
+                        // Another pull of this store may have moved the cursor meanwhile.
+                        guard Int64(try LocalSyncState.value("cursor", db) ?? "0") == from else { return nil }
+                        // A batch dirties pages all over the sync-id index (the ids are random):
+                        // with SQLite's default cache (2 MB) they were spilled to the WAL and read
+                        // back again and again within the transaction, about four page writes per
+                        // object. The cache is larger while the batch is applied, then back to the
+                        // store's.
+                        let cache = try Int.fetchOne(db, sql: "PRAGMA cache_size") ?? -2_000
+                        let bytes = cache < 0 ? -cache * 1_024 : cache * (try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 4_096)
+                        if bytes < Self.pullCacheBytes { try db.execute(sql: "PRAGMA cache_size = -\(Self.pullCacheBytes / 1_024)") }
+                        defer { if bytes < Self.pullCacheBytes { try? db.execute(sql: "PRAGMA cache_size = \(cache)") } }
+                        let before = try Int64.fetchOne(db, sql: "SELECT COALESCE(MAX(seq), 0) FROM stratasync_conflicts") ?? 0
+                        if try applier.apply(result.changes, prepared: prepared, db) { try LocalSyncState.set("rescan", "1", db) }
+                        try LocalSyncState.set("cursor", String(result.cursor), db)
+                        return try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM stratasync_conflicts WHERE seq > ?", arguments: [before]) ?? 0
+                    }
+                    break
+                } catch is PullApplier.BulkInsertRefused where bulkTry != nil {
+                    bulkTry = nil
+                }
             }
             guard let conflicts else {
                 // Not applied: read again from where the store is.

@@ -159,6 +159,43 @@ struct SyncBulkPullTests {
         try await expectConverged([bulk, byChange], test)
     }
 
+    /// The bulk insert's statements hold thousands of rows each; with a few rows per statement
+    /// (several full statements and a shorter last one per run of rows), the file ends the same.
+    @Test func bulkStatementsOfAFewRowsEachWriteWhatChangeByChangeWrites() async throws {
+        let test = try TestServer(), folder = try TemporaryDirectory()
+        let messages = Messages()
+        var options = Self.options(bulk: true, batch: 150)
+        options.bulkStatementValues = 30  // 7 sync ids and bases, or 2 cards, per statement
+        let bulk = try Device(folder.path("bulk.sqlite"), test, options: Self.recording(options, messages))
+        let byChange = try Device(folder.path("one.sqlite"), test, options: Self.options(bulk: false, batch: 150))
+        defer { Task { await bulk.close(); await byChange.close() } }
+        try await bulk.sync.push()  // the hello makes the server's tables
+        try await byChange.sync.push()
+        try Self.seed(test)
+        #expect(try await bulk.sync.sync() == (try await byChange.sync.sync()))
+        #expect(messages.all.contains { $0.contains("inserted in bulk") })
+        #expect(!messages.all.contains { $0.contains("refused in bulk") })
+        Self.expectSame(try Self.dump(bulk), try Self.dump(byChange))
+        try await expectConverged([bulk, byChange], test)
+    }
+
+    /// The bulk insert binds strings from their own bytes; SQLite must get what GRDB binds
+    /// (the change-by-change way's), empty strings, NUL bytes and non-ASCII text included.
+    @Test func stringsAreBoundAsGRDBBindsThem() throws {
+        let queue = try DatabaseQueue()
+        let strings = ["", "a", "Card \"1\"\n/é", "before\u{0}after", "\u{0}", String(repeating: "ü", count: 300), "🧪 x"]
+        try queue.read { db in
+            for string in strings {
+                let statement = try db.makeStatement(sql: "SELECT ?, typeof(?1), length(CAST(?1 AS BLOB))")
+                statement.setUncheckedArguments(StatementArguments())
+                #expect(PullApplier.bindText(string, to: statement.sqliteStatement, at: 1) == 0)
+                let ours = try #require(try Row.fetchOne(statement))
+                let grdb = try #require(try Row.fetchOne(db, sql: "SELECT ?, typeof(?1), length(CAST(?1 AS BLOB))", arguments: [string]))
+                #expect(ours == grdb, "\(string.debugDescription): \(ours) vs \(grdb)")
+            }
+        }
+    }
+
     @Test func aBulkBatchThatARuleHereRefusesFallsBackAndIsReportedAsBefore() async throws {
         let test = try TestServer(), folder = try TemporaryDirectory()
         let messages = Messages()
