@@ -179,8 +179,11 @@ final class CommitObserver: TransactionObserver, @unchecked Sendable {
     }
 
     func databaseDidCommit(_ db: Database) {
-        // Once every handler ran (a batched controller's pinned reader moved forward).
-        defer { checkpoints.checkpointIfNeeded(db) }
+        // With batched controllers' pinned readers, once every handler ran (they moved to
+        // this commit); without, right away, where SQLite's own checkpoint would run.
+        let afterHandlers = checkpoints.followsReaders
+        if !afterHandlers { checkpoints.checkpointIfNeeded(db) }
+        defer { if afterHandlers { checkpoints.checkpointIfNeeded(db) } }
         var changes = recorded
         recorded = nil
         // Changes made after the history row was written (none through the store), or the

@@ -11,9 +11,10 @@ import GRDBSQLite
 /// reader) and moves it forward in each commit's handler — after SQLite's own checkpoint,
 /// which therefore could never copy the last commit: the log was never started over, it
 /// grew with every commit, and past the threshold every commit ran a checkpoint with two
-/// syncs of the disk. Instead, the writer's log hook only counts the log's pages; after a
-/// commit and its handlers, when the log holds the threshold, the pinned readers that
-/// follow the last commit end their transactions, the log is checkpointed, and they pin the
+/// syncs of the disk. Instead, the writer's log hook only counts the log's pages; when the
+/// log holds the threshold, the store checkpoints right after the commit (where SQLite
+/// would) when no pinned reader follows the commits, else after the commit's handlers: the
+/// pinned readers that follow the last commit end their transactions, the log is checkpointed, and they pin the
 /// same state again — on the database file alone when the log was copied whole, so that the
 /// next write starts the log over. Readers frozen for older snapshots (after a refetch), or
 /// other processes' readers, can still hold the log until they move on.
@@ -42,6 +43,12 @@ final class WALCheckpoints: @unchecked Sendable {
             Unmanaged<WALCheckpoints>.fromOpaque(context!).takeUnretainedValue().pages = pages
             return SQLITE_OK
         }, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    /// Whether a pinned reader follows the commits (then the checkpoint waits until the
+    /// commit's handlers moved it).
+    var followsReaders: Bool {
+        lock.withLock { readers.values.contains { $0.reader != nil } }
     }
 
     /// `reader` pins the state of the last commit and moves with the commits.
