@@ -70,11 +70,6 @@ struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendabl
         self.plan = plan
     }
 
-    /// `t0."id" IN (?, ?, …)` with the ids as arguments: one SQL element, however many ids.
-    static func idCondition(alias: String, key: String, _ ids: some Collection<Int64>) -> SQL {
-        SQL(sql: "\(alias).\(quoted(key)) IN (\(placeholders(ids.count)))", arguments: StatementArguments(Array(ids)))
-    }
-
     /// `?, ?, …`, `count` times.
     static func placeholders(_ count: Int) -> String {
         String(repeating: "?, ", count: max(count - 1, 0)) + (count > 0 ? "?" : "")
