@@ -211,7 +211,8 @@ struct SectionedIndex<Section: Hashable & Sendable, Keys: IndexKeyStore> {
     /// The position of `id` in its section's `items`: where ``placeHints`` says, when it is
     /// there, else where its key store finds it.
     private func position(of id: Int64, in items: RowChunks<Int64>, section: SectionID) throws -> Int {
-        if let hint = placeHints[id], hint.section == section, hint.index >= 0, hint.index < items.count, items[hint.index] == id {
+        // (Most commits have no hint: no lookup then.)
+        if !placeHints.isEmpty, let hint = placeHints[id], hint.section == section, hint.index >= 0, hint.index < items.count, items[hint.index] == id {
             return hint.index
         }
         return try keys.position(of: id, in: items, descending: itemDescending)

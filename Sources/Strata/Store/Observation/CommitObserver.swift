@@ -181,7 +181,8 @@ final class CommitObserver: TransactionObserver, @unchecked Sendable {
     func databaseDidCommit(_ db: Database) {
         // With batched controllers' pinned readers, once every handler ran (they moved to
         // this commit); without, right away, where SQLite's own checkpoint would run.
-        let afterHandlers = checkpoints.followsReaders
+        // (The readers are looked up only when a checkpoint is due, once per ~1,000 pages.)
+        let afterHandlers = checkpoints.isDue && checkpoints.followsReaders
         if !afterHandlers { checkpoints.checkpointIfNeeded(db) }
         defer { if afterHandlers { checkpoints.checkpointIfNeeded(db) } }
         var changes = recorded

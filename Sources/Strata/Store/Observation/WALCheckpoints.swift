@@ -45,6 +45,9 @@ final class WALCheckpoints: @unchecked Sendable {
         }, Unmanaged.passUnretained(self).toOpaque())
     }
 
+    /// Whether the log holds the threshold (a checkpoint is due). Writer only.
+    var isDue: Bool { pages >= Self.threshold }
+
     /// Whether a pinned reader follows the commits (then the checkpoint waits until the
     /// commit's handlers moved it).
     var followsReaders: Bool {
@@ -66,7 +69,7 @@ final class WALCheckpoints: @unchecked Sendable {
     /// still needs) with the followed readers' transactions ended. Nothing inside a
     /// transaction. Cheap when the log was copied whole already.
     func checkpointIfNeeded(_ db: Database) {
-        guard pages >= Self.threshold, !db.isInsideTransaction else { return }
+        guard isDue, !db.isInsideTransaction else { return }
         let followed = lock.withLock {
             readers = readers.filter { $0.value.reader != nil }
             return readers.values.compactMap(\.reader)
