@@ -79,6 +79,9 @@ struct IDSlots: Sendable {
 
     /// Gives `id` the next slot, `count` (it must have none).
     mutating func append(_ id: Int64) -> Int {
+        // Not looked up in release builds: a build appends ids in sort order, and the
+        // look-up was a cache miss per id.
+        assert(slot(of: id) == nil, "id \(id) has a slot already")
         let slot = ids.count
         precondition(slot < Int(Int32.max), "too many items")
         if let offset = directOffset(id) {

@@ -32,6 +32,9 @@ protocol IndexKeyStore {
 
     /// Indexes the item `id` read afresh with `keys`, in `section` (nil: hidden).
     mutating func set(_ id: Int64, _ keys: IndexKeys, section: SectionID?)
+    /// ``set(_:_:section:)`` for an item not indexed (a build's, after ``removeAll()``):
+    /// no look-up of its slot, which is a cache miss per item when ids come in sort order.
+    mutating func append(_ id: Int64, _ keys: IndexKeys, section: SectionID?)
     /// Forgets the item `id`.
     mutating func remove(_ id: Int64)
     /// Takes the indexed item `id` out of its section; returns the raw key to file it under
@@ -124,6 +127,16 @@ struct FullIndexKeys: IndexKeyStore, Sendable {
         }
     }
 
+    mutating func append(_ id: Int64, _ keys: IndexKeys, section: SectionID?) {
+        if items.isEmpty {
+            width = keys.sort.count
+            if sortValues.capacity < items.capacity * width { sortValues.reserveCapacity(items.capacity * width) }
+        }
+        precondition(keys.sort.count == width, "items with different numbers of sort keys")
+        items.append(id, sectionSlot: items.sectionSlot(for: section), rawKey: keys.key)
+        sortValues.append(contentsOf: keys.sort)
+    }
+
     mutating func remove(_ id: Int64) {
         guard let freed = items.remove(id) else { return }
         if freed.slot != freed.last {
@@ -202,6 +215,14 @@ struct ItemSections: Sendable {
     /// whether it is new (appended) rather than moved.
     mutating func set(_ id: Int64, section: SectionID?, rawKey: DatabaseValue) -> (slot: Int, isNew: Bool) {
         set(id, sectionSlot: sectionTable.slot(for: section), rawKey: rawKey)
+    }
+
+    /// Indexes `id`, which has no slot, in the section of `sectionSlot` (``SectionSlots/hiddenSlot``:
+    /// hidden, filed under `rawKey`), without looking its slot up.
+    mutating func append(_ id: Int64, sectionSlot: UInt32, rawKey: DatabaseValue) {
+        _ = slots.append(id)
+        sectionSlots.append(sectionSlot)
+        if sectionSlot == SectionSlots.hiddenSlot { hiddenKeys[id] = rawKey }
     }
 
     /// ``set(_:section:rawKey:)`` with a section slot resolved before.
@@ -316,10 +337,14 @@ struct CompactIndexKeys: IndexKeyStore {
         _ = items.set(id, section: section, rawKey: keys.key)
     }
 
-    /// Places the item `id` in a slot a build resolved before (``slot(of:)``); `rawKey` is
-    /// kept when the slot is the hidden one.
-    mutating func set(_ id: Int64, slot: UInt32, rawKey: DatabaseValue) {
-        items.set(id, sectionSlot: slot, rawKey: rawKey)
+    mutating func append(_ id: Int64, _ keys: IndexKeys, section: SectionID?) {
+        items.append(id, sectionSlot: items.sectionSlot(for: section), rawKey: keys.key)
+    }
+
+    /// Indexes the item `id`, not indexed yet, in a section slot a build resolved before
+    /// (``slot(of:)``); `rawKey` is kept when the slot is the hidden one.
+    mutating func append(_ id: Int64, slot: UInt32, rawKey: DatabaseValue) {
+        items.append(id, sectionSlot: slot, rawKey: rawKey)
     }
 
     mutating func remove(_ id: Int64) { _ = items.remove(id) }

@@ -104,7 +104,7 @@ struct EagerLoading<Item: StrataEntity>: ItemLoading {
         var rows: [RowChunks<ResultsRow<Item>>] = []
         try fetcher.forEachItem(db, ids: nil) { item, keys in
             let id = item.objectID.rawValue
-            payload[id] = item
+            payload.append(id, item)
             guard let bucket = index.appendFetched(id, keys, to: &builder), rowsAreItems else { return }
             if bucket == rows.count { rows.append(RowChunks()) }
             rows[bucket].append(.item(item))
@@ -238,7 +238,7 @@ struct BatchedLoading<Item: StrataEntity>: ItemLoading {
         }
         journal.reset()
         var builder = index.beginBuild(sectionObjects: sectionObjects)
-        try fetcher.forEachRawKey(db) { id, key, keyOrder in index.appendFetched(id, rawKey: key, keyOrder: keyOrder, to: &builder) }
+        try index.appendFetched(from: { try fetcher.forEachRawKey(db, $0) }, to: &builder)
         _ = index.finishBuild(builder)
     }
 

@@ -36,6 +36,13 @@ struct ItemPayload<Item: StrataEntity> {
         }
     }
 
+    /// Adds the value of the item `id`, which has none (a build's, after ``removeAll()``):
+    /// no look-up of its slot.
+    mutating func append(_ id: Int64, _ item: Item) {
+        _ = slots.append(id)
+        values.append(item)
+    }
+
     /// Checks that the payload holds exactly the indexed items, each under its own id
     /// (debug builds only).
     func _checkInvariants<Section>(against index: SectionedIndex<Section, FullIndexKeys>) {

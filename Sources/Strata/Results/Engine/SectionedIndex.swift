@@ -37,25 +37,9 @@ struct SectionedIndex<Section: Hashable & Sendable, Keys: IndexKeyStore> {
         var sectionRemoved: Bool
     }
 
-    /// The state of a build from a fetch in SQL order: the items of each section, in order.
-    struct Builder {
-        fileprivate var buckets: [SectionID: Int] = [:]
-        fileprivate var items: [[Int64]] = []
-        fileprivate var firstKeys: [IndexKeys] = []
-        fileprivate var last: (id: SectionID, bucket: Int)?
-        /// What an integer (or NULL) raw key resolved to: most keys are (entity sections'
-        /// object ids, or the one NULL of a request without sections), and a row is then
-        /// placed without hashing a section id.
-        fileprivate var integerKeys: [Int64: Resolved] = [:]
-        fileprivate var nullKey: Resolved?
-
-        fileprivate struct Resolved {
-            var section: SectionID?
-            var bucket: Int?
-            /// The section's slot in a compact index.
-            var slot: UInt32 = .max
-        }
-    }
+    /// The state of a build (``IndexBuild``, not generic: a build's per-row work then looks
+    /// up no generic metadata).
+    typealias Builder = IndexBuild
 
     let kind: ResultsQueryPlan.SectionKind
     /// Where items are known to be, from outside the index: a user edit knows the row it
@@ -121,14 +105,8 @@ struct SectionedIndex<Section: Hashable & Sendable, Keys: IndexKeyStore> {
     /// Adds an item read in SQL order; returns the number of its section's bucket (the
     /// order in which the build met the sections), or nil when the item is hidden.
     mutating func appendFetched(_ id: Int64, _ keys: IndexKeys, to builder: inout Builder) -> Int? {
-        let resolved: Builder.Resolved?
-        switch keys.key.storage {
-        case .int64(let raw) where !isFirstLetter: resolved = builder.integerKeys[raw]
-        case .null where !isFirstLetter: resolved = builder.nullKey
-        default: resolved = nil
-        }
-        if let resolved {
-            self.keys.set(id, keys, section: resolved.section)
+        if !isFirstLetter, let resolved = builder.resolved(keys.key) {
+            self.keys.append(id, keys, section: resolved.section)
             guard let bucket = resolved.bucket else {
                 addHidden(id, keys.key)
                 return nil
@@ -137,7 +115,7 @@ struct SectionedIndex<Section: Hashable & Sendable, Keys: IndexKeyStore> {
             return bucket
         }
         let bucket = appendFetchedResolving(id, keys, to: &builder)
-        var result = Builder.Resolved(section: bucket == nil ? nil : builder.last?.id, bucket: bucket)
+        var result = IndexBuild.Resolved(section: bucket == nil ? nil : builder.last?.id, bucket: bucket)
         result.slot = self.keys.slot(of: id)
         switch keys.key.storage {
         case .int64(let raw) where !isFirstLetter: builder.integerKeys[raw] = result
@@ -154,7 +132,7 @@ struct SectionedIndex<Section: Hashable & Sendable, Keys: IndexKeyStore> {
 
     private mutating func appendFetchedResolving(_ id: Int64, _ keys: IndexKeys, to builder: inout Builder) -> Int? {
         let section = sectionID(for: keys)
-        self.keys.set(id, keys, section: section)
+        self.keys.append(id, keys, section: section)
         guard let section else {
             addHidden(id, keys.key)
             return nil
@@ -500,27 +478,75 @@ extension SectionedIndex where Keys == CompactIndexKeys {
         set { keys.keyReader = newValue }
     }
 
-    /// ``appendFetched(_:_:to:)`` for a compact index's fetch: an item met again under an
-    /// integer or NULL key is placed without building its keys.
-    mutating func appendFetched(_ id: Int64, rawKey: DatabaseValue, keyOrder: DatabaseValue, to builder: inout Builder) {
-        if !isFirstLetter {
-            let resolved: Builder.Resolved?
-            switch rawKey.storage {
-            case .int64(let raw): resolved = builder.integerKeys[raw]
-            case .null: resolved = builder.nullKey
-            default: resolved = nil
-            }
-            if let resolved {
-                keys.set(id, slot: resolved.slot, rawKey: rawKey)
-                guard let bucket = resolved.bucket else {
-                    addHidden(id, rawKey)
-                    return
-                }
-                builder.items[bucket].append(id)
-                return
-            }
+    /// ``appendFetched(_:_:to:)`` for each row of a compact index's fetch, given by `rows`
+    /// (id, raw section key, key order, in SQL order): an item met again under an integer or
+    /// NULL key is placed without building its keys, by non-generic code (``IndexBuild``),
+    /// the index's keys held outside it meanwhile; the first item of a section, or of a key
+    /// that needs more (a first letter, a hidden item), goes the general way.
+    mutating func appendFetched(
+        from rows: ((Int64, DatabaseValue, DatabaseValue) throws -> Void) throws -> Void, to builder: inout Builder
+    ) rethrows {
+        let resolvesRawKeys = !isFirstLetter
+        var keys = CompactIndexKeys()
+        swap(&keys, &self.keys)
+        defer { swap(&keys, &self.keys) }
+        try rows { id, rawKey, keyOrder in
+            if resolvesRawKeys, builder.appendResolved(id, rawKey: rawKey, to: &keys) { return }
+            swap(&keys, &self.keys)
+            defer { swap(&keys, &self.keys) }
+            self.appendFetched(id, rawKey: rawKey, keyOrder: keyOrder, resolvesRawKeys: resolvesRawKeys, to: &builder)
+        }
+    }
+
+    private mutating func appendFetched(
+        _ id: Int64, rawKey: DatabaseValue, keyOrder: DatabaseValue, resolvesRawKeys: Bool, to builder: inout Builder
+    ) {
+        if resolvesRawKeys, let resolved = builder.resolved(rawKey) {
+            // A key resolved to no shown section: the item is hidden.
+            keys.append(id, slot: resolved.slot, rawKey: rawKey)
+            addHidden(id, rawKey)
+            return
         }
         _ = appendFetched(id, IndexKeys(sort: [], key: rawKey, keyOrder: keyOrder), to: &builder)
+    }
+}
+
+/// The state of a ``SectionedIndex`` build from a fetch in SQL order: the items of each
+/// section, in order, and where the raw keys met so far placed their items.
+struct IndexBuild {
+    fileprivate var buckets: [SectionID: Int] = [:]
+    fileprivate var items: [[Int64]] = []
+    fileprivate var firstKeys: [IndexKeys] = []
+    fileprivate var last: (id: SectionID, bucket: Int)?
+    /// What an integer (or NULL) raw key resolved to: most keys are (entity sections'
+    /// object ids, or the one NULL of a request without sections), and a row is then
+    /// placed without hashing a section id.
+    fileprivate var integerKeys: [Int64: Resolved] = [:]
+    fileprivate var nullKey: Resolved?
+
+    fileprivate struct Resolved {
+        var section: SectionID?
+        var bucket: Int?
+        /// The section's slot in a compact index.
+        var slot: UInt32 = .max
+    }
+
+    /// What the integer or NULL `rawKey` resolved to before, if it did.
+    fileprivate func resolved(_ rawKey: DatabaseValue) -> Resolved? {
+        switch rawKey.storage {
+        case .int64(let raw): integerKeys[raw]
+        case .null: nullKey
+        default: nil
+        }
+    }
+
+    /// Appends the item `id`, new to `keys`, when `rawKey` resolved before to a shown
+    /// section (a compact build's common case); false otherwise.
+    mutating func appendResolved(_ id: Int64, rawKey: DatabaseValue, to keys: inout CompactIndexKeys) -> Bool {
+        guard let resolved = resolved(rawKey), let bucket = resolved.bucket else { return false }
+        keys.append(id, slot: resolved.slot, rawKey: rawKey)
+        items[bucket].append(id)
+        return true
     }
 }
 
