@@ -118,8 +118,8 @@ struct SectionedIndex<Section: Hashable & Sendable, Keys: IndexKeyStore> {
         var result = IndexBuild.Resolved(section: bucket == nil ? nil : builder.last?.id, bucket: bucket)
         result.slot = self.keys.slot(of: id)
         switch keys.key.storage {
-        case .int64(let raw) where !isFirstLetter: builder.integerKeys[raw] = result
-        case .null where !isFirstLetter: builder.nullKey = result
+        case .int64(let raw) where !isFirstLetter: builder.setResolved(result, for: raw)
+        case .null where !isFirstLetter: builder.setResolvedNull(result)
         default: break
         }
         return bucket
@@ -521,8 +521,28 @@ struct IndexBuild {
     /// What an integer (or NULL) raw key resolved to: most keys are (entity sections'
     /// object ids, or the one NULL of a request without sections), and a row is then
     /// placed without hashing a section id.
-    fileprivate var integerKeys: [Int64: Resolved] = [:]
-    fileprivate var nullKey: Resolved?
+    /// Keys from 0 to ``smallKeyLimit`` (most section objects' ids) by offset, without
+    /// hashing; others by hash.
+    private var smallKeys: [Resolved?] = []
+    private var integerKeys: [Int64: Resolved] = [:]
+    private var nullKey: Resolved?
+    /// The bucket and slot of each small key and of NULL, beside `smallKeys` and `nullKey`:
+    /// plain values, read without copying a section id (and its retains) per row.
+    private var quickSmallKeys: [Quick] = []
+    private var quickNullKey = Quick()
+
+    private struct Quick {
+        /// The bucket; -1: hidden; -2: not resolved.
+        var bucket: Int32 = -2
+        var slot: UInt32 = .max
+
+        init() {}
+        init(_ resolved: Resolved) {
+            bucket = resolved.bucket.map { Int32($0) } ?? -1
+            slot = resolved.slot
+        }
+    }
+    private static var smallKeyLimit: Int64 { 4_096 }
 
     fileprivate struct Resolved {
         var section: SectionID?
@@ -534,17 +554,48 @@ struct IndexBuild {
     /// What the integer or NULL `rawKey` resolved to before, if it did.
     fileprivate func resolved(_ rawKey: DatabaseValue) -> Resolved? {
         switch rawKey.storage {
-        case .int64(let raw): integerKeys[raw]
+        case .int64(let raw) where raw >= 0 && raw < Int64(smallKeys.count): smallKeys[Int(raw)]
+        case .int64(let raw) where raw < 0 || raw >= Self.smallKeyLimit: integerKeys[raw]
         case .null: nullKey
         default: nil
         }
     }
 
+    fileprivate mutating func setResolved(_ resolved: Resolved, for raw: Int64) {
+        guard raw >= 0 && raw < Self.smallKeyLimit else {
+            integerKeys[raw] = resolved
+            return
+        }
+        if raw >= Int64(smallKeys.count) {
+            smallKeys.append(contentsOf: repeatElement(nil, count: Int(raw) + 1 - smallKeys.count))
+            quickSmallKeys.append(contentsOf: repeatElement(Quick(), count: Int(raw) + 1 - quickSmallKeys.count))
+        }
+        smallKeys[Int(raw)] = resolved
+        quickSmallKeys[Int(raw)] = Quick(resolved)
+    }
+
+    fileprivate mutating func setResolvedNull(_ resolved: Resolved) {
+        nullKey = resolved
+        quickNullKey = Quick(resolved)
+    }
+
     /// Appends the item `id`, new to `keys`, when `rawKey` resolved before to a shown
     /// section (a compact build's common case); false otherwise.
     mutating func appendResolved(_ id: Int64, rawKey: DatabaseValue, to keys: inout CompactIndexKeys) -> Bool {
-        guard let resolved = resolved(rawKey), let bucket = resolved.bucket else { return false }
-        keys.append(id, slot: resolved.slot, rawKey: rawKey)
+        let bucket: Int, slot: UInt32
+        switch rawKey.storage {
+        case .int64(let raw) where raw >= 0 && raw < Int64(quickSmallKeys.count):
+            let quick = quickSmallKeys[Int(raw)]
+            guard quick.bucket >= 0 else { return false }
+            (bucket, slot) = (Int(quick.bucket), quick.slot)
+        case .null:
+            guard quickNullKey.bucket >= 0 else { return false }
+            (bucket, slot) = (Int(quickNullKey.bucket), quickNullKey.slot)
+        default:
+            guard let resolved = resolved(rawKey), let resolvedBucket = resolved.bucket else { return false }
+            (bucket, slot) = (resolvedBucket, resolved.slot)
+        }
+        keys.append(id, slot: slot, rawKey: rawKey)
         items[bucket].append(id)
         return true
     }

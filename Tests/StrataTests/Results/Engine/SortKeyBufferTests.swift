@@ -1,0 +1,123 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+import StrataTestSupport
+import Testing
+
+@testable import Strata
+
+/// The byte keys that let a fetch of all the results sort its rows itself, against SQLite's
+/// own `ORDER BY` of the same rows: random values of every storage class in columns without
+/// a type (so that SQLite keeps what is written), each column ascending or descending, and
+/// the edges of each class (the extreme integers and the lengths where their encoding
+/// changes, -0.0 beside 0.0, infinities, text and blobs with NUL bytes, empty ones, one a
+/// prefix of another, non-ASCII text). Seeded; the seed is in every failure.
+@Suite("Sort keys, alone")
+struct SortKeyBufferTests {
+    /// Values whose class mixes only as SQLite can order by bytes: a column holds integers
+    /// or reals, never both.
+    enum Numbers: CaseIterable { case integers, reals }
+
+    static let integerEdges: [Int64] = [
+        0, 1, -1, 2, -2, 127, 128, 255, 256, -255, -256, -257, 65_535, 65_536, -65_536, -65_537,
+        Int64(Int32.max), Int64(Int32.min), Int64.max, Int64.min, Int64.max - 1, Int64.min + 1,
+        1 << 55, -(1 << 55), (1 << 56) - 1, 1 << 56, -(1 << 56), -(1 << 56) - 1,
+    ]
+    static let realEdges: [Double] = [
+        0.0, -0.0, 1.0, -1.0, 0.5, -0.5, .infinity, -.infinity, .greatestFiniteMagnitude, -.greatestFiniteMagnitude,
+        .leastNonzeroMagnitude, -.leastNonzeroMagnitude, 1e300, -1e-300, 9_007_199_254_740_992, 3.25,
+    ]
+    static let textEdges: [[UInt8]] = [
+        [], [0], [0, 0], [0x61], [0x61, 0], [0x61, 0, 0x62], [0x61, 0x62], [0x61, 0x62, 0x63], [0xFF - 0x80, 0x61],
+        Array("é".utf8), Array("e".utf8), Array("z".utf8), Array("日本".utf8), [0x61, 0x01], [0x61, 0xFF - 0x80],
+    ]
+
+    /// A random SQL literal of column `numbers`: NULL, a number, text or a blob, the last
+    /// two beginning with `prefix` (a prefix common to a column's values, as `Note 1`,
+    /// `Note 2`, … have: sorting skips it).
+    static func literal(_ numbers: Numbers, prefix: [UInt8], _ random: inout SeededGenerator) -> String {
+        func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02X", $0) }.joined() }
+        func bytes() -> [UInt8] {
+            if random.int(0...2) == 0 { return prefix + random.pick(textEdges) }
+            return prefix + (0..<random.int(0...6)).map { _ in random.pick([0, 0x41, 0x42, 0x61, 0x62, 0x7F, 0xC3, 0xA9]) }
+        }
+        switch random.int(0...9) {
+        case 0: return "NULL"
+        case 1...4:
+            switch numbers {
+            case .integers:
+                let value = random.int(0...1) == 0 ? random.pick(integerEdges) : Int64(random.int(-300...300))
+                return value == Int64.min ? "(-9223372036854775807 - 1)" : "\(value)"
+            case .reals:
+                let value = random.int(0...1) == 0 ? random.pick(realEdges) : Double(random.int(-300...300)) / 8
+                if value.isInfinite { return value > 0 ? "9e999" : "-9e999" }
+                if value == 0 && value.sign == .minus { return "(-0.0)" }
+                return value.description
+            }
+        case 5...7: return "CAST(X'\(hex(bytes()))' AS TEXT)"
+        default: return "X'\(hex(bytes()))'"
+        }
+    }
+
+    @Test("rows in the order of their keys are SQLite's ORDER BY order", arguments: 0..<12)
+    func againstSQLite(_ round: Int) throws {
+        let seed = partTestSeed("SortKeyBufferTests.againstSQLite \(round)")
+        var random = SeededGenerator(seed: seed)
+        let database = try DatabaseQueue()
+        let columns = random.int(1...3)
+        let numbers = (0..<columns).map { _ in random.pick(Numbers.allCases) }
+        let descending = (0..<columns).map { _ in random.int(0...1) == 1 }
+        let names = (0..<columns).map { "c\($0)" }
+        // Half the rounds give each column's text and blobs a common prefix, NUL bytes in it.
+        let prefixes = (0..<columns).map { _ in
+            round % 2 == 0 ? [] : (0..<random.int(1...10)).map { _ in random.pick([0x4E, 0x6F, 0x00, 0x20, 0xFF]) as UInt8 }
+        }
+        try database.write { db in
+            try db.execute(sql: "CREATE TABLE t (id INTEGER PRIMARY KEY, \(names.joined(separator: ", ")))")
+            for _ in 0..<random.int(1...400) {
+                let values = zip(numbers, prefixes).map { Self.literal($0, prefix: $1, &random) }
+                // Random ids, negative ones too: the id is the last key.
+                let id = random.int(0...3) == 0 ? "NULL" : "\(random.int(-1_000...1_000_000))"
+                try db.execute(sql: "INSERT OR IGNORE INTO t VALUES (\(id), \(values.joined(separator: ", ")))")
+            }
+        }
+        try database.read { db in
+            let order = zip(names, descending).map { "\($0) \($1 ? "DESC" : "ASC")" }.joined(separator: ", ")
+            let expected = try Int64.fetchAll(db, sql: "SELECT id FROM t ORDER BY \(order), id")
+            var buffer = SortKeyBuffer(descending: descending)
+            var ids: [Int64] = []
+            let statement = try db.makeStatement(sql: "SELECT id, \(names.joined(separator: ", ")) FROM t")
+            let cursor = try Int64.fetchCursor(statement)
+            while let id = try cursor.next() {
+                let accepted = buffer.append(statement.sqliteStatement, columns: 1..<Int32(1 + columns), id: id)
+                #expect(accepted, "seed \(seed)")
+                ids.append(id)
+            }
+            #expect(buffer.count == ids.count)
+            let sorted = buffer.sortedRows().map(\.id)
+            #expect(buffer.sortedRows().map { ids[Int($0.row)] } == sorted, "seed \(seed): row numbers")
+            #expect(sorted == expected, "seed \(seed): columns \(numbers), descending \(descending)")
+        }
+    }
+
+    @Test("a column with integers and reals both is refused, and the row not kept")
+    func mixedNumbers() throws {
+        let database = try DatabaseQueue()
+        try database.write { db in
+            try db.execute(sql: "CREATE TABLE t (id INTEGER PRIMARY KEY, a, b)")
+            try db.execute(sql: "INSERT INTO t VALUES (1, 'x', 1), (2, NULL, 2), (3, 'y', 2.5), (4, 'z', 3)")
+        }
+        try database.read { db in
+            var buffer = SortKeyBuffer(descending: [false, true])
+            let statement = try db.makeStatement(sql: "SELECT id, a, b FROM t ORDER BY id")
+            let cursor = try Int64.fetchCursor(statement)
+            var accepted: [Bool] = []
+            while let id = try cursor.next() {
+                let result = buffer.append(statement.sqliteStatement, columns: 1..<3, id: id)
+                accepted.append(result)
+            }
+            #expect(accepted == [true, true, false, true])
+            #expect(buffer.count == 3)
+        }
+    }
+}
