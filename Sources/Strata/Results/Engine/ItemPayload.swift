@@ -43,6 +43,10 @@ struct ItemPayload<Item: StrataEntity> {
         values.append(item)
     }
 
+    /// The value in `slot`: the `slot`-th value appended since ``removeAll()``, while none
+    /// was removed.
+    func value(atSlot slot: Int) -> Item { values[slot] }
+
     /// Checks that the payload holds exactly the indexed items, each under its own id
     /// (debug builds only).
     func _checkInvariants<Section>(against index: SectionedIndex<Section, FullIndexKeys>) {

@@ -108,6 +108,51 @@ struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendabl
         }
     }
 
+    /// Every item of the results, read in table order and sorted here (``SortKeyBuffer``),
+    /// rather than sorted by SQLite with all their columns: `read` is called with each item
+    /// as it is read, then `place` with each item's id, keys and number in the reading order
+    /// (0, 1, …), in the results' order. Returns false, having called `read` for some items
+    /// and `place` for none, when a sort key holds integers and reals both: the caller then
+    /// starts over with ``forEachItem(_:ids:_:)``, which SQLite sorts.
+    func forEachItemSortedHere(
+        _ db: Database, read: (Item) throws -> Void, place: (Int64, IndexKeys, Int) throws -> Void
+    ) throws -> Bool {
+        let byPosition = Self.decodesByPosition
+        let text = try selectText(db, idCount: nil, keysOnly: false, sortedInSQL: false)
+        let statement = try db.makeStatement(sql: text.sql)
+        statement.setUncheckedArguments(text.arguments)
+        let sortCount = plan.sort.count, keyColumns = text.keyColumns
+        let sqliteStatement = statement.sqliteStatement
+        let first = Int32(statement.columnCount - sortCount - keyColumns)
+        let keyIndex = first + Int32(sortCount)
+        var sortKeys = SortKeyBuffer(descending: plan.sort.map(\.descending))
+        // Every row's sort values, `sortCount` a row, and section keys, by reading order.
+        var sortValues: [DatabaseValue] = [], keys: [DatabaseValue] = [], keyOrders: [DatabaseValue] = []
+        var count = 0
+        let rows = try Row.fetchCursor(statement)
+        while let row = try rows.next() {
+            let item = byPosition ? try Item(strataColumns: EntityColumns(statement: sqliteStatement)) : try Item(row: row)
+            guard sortKeys.append(sqliteStatement, columns: first..<keyIndex, id: item.objectID.rawValue, value: Int64(count)) else {
+                return false
+            }
+            try read(item)
+            for index in first..<keyIndex { sortValues.append(EntityColumns.storedValue(sqliteStatement, index)) }
+            if keyColumns > 0 { keys.append(DatabaseValue(sqliteStatement: sqliteStatement, index: keyIndex)) }
+            if keyColumns > 1 { keyOrders.append(DatabaseValue(sqliteStatement: sqliteStatement, index: keyIndex + 1)) }
+            count += 1
+        }
+        var sort: [DatabaseValue] = []
+        sort.reserveCapacity(sortCount)
+        for sorted in sortKeys.sortedRows() {
+            let row = Int(sorted.value)
+            sort.removeAll(keepingCapacity: true)
+            sort.append(contentsOf: sortValues[(row * sortCount)..<((row + 1) * sortCount)])
+            let key = keyColumns > 0 ? keys[row] : .null
+            try place(sorted.id, IndexKeys(sort: sort, key: key, keyOrder: keyColumns > 1 ? keyOrders[row] : key), row)
+        }
+        return true
+    }
+
     /// Whether items are decoded by position from the columns `Item.strataColumnNames`
     /// (generated entities), rather than by name from `t0.*`.
     static var decodesByPosition: Bool { !Item.strataColumnNames.isEmpty }
@@ -247,11 +292,11 @@ struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendabl
         }
     }
 
-    /// The text of the statement that reads the items (all of them in SQL order when
-    /// `idCount` is nil; otherwise those of `idCount` ids, bound after `arguments`, in no
-    /// order): their columns (only the id when `keysOnly`), then the sort keys, then the
+    /// The text of the statement that reads the items (all of them when `idCount` is nil, in
+    /// SQL order when `sortedInSQL`; otherwise those of `idCount` ids, bound after
+    /// `arguments`, in no order): their columns (only the id when `keysOnly`), then the sort keys, then the
     /// section keys.
-    private func selectText(_ db: Database, idCount: Int?, keysOnly: Bool) throws -> StatementText {
+    private func selectText(_ db: Database, idCount: Int?, keysOnly: Bool, sortedInSQL: Bool = true) throws -> StatementText {
         var builder = try SQLQueryBuilder(schema: plan.schema, rootEntity: plan.itemEntity)
         let alias = builder.rootAlias
         let columns: String
@@ -275,7 +320,7 @@ struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendabl
         }
         // Rows re-read by id are placed by their keys: they need no order. The order joins
         // what it reads before the FROM clause is taken.
-        let order = idCount == nil ? try builder.orderingTerms(plan.sort) : nil
+        let order = idCount == nil && sortedInSQL ? try builder.orderingTerms(plan.sort) : nil
         var sql: SQL = "SELECT \(selection) FROM \(conditions.isEmpty ? builder.fullScanFromClause : builder.fromClause)"
         if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
         if let order { sql += " ORDER BY \(order)" }
