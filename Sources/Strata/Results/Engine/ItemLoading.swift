@@ -102,12 +102,24 @@ struct EagerLoading<Item: StrataEntity>: ItemLoading {
         var builder = index.beginBuild(sectionObjects: sectionObjects)
         let rowsAreItems = journal.rowsAreItems
         var rows: [RowChunks<ResultsRow<Item>>] = []
-        try fetcher.forEachItem(db, ids: nil) { item, keys in
-            let id = item.objectID.rawValue
-            payload.append(id, item)
+        // Read in table order into the payload (each item's slot is its reading number),
+        // then placed in the results' order.
+        let sortedHere = try fetcher.forEachItemSortedHere(db, read: { payload.append($0.objectID.rawValue, $0) }) { id, keys, slot in
             guard let bucket = index.appendFetched(id, keys, to: &builder), rowsAreItems else { return }
             if bucket == rows.count { rows.append(RowChunks()) }
-            rows[bucket].append(.item(item))
+            rows[bucket].append(.item(payload.value(atSlot: slot)))
+        }
+        if !sortedHere {
+            // A sort key with integers and reals both: SQLite sorts.
+            payload.removeAll()
+            builder = index.beginBuild(sectionObjects: sectionObjects)
+            try fetcher.forEachItem(db, ids: nil) { item, keys in
+                let id = item.objectID.rawValue
+                payload.append(id, item)
+                guard let bucket = index.appendFetched(id, keys, to: &builder), rowsAreItems else { return }
+                if bucket == rows.count { rows.append(RowChunks()) }
+                rows[bucket].append(.item(item))
+            }
         }
         for (section, bucket) in index.finishBuild(builder) where rowsAreItems {
             journal.setRows(rows[bucket], for: section)

@@ -143,4 +143,55 @@ struct SortKeyBufferTests {
             }
         }
     }
+
+    /// The eager fetch falls back the same way, each item read once: an entity that reads
+    /// any number for its sort key (hand-written) sorted by a column with integers and reals.
+    @Test("an eager fetch whose sort key mixes integers and reals is sorted by SQLite, each item read once")
+    func mixedNumbersFallBackToSQLEagerly() throws {
+        let store = try Store.inMemory(schema: NotesModel.schema)
+        try store.write { db in
+            for (name, position) in [("a", 3), ("b", 1), ("c", 2), ("d", 2), ("e", -4)] { try db.notebook(name, position: position) }
+            try db.execute(sql: "UPDATE Notebook SET position = 2.5 WHERE name = 'a'")
+        }
+        for descending in [false, true] {
+            let request = ResultsRequest<LooseNotebook, NoSection>(sortedBy: [descending ? LooseNotebook.position.descending : LooseNotebook.position.ascending])
+            let controller = try ResultsController(store: store, request: request)
+            let expected = try store.read { db in
+                try Int64.fetchAll(db, sql: "SELECT id FROM Notebook ORDER BY position \(descending ? "DESC" : "ASC"), id")
+            }
+            #expect(controller.snapshot.sections.flatMap { $0.rows.map { $0.item!.id.rawValue } } == expected, "descending: \(descending)")
+            #expect(controller.snapshot.sections.flatMap { $0.rows.map { $0.item!.position } }.contains(2.5))
+        }
+    }
+}
+
+/// A notebook read by a hand-written entity whose position is any number.
+struct LooseNotebook: StrataEntity, Identifiable {
+    typealias ID = EntityID<LooseNotebook>
+
+    var id: ID
+    var name: String
+    var position: Double
+    var objectID: ID {
+        get { id }
+        set { id = newValue }
+    }
+
+    static let databaseTableName = "Notebook"
+    static let entityDescriptor = NotesModel.schema.entity(named: "Notebook")!
+    static var schemaDescriptor: SchemaDescriptor { NotesModel.schema }
+
+    init(row: GRDB.Row) throws {
+        id = row["id"]
+        name = row["name"]
+        position = row["position"]
+    }
+
+    func encode(to container: inout GRDB.PersistenceContainer) throws {
+        if id.isSaved { container["id"] = id }
+        container["name"] = name
+        container["position"] = position
+    }
+
+    static var position: TypedColumn<LooseNotebook, Double> { .init("position") }
 }
