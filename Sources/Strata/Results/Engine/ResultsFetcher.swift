@@ -125,9 +125,12 @@ struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendabl
         let sqliteStatement = statement.sqliteStatement
         let first = Int32(statement.columnCount - sortCount - keyColumns)
         let keyIndex = first + Int32(sortCount)
-        var sortKeys = SortKeyBuffer(descending: plan.sort.map(\.descending))
+        let capacity = try tableExtent(db).count
+        var sortKeys = SortKeyBuffer(descending: plan.sort.map(\.descending), capacity: capacity)
         // Every row's sort values, `sortCount` a row, and section keys, by reading order.
         var sortValues: [DatabaseValue] = [], keys: [DatabaseValue] = [], keyOrders: [DatabaseValue] = []
+        sortValues.reserveCapacity(capacity * sortCount)
+        if keyColumns > 0 { keys.reserveCapacity(capacity) }
         var count = 0
         let rows = try Row.fetchCursor(statement)
         while let row = try rows.next() {
@@ -143,7 +146,8 @@ struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendabl
         }
         var sort: [DatabaseValue] = []
         sort.reserveCapacity(sortCount)
-        for sorted in sortKeys.sortedRows() {
+        sortKeys.sort()
+        for sorted in sortKeys.sortedRows {
             let row = Int(sorted.value)
             sort.removeAll(keepingCapacity: true)
             sort.append(contentsOf: sortValues[(row * sortCount)..<((row + 1) * sortCount)])
@@ -170,7 +174,7 @@ struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendabl
         let (statement, keyColumns) = try rawKeyStatement(db, sortedInSQL: false)
         let sqliteStatement = statement.sqliteStatement
         let sortColumns = (1 + keyColumns)..<(1 + keyColumns + Int32(plan.sort.count))
-        var sortKeys = SortKeyBuffer(descending: plan.sort.map(\.descending))
+        var sortKeys = SortKeyBuffer(descending: plan.sort.map(\.descending), capacity: try tableExtent(db).count)
         // A section key that is an integer or NULL (entity sections, none) travels with its
         // row; others are kept here, by row number.
         let integer: UInt8 = 1, null: UInt8 = 0, other: UInt8 = 2
@@ -193,7 +197,8 @@ struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendabl
                 if keyColumns > 1 { keyOrders.append(DatabaseValue(sqliteStatement: sqliteStatement, index: 2)) }
             }
         }
-        for row in sortKeys.sortedRows() {
+        sortKeys.sort()
+        for row in sortKeys.sortedRows {
             switch row.kind {
             case integer:
                 let key = row.value.databaseValue

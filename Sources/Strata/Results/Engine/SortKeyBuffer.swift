@@ -23,8 +23,11 @@ struct SortKeyBuffer {
     private var bytes: [UInt8] = []
     /// Where each row's key starts in `bytes`, and a last element: the end of the last key.
     private var starts: [Int] = [0]
-    /// What the caller keeps of each row (see ``Row``).
-    private var payloads: [Row] = []
+    /// Each row with its abbreviated key (computed when sorting), in the order appended,
+    /// then, after ``sort()``, in the order of the keys.
+    private var rows: [Abbreviated] = []
+    /// The number of rows expected, to reserve room for the keys once their size is known.
+    private let capacity: Int
     private let descending: [Bool]
     /// What each key column held so far: integers, reals, neither yet.
     private var numericKinds: [NumericKind]
@@ -50,12 +53,13 @@ struct SortKeyBuffer {
         numericKinds = Array(repeating: .none, count: descending.count)
         commonPrefixes = Array(repeating: nil, count: descending.count)
         starts.reserveCapacity(capacity + 1)
-        payloads.reserveCapacity(capacity)
-        bytes.reserveCapacity(capacity * 16)
+        rows.reserveCapacity(capacity)
+        self.capacity = capacity
+        bytes.reserveCapacity(min(capacity, 1_024) * 32)
     }
 
     /// The number of rows.
-    var count: Int { starts.count - 1 }
+    var count: Int { rows.count }
 
     /// Appends the key of a row whose sort values are the columns `columns` of the current
     /// row of `statement`, then its id, with `value` and `kind` (see ``Row``). Returns false,
@@ -93,8 +97,13 @@ struct SortKeyBuffer {
             }
         }
         appendInteger(id)
-        payloads.append(Row(id: id, value: value, row: UInt32(truncatingIfNeeded: count), kind: kind))
+        rows.append(Abbreviated(prefix: 0, row: Row(id: id, value: value, row: UInt32(truncatingIfNeeded: count), kind: kind)))
         starts.append(bytes.count)
+        if count == 1_024 && capacity > count {
+            // Room for the keys of every row expected, at the size of the first ones: the
+            // buffer does not double (and hold both copies) while it grows.
+            bytes.reserveCapacity(bytes.count / count * capacity * 5 / 4)
+        }
         return true
 
         func rollBack() -> Bool {
@@ -129,7 +138,7 @@ struct SortKeyBuffer {
 
     /// A row and the first 8 bytes of its key without the columns' common prefixes,
     /// big-endian: most comparisons of a sort end on them.
-    private struct Abbreviated {
+    struct Abbreviated {
         var prefix: UInt64
         var row: Row
     }
@@ -142,15 +151,19 @@ struct SortKeyBuffer {
     /// taken from the key without the bytes that every text or blob value of a column
     /// begins with (`Note 0…`, `2026-…`): those bytes are the same in every key that
     /// reaches them, at the same place, so leaving them out changes no order.
-    func sortedRows() -> [Row] {
+    ///
+    /// The keys are released once sorted: the rows are then read with ``sortedRows``.
+    mutating func sort() {
         precondition(count < Int(UInt32.max), "too many rows to sort")
         // The encoded length of each column's common prefix (a NUL takes two bytes).
         let skips = commonPrefixes.map { prefix in prefix.map { $0.count + $0.lazy.filter { $0 == 0 }.count } ?? 0 }
-        var rows: [Abbreviated] = []
-        rows.reserveCapacity(count)
+        var rows = self.rows
+        self.rows = []
         bytes.withUnsafeBytes { bytes in
-            for row in 0..<count {
-                rows.append(Abbreviated(prefix: abbreviation(bytes, from: starts[row], to: starts[row + 1], skips: skips), row: payloads[row]))
+            rows.withUnsafeMutableBufferPointer { rows in
+                for row in rows.indices {
+                    rows[row].prefix = abbreviation(bytes, from: starts[row], to: starts[row + 1], skips: skips)
+                }
             }
             starts.withUnsafeBufferPointer { starts in
                 let base = bytes.baseAddress!
@@ -165,8 +178,13 @@ struct SortKeyBuffer {
                 }
             }
         }
-        return rows.map(\.row)
+        self.rows = rows
+        bytes = []
+        starts = []
     }
+
+    /// The rows, in the order of their keys after ``sort()``.
+    var sortedRows: LazyMapSequence<[Abbreviated], Row> { rows.lazy.map(\.row) }
 
     /// The first 8 bytes of the key `bytes[start..<end]` without the first `skips[c]` bytes
     /// of the content of each text or blob of column `c`, zero-padded.
