@@ -104,11 +104,18 @@ struct EagerLoading<Item: StrataEntity>: ItemLoading {
         var rows: [RowChunks<ResultsRow<Item>>] = []
         // Read in table order into the payload (each item's slot is its reading number),
         // then placed in the results' order.
+        // Each shown item's bucket and slot, in order: the rows are made after the loop, in
+        // this function (the per-row closure would look up their types' metadata per row).
+        var shown: [(bucket: Int, slot: Int)] = []
         let sortedHere = try fetcher.forEachItemSortedHere(db, read: { payload.append($0.objectID.rawValue, $0) }) { id, keys, slot in
             guard let bucket = index.appendFetched(id, keys, to: &builder), rowsAreItems else { return }
+            shown.append((bucket, slot))
+        }
+        for (bucket, slot) in shown {
             if bucket == rows.count { rows.append(RowChunks()) }
             rows[bucket].append(.item(payload.value(atSlot: slot)))
         }
+        shown = []
         if !sortedHere {
             // A sort key with integers and reals both: SQLite sorts.
             payload.removeAll()
