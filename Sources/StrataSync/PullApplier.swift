@@ -734,13 +734,23 @@ extension PullApplier {
         func sql(_ rows: Int) -> String { head + Array(repeating: row, count: rows).joined(separator: ", ") }
         let full = rows.count >= perStatement ? sql(perStatement) : ""
         var start = rows.lowerBound
+        var bound: Statement?  // the full statement, once it ran in this run
         while start < rows.upperBound {
             let n = min(perStatement, rows.upperBound - start)
             let statement = n == perStatement ? try db.cachedStatement(sql: full) : try db.makeStatement(sql: sql(n))
-            // Resets the statement (a cached statement that failed is dropped from GRDB's
-            // cache, so this one has not) and clears its bindings; GRDB then runs it as it is
-            // bound.
-            statement.setUncheckedArguments(StatementArguments())
+            if statement === bound {
+                // Run again in this run: only reset, every value is bound again below. SQLite
+                // then reuses each text value's buffer; clearing the bindings freed them all
+                // (thousands per statement), and binding allocated them again.
+                let code = sqlite3_reset(statement.sqliteStatement)
+                guard code == SQLITE_OK else { throw DatabaseError(resultCode: ResultCode(rawValue: code), sql: statement.sql) }
+            } else {
+                // Resets the statement (a cached statement that failed is dropped from GRDB's
+                // cache, so this one has not) and clears its bindings; GRDB then runs it as it
+                // is bound.
+                statement.setUncheckedArguments(StatementArguments())
+                if n == perStatement { bound = statement }
+            }
             var index: CInt = 1
             for position in start..<(start + n) { try bindRow(position, statement, &index) }
             try statement.execute()
