@@ -54,8 +54,8 @@ enum LocalSyncState {
             // The row's sync id, unless it has one (every row a pull inserts has): the look-up is
             // the trigger's condition, not the `INSERT`'s, because an `INSERT … SELECT` that
             // reads its own table goes through a temporary table, which SQLite opened and closed
-            // for every row. (`WHERE NOT EXISTS`, as the previous version has it, so that it
-            // does not take this trigger for an earlier one and replace it.)
+            // for every row. Its text keeps `WHERE NOT EXISTS`, which the previous version looks
+            // for: a store opened by both does not have its trigger rewritten back and forth.
             """
             CREATE TRIGGER IF NOT EXISTS \(quoted(insertTriggerName(entity))) AFTER INSERT ON \(table) \
             WHEN (SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM stratasync_objects WHERE tbl = \(name) AND rowid_ = NEW.\(key) AND deleted = 0)) \

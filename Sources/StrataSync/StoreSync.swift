@@ -420,10 +420,11 @@ public actor StoreSync {
                 }
             }
             let from = cursor
+            // (Every batch's objects count, also those of a batch that does not go in bulk.)
             let assumingNew: Bool
-            if startedEmpty, prepared != nil {
+            if startedEmpty {
                 let ids = result.changes.lazy.filter { $0.kind == .insert }.compactMap(\.id)
-                assumingNew = !ids.contains(where: earlier.contains)
+                assumingNew = prepared != nil && !ids.contains(where: earlier.contains)
                 earlier.formUnion(ids)
             } else {
                 assumingNew = false
