@@ -51,10 +51,15 @@ enum LocalSyncState {
     static func triggers(for entity: SyncedTables.Entity) -> [String] {
         let table = quoted(entity.name), key = quoted(entity.primaryKey), name = literal(entity.name)
         return [
+            // The row's sync id, unless it has one (every row a pull inserts has): the look-up is
+            // the trigger's condition, not the `INSERT`'s, because an `INSERT … SELECT` that
+            // reads its own table goes through a temporary table, which SQLite opened and closed
+            // for every row. Its text keeps `WHERE NOT EXISTS`, which the previous version looks
+            // for: a store opened by both does not have its trigger rewritten back and forth.
             """
-            CREATE TRIGGER IF NOT EXISTS \(quoted(insertTriggerName(entity))) AFTER INSERT ON \(table) BEGIN \
-            INSERT OR IGNORE INTO stratasync_objects (uuid, tbl, rowid_) SELECT \(uuidSQL), \(name), NEW.\(key) \
-            WHERE NOT EXISTS (SELECT 1 FROM stratasync_objects WHERE tbl = \(name) AND rowid_ = NEW.\(key) AND deleted = 0); END
+            CREATE TRIGGER IF NOT EXISTS \(quoted(insertTriggerName(entity))) AFTER INSERT ON \(table) \
+            WHEN (SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM stratasync_objects WHERE tbl = \(name) AND rowid_ = NEW.\(key) AND deleted = 0)) \
+            BEGIN INSERT OR IGNORE INTO stratasync_objects (uuid, tbl, rowid_) VALUES (\(uuidSQL), \(name), NEW.\(key)); END
             """,
             """
             CREATE TRIGGER IF NOT EXISTS \(quoted("stratasync_delete_\(entity.name)")) AFTER DELETE ON \(table) BEGIN \
@@ -66,23 +71,32 @@ enum LocalSyncState {
 
     static func insertTriggerName(_ entity: SyncedTables.Entity) -> String { "stratasync_insert_\(entity.name)" }
 
+    /// The text SQLite keeps in `sqlite_master` for a `CREATE TRIGGER IF NOT EXISTS` statement
+    /// (without the `IF NOT EXISTS`).
+    static func storedSQL(of statement: String) -> String {
+        statement.replacingOccurrences(of: "CREATE TRIGGER IF NOT EXISTS ", with: "CREATE TRIGGER ")
+    }
+
     /// Makes the tables and triggers, and catches up on rows written while the triggers were
     /// missing (a first sync of an existing store, a table rebuilt by a migration): every
     /// row without a sync id gets one, and every id whose row is gone becomes a tombstone.
     static func prepare(_ tables: SyncedTables, _ db: Database) throws {
         for statement in createSQL { try db.execute(sql: statement) }
         for entity in tables.entities {
-            // The identity trigger of earlier versions made a random id for every row, and the
-            // `OR IGNORE` dropped it when the sync had given the row its id already (every row
-            // a pull inserts): it is replaced by the one that looks first.
+            // The identity trigger of earlier versions is replaced: the first made a random id for
+            // every row, which the `OR IGNORE` dropped when the sync had given the row its id
+            // already (every row a pull inserts); the second looked first, but inside an
+            // `INSERT … SELECT` of its own table, which SQLite runs through a temporary table
+            // opened and closed per row. Any trigger of that name other than this version's goes.
+            let statements = triggers(for: entity)
             let insertTrigger = insertTriggerName(entity)
             if let sql = try String.fetchOne(
                 db, sql: "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?", arguments: [insertTrigger]),
-                !sql.contains("WHERE NOT EXISTS")
+                sql != storedSQL(of: statements[0])
             {
                 try db.execute(sql: "DROP TRIGGER \(quoted(insertTrigger))")
             }
-            for statement in triggers(for: entity) { try db.execute(sql: statement) }
+            for statement in statements { try db.execute(sql: statement) }
             let table = quoted(entity.name), key = quoted(entity.primaryKey), name = literal(entity.name)
             try db.execute(sql: """
                 INSERT INTO stratasync_objects (uuid, tbl, rowid_) SELECT \(uuidSQL), \(name), \(key) FROM \(table) \

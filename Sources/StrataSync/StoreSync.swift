@@ -369,12 +369,18 @@ public actor StoreSync {
         // same unique name, created here and not pushed yet, say): the push before this pull
         // has settled that, so read the server again from the start.
         let logger = options.logger
-        try await store.write(author: options.author) { db in
-            guard try LocalSyncState.value("rescan", db) != nil else { return }
-            logger.debug("reading the server again from the start")
-            try db.execute(sql: "DELETE FROM stratasync_state WHERE key = 'rescan'")
-            try LocalSyncState.set("cursor", "0", db)
+        // Whether the store has no sync id at all (an initial sync): then a batch none of
+        // whose objects came in an earlier batch of this pull goes in bulk without the store
+        // being searched for them (see `PullApplier.apply`).
+        var startedEmpty = try await store.write(author: options.author) { db -> Bool in
+            if try LocalSyncState.value("rescan", db) != nil {
+                logger.debug("reading the server again from the start")
+                try db.execute(sql: "DELETE FROM stratasync_state WHERE key = 'rescan'")
+                try LocalSyncState.set("cursor", "0", db)
+            }
+            return try !(Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM stratasync_objects)") ?? true)
         }
+        var earlier: Set<UUID> = []  // the objects of this pull's batches so far, while `startedEmpty`
         var cursor = try self.cursor()
         // A pull from the log's beginning (an initial sync, a rescan) reads larger batches
         // after its first: fewer transactions, each rewriting fewer pages of the sync-id index
@@ -414,6 +420,15 @@ public actor StoreSync {
                 }
             }
             let from = cursor
+            // (Every batch's objects count, also those of a batch that does not go in bulk.)
+            let assumingNew: Bool
+            if startedEmpty {
+                let ids = result.changes.lazy.filter { $0.kind == .insert }.compactMap(\.id)
+                assumingNew = prepared != nil && !ids.contains(where: earlier.contains)
+                earlier.formUnion(ids)
+            } else {
+                assumingNew = false
+            }
             // A batch whose bulk insert a rule of this store refuses goes again, change by
             // change, in another transaction (the first is rolled back).
             var bulkTry = prepared
@@ -434,7 +449,9 @@ public actor StoreSync {
                         if bytes < Self.pullCacheBytes { try db.execute(sql: "PRAGMA cache_size = -\(Self.pullCacheBytes / 1_024)") }
                         defer { if bytes < Self.pullCacheBytes { try? db.execute(sql: "PRAGMA cache_size = \(cache)") } }
                         let before = try Int64.fetchOne(db, sql: "SELECT COALESCE(MAX(seq), 0) FROM stratasync_conflicts") ?? 0
-                        if try applier.apply(result.changes, prepared: prepared, db) { try LocalSyncState.set("rescan", "1", db) }
+                        if try applier.apply(result.changes, prepared: prepared, assumingNew: assumingNew, db) {
+                            try LocalSyncState.set("rescan", "1", db)
+                        }
                         try LocalSyncState.set("cursor", String(result.cursor), db)
                         return try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM stratasync_conflicts WHERE seq > ?", arguments: [before]) ?? 0
                     }
@@ -444,9 +461,12 @@ public actor StoreSync {
                 }
             }
             guard let conflicts else {
-                // Not applied: read again from where the store is.
+                // Not applied: read again from where the store is (which another pull moved:
+                // the store is searched for each batch's objects from now on).
                 next?.cancel()
                 next = nil
+                startedEmpty = false
+                earlier = []
                 cursor = try self.cursor()
                 continue
             }

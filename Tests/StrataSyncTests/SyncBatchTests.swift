@@ -173,4 +173,65 @@ struct SyncWireTextTests {
         }
         #expect(counts == [1, 1])
     }
+
+    /// The previous version's identity trigger looked first inside an `INSERT … SELECT` of its
+    /// own table (which SQLite runs through a temporary table, opened and closed per row): it
+    /// is replaced by this version's, which looks in its condition; this version's is kept as
+    /// it is; and rows get one sync id each, none when the sync gave them theirs first.
+    @Test func theIdentityTriggerOfThePreviousVersionIsReplacedAndThisOneKept() async throws {
+        let folder = try TemporaryDirectory()
+        let path = folder.path("store.sqlite")
+        let configuration = PostgresConnection.Configuration(
+            host: "localhost", username: "nobody", password: nil, database: nil, tls: .disable)
+        func open() throws -> (Store, StoreSync) {
+            let store = try Store(schema: StrataModel.schema, path: path)
+            return (store, try StoreSync(store: store, server: try PostgresSyncServer(configuration: configuration, schema: StrataModel.schema)))
+        }
+        let board = try #require(try SyncedTables(schema: StrataModel.schema, only: nil).entity(named: "Board"))
+        let current = LocalSyncState.storedSQL(of: LocalSyncState.triggers(for: board)[0])
+        #expect(current.hasPrefix("CREATE TRIGGER \"stratasync_insert_Board\" AFTER INSERT ON \"Board\" WHEN (SELECT 1 WHERE NOT EXISTS"))
+        let trigger = "SELECT rowid, sql FROM sqlite_master WHERE type = 'trigger' AND name = 'stratasync_insert_Board'"
+        do {
+            let (store, _) = try open()
+            #expect(try await store.read { db in try Row.fetchOne(db, sql: trigger)?["sql"] as String? } == current)
+            try await store.write { db in
+                try db.execute(sql: "DROP TRIGGER \"stratasync_insert_Board\"")
+                try db.execute(sql: """
+                    CREATE TRIGGER "stratasync_insert_Board" AFTER INSERT ON "Board" BEGIN \
+                    INSERT OR IGNORE INTO stratasync_objects (uuid, tbl, rowid_) SELECT \(LocalSyncState.uuidSQL), 'Board', NEW."id" \
+                    WHERE NOT EXISTS (SELECT 1 FROM stratasync_objects WHERE tbl = 'Board' AND rowid_ = NEW."id" AND deleted = 0); END
+                    """)
+                _ = try db.insert(Board(name: "Before"))
+            }
+            try store.close()
+        }
+        let first: Row? = try {
+            let (store, _) = try open()
+            defer { try? store.close() }
+            return try store.read { db in try Row.fetchOne(db, sql: trigger) }
+        }()
+        #expect(first?["sql"] == current)
+        // Opened again: this version's trigger is left as it is (not dropped and made again).
+        let (store, sync) = try open()
+        defer { try? store.close() }
+        let again = try store.read { db in try Row.fetchOne(db, sql: trigger) }
+        #expect(again?["sql"] == current)
+        #expect(again?["rowid"] as Int64? == first?["rowid"] as Int64?)
+        // A row written here gets one sync id; a row whose id the sync wrote first (as a pull
+        // does) keeps that one and gets no other.
+        let made = try await store.write { db in try db.insert(Board(name: "After")) }
+        #expect(try sync.syncID(of: "Board", id: made.id.rawValue) != nil)
+        let given = "00000000-0000-4000-8000-0000000000b1"
+        try await store.write { db in
+            let key = (try Int64.fetchOne(db, sql: "SELECT MAX(id) FROM Board") ?? 0) + 1
+            try db.execute(sql: "INSERT INTO stratasync_objects (uuid, tbl, rowid_, base) VALUES (?, 'Board', ?, '{}')", arguments: [given, key])
+            try db.execute(sql: "INSERT INTO Board (id, name, position) VALUES (?, 'Pulled', 0)", arguments: [key])
+        }
+        let counts = try await store.read { db in
+            try Int.fetchAll(db, sql: "SELECT COUNT(*) FROM stratasync_objects WHERE tbl = 'Board' GROUP BY rowid_ ORDER BY rowid_")
+        }
+        #expect(counts == [1, 1, 1])
+        let pulled = try await store.read { db in try Int64.fetchOne(db, sql: "SELECT id FROM Board WHERE name = 'Pulled'") }
+        #expect(try sync.syncID(of: "Board", id: try #require(pulled)) == UUID(uuidString: given))
+    }
 }

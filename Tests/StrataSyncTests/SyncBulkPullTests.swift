@@ -159,6 +159,73 @@ struct SyncBulkPullTests {
         try await expectConverged([bulk, byChange], test)
     }
 
+    /// A pull that begins on a store without sync ids takes each batch none of whose objects
+    /// came in an earlier batch for new without searching the store; batches that hold such
+    /// an object (updated on the server after it was logged) are searched as before. The file
+    /// ends as change by change.
+    @Test func anInitialSyncTakesItsBatchesForNewWithoutSearchingTheStore() async throws {
+        let test = try TestServer(), folder = try TemporaryDirectory()
+        let messages = Messages()
+        let bulk = try Device(folder.path("bulk.sqlite"), test, options: Self.recording(Self.options(bulk: true), messages))
+        let byChange = try Device(folder.path("one.sqlite"), test, options: Self.options(bulk: false))
+        defer { Task { await bulk.close(); await byChange.close() } }
+        try await bulk.sync.push()  // the hello makes the server's tables
+        try await byChange.sync.push()
+        try Self.seed(test)
+        #expect(try await bulk.sync.sync() == (try await byChange.sync.sync()))
+        let notSearched = messages.all.filter { $0.contains("inserted in bulk (the store not searched)") }
+        #expect(!notSearched.isEmpty)
+        // The seed's updates and deletions log objects again in later batches: those batches
+        // were searched, and went change by change.
+        #expect(notSearched.count < messages.all.filter { $0.hasPrefix("pull ") }.count)
+        #expect(!messages.all.contains { $0.contains("refused in bulk") })
+        Self.expectSame(try Self.dump(bulk), try Self.dump(byChange))
+        try await expectConverged([bulk, byChange], test)
+
+        // A later pull, on a store that has sync ids, searches the store.
+        messages.clear()
+        try test.psql("""
+            INSERT INTO "Card" (id, title, "boardID") SELECT gen_random_uuid(), 'Later ' || n, \
+            (SELECT id FROM "Board" ORDER BY name LIMIT 1) FROM generate_series(1, 50) n;
+            """)
+        #expect(try await bulk.sync.sync() == (try await byChange.sync.sync()))
+        #expect(messages.all.contains { $0.contains("inserted in bulk") })
+        #expect(!messages.all.contains { $0.contains("the store not searched") })
+        Self.expectSame(try Self.dump(bulk), try Self.dump(byChange))
+    }
+
+    /// A batch taken for new without searching the store, that holds objects the store knows
+    /// after all: the insert of their sync ids refuses it, the transaction is rolled back, and
+    /// nothing of it is left (the sync then applies it change by change).
+    @Test func aBatchWronglyTakenForNewIsRefusedByItsSyncIDs() async throws {
+        let test = try TestServer(), folder = try TemporaryDirectory()
+        let device = try Device(folder.path("store.sqlite"), test, options: Self.options(bulk: true, batch: 5_000))
+        defer { Task { await device.close() } }
+        try await device.sync.push()  // the hello makes the server's tables
+        try Self.seed(test)
+        try await device.sync.sync()
+        // Every object of the server, as a pull from the log's beginning reads them: all of
+        // them are known here, some of them as tombstones.
+        try await device.store.write { db in
+            try db.execute(sql: "DELETE FROM Card WHERE id IN (SELECT id FROM Card ORDER BY id LIMIT 3)")
+        }
+        let server = try test.server()
+        defer { Task { await server.close() } }
+        let result = try await server.pull(SyncPullRequest(device: UUID(), cursor: 0, limit: 100_000))
+        let applier = PullApplier(
+            tables: try SyncedTables(schema: StrataModel.schema, only: nil), options: Self.options(bulk: true), store: device.store)
+        let prepared = try #require(applier.prepare(result.changes))
+        #expect(prepared.count > 300)
+        let before = try Self.dump(device)
+        await #expect(throws: PullApplier.BulkInsertRefused.self) {
+            try await device.store.write { db in _ = try applier.apply(result.changes, prepared: prepared, assumingNew: true, db) }
+        }
+        Self.expectSame(try Self.dump(device), before)
+        // Searched, the same batch is not taken for new: it goes change by change.
+        let report = try await device.store.write { db in try applier.apply(result.changes, prepared: prepared, db) }
+        #expect(report == false)
+    }
+
     /// The bulk insert's statements hold thousands of rows each; with a few rows per statement
     /// (several full statements and a shorter last one per run of rows), the file ends the same.
     @Test func bulkStatementsOfAFewRowsEachWriteWhatChangeByChangeWrites() async throws {
