@@ -137,15 +137,18 @@ struct SyncWireTextTests {
         #expect(SyncValue.data(hex: "zz") == nil)
     }
 
+    /// The store at `path` and a sync of it with a server it never connects to.
+    static func openUnconnected(_ path: String) throws -> (Store, StoreSync) {
+        let configuration = PostgresConnection.Configuration(
+            host: "localhost", username: "nobody", password: nil, database: nil, tls: .disable)
+        let store = try Store(schema: StrataModel.schema, path: path)
+        return (store, try StoreSync(store: store, server: try PostgresSyncServer(configuration: configuration, schema: StrataModel.schema)))
+    }
+
     @Test func theIdentityTriggerOfEarlierVersionsIsReplaced() async throws {
         let folder = try TemporaryDirectory()
         let path = folder.path("store.sqlite")
-        let configuration = PostgresConnection.Configuration(
-            host: "localhost", username: "nobody", password: nil, database: nil, tls: .disable)
-        func open() throws -> (Store, StoreSync) {
-            let store = try Store(schema: StrataModel.schema, path: path)
-            return (store, try StoreSync(store: store, server: try PostgresSyncServer(configuration: configuration, schema: StrataModel.schema)))
-        }
+        func open() throws -> (Store, StoreSync) { try Self.openUnconnected(path) }
         let trigger = "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = 'stratasync_insert_Board'"
         do {
             let (store, _) = try open()
@@ -181,12 +184,7 @@ struct SyncWireTextTests {
     @Test func theIdentityTriggerOfThePreviousVersionIsReplacedAndThisOneKept() async throws {
         let folder = try TemporaryDirectory()
         let path = folder.path("store.sqlite")
-        let configuration = PostgresConnection.Configuration(
-            host: "localhost", username: "nobody", password: nil, database: nil, tls: .disable)
-        func open() throws -> (Store, StoreSync) {
-            let store = try Store(schema: StrataModel.schema, path: path)
-            return (store, try StoreSync(store: store, server: try PostgresSyncServer(configuration: configuration, schema: StrataModel.schema)))
-        }
+        func open() throws -> (Store, StoreSync) { try Self.openUnconnected(path) }
         let board = try #require(try SyncedTables(schema: StrataModel.schema, only: nil).entity(named: "Board"))
         let current = LocalSyncState.storedSQL(of: LocalSyncState.triggers(for: board)[0])
         #expect(current.hasPrefix("CREATE TRIGGER \"stratasync_insert_Board\" AFTER INSERT ON \"Board\" WHEN (SELECT 1 WHERE NOT EXISTS"))
