@@ -102,7 +102,7 @@ struct SectionedIndex<Section: Hashable & Sendable, Keys: IndexKeyStore> {
         return Builder()
     }
 
-    /// Adds an item read in SQL order; returns the number of its section's bucket (the
+    /// Adds an item read in the results' order; returns the number of its section's bucket (the
     /// order in which the build met the sections), or nil when the item is hidden.
     mutating func appendFetched(_ id: Int64, _ keys: IndexKeys, to builder: inout Builder) -> Int? {
         if !isFirstLetter, let resolved = builder.resolved(keys.key) {
@@ -479,7 +479,7 @@ extension SectionedIndex where Keys == CompactIndexKeys {
     }
 
     /// ``appendFetched(_:_:to:)`` for each row of a compact index's fetch, given by `rows`
-    /// (id, raw section key, key order, in SQL order): an item met again under an integer or
+    /// (id, raw section key, key order, in the results' order): an item met again under an integer or
     /// NULL key is placed without building its keys, by non-generic code (``IndexBuild``),
     /// the index's keys held outside it meanwhile; the first item of a section, or of a key
     /// that needs more (a first letter, a hidden item), goes the general way.
@@ -511,8 +511,8 @@ extension SectionedIndex where Keys == CompactIndexKeys {
     }
 }
 
-/// The state of a ``SectionedIndex`` build from a fetch in SQL order: the items of each
-/// section, in order, and where the raw keys met so far placed their items.
+/// The state of a ``SectionedIndex`` build from a fetch in the results' order: the items of
+/// each section, in order, and where the raw keys met so far placed their items.
 struct IndexBuild {
     fileprivate var buckets: [SectionID: Int] = [:]
     fileprivate var items: [[Int64]] = []
@@ -520,9 +520,8 @@ struct IndexBuild {
     fileprivate var last: (id: SectionID, bucket: Int)?
     /// What an integer (or NULL) raw key resolved to: most keys are (entity sections'
     /// object ids, or the one NULL of a request without sections), and a row is then
-    /// placed without hashing a section id.
-    /// Keys from 0 to ``smallKeyLimit`` (most section objects' ids) by offset, without
-    /// hashing; others by hash.
+    /// placed without hashing a section id. Keys from 0 to ``smallKeyLimit`` (most section
+    /// objects' ids) are found by offset, others by hash.
     private var smallKeys: [Resolved?] = []
     private var integerKeys: [Int64: Resolved] = [:]
     private var nullKey: Resolved?
