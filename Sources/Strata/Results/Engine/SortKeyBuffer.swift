@@ -16,7 +16,7 @@ import GRDBSQLite
 /// against any other, and a row's keys, followed by its id, form one key unique to it.
 ///
 /// A column that holds both integers and reals cannot be encoded this way (SQLite compares
-/// them by value, exactly): ``append(_:columns:id:)`` then returns false and the caller
+/// them by value, exactly): ``append(_:columns:id:value:kind:)`` then returns false and the caller
 /// sorts in SQL instead.
 struct SortKeyBuffer {
     /// Every row's key, one after the other.
@@ -32,7 +32,7 @@ struct SortKeyBuffer {
     /// What each key column held so far: integers, reals, neither yet.
     private var numericKinds: [NumericKind]
     /// Per key column, the bytes that every text and blob value of it met so far begins
-    /// with (nil before the first): sorting skips them (see ``sortedOrder()``).
+    /// with (nil before the first): sorting skips them (see ``sort()``).
     private var commonPrefixes: [[UInt8]?]
 
     private enum NumericKind { case none, integer, real }
@@ -143,7 +143,7 @@ struct SortKeyBuffer {
         var row: Row
     }
 
-    /// The rows in the order of their keys.
+    /// Sorts the rows in the order of their keys.
     ///
     /// The sort compares abbreviated keys first (PostgreSQL's idea for text): 8 bytes of
     /// each key, in an array sorted in place, read in order; only rows whose 8 bytes are
