@@ -103,9 +103,9 @@ struct EagerLoading<Item: StrataEntity>: ItemLoading {
         let rowsAreItems = journal.rowsAreItems
         var rows: [RowChunks<ResultsRow<Item>>] = []
         // Read in table order into the payload (each item's slot is its reading number),
-        // then placed in the results' order.
-        // Each shown item's bucket and slot, in order: the rows are made after the loop, in
-        // this function (the per-row closure would look up their types' metadata per row).
+        // then placed in the results' order; each shown item's bucket and slot are kept, and
+        // the rows made after the loop, in this function (the per-row closure would look up
+        // their types' generic metadata at every row).
         var shown: [(bucket: Int, slot: Int)] = []
         let sortedHere = try fetcher.forEachItemSortedHere(db, read: { payload.append($0.objectID.rawValue, $0) }) { id, keys, slot in
             guard let bucket = index.appendFetched(id, keys, to: &builder), rowsAreItems else { return }
