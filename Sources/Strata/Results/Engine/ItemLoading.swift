@@ -89,11 +89,12 @@ struct EagerLoading<Item: StrataEntity>: ItemLoading {
         journal: inout SnapshotJournal<Item, Section>
     ) throws {
         let sectionObjects = try fetcher.sectionObjects(db)
+        // An upper bound of the results' size, for the sort's buffers (and the first fetch).
+        let (count, ids) = try fetcher.tableExtent(db)
         if index.isEmptyCapacity {
             // The first fetch: room for every row of the table, so that the dictionaries are
             // not copied while they grow, which would raise peak memory by a third.
             // Refetches keep the capacity they had.
-            let (count, ids) = try fetcher.tableExtent(db)
             index.reserveCapacity(count, ids: ids)
             payload.reserveCapacity(count, ids: ids)
         }
@@ -101,33 +102,34 @@ struct EagerLoading<Item: StrataEntity>: ItemLoading {
         journal.reset()
         var builder = index.beginBuild(sectionObjects: sectionObjects)
         let rowsAreItems = journal.rowsAreItems
-        var rows: [RowChunks<ResultsRow<Item>>] = []
         // Read in table order into the payload (each item's slot is its reading number),
         // then placed in the results' order; each shown item's bucket and slot are kept, and
         // the rows made after the loop, in this function (the per-row closure would look up
         // their types' generic metadata at every row).
         var shown: [(bucket: Int, slot: Int)] = []
-        let sortedHere = try fetcher.forEachItemSortedHere(db, read: { payload.append($0.objectID.rawValue, $0) }) { id, keys, slot in
+        let sortedHere = try fetcher.forEachItemSortedHere(db, capacity: count, read: { payload.append($0.objectID.rawValue, $0) }) {
+            id, keys, slot in
             guard let bucket = index.appendFetched(id, keys, to: &builder), rowsAreItems else { return }
             shown.append((bucket, slot))
         }
+        if !sortedHere {
+            // A sort key with integers and reals both: SQLite sorts, the items read in its order.
+            payload.removeAll()
+            builder = index.beginBuild(sectionObjects: sectionObjects)
+            var slot = 0
+            try fetcher.forEachItem(db, ids: nil) { item, keys in
+                payload.append(item.objectID.rawValue, item)
+                defer { slot += 1 }
+                guard let bucket = index.appendFetched(item.objectID.rawValue, keys, to: &builder), rowsAreItems else { return }
+                shown.append((bucket, slot))
+            }
+        }
+        var rows: [RowChunks<ResultsRow<Item>>] = []
         for (bucket, slot) in shown {
             if bucket == rows.count { rows.append(RowChunks()) }
             rows[bucket].append(.item(payload.value(atSlot: slot)))
         }
         shown = []
-        if !sortedHere {
-            // A sort key with integers and reals both: SQLite sorts.
-            payload.removeAll()
-            builder = index.beginBuild(sectionObjects: sectionObjects)
-            try fetcher.forEachItem(db, ids: nil) { item, keys in
-                let id = item.objectID.rawValue
-                payload.append(id, item)
-                guard let bucket = index.appendFetched(id, keys, to: &builder), rowsAreItems else { return }
-                if bucket == rows.count { rows.append(RowChunks()) }
-                rows[bucket].append(.item(item))
-            }
-        }
         for (section, bucket) in index.finishBuild(builder) where rowsAreItems {
             journal.setRows(rows[bucket], for: section)
         }
@@ -246,10 +248,9 @@ struct BatchedLoading<Item: StrataEntity>: ItemLoading {
         journal: inout SnapshotJournal<Item, Section>
     ) throws {
         let sectionObjects = try fetcher.sectionObjects(db)
-        if index.isEmptyCapacity {
-            let (count, ids) = try fetcher.tableExtent(db)
-            index.reserveCapacity(count, ids: ids)
-        }
+        // An upper bound of the results' size, for the sort's buffers (and the first fetch).
+        let (count, ids) = try fetcher.tableExtent(db)
+        if index.isEmptyCapacity { index.reserveCapacity(count, ids: ids) }
         if let loader {
             try loader.detach()
         } else {
@@ -257,7 +258,7 @@ struct BatchedLoading<Item: StrataEntity>: ItemLoading {
         }
         journal.reset()
         var builder = index.beginBuild(sectionObjects: sectionObjects)
-        try index.appendFetched(from: { try fetcher.forEachRawKey(db, $0) }, to: &builder)
+        try index.appendFetched(from: { try fetcher.forEachRawKey(db, capacity: count, $0) }, to: &builder)
         _ = index.finishBuild(builder)
     }
 

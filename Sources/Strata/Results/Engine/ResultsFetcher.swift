@@ -111,11 +111,11 @@ struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendabl
     /// Every item of the results, read in table order and sorted here (``SortKeyBuffer``),
     /// rather than sorted by SQLite with all their columns: `read` is called with each item
     /// as it is read, then `place` with each item's id, keys and number in the reading order
-    /// (0, 1, …), in the results' order. Returns false, having called `read` for some items
+    /// (0, 1, …), in the results' order. `capacity`: the most rows expected (the table's). Returns false, having called `read` for some items
     /// and `place` for none, when a sort key holds integers and reals both: the caller then
     /// starts over with ``forEachItem(_:ids:_:)``, which SQLite sorts.
     func forEachItemSortedHere(
-        _ db: Database, read: (Item) throws -> Void, place: (Int64, IndexKeys, Int) throws -> Void
+        _ db: Database, capacity: Int, read: (Item) throws -> Void, place: (Int64, IndexKeys, Int) throws -> Void
     ) throws -> Bool {
         let byPosition = Self.decodesByPosition
         let text = try selectText(db, idCount: nil, keysOnly: false, sortedInSQL: false)
@@ -125,30 +125,27 @@ struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendabl
         let sqliteStatement = statement.sqliteStatement
         let first = Int32(statement.columnCount - sortCount - keyColumns)
         let keyIndex = first + Int32(sortCount)
-        let capacity = try tableExtent(db).count
         var sortKeys = SortKeyBuffer(descending: plan.sort.map(\.descending), capacity: capacity)
         // Every row's sort values, `sortCount` a row, and section keys, by reading order.
         var sortValues: [DatabaseValue] = [], keys: [DatabaseValue] = [], keyOrders: [DatabaseValue] = []
         sortValues.reserveCapacity(capacity * sortCount)
         if keyColumns > 0 { keys.reserveCapacity(capacity) }
-        var count = 0
         let rows = try Row.fetchCursor(statement)
         while let row = try rows.next() {
             let item = byPosition ? try Item(strataColumns: EntityColumns(statement: sqliteStatement)) : try Item(row: row)
-            guard sortKeys.append(sqliteStatement, columns: first..<keyIndex, id: item.objectID.rawValue, value: Int64(count)) else {
+            guard sortKeys.append(sqliteStatement, columns: first..<keyIndex, id: item.objectID.rawValue) else {
                 return false
             }
             try read(item)
             for index in first..<keyIndex { sortValues.append(EntityColumns.storedValue(sqliteStatement, index)) }
             if keyColumns > 0 { keys.append(DatabaseValue(sqliteStatement: sqliteStatement, index: keyIndex)) }
             if keyColumns > 1 { keyOrders.append(DatabaseValue(sqliteStatement: sqliteStatement, index: keyIndex + 1)) }
-            count += 1
         }
         var sort: [DatabaseValue] = []
         sort.reserveCapacity(sortCount)
         sortKeys.sort()
         for sorted in sortKeys.sortedRows {
-            let row = Int(sorted.value)
+            let row = Int(sorted.row)
             sort.removeAll(keepingCapacity: true)
             sort.append(contentsOf: sortValues[(row * sortCount)..<((row + 1) * sortCount)])
             let key = keyColumns > 0 ? keys[row] : .null
@@ -169,12 +166,12 @@ struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendabl
     /// Every item's id and raw section key (and key order), in the results' order: a
     /// compact index's fetch, which keeps nothing else. The rows are read in table order
     /// with their sort keys and sorted here (``SortKeyBuffer``), or by SQL when a sort key
-    /// holds integers and reals both.
-    func forEachRawKey(_ db: Database, _ body: (Int64, DatabaseValue, DatabaseValue) throws -> Void) throws {
+    /// holds integers and reals both. `capacity`: the most rows expected (the table's).
+    func forEachRawKey(_ db: Database, capacity: Int, _ body: (Int64, DatabaseValue, DatabaseValue) throws -> Void) throws {
         let (statement, keyColumns) = try rawKeyStatement(db, sortedInSQL: false)
         let sqliteStatement = statement.sqliteStatement
         let sortColumns = (1 + keyColumns)..<(1 + keyColumns + Int32(plan.sort.count))
-        var sortKeys = SortKeyBuffer(descending: plan.sort.map(\.descending), capacity: try tableExtent(db).count)
+        var sortKeys = SortKeyBuffer(descending: plan.sort.map(\.descending), capacity: capacity)
         // A section key that is an integer or NULL (entity sections, none) travels with its
         // row; others are kept here, by row number.
         let integer: UInt8 = 1, null: UInt8 = 0, other: UInt8 = 2
@@ -213,7 +210,7 @@ struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendabl
     }
 
     /// ``forEachRawKey(_:_:)`` sorted by SQLite.
-    func forEachRawKeySortedInSQL(_ db: Database, _ body: (Int64, DatabaseValue, DatabaseValue) throws -> Void) throws {
+    private func forEachRawKeySortedInSQL(_ db: Database, _ body: (Int64, DatabaseValue, DatabaseValue) throws -> Void) throws {
         let (statement, keyColumns) = try rawKeyStatement(db, sortedInSQL: true)
         let sqliteStatement = statement.sqliteStatement
         // Int64's cursor steps without building rows; the keys are read beside it.

@@ -122,22 +122,29 @@ struct SortKeyBufferTests {
         }
     }
 
-    /// A results fetch sorts by SQL when its sort key holds integers and reals both (another
-    /// program wrote 2.5 into an integer column): batched loading's ids come in SQLite's order.
-    @Test("a sort key with integers and reals both is sorted by SQLite")
-    func mixedNumbersFallBackToSQL() throws {
+    /// Five notebooks whose positions another program made integers and reals both (2.5 and
+    /// -0.5 in an integer column).
+    static func storeWithMixedPositions() throws -> Store {
         let store = try Store.inMemory(schema: NotesModel.schema)
         try store.write { db in
             for (name, position) in [("a", 3), ("b", 1), ("c", 2), ("d", 2), ("e", -4)] { try db.notebook(name, position: position) }
             try db.execute(sql: "UPDATE Notebook SET position = 2.5 WHERE name = 'a'")
             try db.execute(sql: "UPDATE Notebook SET position = -0.5 WHERE name = 'e'")
         }
+        return store
+    }
+
+    /// A results fetch sorts by SQL when its sort key holds integers and reals both (another
+    /// program wrote 2.5 into an integer column): batched loading's ids come in SQLite's order.
+    @Test("a sort key with integers and reals both is sorted by SQLite")
+    func mixedNumbersFallBackToSQL() throws {
+        let store = try Self.storeWithMixedPositions()
         for descending in [false, true] {
             let request = ResultsRequest<Notebook, NoSection>(sortedBy: [descending ? Notebook.position.descending : Notebook.position.ascending])
             let fetcher = ResultsFetcher<Notebook, NoSection>(plan: try ResultsQueryPlan(request: request, schema: NotesModel.schema))
             try store.read { db in
                 var ids: [Int64] = []
-                try fetcher.forEachRawKey(db) { id, _, _ in ids.append(id) }
+                try fetcher.forEachRawKey(db, capacity: 0) { id, _, _ in ids.append(id) }
                 let expected = try Int64.fetchAll(db, sql: "SELECT id FROM Notebook ORDER BY position \(descending ? "DESC" : "ASC"), id")
                 #expect(ids == expected, "descending: \(descending)")
                 #expect(Set(ids).count == 5)
@@ -149,11 +156,7 @@ struct SortKeyBufferTests {
     /// any number for its sort key (hand-written) sorted by a column with integers and reals.
     @Test("an eager fetch whose sort key mixes integers and reals is sorted by SQLite, each item read once")
     func mixedNumbersFallBackToSQLEagerly() throws {
-        let store = try Store.inMemory(schema: NotesModel.schema)
-        try store.write { db in
-            for (name, position) in [("a", 3), ("b", 1), ("c", 2), ("d", 2), ("e", -4)] { try db.notebook(name, position: position) }
-            try db.execute(sql: "UPDATE Notebook SET position = 2.5 WHERE name = 'a'")
-        }
+        let store = try Self.storeWithMixedPositions()
         for descending in [false, true] {
             let request = ResultsRequest<LooseNotebook, NoSection>(sortedBy: [descending ? LooseNotebook.position.descending : LooseNotebook.position.ascending])
             let controller = try ResultsController(store: store, request: request)
