@@ -114,11 +114,7 @@ struct FullIndexKeys: IndexKeyStore, Sendable {
     func section(of id: Int64) -> SectionID?? { items.section(of: id) }
 
     mutating func set(_ id: Int64, _ keys: IndexKeys, section: SectionID?) {
-        if items.isEmpty {
-            width = keys.sort.count
-            if sortValues.capacity < items.capacity * width { sortValues.reserveCapacity(items.capacity * width) }
-        }
-        precondition(keys.sort.count == width, "items with different numbers of sort keys")
+        checkWidth(keys)
         let (slot, isNew) = items.set(id, section: section, rawKey: keys.key)
         if isNew {
             sortValues.append(contentsOf: keys.sort)
@@ -127,12 +123,18 @@ struct FullIndexKeys: IndexKeyStore, Sendable {
         }
     }
 
-    mutating func append(_ id: Int64, _ keys: IndexKeys, section: SectionID?) {
+    /// Takes the number of sort keys from the first item (and makes room for every item's),
+    /// and checks that every other item has as many.
+    private mutating func checkWidth(_ keys: IndexKeys) {
         if items.isEmpty {
             width = keys.sort.count
             if sortValues.capacity < items.capacity * width { sortValues.reserveCapacity(items.capacity * width) }
         }
         precondition(keys.sort.count == width, "items with different numbers of sort keys")
+    }
+
+    mutating func append(_ id: Int64, _ keys: IndexKeys, section: SectionID?) {
+        checkWidth(keys)
         items.append(id, sectionSlot: items.sectionSlot(for: section), rawKey: keys.key)
         sortValues.append(contentsOf: keys.sort)
     }
