@@ -521,14 +521,15 @@ struct IndexBuild {
     /// What an integer (or NULL) raw key resolved to: most keys are (entity sections'
     /// object ids, or the one NULL of a request without sections), and a row is then
     /// placed without hashing a section id. Keys from 0 to ``smallKeyLimit`` (most section
-    /// objects' ids) are found by offset, others by hash.
-    private var smallKeys: [Resolved?] = []
+    /// objects' ids) are found by offset, others by hash. A small key's (and NULL's) bucket
+    /// and slot are plain values, read per row without copying a section id (and its
+    /// retains); its section, needed by the first row only, is kept beside them.
+    private var smallKeys: [Quick] = []
+    private var smallKeySections: [SectionID?] = []
+    private var nullKey = Quick()
+    private var nullKeySection: SectionID?
     private var integerKeys: [Int64: Resolved] = [:]
-    private var nullKey: Resolved?
-    /// The bucket and slot of each small key and of NULL, beside `smallKeys` and `nullKey`:
-    /// plain values, read without copying a section id (and its retains) per row.
-    private var quickSmallKeys: [Quick] = []
-    private var quickNullKey = Quick()
+    private static var smallKeyLimit: Int64 { 4_096 }
 
     private struct Quick {
         /// The bucket; -1: hidden; -2: not resolved.
@@ -540,8 +541,11 @@ struct IndexBuild {
             bucket = resolved.bucket.map { Int32($0) } ?? -1
             slot = resolved.slot
         }
+
+        func resolved(in section: SectionID?) -> Resolved? {
+            bucket == -2 ? nil : Resolved(section: section, bucket: bucket < 0 ? nil : Int(bucket), slot: slot)
+        }
     }
-    private static var smallKeyLimit: Int64 { 4_096 }
 
     fileprivate struct Resolved {
         var section: SectionID?
@@ -553,9 +557,9 @@ struct IndexBuild {
     /// What the integer or NULL `rawKey` resolved to before, if it did.
     fileprivate func resolved(_ rawKey: DatabaseValue) -> Resolved? {
         switch rawKey.storage {
-        case .int64(let raw) where raw >= 0 && raw < Int64(smallKeys.count): smallKeys[Int(raw)]
+        case .int64(let raw) where raw >= 0 && raw < Int64(smallKeys.count): smallKeys[Int(raw)].resolved(in: smallKeySections[Int(raw)])
         case .int64(let raw) where raw < 0 || raw >= Self.smallKeyLimit: integerKeys[raw]
-        case .null: nullKey
+        case .null: nullKey.resolved(in: nullKeySection)
         default: nil
         }
     }
@@ -566,16 +570,16 @@ struct IndexBuild {
             return
         }
         if raw >= Int64(smallKeys.count) {
-            smallKeys.append(contentsOf: repeatElement(nil, count: Int(raw) + 1 - smallKeys.count))
-            quickSmallKeys.append(contentsOf: repeatElement(Quick(), count: Int(raw) + 1 - quickSmallKeys.count))
+            smallKeys.append(contentsOf: repeatElement(Quick(), count: Int(raw) + 1 - smallKeys.count))
+            smallKeySections.append(contentsOf: repeatElement(nil, count: Int(raw) + 1 - smallKeySections.count))
         }
-        smallKeys[Int(raw)] = resolved
-        quickSmallKeys[Int(raw)] = Quick(resolved)
+        smallKeys[Int(raw)] = Quick(resolved)
+        smallKeySections[Int(raw)] = resolved.section
     }
 
     fileprivate mutating func setResolvedNull(_ resolved: Resolved) {
-        nullKey = resolved
-        quickNullKey = Quick(resolved)
+        nullKey = Quick(resolved)
+        nullKeySection = resolved.section
     }
 
     /// Appends the item `id`, new to `keys`, when `rawKey` resolved before to a shown
@@ -583,13 +587,13 @@ struct IndexBuild {
     mutating func appendResolved(_ id: Int64, rawKey: DatabaseValue, to keys: inout CompactIndexKeys) -> Bool {
         let bucket: Int, slot: UInt32
         switch rawKey.storage {
-        case .int64(let raw) where raw >= 0 && raw < Int64(quickSmallKeys.count):
-            let quick = quickSmallKeys[Int(raw)]
+        case .int64(let raw) where raw >= 0 && raw < Int64(smallKeys.count):
+            let quick = smallKeys[Int(raw)]
             guard quick.bucket >= 0 else { return false }
             (bucket, slot) = (Int(quick.bucket), quick.slot)
         case .null:
-            guard quickNullKey.bucket >= 0 else { return false }
-            (bucket, slot) = (Int(quickNullKey.bucket), quickNullKey.slot)
+            guard nullKey.bucket >= 0 else { return false }
+            (bucket, slot) = (Int(nullKey.bucket), nullKey.slot)
         default:
             guard let resolved = resolved(rawKey), let resolvedBucket = resolved.bucket else { return false }
             (bucket, slot) = (resolvedBucket, resolved.slot)
