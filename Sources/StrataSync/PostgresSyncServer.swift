@@ -119,6 +119,11 @@ public actor PostgresSyncServer: SyncServer {
         try await withDeadline { try await self.answer(request) }
     }
 
+    /// ``pull(_:)``'s answer as the sync works on it (see ``PullBatch``).
+    func pullBatch(_ request: SyncPullRequest) async throws -> PullBatch {
+        try await withDeadline { try await self.answerInBatch(request) }
+    }
+
     /// Runs `operation`, or fails with ``SyncTimeoutError`` once ``requestTimeout`` has passed
     /// and drops the connection: a server that stopped answering mid-request (seen after an
     /// immediate restart, with a connection that never failed) must not hold the sync forever.
@@ -642,39 +647,69 @@ public actor PostgresSyncServer: SyncServer {
     func rows(
         of entity: SyncedTables.Entity, where condition: String, _ binds: PostgresBindings, count: Int, _ connection: PostgresConnection
     ) async throws -> [UUID: [String: String?]] {
+        var texts: [String??] = []
+        let ids = try await readRows(of: entity, where: condition, binds, count: count, into: &texts, connection)
         let columns = entity.columns
-        let list = ([quoted(entity.primaryKey)] + columns.map { PostgresSchema.toText($0.name, $0.valueType) }).joined(separator: ", ")
-        let rows = try await connection.query(
-            PostgresQuery(unsafeSQL: "SELECT \(list) FROM \(quoted(entity.name)) WHERE \(condition)", binds: binds), logger: logger)
         var result: [UUID: [String: String?]] = [:]
-        result.reserveCapacity(count)
-        for try await row in rows {
-            var cells = row.makeIterator()
-            guard let idCell = cells.next(), let id = try idCell.decode(UUID?.self) else { continue }
+        result.reserveCapacity(ids.count)
+        for (row, id) in ids.enumerated() {
             var values: [String: String?] = [:]
             values.reserveCapacity(columns.count)
-            for column in columns {
-                guard let cell = cells.next() else { break }
-                // Every column is read as text: its bytes are the string.
-                var text = cell.dataType == .text ? cell.bytes.map { String(buffer: $0) } : try cell.decode(String?.self)
-                if column.valueType == .double || column.valueType == .float, let number = text.flatMap(Double.init) {
-                    text = SyncValue.doubleText(number)  // PostgreSQL writes 1 where Swift writes 1.0
-                }
-                values[column.name] = text
-            }
+            for (offset, column) in columns.enumerated() { values[column.name] = texts[row * columns.count + offset] ?? nil }
             result[id] = values
         }
         return result
     }
 
+    /// Reads the current rows of `entity` that `condition` selects: appends their columns'
+    /// wire text to `texts`, row after row in `entity.columns`' order, and returns their ids
+    /// in the same order.
+    func readRows(
+        of entity: SyncedTables.Entity, where condition: String, _ binds: PostgresBindings, count: Int, into texts: inout [String??],
+        _ connection: PostgresConnection
+    ) async throws -> [UUID] {
+        let columns = entity.columns
+        let list = ([quoted(entity.primaryKey)] + columns.map { PostgresSchema.toText($0.name, $0.valueType) }).joined(separator: ", ")
+        let rows = try await connection.query(
+            PostgresQuery(unsafeSQL: "SELECT \(list) FROM \(quoted(entity.name)) WHERE \(condition)", binds: binds), logger: logger)
+        let isDouble = columns.map { $0.valueType == .double || $0.valueType == .float }
+        var ids: [UUID] = []
+        ids.reserveCapacity(count)
+        texts.reserveCapacity(texts.count + count * columns.count)
+        for try await row in rows {
+            var cells = row.makeIterator()
+            guard let idCell = cells.next(), let id = try idCell.decode(UUID?.self) else { continue }
+            ids.append(id)
+            for offset in columns.indices {
+                // Every column is read as text: its bytes are the string.
+                var text: String?
+                if let cell = cells.next() {
+                    text = cell.dataType == .text ? cell.bytes.map { String(buffer: $0) } : try cell.decode(String?.self)
+                    if isDouble[offset], let number = text.flatMap(Double.init) {
+                        text = SyncValue.doubleText(number)  // PostgreSQL writes 1 where Swift writes 1.0
+                    }
+                }
+                texts.append(text)
+            }
+        }
+        return ids
+    }
+
     // MARK: - Pull
 
     func answer(_ request: SyncPullRequest) async throws -> SyncPullResult {
+        try await answerInBatch(request).result
+    }
+
+    /// The answer to `request`, each table's objects read into one array of wire text (see
+    /// ``PullBatch``).
+    func answerInBatch(_ request: SyncPullRequest) async throws -> PullBatch {
         try await transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") { connection in
             let device = request.device.uuidString.lowercased()
+            // Whether an entry is this device's own is decided by the server (no string per entry).
             let entries = try await connection.query(
                 """
-                SELECT seq, tbl, id, a, b, origin FROM strata_sync_log \
+                SELECT seq, tbl, id, a, b, origin IS NOT DISTINCT FROM \(device) FROM strata_sync_log \
                 WHERE seq > \(request.cursor) ORDER BY seq LIMIT \(request.limit)
                 """, logger: logger)
             var cursor = request.cursor
@@ -683,28 +718,33 @@ public actor PostgresSyncServer: SyncServer {
             var seenObjects: Set<UUID> = []
             var links: [String: [(UUID, UUID)]] = [:]
             var seenLinks: Set<String> = []
-            for try await (seq, table, id, a, b, origin) in entries.decode((Int64, String, UUID?, UUID?, UUID?, String?).self) {
+            for try await (seq, table, id, a, b, own) in entries.decode((Int64, String, UUID?, UUID?, UUID?, Bool).self) {
                 cursor = seq
                 count += 1
-                guard origin != device else { continue }
+                guard !own else { continue }
                 if let id {
                     if seenObjects.insert(id).inserted { objects[table, default: []].append(id) }
                 } else if let a, let b, seenLinks.insert("\(table) \(a) \(b)").inserted {
                     links[table, default: []].append((a, b))
                 }
             }
-            var changes: [SyncChange] = []
+            var batch: [PullBatch.Objects] = []
             for entity in schema.tables.entities {
                 guard let ids = objects[entity.name] else { continue }
-                let current = try await self.rows(of: entity, ids: ids, connection)
-                for id in ids {
-                    if let values = current[id] {
-                        changes.append(SyncChange(kind: .insert, table: entity.name, id: id, values: values))
-                    } else {
-                        changes.append(SyncChange(kind: .delete, table: entity.name, id: id))
-                    }
-                }
+                var table = PullBatch.Objects(table: entity.name, columns: entity.columns.map(\.name))
+                var binds = PostgresBindings()
+                binds.append(ids)  // a uuid[], sent in binary
+                let read = try await readRows(
+                    of: entity, where: "\(quoted(entity.primaryKey)) = ANY($1)", binds, count: ids.count, into: &table.texts, connection)
+                var rowOf: [UUID: Int] = [:]
+                rowOf.reserveCapacity(read.count)
+                for (row, id) in read.enumerated() { rowOf[id] = row }
+                table.rowCount = read.count
+                table.ids = ids
+                table.rows = ids.map { rowOf[$0] ?? -1 }
+                batch.append(table)
             }
+            var linkChanges: [SyncChange] = []
             for join in schema.tables.joins {
                 guard let pairs = links[join.name] else { continue }
                 var binds = PostgresBindings()
@@ -720,11 +760,11 @@ public actor PostgresSyncServer: SyncServer {
                 for try await (a, b) in rows.decode((String, String).self) { existing.insert("\(a) \(b)") }
                 for (a, b) in pairs {
                     let exists = existing.contains("\(a.uuidString.lowercased()) \(b.uuidString.lowercased())")
-                    changes.append(SyncChange(
+                    linkChanges.append(SyncChange(
                         kind: exists ? .link : .unlink, table: join.name, link: [join.column: a, join.inverseColumn: b]))
                 }
             }
-            return SyncPullResult(changes: changes, cursor: cursor, hasMore: count == request.limit)
+            return PullBatch(objects: batch, links: linkChanges, cursor: cursor, hasMore: count == request.limit)
         }
     }
 

@@ -39,6 +39,13 @@ struct PullApplier {
     /// as ``BulkInsertRefused``, so a wrong guess costs a try, never a different result.
     @discardableResult
     func apply(_ changes: [SyncChange], prepared: NewObjects?, assumingNew: Bool = false, _ db: Database) throws -> Bool {
+        try apply(PullBatch(SyncPullResult(changes: changes, cursor: 0, hasMore: false)), prepared: prepared, assumingNew: assumingNew, db)
+    }
+
+    /// ``apply(_:prepared:assumingNew:_:)-([SyncChange],_,_,_)`` of a batch: its list of
+    /// changes is made only when the batch does not go in bulk.
+    @discardableResult
+    func apply(_ batch: PullBatch, prepared: NewObjects?, assumingNew: Bool = false, _ db: Database) throws -> Bool {
         let before = try Int64.fetchOne(db, sql: "SELECT COALESCE(MAX(seq), 0) FROM stratasync_conflicts") ?? 0
         try withSyncDeletes(db) {
             // Every change at once first, in one savepoint; when a rule of this store refuses
@@ -57,7 +64,7 @@ struct PullApplier {
             // the writer's time in an initial sync.)
             if options.insertsInBulk, let upserts = prepared, try assumingNew || isNew(upserts, db) {
                 do {
-                    try together.applyChanges(changes, newObjects: upserts, db)
+                    try together.applyChanges(batch.changesOtherThanInserts, newObjects: upserts, db)
                     if let broken = try store.brokenCountRules(db).first { throw broken }
                 } catch let error where Self.isRefusal(error) || error is RuleViolationError {
                     options.logger.debug("a batch of \(upserts.count) new objects refused in bulk, applied change by change: \(error)")
@@ -66,6 +73,7 @@ struct PullApplier {
                 options.logger.debug("\(upserts.count) new objects inserted in bulk\(assumingNew ? " (the store not searched)" : "")")
                 return []
             }
+            let changes = batch.changes
             do {
                 try db.inSavepoint {
                     try together.applyChanges(changes, db)
@@ -560,56 +568,134 @@ extension PullApplier {
     /// columns, each object once); nil otherwise, and then the batch goes change by change.
     /// Whether the store knows none of them is for ``isNew(_:_:)`` to say.
     func prepare(_ changes: [SyncChange]) -> NewObjects? {
-        let upserts = ordered(changes.filter { $0.kind == .insert })
-        guard !upserts.isEmpty else { return nil }
+        prepare(PullBatch(SyncPullResult(changes: changes, cursor: 0, hasMore: false)))
+    }
+
+    /// ``prepare(_:)-([SyncChange])`` of a batch: straight from the server's rows when the
+    /// batch holds them (no change, no dictionary per object).
+    func prepare(_ batch: PullBatch) -> NewObjects? {
+        guard let groups = batch.insertedObjects(tables) else { return nil }
+        // Per table of the batch: its entity here, and per column of the entity, where the
+        // batch's rows hold it (nil: the server did not send it, and it is left out, as
+        // `LocalRows.databaseValues` leaves it out).
         var entityIndex: [String: Int] = [:]
         for (index, entity) in tables.entities.enumerated() { entityIndex[entity.name] = index }
+        var groupEntity: [Int] = []
+        var groupColumns: [[Int?]] = []
+        var total = 0
+        for group in groups {
+            guard let index = entityIndex[group.table], tables.entities[index].columns.count <= BulkLayout.maxColumns else { return nil }
+            var offsets: [String: Int] = [:]
+            for (offset, name) in group.columns.enumerated() { offsets[name] = offset }
+            groupEntity.append(index)
+            groupColumns.append(tables.entities[index].columns.map { offsets[$0.name] })
+            total += group.rowCount
+        }
         let layouts = tables.entities.map(BulkLayout.init)
+        // Every object of the batch by a number of its own (its table's first number plus its
+        // row), and by its sync id; the same object twice: the second would be an update of
+        // the first, which the bulk insert does not do.
+        var ranges: [Range<Int>] = []  // per table of the batch, its objects' numbers
+        var objects: [(group: Int, row: Int, id: UUID)] = []
+        objects.reserveCapacity(total)
+        var byID: [UUID: Int] = [:]
+        byID.reserveCapacity(total)
+        for (g, group) in groups.enumerated() {
+            let first = objects.count
+            for (index, id) in group.ids.enumerated() where group.rows[index] >= 0 {
+                guard byID.updateValue(objects.count, forKey: id) == nil else { return nil }
+                objects.append((g, group.rows[index], id))
+            }
+            ranges.append(first..<objects.count)
+        }
+        guard !objects.isEmpty else { return nil }
+        // The text of column `offset` (of the entity) of an object; nil when its row does not
+        // hold it.
+        func text(_ object: Int, _ offset: Int) -> String?? {
+            let (g, row, _) = objects[object]
+            guard let column = groupColumns[g][offset] else { return nil }
+            return groups[g].texts[row * groups[g].columns.count + column]
+        }
+        // The order: entity by entity, each object after those of the batch its references
+        // lead to (as `ordered(_:)` orders changes); each reference's destination in the
+        // batch resolved once.
+        var destinations: [Int?] = []
+        let referenceOffsets: [[Int]] = tables.entities.map { entity in
+            entity.columns.indices.filter { if case .reference = entity.columns[$0].kind { true } else { false } }
+        }
+        var destinationStarts: [Int] = []  // per object, where its destinations start in `destinations`
+        destinationStarts.reserveCapacity(objects.count + 1)
+        destinations.reserveCapacity(objects.count)
+        for object in objects.indices {
+            destinationStarts.append(destinations.count)
+            for offset in referenceOffsets[groupEntity[objects[object].group]] {
+                destinations.append((text(object, offset) ?? nil).flatMap(SyncValue.uuid).flatMap { byID[$0] })
+            }
+        }
+        destinationStarts.append(destinations.count)
+        var visited = [Bool](repeating: false, count: objects.count)
+        var order: [Int] = []
+        order.reserveCapacity(objects.count)
+        func visit(_ object: Int) {
+            guard !visited[object] else { return }
+            visited[object] = true
+            for slot in destinationStarts[object]..<destinationStarts[object + 1] {
+                if let destination = destinations[slot] { visit(destination) }
+            }
+            order.append(object)
+        }
+        for name in tables.dependencyOrder {
+            for g in groups.indices where groups[g].table == name {
+                for object in ranges[g] { visit(object) }
+            }
+        }
+
         var new = NewObjects()
-        new.uuids.reserveCapacity(upserts.count)
-        new.entities.reserveCapacity(upserts.count)
-        new.present.reserveCapacity(upserts.count)
-        new.bases.reserveCapacity(upserts.count)
-        new.starts.reserveCapacity(upserts.count + 1)
-        var positions: [String: Int] = [:]  // sync id → position, of the objects so far
-        positions.reserveCapacity(upserts.count)
+        new.uuids.reserveCapacity(objects.count)
+        new.entities.reserveCapacity(objects.count)
+        new.present.reserveCapacity(objects.count)
+        new.bases.reserveCapacity(objects.count)
+        new.starts.reserveCapacity(objects.count + 1)
+        var positions = [Int?](repeating: nil, count: objects.count)  // per object, its position once placed
         var base: [UInt8] = []
         var texts: [String?] = []
-        for change in upserts {
-            guard let id = change.id, let index = entityIndex[change.table], layouts[index].columns.count <= BulkLayout.maxColumns
-            else { return nil }
+        for object in order {
+            let index = groupEntity[objects[object].group]
             let layout = layouts[index]
-            let uuid = SyncValue.text(of: id)
-            // The same object twice in one batch: the second is an update of the first.
-            guard positions.updateValue(new.count, forKey: uuid) == nil else { return nil }
-            // The row's values, in the entity's column order (a column the server did not send
-            // is left out, as `LocalRows.databaseValues` leaves it out), and its base.
+            positions[object] = new.count
+            // The row's values, in the entity's column order, and its base.
             var present: UInt64 = 0
             texts.removeAll(keepingCapacity: true)
-            for (offset, column) in layout.columns.enumerated() {
-                if let text = change.values[column.name] {
+            for offset in layout.columns.indices {
+                if let value = text(object, offset) {
                     present |= 1 << UInt64(offset)
-                    texts.append(text)
+                    texts.append(value)
                 } else {
                     texts.append(nil)
                 }
             }
             new.starts.append(new.values.count)
-            for (offset, column) in layout.columns.enumerated() where present & (1 << UInt64(offset)) != 0 {
-                let text = texts[offset]
-                if case .reference = column.kind {
-                    if let text {
+            var slot = destinationStarts[object]
+            for (offset, column) in layout.columns.enumerated() {
+                let isReference: Bool
+                if case .reference = column.kind { isReference = true } else { isReference = false }
+                defer { if isReference { slot += 1 } }
+                guard present & (1 << UInt64(offset)) != 0 else { continue }
+                let value = texts[offset]
+                if isReference {
+                    if let value {
                         // As `LocalRows.rowid`: an object of this batch applied before this one
                         // (or this one), else one the store knows.
-                        new.references.append(NewObjects.Reference(value: new.values.count, position: positions[text], target: text))
+                        new.references.append(NewObjects.Reference(
+                            value: new.values.count, position: destinations[slot].flatMap { positions[$0] }, target: value))
                     }
                     new.values.append(.null)
                 } else {
-                    new.values.append(SyncValue.databaseValue(of: text, as: column.valueType))
+                    new.values.append(SyncValue.databaseValue(of: value, as: column.valueType))
                 }
             }
             layout.encodeBase(texts, present, into: &base)
-            new.uuids.append(uuid)
+            new.uuids.append(SyncValue.text(of: objects[object].id))
             new.entities.append(index)
             new.present.append(present)
             new.bases.append(String(decoding: base, as: UTF8.self))

@@ -356,6 +356,13 @@ public actor StoreSync {
     /// The SQLite page cache of the writer while a pull's batch is applied (at least).
     static let pullCacheBytes = 64 << 20
 
+    /// The server's answer to `request`: a ``PostgresSyncServer``'s as it reads it, each table's
+    /// rows in one array (see ``PullBatch``), any other's as it comes.
+    static func pullBatch(_ request: SyncPullRequest, from server: any SyncServer) async throws -> PullBatch {
+        if let postgres = server as? PostgresSyncServer { return try await postgres.pullBatch(request) }
+        return PullBatch(try await server.pull(request))
+    }
+
     /// Pulls what changed on the server after this device's cursor, batch by batch, each
     /// applied in one local transaction.
     @discardableResult
@@ -392,22 +399,23 @@ public actor StoreSync {
         // The next batch is read from the server, and its new objects prepared for the bulk
         // insert, while this one is applied here.
         let bulk = options.insertsInBulk
-        var next: Task<(SyncPullResult, PullApplier.NewObjects?), any Error>?
+        var next: Task<(PullBatch, PullApplier.NewObjects?), any Error>?
         defer { next?.cancel() }
         while true {
-            let result: SyncPullResult
+            let result: PullBatch
             let prepared: PullApplier.NewObjects?
             if let prefetched = next {
                 next = nil
                 (result, prepared) = try await prefetched.value
             } else {
                 request = SyncPullRequest(device: device, cursor: cursor, limit: request.limit)
-                result = try await server.pull(request)
-                prepared = bulk ? applier.prepare(result.changes) : nil
+                result = try await Self.pullBatch(request, from: server)
+                prepared = bulk ? applier.prepare(result) : nil
             }
-            if result.cursor == cursor && result.changes.isEmpty { break }
+            let count = result.count
+            if result.cursor == cursor && count == 0 { break }
             let logger = options.logger
-            logger.debug("pull \(cursor) → \(result.cursor): \(result.changes.count) changes")
+            logger.debug("pull \(cursor) → \(result.cursor): \(count) changes")
             if logger.logLevel <= .trace {
                 for change in result.changes { logger.trace("pull \(change.kind) \(change.table) \(change.id?.uuidString ?? "\(change.link ?? [:])")") }
             }
@@ -415,15 +423,15 @@ public actor StoreSync {
                 request = SyncPullRequest(device: device, cursor: result.cursor, limit: limit)
                 let server = server, request = request
                 next = Task {
-                    let result = try await server.pull(request)
-                    return (result, bulk ? applier.prepare(result.changes) : nil)
+                    let result = try await Self.pullBatch(request, from: server)
+                    return (result, bulk ? applier.prepare(result) : nil)
                 }
             }
             let from = cursor
             // (Every batch's objects count, also those of a batch that does not go in bulk.)
             let assumingNew: Bool
             if startedEmpty {
-                let ids = result.changes.lazy.filter { $0.kind == .insert }.compactMap(\.id)
+                let ids = result.insertedIDs
                 assumingNew = prepared != nil && !ids.contains(where: earlier.contains)
                 earlier.formUnion(ids)
             } else {
@@ -449,7 +457,7 @@ public actor StoreSync {
                         if bytes < Self.pullCacheBytes { try db.execute(sql: "PRAGMA cache_size = -\(Self.pullCacheBytes / 1_024)") }
                         defer { if bytes < Self.pullCacheBytes { try? db.execute(sql: "PRAGMA cache_size = \(cache)") } }
                         let before = try Int64.fetchOne(db, sql: "SELECT COALESCE(MAX(seq), 0) FROM stratasync_conflicts") ?? 0
-                        if try applier.apply(result.changes, prepared: prepared, assumingNew: assumingNew, db) {
+                        if try applier.apply(result, prepared: prepared, assumingNew: assumingNew, db) {
                             try LocalSyncState.set("rescan", "1", db)
                         }
                         try LocalSyncState.set("cursor", String(result.cursor), db)
@@ -471,7 +479,7 @@ public actor StoreSync {
                 continue
             }
             cursor = result.cursor
-            report.pulled += result.changes.count
+            report.pulled += count
             report.conflicts += conflicts
             if !result.hasMore { break }
         }
