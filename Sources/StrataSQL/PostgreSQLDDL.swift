@@ -228,9 +228,10 @@ public struct PostgreSQLDDL: Sendable {
         }
     }
 
-    /// The SQL that reads a column of `type` as wire text.
-    public static func toText(_ column: String, _ type: SQLValueType) -> String {
-        let column = quoted(column)
+    /// The SQL that reads a column of `type` as wire text (of `table`, or of whichever table
+    /// the query's `FROM` gives the column).
+    public static func toText(_ column: String, _ type: SQLValueType, of table: String? = nil) -> String {
+        let column = (table.map { quoted($0) + "." } ?? "") + quoted(column)
         return switch type {
         case .date: "to_char(\(column) AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.MS')"
         case .bool: "(CASE WHEN \(column) THEN '1' ELSE '0' END)"

@@ -58,7 +58,9 @@ public struct PostgresSchema: Sendable {
     }
 
     /// The SQL that reads a column of `type` as wire text.
-    static func toText(_ column: String, _ type: ValueType) -> String { PostgreSQLDDL.toText(column, type.sqlValueType) }
+    static func toText(_ column: String, _ type: ValueType, of table: String? = nil) -> String {
+        PostgreSQLDDL.toText(column, type.sqlValueType, of: table)
+    }
 
     /// The definition of `column` of `entity`, as `CREATE TABLE` has it.
     func columnDefinition(_ column: SyncedTables.Column, of entity: SyncedTables.Entity) -> String {

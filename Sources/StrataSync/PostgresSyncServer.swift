@@ -647,39 +647,37 @@ public actor PostgresSyncServer: SyncServer {
     func rows(
         of entity: SyncedTables.Entity, where condition: String, _ binds: PostgresBindings, count: Int, _ connection: PostgresConnection
     ) async throws -> [UUID: [String: String?]] {
-        var texts: [String??] = []
-        let ids = try await readRows(of: entity, where: condition, binds, count: count, into: &texts, connection)
-        let columns = entity.columns
+        let objects = try await readObjects(
+            of: entity, key: "t.\(quoted(entity.primaryKey))", exists: "true", from: "\(quoted(entity.name)) t WHERE \(condition)",
+            binds, count: count, connection)
         var result: [UUID: [String: String?]] = [:]
-        result.reserveCapacity(ids.count)
-        for (row, id) in ids.enumerated() {
-            var values: [String: String?] = [:]
-            values.reserveCapacity(columns.count)
-            for (offset, column) in columns.enumerated() { values[column.name] = texts[row * columns.count + offset] ?? nil }
-            result[id] = values
-        }
+        result.reserveCapacity(objects.ids.count)
+        for index in objects.ids.indices { result[objects.ids[index]] = objects.change(at: index).values }
         return result
     }
 
-    /// Reads the current rows of `entity` that `condition` selects: appends their columns'
-    /// wire text to `texts`, row after row in `entity.columns`' order, and returns their ids
-    /// in the same order.
-    func readRows(
-        of entity: SyncedTables.Entity, where condition: String, _ binds: PostgresBindings, count: Int, into texts: inout [String??],
+    /// Reads objects of `entity`: `SELECT key, exists, t.column, … FROM source`, where `source`
+    /// names the entity's table `t`, `key` is an object's id and `exists` whether `t` has its
+    /// row; the objects in the order of the query's rows, their columns as wire text.
+    func readObjects(
+        of entity: SyncedTables.Entity, key: String, exists: String, from source: String, _ binds: PostgresBindings, count: Int,
         _ connection: PostgresConnection
-    ) async throws -> [UUID] {
+    ) async throws -> PullBatch.Objects {
         let columns = entity.columns
-        let list = ([quoted(entity.primaryKey)] + columns.map { PostgresSchema.toText($0.name, $0.valueType) }).joined(separator: ", ")
-        let rows = try await connection.query(
-            PostgresQuery(unsafeSQL: "SELECT \(list) FROM \(quoted(entity.name)) WHERE \(condition)", binds: binds), logger: logger)
+        let list = ([key, exists] + columns.map { PostgresSchema.toText($0.name, $0.valueType, of: "t") }).joined(separator: ", ")
+        let rows = try await connection.query(PostgresQuery(unsafeSQL: "SELECT \(list) FROM \(source)", binds: binds), logger: logger)
         let isDouble = columns.map { $0.valueType == .double || $0.valueType == .float }
-        var ids: [UUID] = []
-        ids.reserveCapacity(count)
-        texts.reserveCapacity(texts.count + count * columns.count)
+        var objects = PullBatch.Objects(table: entity.name, columns: columns.map(\.name))
+        objects.ids.reserveCapacity(count)
+        objects.rows.reserveCapacity(count)
+        objects.texts.reserveCapacity(count * columns.count)
         for try await row in rows {
             var cells = row.makeIterator()
-            guard let idCell = cells.next(), let id = try idCell.decode(UUID?.self) else { continue }
-            ids.append(id)
+            guard let idCell = cells.next(), let id = try idCell.decode(UUID?.self), let existsCell = cells.next() else { continue }
+            guard try existsCell.decode(Bool.self) else {
+                objects.appendDeleted(id)
+                continue
+            }
             for offset in columns.indices {
                 // Every column is read as text: its bytes are the string.
                 var text: String?
@@ -689,10 +687,11 @@ public actor PostgresSyncServer: SyncServer {
                         text = SyncValue.doubleText(number)  // PostgreSQL writes 1 where Swift writes 1.0
                     }
                 }
-                texts.append(text)
+                objects.texts.append(text)
             }
+            objects.appendRow(id)
         }
-        return ids
+        return objects
     }
 
     // MARK: - Pull
@@ -702,69 +701,57 @@ public actor PostgresSyncServer: SyncServer {
     }
 
     /// The answer to `request`, each table's objects read into one array of wire text (see
-    /// ``PullBatch``).
+    /// ``PullBatch``). The server reads the log: which entries the answer covers, and per table
+    /// the objects and links they name (other devices' entries, each object or link once, in
+    /// the order of its first entry), each object with its current row.
     func answerInBatch(_ request: SyncPullRequest) async throws -> PullBatch {
         try await transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") { connection in
             let device = request.device.uuidString.lowercased()
-            // Whether an entry is this device's own is decided by the server (no string per entry).
-            let entries = try await connection.query(
+            // The entries the answer covers: the first `limit` after the cursor (in this
+            // transaction's snapshot, every query below sees the same).
+            let window = try await connection.query(
                 """
-                SELECT seq, tbl, id, a, b, origin IS NOT DISTINCT FROM \(device) FROM strata_sync_log \
-                WHERE seq > \(request.cursor) ORDER BY seq LIMIT \(request.limit)
+                SELECT count(*)::int8, COALESCE(max(seq), \(request.cursor)) FROM \
+                (SELECT seq FROM strata_sync_log WHERE seq > \(request.cursor) ORDER BY seq LIMIT \(request.limit)) e
                 """, logger: logger)
+            var count: Int64 = 0
             var cursor = request.cursor
-            var count = 0
-            var objects: [String: [UUID]] = [:]
-            var seenObjects: Set<UUID> = []
-            var links: [String: [(UUID, UUID)]] = [:]
-            var seenLinks: Set<String> = []
-            for try await (seq, table, id, a, b, own) in entries.decode((Int64, String, UUID?, UUID?, UUID?, Bool).self) {
-                cursor = seq
-                count += 1
-                guard !own else { continue }
-                if let id {
-                    if seenObjects.insert(id).inserted { objects[table, default: []].append(id) }
-                } else if let a, let b, seenLinks.insert("\(table) \(a) \(b)").inserted {
-                    links[table, default: []].append((a, b))
+            for try await (entries, last) in window.decode((Int64, Int64).self) { (count, cursor) = (entries, last) }
+            let range = "seq > \(request.cursor) AND seq <= \(cursor) AND origin IS DISTINCT FROM $1"
+            var batch: [PullBatch.Objects] = []
+            if count > 0 {
+                for entity in schema.tables.entities {
+                    var binds = PostgresBindings()
+                    binds.append(device)
+                    binds.append(entity.name)
+                    let objects = try await readObjects(
+                        of: entity, key: "e.strata_id", exists: "(t.\(quoted(entity.primaryKey)) IS NOT NULL)",
+                        from: """
+                            (SELECT id AS strata_id, min(seq) AS strata_seq FROM strata_sync_log \
+                            WHERE \(range) AND tbl = $2 AND id IS NOT NULL GROUP BY id) e \
+                            LEFT JOIN \(quoted(entity.name)) t ON t.\(quoted(entity.primaryKey)) = e.strata_id ORDER BY e.strata_seq
+                            """, binds, count: 0, connection)
+                    if !objects.ids.isEmpty { batch.append(objects) }
                 }
             }
-            var batch: [PullBatch.Objects] = []
-            for entity in schema.tables.entities {
-                guard let ids = objects[entity.name] else { continue }
-                var table = PullBatch.Objects(table: entity.name, columns: entity.columns.map(\.name))
+            var links: [SyncChange] = []
+            for join in schema.tables.joins where count > 0 {
                 var binds = PostgresBindings()
-                binds.append(ids)  // a uuid[], sent in binary
-                let read = try await readRows(
-                    of: entity, where: "\(quoted(entity.primaryKey)) = ANY($1)", binds, count: ids.count, into: &table.texts, connection)
-                var rowOf: [UUID: Int] = [:]
-                rowOf.reserveCapacity(read.count)
-                for (row, id) in read.enumerated() { rowOf[id] = row }
-                table.rowCount = read.count
-                table.ids = ids
-                table.rows = ids.map { rowOf[$0] ?? -1 }
-                batch.append(table)
-            }
-            var linkChanges: [SyncChange] = []
-            for join in schema.tables.joins {
-                guard let pairs = links[join.name] else { continue }
-                var binds = PostgresBindings()
-                binds.append(pairs.map { $0.0.uuidString.lowercased() })
-                binds.append(pairs.map { $0.1.uuidString.lowercased() })
+                binds.append(device)
+                binds.append(join.name)
+                let column = quoted(join.column), inverse = quoted(join.inverseColumn)
                 let rows = try await connection.query(
                     PostgresQuery(unsafeSQL: """
-                        SELECT \(quoted(join.column))::text, \(quoted(join.inverseColumn))::text FROM \(quoted(join.name)) \
-                        WHERE (\(quoted(join.column)), \(quoted(join.inverseColumn))) IN \
-                        (SELECT * FROM unnest($1::text[]::uuid[], $2::text[]::uuid[]))
+                        SELECT e.a, e.b, EXISTS (SELECT 1 FROM \(quoted(join.name)) j WHERE j.\(column) = e.a AND j.\(inverse) = e.b) \
+                        FROM (SELECT a, b, min(seq) AS strata_seq FROM strata_sync_log \
+                        WHERE \(range) AND tbl = $2 AND id IS NULL AND a IS NOT NULL AND b IS NOT NULL GROUP BY a, b) e \
+                        ORDER BY e.strata_seq
                         """, binds: binds), logger: logger)
-                var existing: Set<String> = []
-                for try await (a, b) in rows.decode((String, String).self) { existing.insert("\(a) \(b)") }
-                for (a, b) in pairs {
-                    let exists = existing.contains("\(a.uuidString.lowercased()) \(b.uuidString.lowercased())")
-                    linkChanges.append(SyncChange(
-                        kind: exists ? .link : .unlink, table: join.name, link: [join.column: a, join.inverseColumn: b]))
+                for try await (a, b, exists) in rows.decode((UUID, UUID, Bool).self) {
+                    links.append(SyncChange(kind: exists ? .link : .unlink, table: join.name, link: [join.column: a, join.inverseColumn: b]))
                 }
             }
-            return PullBatch(objects: batch, links: linkChanges, cursor: cursor, hasMore: count == request.limit)
+            return PullBatch(objects: batch, links: links, cursor: cursor, hasMore: count == request.limit)
         }
     }
 
