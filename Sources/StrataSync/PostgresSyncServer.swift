@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Logging
 import NIOCore
 import PostgresNIO
@@ -659,21 +660,21 @@ public actor PostgresSyncServer: SyncServer {
     /// Reads objects of `entity`: `SELECT key, exists, order, t.column, … FROM source`, where
     /// `source` names the entity's table `t`, `key` is an object's id, `exists` whether `t` has
     /// its row, and `order` (a `bigint`) where the object goes; the objects in that order (or
-    /// in the order of the query's rows, without one), their columns as wire text.
+    /// in the order of the query's rows, without one), their columns decoded into the values
+    /// the store keeps (``PullBatch/Objects/values``).
     /// (Sorting the rows here costs less than letting the server sort rows of every column.)
     func readObjects(
         of entity: SyncedTables.Entity, key: String, exists: String, order: String? = nil, from source: String, _ binds: PostgresBindings,
         count: Int, _ connection: PostgresConnection
     ) async throws -> PullBatch.Objects {
         let columns = entity.columns
-        let list = ([key, exists] + (order.map { [$0] } ?? []) + columns.map { PostgresSchema.toText($0.name, $0.valueType, of: "t") })
-            .joined(separator: ", ")
+        let list = ([key, exists] + (order.map { [$0] } ?? []) + columns.map { Self.selection(of: $0) }).joined(separator: ", ")
         let rows = try await connection.query(PostgresQuery(unsafeSQL: "SELECT \(list) FROM \(source)", binds: binds), logger: logger)
-        let isDouble = columns.map { $0.valueType == .double || $0.valueType == .float }
         var objects = PullBatch.Objects(table: entity.name, columns: columns.map(\.name))
+        objects.types = columns.map(\.valueType)
         objects.ids.reserveCapacity(count)
         objects.rows.reserveCapacity(count)
-        objects.texts.reserveCapacity(count * columns.count)
+        objects.values.reserveCapacity(count * columns.count)
         var places: [Int64] = []
         for try await row in rows {
             var cells = row.makeIterator()
@@ -683,16 +684,8 @@ public actor PostgresSyncServer: SyncServer {
                 objects.appendDeleted(id)
                 continue
             }
-            for offset in columns.indices {
-                // Every column is read as text: its bytes are the string.
-                var text: String?
-                if let cell = cells.next() {
-                    text = cell.dataType == .text ? cell.bytes.map { String(buffer: $0) } : try cell.decode(String?.self)
-                    if isDouble[offset], let number = text.flatMap(Double.init) {
-                        text = SyncValue.doubleText(number)  // PostgreSQL writes 1 where Swift writes 1.0
-                    }
-                }
-                objects.texts.append(text)
+            for column in columns {
+                objects.values.append(try cells.next().map { try Self.storedValue(of: $0, as: column.valueType) } ?? .null)
             }
             objects.appendRow(id)
         }
@@ -702,6 +695,35 @@ public actor PostgresSyncServer: SyncServer {
             objects.rows = sorted.map { objects.rows[$0] }
         }
         return objects
+    }
+
+    /// How ``readObjects(of:key:exists:order:from:_:count:_:)`` selects `column` of the table
+    /// `t`: numbers, booleans, ids, data and dates as they are (their binary form is read
+    /// here), other types as text.
+    static func selection(of column: SyncedTables.Column) -> String {
+        switch column.valueType {
+        case .int, .int32, .int16, .bool, .double, .float, .uuid, .data, .date: "t.\(quoted(column.name))"
+        case .string, .url, .enumeration, .json, .decimal: PostgresSchema.toText(column.name, column.valueType, of: "t")
+        }
+    }
+
+    /// A cell of a row selected by ``selection(of:)``, as the store keeps a value of `type`: the
+    /// same value as ``SyncValue/databaseValue(of:as:)`` of the cell's wire text (a cell of
+    /// another type than expected is read as text).
+    static func storedValue(of cell: PostgresCell, as type: ValueType) throws -> DatabaseValue {
+        guard var bytes = cell.bytes else { return .null }
+        switch (cell.dataType, bytes.readableBytes) {
+        case (.int8, 8): return bytes.readInteger(as: Int64.self)!.databaseValue
+        case (.int4, 4): return Int64(bytes.readInteger(as: Int32.self)!).databaseValue
+        case (.int2, 2): return Int64(bytes.readInteger(as: Int16.self)!).databaseValue
+        case (.bool, 1): return Int64(bytes.readInteger(as: UInt8.self)! == 0 ? 0 : 1).databaseValue
+        case (.float8, 8): return Double(bitPattern: bytes.readInteger(as: UInt64.self)!).databaseValue
+        case (.uuid, 16), (.bytea, _): return Data(bytes.readableBytesView).databaseValue
+        case (.timestamptz, 8):
+            return SyncValue.dateText(microsecondsSince2000: bytes.readInteger(as: Int64.self)!).databaseValue
+        case (.text, _), (.varchar, _): return SyncValue.databaseValue(of: String(buffer: bytes), as: type)
+        default: return SyncValue.databaseValue(of: try cell.decode(String.self), as: type)
+        }
     }
 
     // MARK: - Pull

@@ -537,11 +537,11 @@ struct PullApplier {
 /// local keys, looks up the destinations outside the batch and runs the statements.
 extension PullApplier {
     /// A batch's objects prepared for the bulk insert, in the order they are applied.
-    struct NewObjects: Sendable {
+    struct NewObjects: Sendable, Equatable {
         /// A reference of one object's row: where its value goes in ``values``, and its
         /// destination: an object of the batch applied before it (or itself), by position,
-        /// or else its sync id, looked up in the store.
-        struct Reference: Sendable {
+        /// or else its sync id, looked up in the store (`target`: empty with a `position`).
+        struct Reference: Sendable, Equatable {
             var value: Int
             var position: Int?
             var target: String
@@ -609,12 +609,21 @@ extension PullApplier {
             ranges.append(first..<objects.count)
         }
         guard !objects.isEmpty else { return nil }
-        // The text of column `offset` (of the entity) of an object; nil when its row does not
-        // hold it.
-        func text(_ object: Int, _ offset: Int) -> String?? {
+        // Where column `offset` (of the entity) of an object is in its table's cells; nil when
+        // its row does not hold it.
+        func cell(_ object: Int, _ offset: Int) -> Int? {
             let (g, row, _) = objects[object]
             guard let column = groupColumns[g][offset] else { return nil }
-            return groups[g].texts[row * groups[g].columns.count + column]
+            return row * groups[g].columns.count + column
+        }
+        // The sync id that reference column `offset` of an object holds.
+        func destination(_ object: Int, _ offset: Int) -> UUID? {
+            guard let cell = cell(object, offset) else { return nil }
+            let group = groups[objects[object].group]
+            if !group.values.isEmpty, case .blob(let data) = group.values[cell].storage, data.count == 16 {
+                return data.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }
+            }
+            return (group.text(at: cell) ?? nil).flatMap(SyncValue.uuid)
         }
         // The order: entity by entity, each object after those of the batch its references
         // lead to (as `ordered(_:)` orders changes); each reference's destination in the
@@ -629,7 +638,7 @@ extension PullApplier {
         for object in objects.indices {
             destinationStarts.append(destinations.count)
             for offset in referenceOffsets[groupEntity[objects[object].group]] {
-                destinations.append((text(object, offset) ?? nil).flatMap(SyncValue.uuid).flatMap { byID[$0] })
+                destinations.append(destination(object, offset).flatMap { byID[$0] })
             }
         }
         destinationStarts.append(destinations.count)
@@ -659,42 +668,62 @@ extension PullApplier {
         var positions = [Int?](repeating: nil, count: objects.count)  // per object, its position once placed
         var base: [UInt8] = []
         var texts: [String?] = []
+        var cells: [Int?] = []
         for object in order {
-            let index = groupEntity[objects[object].group]
+            let g = objects[object].group, group = groups[g]
+            let index = groupEntity[g]
             let layout = layouts[index]
             positions[object] = new.count
-            // The row's values, in the entity's column order, and its base.
+            // The row's values, in the entity's column order, and its base: from the values the
+            // server's rows hold (of the column's type here), else from their wire text.
             var present: UInt64 = 0
-            texts.removeAll(keepingCapacity: true)
+            cells.removeAll(keepingCapacity: true)
             for offset in layout.columns.indices {
-                if let value = text(object, offset) {
-                    present |= 1 << UInt64(offset)
-                    texts.append(value)
-                } else {
-                    texts.append(nil)
-                }
+                let cell = cell(object, offset)
+                if cell != nil { present |= 1 << UInt64(offset) }
+                cells.append(cell)
             }
+            let decoded = group.values.isEmpty ? nil : group.values
+            texts.removeAll(keepingCapacity: true)
             new.starts.append(new.values.count)
             var slot = destinationStarts[object]
             for (offset, column) in layout.columns.enumerated() {
                 let isReference: Bool
                 if case .reference = column.kind { isReference = true } else { isReference = false }
                 defer { if isReference { slot += 1 } }
-                guard present & (1 << UInt64(offset)) != 0 else { continue }
-                let value = texts[offset]
+                guard let cell = cells[offset] else {
+                    texts.append(nil)
+                    continue
+                }
+                let typed = decoded != nil && group.types[cell % group.columns.count] == column.valueType
                 if isReference {
-                    if let value {
-                        // As `LocalRows.rowid`: an object of this batch applied before this one
-                        // (or this one), else one the store knows.
-                        new.references.append(NewObjects.Reference(
-                            value: new.values.count, position: destinations[slot].flatMap { positions[$0] }, target: value))
+                    // As `LocalRows.rowid`: an object of this batch applied before this one (or
+                    // this one), else one the store knows (by its sync id's text).
+                    let position = destinations[slot].flatMap { positions[$0] }
+                    let text = typed && position != nil ? nil : group.text(at: cell) ?? nil
+                    texts.append(text)
+                    if typed ? !decoded![cell].isNull : text != nil {
+                        new.references.append(NewObjects.Reference(value: new.values.count, position: position, target: position == nil ? text ?? "" : ""))
                     }
                     new.values.append(.null)
+                } else if typed, let decoded {
+                    texts.append(nil)
+                    new.values.append(decoded[cell])
                 } else {
-                    new.values.append(SyncValue.databaseValue(of: value, as: column.valueType))
+                    let text = group.text(at: cell) ?? nil
+                    texts.append(text)
+                    new.values.append(SyncValue.databaseValue(of: text, as: column.valueType))
                 }
             }
-            layout.encodeBase(texts, present, into: &base)
+            layout.encodeBase(present, into: &base) { offset, bytes in
+                if let cell = cells[offset], let decoded, group.types[cell % group.columns.count] == layout.columns[offset].valueType {
+                    SyncValue.appendJSON(of: decoded[cell], as: layout.columns[offset].valueType, to: &bytes)
+                } else if let text = texts[offset] {
+                    LocalSyncState.appendJSONString(text, to: &bytes)
+                } else {
+                    bytes += [UInt8(ascii: "n"), UInt8(ascii: "u"), UInt8(ascii: "l"), UInt8(ascii: "l")]
+                }
+            }
             new.uuids.append(SyncValue.text(of: objects[object].id))
             new.entities.append(index)
             new.present.append(present)
@@ -922,9 +951,10 @@ struct BulkLayout {
         }
     }
 
-    /// The base of an object whose columns `present` (bits by offset) hold `texts`: the bytes
-    /// `LocalSyncState.encode` writes for the same values.
-    func encodeBase(_ texts: [String?], _ present: UInt64, into bytes: inout [UInt8]) {
+    /// The base of an object whose columns `present` (bits by offset) hold what `appendValue`
+    /// appends for an offset (a JSON string or `null`): the bytes `LocalSyncState.encode`
+    /// writes for the same values.
+    func encodeBase(_ present: UInt64, into bytes: inout [UInt8], appendValue: (Int, inout [UInt8]) -> Void) {
         bytes.removeAll(keepingCapacity: true)
         bytes.append(UInt8(ascii: "{"))
         var first = true
@@ -932,11 +962,7 @@ struct BulkLayout {
             if !first { bytes.append(UInt8(ascii: ",")) }
             first = false
             bytes += keys[offset]
-            if let text = texts[offset] {
-                LocalSyncState.appendJSONString(text, to: &bytes)
-            } else {
-                bytes.append(contentsOf: [UInt8(ascii: "n"), UInt8(ascii: "u"), UInt8(ascii: "l"), UInt8(ascii: "l")])
-            }
+            appendValue(offset, &bytes)
         }
         bytes.append(UInt8(ascii: "}"))
     }

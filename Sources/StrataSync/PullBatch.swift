@@ -1,4 +1,6 @@
 import Foundation
+import GRDB
+import Strata
 
 /// A pull's answer as the sync works on it. ``PostgresSyncServer`` reads the objects of each
 /// table into one array of wire text, row after row (no dictionary per row), which the bulk
@@ -17,13 +19,27 @@ struct PullBatch: Sendable {
         /// (row + 1) * columns.count]`), or -1 when the server no longer has it.
         var rows: [Int] = []
         /// The rows' wire text, row after row, in column order: `.some(nil)` for NULL, nil
-        /// for a column that a row does not hold (only in rows made from changes).
+        /// for a column that a row does not hold (rows made from changes; empty when the rows
+        /// hold ``values``).
         var texts: [String??] = []
+        /// The rows' values as the store keeps them, row after row, in column order (rows the
+        /// server read: every row holds every column); their wire text is
+        /// ``SyncValue/text(of:as:)`` of each.
+        var values: [DatabaseValue] = []
+        /// Each column's type (with ``values``).
+        var types: [ValueType] = []
         var rowCount = 0
 
         init(table: String, columns: [String]) {
             self.table = table
             self.columns = columns
+        }
+
+        /// The wire text of a cell (an index into ``texts`` or ``values``): `.some(nil)` for
+        /// NULL, nil when its row does not hold the column.
+        func text(at cell: Int) -> String?? {
+            guard !values.isEmpty else { return texts[cell] }
+            return .some(SyncValue.text(of: values[cell], as: types[cell % columns.count]))
         }
 
         /// Adds an object the server no longer has.
@@ -48,7 +64,7 @@ struct PullBatch: Sendable {
             values.reserveCapacity(columns.count)
             let start = row * columns.count
             for (offset, column) in columns.enumerated() {
-                if let text = texts[start + offset] { values[column] = text }
+                if let text = text(at: start + offset) { values[column] = text }
             }
             return SyncChange(kind: .insert, table: table, id: ids[index], values: values)
         }

@@ -67,6 +67,102 @@ enum SyncValue {
         }
     }
 
+    /// The wire text of a PostgreSQL `timestamptz` given as microseconds since 2000-01-01
+    /// 00:00 UTC (its binary form): what `to_char(value AT TIME ZONE 'UTC', 'YYYY-MM-DD
+    /// HH24:MI:SS.MS')` writes, years before 1 AD as that function writes them (1 BC as
+    /// `0001`), years after 9999 with every digit; nil for `infinity` and `-infinity` (for
+    /// which that function answers NULL).
+    static func dateText(microsecondsSince2000 microseconds: Int64) -> String? {
+        guard microseconds != .max, microseconds != .min else { return nil }
+        let perDay: Int64 = 86_400_000_000
+        var days = microseconds / perDay
+        var time = microseconds % perDay
+        if time < 0 {
+            time += perDay
+            days -= 1
+        }
+        // The civil date of a day number (H. Hinnant's `civil_from_days`), days from 0000-03-01.
+        let z = days + 10_957 + 719_468  // 2000-01-01 is 10,957 days after 1970-01-01
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let shifted = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * shifted + 2) / 5 + 1
+        let month = shifted < 10 ? shifted + 3 : shifted - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(26)
+        func append(_ value: Int64, digits: Int) {
+            var text = Array(String(value).utf8)
+            while text.count < digits { text.insert(UInt8(ascii: "0"), at: 0) }
+            bytes += text
+        }
+        append(year > 0 ? year : 1 - year, digits: 4)
+        bytes.append(UInt8(ascii: "-"))
+        append(month, digits: 2)
+        bytes.append(UInt8(ascii: "-"))
+        append(day, digits: 2)
+        bytes.append(UInt8(ascii: " "))
+        let milliseconds = time / 1_000
+        append(milliseconds / 3_600_000, digits: 2)
+        bytes.append(UInt8(ascii: ":"))
+        append(milliseconds / 60_000 % 60, digits: 2)
+        bytes.append(UInt8(ascii: ":"))
+        append(milliseconds / 1_000 % 60, digits: 2)
+        bytes.append(UInt8(ascii: "."))
+        append(milliseconds % 1_000, digits: 3)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends the wire text of `value` (a value of `type` as the store keeps it) as a JSON
+    /// string, or `null`: the bytes `LocalSyncState.appendJSONString` writes for
+    /// ``text(of:as:)``, without making the string first for keys, data and integers.
+    static func appendJSON(of value: DatabaseValue, as type: ValueType, to bytes: inout [UInt8]) {
+        let digits: StaticString = "0123456789abcdef"
+        switch (value.storage, type) {
+        case (.null, _):
+            bytes += [UInt8(ascii: "n"), UInt8(ascii: "u"), UInt8(ascii: "l"), UInt8(ascii: "l")]
+        case (.int64(let int), .int), (.int64(let int), .int32), (.int64(let int), .int16), (.int64(let int), .bool):
+            bytes.append(UInt8(ascii: "\""))
+            if int < 0 { bytes.append(UInt8(ascii: "-")) }
+            var magnitude = int.magnitude
+            let start = bytes.count
+            repeat {
+                bytes.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
+                magnitude /= 10
+            } while magnitude > 0
+            bytes[start...].reverse()
+            bytes.append(UInt8(ascii: "\""))
+        case (.blob(let data), .uuid) where data.count == 16:
+            bytes.append(UInt8(ascii: "\""))
+            digits.withUTF8Buffer { digits in
+                for (offset, byte) in data.enumerated() {
+                    if offset == 4 || offset == 6 || offset == 8 || offset == 10 { bytes.append(UInt8(ascii: "-")) }
+                    bytes.append(digits[Int(byte >> 4)])
+                    bytes.append(digits[Int(byte & 15)])
+                }
+            }
+            bytes.append(UInt8(ascii: "\""))
+        case (.blob(let data), .data), (.blob(let data), .int), (.blob(let data), .int32), (.blob(let data), .int16),
+            (.blob(let data), .bool), (.blob(let data), .double), (.blob(let data), .float):
+            bytes.append(UInt8(ascii: "\""))
+            digits.withUTF8Buffer { digits in
+                for byte in data {
+                    bytes.append(digits[Int(byte >> 4)])
+                    bytes.append(digits[Int(byte & 15)])
+                }
+            }
+            bytes.append(UInt8(ascii: "\""))
+        default:
+            if let text = text(of: value, as: type) {
+                LocalSyncState.appendJSONString(text, to: &bytes)
+            } else {
+                bytes += [UInt8(ascii: "n"), UInt8(ascii: "u"), UInt8(ascii: "l"), UInt8(ascii: "l")]
+            }
+        }
+    }
+
     static func doubleText(_ double: Double) -> String {
         if double.isNaN { return "NaN" }
         if double.isInfinite { return double < 0 ? "-Infinity" : "Infinity" }

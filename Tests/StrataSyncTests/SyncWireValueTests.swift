@@ -1,0 +1,232 @@
+import Foundation
+import GRDB
+import PostgresNIO
+import StrataSyncFixture
+@testable import StrataSync
+import StrataTestSupport
+import Testing
+
+/// A pull reads numbers, booleans, ids, data and dates from the server in their binary form
+/// and keeps them as the store does; everything the sync says about them must stay what the
+/// wire text says (see `SyncValue`): the same values as when every column was read as text,
+/// and the same bases.
+@Suite("Server rows read in binary hold what their wire text says", .serialized)
+struct SyncWireValueTests {
+    /// Every column of every row of `entity`, as the server's text of it reads (the way every
+    /// pull read rows before: `PostgresSchema.toText`, numbers of `double precision` written
+    /// again as Swift writes them).
+    static func textRows(_ entity: SyncedTables.Entity, _ connection: PostgresConnection) async throws -> [UUID: [String: String?]] {
+        let list = ([quoted(entity.primaryKey)] + entity.columns.map { PostgresSchema.toText($0.name, $0.valueType) })
+            .joined(separator: ", ")
+        let rows = try await connection.query(
+            PostgresQuery(unsafeSQL: "SELECT \(list) FROM \(quoted(entity.name))"), logger: Logger(label: "test"))
+        var result: [UUID: [String: String?]] = [:]
+        for try await row in rows {
+            var cells = row.makeIterator()
+            let id = try #require(try cells.next()?.decode(UUID.self))
+            var values: [String: String?] = [:]
+            for column in entity.columns {
+                var text = try cells.next()?.decode(String?.self) ?? nil
+                if column.valueType == .double || column.valueType == .float, let number = text.flatMap(Double.init) {
+                    text = SyncValue.doubleText(number)
+                }
+                values[column.name] = text
+            }
+            result[id] = values
+        }
+        return result
+    }
+
+    /// Two stored values alike (NaN alike).
+    static func same(_ a: DatabaseValue, _ b: DatabaseValue) -> Bool {
+        if case .double(let x) = a.storage, case .double(let y) = b.storage { return x.bitPattern == y.bitPattern || (x.isNaN && y.isNaN) }
+        return a == b
+    }
+
+    /// Rows at the edges of every type the model has: the extreme integers, doubles that are
+    /// not numbers or not finite or negative zero or the smallest and largest, dates before
+    /// the common era, around 1970 and 2000, after 9999 and infinite, empty and NUL-free
+    /// data, long decimals, text with quotes, escapes and non-ASCII letters, NULL everywhere
+    /// it may be; then random dates and doubles (seeded).
+    static func seedEdges(_ test: TestServer, seed: UInt64) throws {
+        var random = SeededGenerator(seed: seed)
+        var dates = [
+            "4713-11-24 00:00:00+00 BC", "0044-03-15 12:00:00+00 BC", "0001-12-31 23:59:59.999+00 BC", "0001-01-01 00:00:00+00",
+            "1582-10-15 00:00:00+00", "1899-12-31 23:59:59.999+00", "1969-12-31 23:59:59.999+00", "1970-01-01 00:00:00+00",
+            "1999-12-31 23:59:59.999+00", "2000-01-01 00:00:00+00", "2000-01-01 00:00:00.001+00", "2000-02-29 12:34:56.789+00",
+            "2004-02-29 23:59:59.5+00", "2100-03-01 00:00:00+00", "2400-02-29 00:00:00+00", "9999-12-31 23:59:59.999+00",
+            "10000-01-01 00:00:00+00", "294276-12-31 23:59:59.999+00", "infinity", "-infinity",
+        ]
+        for _ in 0..<200 {
+            // Any millisecond from 4713 BC to 294276 AD, as seconds from 1970 (`@` marks them).
+            let seconds = Int64.random(in: -210_000_000_000...9_200_000_000_000, using: &random)
+            dates.append("@\(seconds).\(Int.random(in: 100..<1_000, using: &random))")
+        }
+        var doubles = ["'NaN'", "'Infinity'", "'-Infinity'", "'-0'", "0", "'5e-324'", "'1.7976931348623157e308'", "0.1", "1e21", "-2.5e-7"]
+        while doubles.count < 210 {
+            let double = Double(bitPattern: UInt64.random(in: 0...UInt64.max, using: &random))
+            if double.isFinite { doubles.append("'\(double)'") }
+        }
+        let titles = ["plain", "\"quoted\" \\ back/slash", "tab\tnew\nline", "é漢字🙂", ""]
+        let prices = ["NULL", "0", "-1.50", "123456789012345678901234567890.123456789", "'NaN'", "1e-20"]
+        var sql = """
+            INSERT INTO "Board" (id, name, position) VALUES \
+            ('00000000-0000-0000-0000-000000000001', 'min', -9223372036854775808), \
+            ('00000000-0000-0000-0000-000000000002', 'max', 9223372036854775807), \
+            ('ffffffff-ffff-ffff-ffff-ffffffffffff', 'ünïcödé "b"', 0);
+            INSERT INTO "Card" (id, title, stage, points, estimate, small, done, due, token, blob, price, link, "boardID") VALUES
+            """
+        var rows: [String] = []
+        for (index, date) in dates.enumerated() {
+            let due = date.hasPrefix("@") ? "to_timestamp(\(date.dropFirst()))" : "timestamptz '\(date)'"
+            let double = doubles[index % doubles.count]
+            let token = index % 4 == 0 ? "NULL" : "'\(UUID().uuidString)'"
+            let blob = ["NULL", "'\\x'", "'\\x00ff10'", "decode(md5('\(index)'), 'hex')"][index % 4]
+            let small = [-32_768, 32_767, 0, index][index % 4]
+            let title = titles[index % titles.count].replacingOccurrences(of: "'", with: "''")
+            rows.append("""
+                (gen_random_uuid(), E'\(title.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\t", with: "\\t").replacingOccurrences(of: "\n", with: "\\n"))', \
+                '\(["todo", "doing", "done"][index % 3])', \(index % 101), \(double), \(small), \(index % 2 == 0), \
+                \(index % 7 == 6 ? "NULL" : due), \(token), \(blob), \(prices[index % prices.count]), \
+                \(index % 5 == 0 ? "NULL" : "'https://example.com/\(index)?q=a/b'"), \
+                '\(["00000000-0000-0000-0000-000000000001", "00000000-0000-0000-0000-000000000002", "ffffffff-ffff-ffff-ffff-ffffffffffff"][index % 3])')
+                """)
+        }
+        sql += rows.joined(separator: ",\n") + ";"
+        try test.psql(sql)
+    }
+
+    /// Each column of each row, read in binary and kept as the store keeps it: the same wire
+    /// text, and the same stored value, as reading the column as the server's text.
+    @Test func everyColumnReadsAsItsWireText() async throws {
+        let seed = UInt64.random(in: 0...UInt64.max)
+        let test = try TestServer()
+        try test.psql(try PostgresSchema(schema: StrataModel.schema).sql)
+        try Self.seedEdges(test, seed: seed)
+        let server = try test.server()
+        defer { Task { await server.close() } }
+        let connection = try await server.connected()
+        let tables = try SyncedTables(schema: StrataModel.schema, only: nil)
+        for name in ["Board", "Card"] {
+            let entity = try #require(tables.entity(named: name))
+            let expected = try await Self.textRows(entity, connection)
+            #expect(expected.count >= 3, "seed \(seed)")
+            // As a pull reads them: the wire text of each decoded value…
+            let read = try await server.rows(of: entity, where: "true", PostgresBindings(), count: 0, connection)
+            #expect(read.count == expected.count, "seed \(seed)")
+            for (id, values) in expected {
+                let got = try #require(read[id], "seed \(seed)")
+                for column in entity.columns where got[column.name] != values[column.name] {
+                    Issue.record("\(name).\(column.name) of \(id): read \(String(describing: got[column.name])), the server's text \(String(describing: values[column.name])) (seed \(seed))")
+                }
+            }
+            // …and the decoded values themselves, against those of the wire text.
+            let objects = try await server.readObjects(
+                of: entity, key: "t.\(quoted(entity.primaryKey))", exists: "true", from: "\(quoted(entity.name)) t", PostgresBindings(),
+                count: 0, connection)
+            for (index, id) in objects.ids.enumerated() {
+                let row = objects.rows[index], values = try #require(expected[id])
+                for (offset, column) in entity.columns.enumerated() {
+                    let stored = objects.values[row * entity.columns.count + offset]
+                    let fromText = SyncValue.databaseValue(of: values[column.name] ?? nil, as: column.valueType)
+                    #expect(Self.same(stored, fromText), "\(name).\(column.name) of \(id): \(stored) against \(fromText) (seed \(seed))")
+                }
+            }
+        }
+    }
+
+    /// A date's text made here is what the server's `to_char` writes, for any millisecond of
+    /// the range of `timestamptz`, infinities aside.
+    @Test func datesAreWrittenAsTheServerWritesThem() async throws {
+        let seed = UInt64.random(in: 0...UInt64.max)
+        var random = SeededGenerator(seed: seed)
+        let test = try TestServer()
+        // Dates at the edges of the range, of eras, centuries and leap days, and random ones
+        // (microseconds from 2000), each as the server holds it in a column of the model's
+        // dates (milliseconds): the server says how many microseconds from 2000 it is, and its text.
+        var values = [
+            "timestamptz '4713-11-24 00:00:00+00 BC'", "timestamptz '0001-12-31 23:59:59.999+00 BC'", "timestamptz '0001-01-01 00:00:00+00'",
+            "timestamptz '1969-12-31 23:59:59.999+00'", "timestamptz '2000-01-01 00:00:00+00'", "timestamptz '2000-02-29 00:00:00+00'",
+            "timestamptz '2100-02-28 23:59:59.999+00'", "timestamptz '9999-12-31 23:59:59.999+00'", "timestamptz '10000-01-01 00:00:00+00'",
+            "timestamptz '294276-12-31 23:59:59.999+00'",
+        ]
+        for _ in 0..<500 {
+            let microseconds = Int64.random(in: -211_000_000_000_000_000...9_200_000_000_000_000_000, using: &random)
+            values.append("timestamptz '2000-01-01 00:00:00+00' + \(microseconds) * interval '1 microsecond'")
+        }
+        let list = values.map { "((\($0))::timestamptz(3))" }.joined(separator: ", ")
+        let output = try test.psql("""
+            SELECT ((extract(epoch FROM ts) * 1000000) - 946684800000000)::int8 || ' ' || \
+            to_char(ts AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.MS') FROM (VALUES \(list)) AS t(ts)
+            """)
+        var checked = 0
+        for line in output.split(separator: "\n") {
+            let parts = line.split(separator: " ", maxSplits: 1)
+            let value = try #require(Int64(parts[0]))
+            #expect(SyncValue.dateText(microsecondsSince2000: value) == String(parts[1]), "\(value) (seed \(seed))")
+            checked += 1
+        }
+        #expect(checked == values.count)
+        #expect(SyncValue.dateText(microsecondsSince2000: .max) == nil)
+        #expect(SyncValue.dateText(microsecondsSince2000: .min) == nil)
+    }
+
+    /// The bases and values prepared for the bulk insert from a batch as the server reads it
+    /// are those prepared from the same batch's changes (as another server would send them).
+    @Test func aBatchPreparesAsItsChangesPrepare() async throws {
+        let test = try TestServer(), folder = try TemporaryDirectory()
+        let device = try Device(folder.path("store.sqlite"), test, options: SyncBulkPullTests.options(bulk: true, batch: 5_000))
+        defer { Task { await device.close() } }
+        try await device.sync.push()  // the hello makes the server's tables
+        try SyncBulkPullTests.seed(test)
+        let server = try test.server()
+        defer { Task { await server.close() } }
+        let batch = try await server.pullBatch(SyncPullRequest(device: UUID(), cursor: 0, limit: 100_000))
+        #expect(batch.objects.contains { !$0.values.isEmpty })
+        let applier = PullApplier(
+            tables: try SyncedTables(schema: StrataModel.schema, only: nil), options: SyncBulkPullTests.options(bulk: true),
+            store: device.store)
+        let fromRows = try #require(applier.prepare(batch))
+        let fromChanges = try #require(applier.prepare(batch.changes))
+        #expect(fromRows.count > 300)
+        #expect(fromRows == fromChanges)
+        #expect(batch.changes == (try await server.pull(SyncPullRequest(device: UUID(), cursor: 0, limit: 100_000))).changes)
+    }
+
+    /// A value's wire text written into a base directly is the JSON of its text.
+    @Test func wireTextIsWrittenIntoBasesAsItsJSON() {
+        let seed = UInt64.random(in: 0...UInt64.max)
+        var random = SeededGenerator(seed: seed)
+        let types: [ValueType] = [.int, .int32, .int16, .bool, .double, .float, .date, .uuid, .data, .string, .url, .enumeration(name: "Stage", cases: ["todo"]), .json, .decimal]
+        var values: [DatabaseValue] = [
+            .null, Int64.min.databaseValue, Int64.max.databaseValue, 0.databaseValue, (-1).databaseValue, 1.databaseValue,
+            (-0.0).databaseValue, Double.infinity.databaseValue, 0.1.databaseValue, "".databaseValue, "\"\\/\n\u{1}é".databaseValue,
+            Data().databaseValue, Data(repeating: 0xAB, count: 16).databaseValue, Data([0, 1, 2]).databaseValue,
+        ]
+        for _ in 0..<500 {
+            switch Int.random(in: 0..<4, using: &random) {
+            case 0: values.append(Int64.random(in: .min ... .max, using: &random).databaseValue)
+            case 1: values.append(Double(bitPattern: UInt64.random(in: 0...UInt64.max, using: &random)).databaseValue)
+            case 2:
+                let scalars = (0..<Int.random(in: 0..<12, using: &random)).compactMap { _ in
+                    Unicode.Scalar([0x22, 0x5C, 0x2F, 0x0A, 0x01, 0x41, 0xE9, 0x6F22, 0x1F642][Int.random(in: 0..<9, using: &random)])
+                }
+                values.append(String(String.UnicodeScalarView(scalars)).databaseValue)
+            default: values.append(Data((0..<Int.random(in: 0..<20, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }).databaseValue)
+            }
+        }
+        for value in values {
+            for type in types {
+                var direct: [UInt8] = []
+                SyncValue.appendJSON(of: value, as: type, to: &direct)
+                var expected: [UInt8] = []
+                if let text = SyncValue.text(of: value, as: type) {
+                    LocalSyncState.appendJSONString(text, to: &expected)
+                } else {
+                    expected = Array("null".utf8)
+                }
+                #expect(direct == expected, "\(value) as \(type) (seed \(seed))")
+            }
+        }
+    }
+}
