@@ -582,6 +582,9 @@ extension PullApplier {
         for (index, entity) in tables.entities.enumerated() { entityIndex[entity.name] = index }
         var groupEntity: [Int] = []
         var groupColumns: [[Int?]] = []
+        // Per table of the batch, per column of the entity: whether the batch's rows hold its
+        // values decoded as the store keeps a value of the column's type here.
+        var groupTyped: [[Bool]] = []
         var total = 0
         for group in groups {
             guard let index = entityIndex[group.table], tables.entities[index].columns.count <= BulkLayout.maxColumns else { return nil }
@@ -589,6 +592,10 @@ extension PullApplier {
             for (offset, name) in group.columns.enumerated() { offsets[name] = offset }
             groupEntity.append(index)
             groupColumns.append(tables.entities[index].columns.map { offsets[$0.name] })
+            groupTyped.append(tables.entities[index].columns.map { column in
+                guard !group.values.isEmpty, let offset = offsets[column.name] else { return false }
+                return group.types[offset] == column.valueType
+            })
             total += group.rowCount
         }
         let layouts = tables.entities.map(BulkLayout.init)
@@ -695,7 +702,7 @@ extension PullApplier {
                     texts.append(nil)
                     continue
                 }
-                let typed = decoded != nil && group.types[cell % group.columns.count] == column.valueType
+                let typed = groupTyped[g][offset]
                 if isReference {
                     // As `LocalRows.rowid`: an object of this batch applied before this one (or
                     // this one), else one the store knows (by its sync id's text).
@@ -716,7 +723,7 @@ extension PullApplier {
                 }
             }
             layout.encodeBase(present, into: &base) { offset, bytes in
-                if let cell = cells[offset], let decoded, group.types[cell % group.columns.count] == layout.columns[offset].valueType {
+                if let cell = cells[offset], let decoded, groupTyped[g][offset] {
                     SyncValue.appendJSON(of: decoded[cell], as: layout.columns[offset].valueType, to: &bytes)
                 } else if let text = texts[offset] {
                     LocalSyncState.appendJSONString(text, to: &bytes)

@@ -91,75 +91,108 @@ enum SyncValue {
         let day = dayOfYear - (153 * shifted + 2) / 5 + 1
         let month = shifted < 10 ? shifted + 3 : shifted - 9
         let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(26)
-        func append(_ value: Int64, digits: Int) {
-            var text = Array(String(value).utf8)
-            while text.count < digits { text.insert(UInt8(ascii: "0"), at: 0) }
-            bytes += text
-        }
-        append(year > 0 ? year : 1 - year, digits: 4)
-        bytes.append(UInt8(ascii: "-"))
-        append(month, digits: 2)
-        bytes.append(UInt8(ascii: "-"))
-        append(day, digits: 2)
-        bytes.append(UInt8(ascii: " "))
         let milliseconds = time / 1_000
-        append(milliseconds / 3_600_000, digits: 2)
-        bytes.append(UInt8(ascii: ":"))
-        append(milliseconds / 60_000 % 60, digits: 2)
-        bytes.append(UInt8(ascii: ":"))
-        append(milliseconds / 1_000 % 60, digits: 2)
-        bytes.append(UInt8(ascii: "."))
-        append(milliseconds % 1_000, digits: 3)
-        return String(decoding: bytes, as: UTF8.self)
+        let yearDigits = year > 0 ? year : 1 - year
+        var width = 4
+        var limit: Int64 = 10_000
+        while yearDigits >= limit {
+            width += 1
+            limit = limit.multipliedReportingOverflow(by: 10).overflow ? .max : limit * 10
+        }
+        return String(unsafeUninitializedCapacity: width + 20) { out in
+            // `value`'s last `count` decimal digits, zero-padded, at `end` (exclusive).
+            func put(_ value: Int64, _ count: Int, endingAt end: Int) {
+                var value = value
+                for index in stride(from: end - 1, through: end - count, by: -1) {
+                    out[index] = UInt8(ascii: "0") + UInt8(value % 10)
+                    value /= 10
+                }
+            }
+            put(yearDigits, width, endingAt: width)
+            var index = width
+            func field(_ separator: Character, _ value: Int64, _ count: Int) {
+                out[index] = separator.asciiValue!
+                put(value, count, endingAt: index + 1 + count)
+                index += 1 + count
+            }
+            field("-", month, 2)
+            field("-", day, 2)
+            field(" ", milliseconds / 3_600_000, 2)
+            field(":", milliseconds / 60_000 % 60, 2)
+            field(":", milliseconds / 1_000 % 60, 2)
+            field(".", milliseconds % 1_000, 3)
+            return index
+        }
     }
 
     /// Appends the wire text of `value` (a value of `type` as the store keeps it) as a JSON
     /// string, or `null`: the bytes `LocalSyncState.appendJSONString` writes for
     /// ``text(of:as:)``, without making the string first for keys, data and integers.
     static func appendJSON(of value: DatabaseValue, as type: ValueType, to bytes: inout [UInt8]) {
-        let digits: StaticString = "0123456789abcdef"
         switch (value.storage, type) {
         case (.null, _):
-            bytes += [UInt8(ascii: "n"), UInt8(ascii: "u"), UInt8(ascii: "l"), UInt8(ascii: "l")]
+            bytes.append(contentsOf: [UInt8(ascii: "n"), UInt8(ascii: "u"), UInt8(ascii: "l"), UInt8(ascii: "l")])
         case (.int64(let int), .int), (.int64(let int), .int32), (.int64(let int), .int16), (.int64(let int), .bool):
-            bytes.append(UInt8(ascii: "\""))
-            if int < 0 { bytes.append(UInt8(ascii: "-")) }
-            var magnitude = int.magnitude
-            let start = bytes.count
-            repeat {
-                bytes.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
-                magnitude /= 10
-            } while magnitude > 0
-            bytes[start...].reverse()
-            bytes.append(UInt8(ascii: "\""))
-        case (.blob(let data), .uuid) where data.count == 16:
-            bytes.append(UInt8(ascii: "\""))
-            digits.withUTF8Buffer { digits in
-                for (offset, byte) in data.enumerated() {
-                    if offset == 4 || offset == 6 || offset == 8 || offset == 10 { bytes.append(UInt8(ascii: "-")) }
-                    bytes.append(digits[Int(byte >> 4)])
-                    bytes.append(digits[Int(byte & 15)])
+            var digits = 1
+            var rest = int.magnitude
+            while rest >= 10 {
+                rest /= 10
+                digits += 1
+            }
+            let sign = int < 0 ? 1 : 0
+            appendQuoted(count: sign + digits, to: &bytes) { out in
+                if sign == 1 { out[0] = UInt8(ascii: "-") }
+                var rest = int.magnitude
+                for index in stride(from: sign + digits - 1, through: sign, by: -1) {
+                    out[index] = UInt8(ascii: "0") + UInt8(rest % 10)
+                    rest /= 10
                 }
             }
-            bytes.append(UInt8(ascii: "\""))
+        case (.blob(let data), .uuid) where data.count == 16:
+            appendQuoted(count: 36, to: &bytes) { out in
+                data.withUnsafeBytes { (data: UnsafeRawBufferPointer) in
+                    var index = 0
+                    for offset in 0..<16 {
+                        if offset == 4 || offset == 6 || offset == 8 || offset == 10 {
+                            out[index] = UInt8(ascii: "-")
+                            index += 1
+                        }
+                        out[index] = lowerHexDigit(data[offset] >> 4)
+                        out[index + 1] = lowerHexDigit(data[offset] & 15)
+                        index += 2
+                    }
+                }
+            }
         case (.blob(let data), .data), (.blob(let data), .int), (.blob(let data), .int32), (.blob(let data), .int16),
             (.blob(let data), .bool), (.blob(let data), .double), (.blob(let data), .float):
-            bytes.append(UInt8(ascii: "\""))
-            digits.withUTF8Buffer { digits in
-                for byte in data {
-                    bytes.append(digits[Int(byte >> 4)])
-                    bytes.append(digits[Int(byte & 15)])
+            appendQuoted(count: 2 * data.count, to: &bytes) { out in
+                data.withUnsafeBytes { (data: UnsafeRawBufferPointer) in
+                    for (offset, byte) in data.enumerated() {
+                        out[2 * offset] = lowerHexDigit(byte >> 4)
+                        out[2 * offset + 1] = lowerHexDigit(byte & 15)
+                    }
                 }
             }
-            bytes.append(UInt8(ascii: "\""))
         default:
             if let text = text(of: value, as: type) {
                 LocalSyncState.appendJSONString(text, to: &bytes)
             } else {
-                bytes += [UInt8(ascii: "n"), UInt8(ascii: "u"), UInt8(ascii: "l"), UInt8(ascii: "l")]
+                bytes.append(contentsOf: [UInt8(ascii: "n"), UInt8(ascii: "u"), UInt8(ascii: "l"), UInt8(ascii: "l")])
             }
+        }
+    }
+
+    /// The lowercase hexadecimal digit of a value below 16.
+    @inline(__always)
+    private static func lowerHexDigit(_ nibble: UInt8) -> UInt8 { nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") - 10 + nibble }
+
+    /// Appends `"`, `count` bytes that `write` writes (none needs a JSON escape), and `"`.
+    private static func appendQuoted(count: Int, to bytes: inout [UInt8], _ write: (inout UnsafeMutableBufferPointer<UInt8>) -> Void) {
+        let start = bytes.count
+        bytes.append(contentsOf: repeatElement(UInt8(ascii: "\""), count: count + 2))
+        bytes.withUnsafeMutableBufferPointer { all in
+            var out = UnsafeMutableBufferPointer(rebasing: all[(start + 1)..<(start + 1 + count)])
+            write(&out)
         }
     }
 
