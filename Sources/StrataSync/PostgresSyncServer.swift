@@ -740,34 +740,38 @@ public actor PostgresSyncServer: SyncServer {
         try await transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") { connection in
             let device = request.device.uuidString.lowercased()
             // The entries the answer covers: the first `limit` after the cursor (in this
-            // transaction's snapshot, every query below sees the same).
+            // transaction's snapshot, every query below sees the same), counted by table.
             let window = try await connection.query(
                 """
-                SELECT count(*)::int8, COALESCE(max(seq), \(request.cursor)) FROM \
-                (SELECT seq FROM strata_sync_log WHERE seq > \(request.cursor) ORDER BY seq LIMIT \(request.limit)) e
+                SELECT tbl, count(*)::int8, max(seq) FROM \
+                (SELECT seq, tbl FROM strata_sync_log WHERE seq > \(request.cursor) ORDER BY seq LIMIT \(request.limit)) e GROUP BY tbl
                 """, logger: logger)
             var count: Int64 = 0
             var cursor = request.cursor
-            for try await (entries, last) in window.decode((Int64, Int64).self) { (count, cursor) = (entries, last) }
+            var named: [String: Int] = [:]  // the tables the entries name, with how many each
+            for try await (table, entries, last) in window.decode((String, Int64, Int64).self) {
+                count += entries
+                cursor = max(cursor, last)
+                named[table] = Int(entries)
+            }
             let range = "seq > \(request.cursor) AND seq <= \(cursor) AND origin IS DISTINCT FROM $1"
             var batch: [PullBatch.Objects] = []
-            if count > 0 {
-                for entity in schema.tables.entities {
-                    var binds = PostgresBindings()
-                    binds.append(device)
-                    binds.append(entity.name)
-                    let objects = try await readObjects(
-                        of: entity, key: "e.strata_id", exists: "(t.\(quoted(entity.primaryKey)) IS NOT NULL)", order: "e.strata_seq",
-                        from: """
-                            (SELECT id AS strata_id, min(seq) AS strata_seq FROM strata_sync_log \
-                            WHERE \(range) AND tbl = $2 AND id IS NOT NULL GROUP BY id) e \
-                            LEFT JOIN \(quoted(entity.name)) t ON t.\(quoted(entity.primaryKey)) = e.strata_id
-                            """, binds, count: 0, connection)
-                    if !objects.ids.isEmpty { batch.append(objects) }
-                }
+            for entity in schema.tables.entities {
+                guard let entries = named[entity.name] else { continue }
+                var binds = PostgresBindings()
+                binds.append(device)
+                binds.append(entity.name)
+                let objects = try await readObjects(
+                    of: entity, key: "e.strata_id", exists: "(t.\(quoted(entity.primaryKey)) IS NOT NULL)", order: "e.strata_seq",
+                    from: """
+                        (SELECT id AS strata_id, min(seq) AS strata_seq FROM strata_sync_log \
+                        WHERE \(range) AND tbl = $2 AND id IS NOT NULL GROUP BY id) e \
+                        LEFT JOIN \(quoted(entity.name)) t ON t.\(quoted(entity.primaryKey)) = e.strata_id
+                        """, binds, count: entries, connection)
+                if !objects.ids.isEmpty { batch.append(objects) }
             }
             var links: [SyncChange] = []
-            for join in schema.tables.joins where count > 0 {
+            for join in schema.tables.joins where named[join.name] != nil {
                 var binds = PostgresBindings()
                 binds.append(device)
                 binds.append(join.name)
