@@ -732,7 +732,7 @@ public actor PostgresSyncServer: SyncServer {
         try await answerInBatch(request).result
     }
 
-    /// The answer to `request`, each table's objects read into one array of wire text (see
+    /// The answer to `request`, each table's objects read into one array of stored values (see
     /// ``PullBatch``). The server reads the log: which entries the answer covers, and per table
     /// the objects and links they name (other devices' entries, each object or link once, in
     /// the order of its first entry), each object with its current row.

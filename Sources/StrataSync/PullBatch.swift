@@ -3,10 +3,10 @@ import GRDB
 import Strata
 
 /// A pull's answer as the sync works on it. ``PostgresSyncServer`` reads the objects of each
-/// table into one array of wire text, row after row (no dictionary per row), which the bulk
-/// insert prepares from directly; the ``SyncChange`` list of a ``SyncPullResult`` is made
-/// from it only where it is needed (a batch applied change by change, a relay's answer).
-/// Another ``SyncServer``'s answer is kept as it came.
+/// table into one array of the values the store keeps, row after row (no dictionary per row),
+/// which the bulk insert prepares from directly; the ``SyncChange`` list of a
+/// ``SyncPullResult`` (wire text) is made from it only where it is needed (a batch applied
+/// change by change, a relay's answer). Another ``SyncServer``'s answer is kept as it came.
 struct PullBatch: Sendable {
     /// The objects of one table that an answer names, in the order of the server's log: each
     /// one's row (the server holds it), or none (it was deleted).
@@ -15,8 +15,8 @@ struct PullBatch: Sendable {
         /// The columns of each row, in order (not the primary key).
         var columns: [String]
         var ids: [UUID] = []
-        /// Per id: the index of its row (its values are `texts[row * columns.count ..<
-        /// (row + 1) * columns.count]`), or -1 when the server no longer has it.
+        /// Per id: the index of its row (its cells are `row * columns.count ..< (row + 1) *
+        /// columns.count` of ``values`` or ``texts``), or -1 when the server no longer has it.
         var rows: [Int] = []
         /// The rows' wire text, row after row, in column order: `.some(nil)` for NULL, nil
         /// for a column that a row does not hold (rows made from changes; empty when the rows
@@ -48,7 +48,7 @@ struct PullBatch: Sendable {
             rows.append(-1)
         }
 
-        /// Adds an object with its row (the caller appended its `columns.count` texts).
+        /// Adds an object with its row (the caller appended its `columns.count` values or texts).
         mutating func appendRow(_ id: UUID) {
             ids.append(id)
             rows.append(rowCount)
