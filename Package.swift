@@ -29,7 +29,7 @@ let package = Package(
             providers: [.apt(["libyaml-dev"]), .brew(["libyaml"])]
         ),
         // YAML → Schema → validation, and the predicate language.
-        .target(name: "StrataSchema", dependencies: ["CYAML"]),
+        .target(name: "StrataSchema", dependencies: ["CYAML", "StrataSQL"]),
         // Schema → Swift source files.
         .target(name: "StrataCodegen", dependencies: ["StrataSchema"]),
         // A sync server's DDL from a neutral description of its tables (no dependencies):

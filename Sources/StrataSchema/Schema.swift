@@ -1,3 +1,5 @@
+import StrataSQL
+
 /// A validated model: every entity, enum and fetch of one `Models/` folder.
 ///
 /// The schema is the hand-over point between the stages of the pipeline:
@@ -437,16 +439,7 @@ extension DefaultValue {
             day -= 1
             rest += 86_400_000
         }
-        // Civil date from days since 1970-01-01 (proleptic Gregorian calendar).
-        let z = day + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let mp = (5 * dayOfYear + 2) / 153
-        let dayOfMonth = dayOfYear - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        let (year, month, dayOfMonth) = CivilDate.of(daysSince1970: day)
         func pad(_ value: Int64, _ width: Int) -> String {
             let text = String(value)
             return String(repeating: "0", count: max(0, width - text.count)) + text

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Strata
+import StrataSQL
 
 /// Values on the wire: every column value travels as text (or nil for NULL), in one
 /// canonical form per type, so that a push or a pull is a plain message (JSON) and a value
@@ -81,16 +82,7 @@ enum SyncValue {
             time += perDay
             days -= 1
         }
-        // The civil date of a day number (H. Hinnant's `civil_from_days`), days from 0000-03-01.
-        let z = days + 10_957 + 719_468  // 2000-01-01 is 10,957 days after 1970-01-01
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let shifted = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * shifted + 2) / 5 + 1
-        let month = shifted < 10 ? shifted + 3 : shifted - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        let (year, month, day) = CivilDate.of(daysSince1970: days + 10_957)  // 2000-01-01 is day 10,957
         let milliseconds = time / 1_000
         let yearDigits = year > 0 ? year : 1 - year
         var width = 4

@@ -48,6 +48,19 @@ struct SyncBulkPullTests {
             """)
     }
 
+    /// A device whose hello made the server's tables (a push), then the server seeded.
+    static func deviceOfSeededServer(_ test: TestServer, _ folder: TemporaryDirectory) async throws -> Device {
+        let device = try Device(folder.path("store.sqlite"), test, options: options(bulk: true, batch: 5_000))
+        try await device.sync.push()
+        try seed(test)
+        return device
+    }
+
+    /// The bulk path's applier for `device`'s store.
+    static func applier(_ device: Device) throws -> PullApplier {
+        PullApplier(tables: try SyncedTables(schema: StrataModel.schema, only: nil), options: options(bulk: true), store: device.store)
+    }
+
     /// Everything a pull writes in the store file, line by line: every table's rows by local key
     /// (entities, join tables, sync ids and bases, agreed links, the sync's state but the
     /// device's and server's ids, conflicts but their dates), and the change history (each
@@ -199,10 +212,8 @@ struct SyncBulkPullTests {
     /// nothing of it is left (the sync then applies it change by change).
     @Test func aBatchWronglyTakenForNewIsRefusedByItsSyncIDs() async throws {
         let test = try TestServer(), folder = try TemporaryDirectory()
-        let device = try Device(folder.path("store.sqlite"), test, options: Self.options(bulk: true, batch: 5_000))
+        let device = try await Self.deviceOfSeededServer(test, folder)
         defer { Task { await device.close() } }
-        try await device.sync.push()  // the hello makes the server's tables
-        try Self.seed(test)
         try await device.sync.sync()
         // Every object of the server, as a pull from the log's beginning reads them: all of
         // them are known here, some of them as tombstones.
@@ -212,8 +223,7 @@ struct SyncBulkPullTests {
         let server = try test.server()
         defer { Task { await server.close() } }
         let result = try await server.pull(SyncPullRequest(device: UUID(), cursor: 0, limit: 100_000))
-        let applier = PullApplier(
-            tables: try SyncedTables(schema: StrataModel.schema, only: nil), options: Self.options(bulk: true), store: device.store)
+        let applier = try Self.applier(device)
         let prepared = try #require(applier.prepare(result.changes))
         #expect(prepared.count > 300)
         let before = try Self.dump(device)

@@ -175,17 +175,13 @@ struct SyncWireValueTests {
     /// are those prepared from the same batch's changes (as another server would send them).
     @Test func aBatchPreparesAsItsChangesPrepare() async throws {
         let test = try TestServer(), folder = try TemporaryDirectory()
-        let device = try Device(folder.path("store.sqlite"), test, options: SyncBulkPullTests.options(bulk: true, batch: 5_000))
+        let device = try await SyncBulkPullTests.deviceOfSeededServer(test, folder)
         defer { Task { await device.close() } }
-        try await device.sync.push()  // the hello makes the server's tables
-        try SyncBulkPullTests.seed(test)
         let server = try test.server()
         defer { Task { await server.close() } }
         let batch = try await server.pullBatch(SyncPullRequest(device: UUID(), cursor: 0, limit: 100_000))
         #expect(batch.objects.contains { !$0.values.isEmpty })
-        let applier = PullApplier(
-            tables: try SyncedTables(schema: StrataModel.schema, only: nil), options: SyncBulkPullTests.options(bulk: true),
-            store: device.store)
+        let applier = try SyncBulkPullTests.applier(device)
         let fromRows = try #require(applier.prepare(batch))
         let fromChanges = try #require(applier.prepare(batch.changes))
         #expect(fromRows.count > 300)
