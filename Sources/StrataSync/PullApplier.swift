@@ -617,11 +617,13 @@ extension PullApplier {
         }
         guard !objects.isEmpty else { return nil }
         // Where column `offset` (of the entity) of an object is in its table's cells; nil when
-        // its row does not hold it.
+        // its row does not hold it (the server has no such column, or a change did not send it).
         func cell(_ object: Int, _ offset: Int) -> Int? {
             let (g, row, _) = objects[object]
             guard let column = groupColumns[g][offset] else { return nil }
-            return row * groups[g].columns.count + column
+            let cell = row * groups[g].columns.count + column
+            if groups[g].values.isEmpty, groups[g].texts[cell] == nil { return nil }
+            return cell
         }
         // The sync id that reference column `offset` of an object holds.
         func destination(_ object: Int, _ offset: Int) -> UUID? {

@@ -66,7 +66,12 @@ struct SyncBulkPullTests {
     /// device's and server's ids, conflicts but their dates), and the change history (each
     /// transaction's author and changes). `replacing`: text to replace (ids made here).
     static func dump(_ device: Device, replacing: [String: String] = [:]) throws -> [String] {
-        var lines = try device.store.read { db -> [String] in
+        try dump(device.store, replacing: replacing)
+    }
+
+    /// ``dump(_:replacing:)`` of a store.
+    static func dump(_ store: Store, replacing: [String: String] = [:]) throws -> [String] {
+        var lines = try store.read { db -> [String] in
             var lines: [String] = []
             let names = try String.fetchAll(db, sql: """
                 SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' \
@@ -83,7 +88,7 @@ struct SyncBulkPullTests {
             }
             return lines
         }
-        for transaction in try device.store.changes(since: .beginning).transactions {
+        for transaction in try store.changes(since: .beginning).transactions {
             let tables = transaction.changes.tables.sorted { $0.key < $1.key }.map { table, changes in
                 "\(table): +\(changes.inserted.sorted()) ~\(changes.updated.sorted()) -\(changes.deleted.sorted()) "
                     + "\(changes.updatedColumns.sorted()) \(changes.joinRows.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value.sorted { $0.key < $1.key })" })"
@@ -347,4 +352,57 @@ struct SyncBulkPullTests {
             try Self.dump(bulk, replacing: [try taken(bulk): "made here"]),
             try Self.dump(byChange, replacing: [try taken(byChange): "made here"]))
     }
+
+    /// Another server (a relay) whose answers leave some columns out of the objects it sends:
+    /// a column left out is left out of the row (it keeps its default) and of the base, in bulk
+    /// as change by change.
+    @Test func anotherServersObjectsWithoutSomeColumnsGoInBulkAsChangeByChange() async throws {
+        let test = try TestServer(), folder = try TemporaryDirectory()
+        let messages = Messages()
+        let stores = try ["bulk", "one"].map { try Store(schema: StrataModel.schema, path: folder.path("\($0).sqlite")) }
+        let syncs = [
+            try StoreSync(store: stores[0], server: LeavingOut(try test.server()), options: Self.recording(Self.options(bulk: true), messages)),
+            try StoreSync(store: stores[1], server: LeavingOut(try test.server()), options: Self.options(bulk: false)),
+        ]
+        defer { Task { for sync in syncs { await sync.stop() }; for store in stores { try? store.close() } } }
+        for sync in syncs { try await sync.push() }  // the hello makes the server's tables
+        try Self.seed(test)
+        let reports = (try await syncs[0].sync(), try await syncs[1].sync())
+        #expect(reports.0 == reports.1)
+        #expect(reports.0.pulled > 300)
+        #expect(messages.all.contains { $0.contains("inserted in bulk") })
+        #expect(!messages.all.contains { $0.contains("refused in bulk") })
+        Self.expectSame(try Self.dump(stores[0]), try Self.dump(stores[1]))
+        // What was left out took the column's default, and is not in any base.
+        for store in stores {
+            let counts = try await store.read { db in
+                [
+                    try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM Card") ?? 0,
+                    try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM Card WHERE link IS NOT NULL") ?? -1,
+                    try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM Board WHERE position <> 0") ?? -1,
+                    try Int.fetchOne(
+                        db, sql: "SELECT COUNT(*) FROM stratasync_objects WHERE base LIKE '%\"link\"%' OR base LIKE '%\"position\"%'") ?? -1,
+                ]
+            }
+            #expect(counts[0] > 200)
+            #expect(counts.dropFirst() == [0, 0, 0])
+        }
+    }
+}
+
+/// A relay that answers pulls without the cards' `link` and the boards' `position`.
+struct LeavingOut: SyncServer {
+    let server: PostgresSyncServer
+    init(_ server: PostgresSyncServer) { self.server = server }
+    func hello(_ hello: SyncHello) async throws -> SyncWelcome { try await server.hello(hello) }
+    func push(_ push: SyncPush) async throws -> SyncPushResult { try await server.push(push) }
+    func pull(_ request: SyncPullRequest) async throws -> SyncPullResult {
+        var result = try await server.pull(request)
+        for index in result.changes.indices where result.changes[index].kind == .insert {
+            result.changes[index].values["link"] = nil
+            result.changes[index].values["position"] = nil
+        }
+        return result
+    }
+    func changeSignals() async throws -> AsyncThrowingStream<Void, any Error> { try await server.changeSignals() }
 }
