@@ -49,13 +49,28 @@ final class DeviceRunner {
         return String(answer.dropFirst(answer.hasPrefix("ok ") ? 3 : 2))
     }
 
+    /// How long a device may take to answer one command (the longest, a catch-up of
+    /// thousands of changes, takes seconds): a device that stops answering fails the test,
+    /// killed, instead of holding the run until CI's limit.
+    static let answerTimeout: Duration = .seconds(300)
+
     func readLine() throws -> String {
+        let deadline = ContinuousClock.now + Self.answerTimeout
         while true {
             if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
                 let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
                 buffer = Data(buffer[buffer.index(after: newline)...])
                 return line
             }
+            var ready = pollfd(fd: output.fileHandleForReading.fileDescriptor, events: Int16(POLLIN), revents: 0)
+            let left = ContinuousClock.now.duration(to: deadline)
+            let milliseconds = max(0, left.components.seconds * 1_000 + left.components.attoseconds / 1_000_000_000_000_000)
+            let polled = poll(&ready, 1, Int32(min(milliseconds, Int64(Int32.max))))
+            if polled == 0 {
+                kill()
+                throw DeviceError("\(name) did not answer within \(Self.answerTimeout) (killed)")
+            }
+            if polled < 0, errno == EINTR { continue }
             let chunk = output.fileHandleForReading.availableData
             if chunk.isEmpty { throw DeviceError("\(name) ended (\(process.isRunning ? "running" : "exited"))") }
             buffer += chunk
