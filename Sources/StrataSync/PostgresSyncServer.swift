@@ -708,8 +708,9 @@ public actor PostgresSyncServer: SyncServer {
     }
 
     /// A cell of a row selected by ``selection(of:)``, as the store keeps a value of `type`: the
-    /// same value as ``SyncValue/databaseValue(of:as:)`` of the cell's wire text (a cell of
-    /// another type than expected is read as text).
+    /// same value as ``SyncValue/databaseValue(of:as:)`` of the cell's wire text. (A hello
+    /// refuses a server whose column types differ from the model's; a cell of another type is
+    /// handed to postgres-nio's `String` decoding, whose error a pull then throws.)
     static func storedValue(of cell: PostgresCell, as type: ValueType) throws -> DatabaseValue {
         guard var bytes = cell.bytes else { return .null }
         switch (cell.dataType, bytes.readableBytes) {

@@ -40,7 +40,7 @@ enum SyncValue {
         case .blob(let data):
             switch type {
             case .uuid where data.count == 16:
-                return data.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }.uuidString.lowercased()
+                return text(of: data.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) })
             case .string, .url, .enumeration, .json, .decimal, .date:
                 return String(decoding: data, as: UTF8.self)
             default:
@@ -141,30 +141,10 @@ enum SyncValue {
                 }
             }
         case (.blob(let data), .uuid) where data.count == 16:
-            appendQuoted(count: 36, to: &bytes) { out in
-                data.withUnsafeBytes { (data: UnsafeRawBufferPointer) in
-                    var index = 0
-                    for offset in 0..<16 {
-                        if offset == 4 || offset == 6 || offset == 8 || offset == 10 {
-                            out[index] = UInt8(ascii: "-")
-                            index += 1
-                        }
-                        out[index] = lowerHexDigit(data[offset] >> 4)
-                        out[index + 1] = lowerHexDigit(data[offset] & 15)
-                        index += 2
-                    }
-                }
-            }
+            appendQuoted(count: 36, to: &bytes) { out in data.withUnsafeBytes { writeHex($0, dashed: true, into: out) } }
         case (.blob(let data), .data), (.blob(let data), .int), (.blob(let data), .int32), (.blob(let data), .int16),
             (.blob(let data), .bool), (.blob(let data), .double), (.blob(let data), .float):
-            appendQuoted(count: 2 * data.count, to: &bytes) { out in
-                data.withUnsafeBytes { (data: UnsafeRawBufferPointer) in
-                    for (offset, byte) in data.enumerated() {
-                        out[2 * offset] = lowerHexDigit(byte >> 4)
-                        out[2 * offset + 1] = lowerHexDigit(byte & 15)
-                    }
-                }
-            }
+            appendQuoted(count: 2 * data.count, to: &bytes) { out in data.withUnsafeBytes { writeHex($0, dashed: false, into: out) } }
         default:
             if let text = text(of: value, as: type) {
                 LocalSyncState.appendJSONString(text, to: &bytes)
@@ -174,18 +154,27 @@ enum SyncValue {
         }
     }
 
-    /// The lowercase hexadecimal digit of a value below 16.
-    @inline(__always)
-    private static func lowerHexDigit(_ nibble: UInt8) -> UInt8 { nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") - 10 + nibble }
+    /// Writes `bytes` into `out` as lowercase hexadecimal digits (two per byte), with a dash
+    /// before the 5th, 7th, 9th and 11th byte when `dashed` (a UUID's text: 36 from 16).
+    static func writeHex(_ bytes: UnsafeRawBufferPointer, dashed: Bool, into out: UnsafeMutableBufferPointer<UInt8>) {
+        @inline(__always) func digit(_ nibble: UInt8) -> UInt8 { nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") - 10 + nibble }
+        var index = 0
+        for (offset, byte) in bytes.enumerated() {
+            if dashed, offset == 4 || offset == 6 || offset == 8 || offset == 10 {
+                out[index] = UInt8(ascii: "-")
+                index += 1
+            }
+            out[index] = digit(byte >> 4)
+            out[index + 1] = digit(byte & 15)
+            index += 2
+        }
+    }
 
     /// Appends `"`, `count` bytes that `write` writes (none needs a JSON escape), and `"`.
-    private static func appendQuoted(count: Int, to bytes: inout [UInt8], _ write: (inout UnsafeMutableBufferPointer<UInt8>) -> Void) {
+    private static func appendQuoted(count: Int, to bytes: inout [UInt8], _ write: (UnsafeMutableBufferPointer<UInt8>) -> Void) {
         let start = bytes.count
         bytes.append(contentsOf: repeatElement(UInt8(ascii: "\""), count: count + 2))
-        bytes.withUnsafeMutableBufferPointer { all in
-            var out = UnsafeMutableBufferPointer(rebasing: all[(start + 1)..<(start + 1 + count)])
-            write(&out)
-        }
+        bytes.withUnsafeMutableBufferPointer { all in write(UnsafeMutableBufferPointer(rebasing: all[(start + 1)..<(start + 1 + count)])) }
     }
 
     static func doubleText(_ double: Double) -> String {
@@ -195,14 +184,10 @@ enum SyncValue {
     }
 
     static func hex(_ data: Data) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(data.count * 2)
-        for byte in data {
-            bytes.append(digits[Int(byte >> 4)])
-            bytes.append(digits[Int(byte & 15)])
+        String(unsafeUninitializedCapacity: 2 * data.count) { out in
+            data.withUnsafeBytes { writeHex($0, dashed: false, into: out) }
+            return 2 * data.count
         }
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     static func data(hex text: String) -> Data? {
@@ -262,21 +247,9 @@ enum SyncValue {
 
     /// `uuid.uuidString.lowercased()`, written directly.
     static func text(of uuid: UUID) -> String {
-        let digits: StaticString = "0123456789abcdef"
-        return withUnsafeBytes(of: uuid.uuid) { bytes in
+        withUnsafeBytes(of: uuid.uuid) { bytes in
             String(unsafeUninitializedCapacity: 36) { out in
-                digits.withUTF8Buffer { digits in
-                    var index = 0
-                    for offset in 0..<16 {
-                        if offset == 4 || offset == 6 || offset == 8 || offset == 10 {
-                            out[index] = UInt8(ascii: "-")
-                            index += 1
-                        }
-                        out[index] = digits[Int(bytes[offset] >> 4)]
-                        out[index + 1] = digits[Int(bytes[offset] & 15)]
-                        index += 2
-                    }
-                }
+                writeHex(bytes, dashed: true, into: out)
                 return 36
             }
         }

@@ -56,6 +56,19 @@ struct SyncBulkPullTests {
         return device
     }
 
+    /// Two devices, one pulling in bulk (its log recorded in `messages`), one change by change,
+    /// whose hellos made the server's tables; then the server seeded.
+    static func bulkAndByChangeOfSeededServer(
+        _ test: TestServer, _ folder: TemporaryDirectory, _ messages: Messages
+    ) async throws -> (bulk: Device, byChange: Device) {
+        let bulk = try Device(folder.path("bulk.sqlite"), test, options: recording(options(bulk: true), messages))
+        let byChange = try Device(folder.path("one.sqlite"), test, options: options(bulk: false))
+        try await bulk.sync.push()
+        try await byChange.sync.push()
+        try seed(test)
+        return (bulk, byChange)
+    }
+
     /// The bulk path's applier for `device`'s store.
     static func applier(_ device: Device) throws -> PullApplier {
         PullApplier(tables: try SyncedTables(schema: StrataModel.schema, only: nil), options: options(bulk: true), store: device.store)
@@ -137,13 +150,9 @@ struct SyncBulkPullTests {
     @Test func anInitialSyncInBulkWritesWhatChangeByChangeWrites() async throws {
         let test = try TestServer(), folder = try TemporaryDirectory()
         let messages = Messages()
-        let bulk = try Device(folder.path("bulk.sqlite"), test, options: Self.recording(Self.options(bulk: true), messages))
-        let byChange = try Device(folder.path("one.sqlite"), test, options: Self.options(bulk: false))
+        let (bulk, byChange) = try await Self.bulkAndByChangeOfSeededServer(test, folder, messages)
         defer { Task { await bulk.close(); await byChange.close() } }
         let controller = try ResultsController(store: bulk.store, request: Card.Fetches.byBoard)
-        try await bulk.sync.push()  // the hello makes the server's tables
-        try await byChange.sync.push()
-        try Self.seed(test)
 
         let bulkReport = try await bulk.sync.sync()
         let byChangeReport = try await byChange.sync.sync()
@@ -184,12 +193,8 @@ struct SyncBulkPullTests {
     @Test func anInitialSyncTakesItsBatchesForNewWithoutSearchingTheStore() async throws {
         let test = try TestServer(), folder = try TemporaryDirectory()
         let messages = Messages()
-        let bulk = try Device(folder.path("bulk.sqlite"), test, options: Self.recording(Self.options(bulk: true), messages))
-        let byChange = try Device(folder.path("one.sqlite"), test, options: Self.options(bulk: false))
+        let (bulk, byChange) = try await Self.bulkAndByChangeOfSeededServer(test, folder, messages)
         defer { Task { await bulk.close(); await byChange.close() } }
-        try await bulk.sync.push()  // the hello makes the server's tables
-        try await byChange.sync.push()
-        try Self.seed(test)
         #expect(try await bulk.sync.sync() == (try await byChange.sync.sync()))
         let notSearched = messages.all.filter { $0.contains("inserted in bulk (the store not searched)") }
         #expect(!notSearched.isEmpty)
