@@ -5,6 +5,7 @@
 import Benchmark
 import Dispatch
 import Foundation
+import GRDB
 import PostgresNIO
 import Strata
 import StrataSync
@@ -51,6 +52,17 @@ func registerInitialSync(objects: Int) {
         benchmark.stopMeasurement()
         guard count == objects else { throw SyncBenchmarkError.unexpected("plain read: \(count) rows, \(objects) expected") }
     }
+    Benchmark(
+        "InitialSync.\(formatCount(objects)).PostgresNIOThenGRDB",
+        configuration: .with(metrics, Runs(warmUp: 1, measured: 5), setup: setup, teardown: teardown)
+    ) { benchmark in
+        let path = server.value.folder.appendingPathComponent("plain-\(UUID().uuidString.prefix(8)).sqlite").path
+        benchmark.startMeasurement()
+        let count = try await PlainRead.copyAll(server.value.configuration, into: path)
+        benchmark.stopMeasurement()
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        guard count == objects else { throw SyncBenchmarkError.unexpected("plain copy: \(count) rows, \(objects) expected") }
+    }
 }
 
 /// The baseline: every board and card read with postgres-nio, each column decoded into a Swift
@@ -90,6 +102,67 @@ enum PlainRead {
             throw error
         }
         try await connection.close()
+        return boards.count + cards.count
+    }
+
+    /// Not a baseline of the aim but its floor, for the record: ``readAll(_:)``, then what a
+    /// hand-written copy that could later be kept in sync needs at least, with plain GRDB. A
+    /// new SQLite file in WAL mode holds the rows in tables of the store's columns (each with
+    /// its server id, unique, and the cards' board as a local key, indexed), written in one
+    /// transaction by one cached statement per table, after the read.
+    static func copyAll(_ configuration: PostgresConnection.Configuration, into path: String) async throws -> Int {
+        let logger = Logger(label: "strata.benchmarks.plain")
+        let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
+        var boards: [BoardRow] = []
+        var cards: [CardRow] = []
+        do {
+            let boardRows = try await connection.query("SELECT id, name, position FROM \"Board\"", logger: logger)
+            for try await (id, name, position) in boardRows.decode((UUID, String, Int).self) {
+                boards.append(BoardRow(id: id, name: name, position: position))
+            }
+            let cardRows = try await connection.query(
+                """
+                SELECT id, title, stage, points, estimate, small, done, due, token, blob, price, link, "boardID" FROM "Card"
+                """, logger: logger)
+            for try await (id, title, stage, points, estimate, small, done, due, token, blob, price, link, board) in cardRows.decode(
+                (UUID, String, String, Int, Double, Int16, Bool, Date?, UUID?, Data?, Decimal?, String?, UUID).self)
+            {
+                cards.append(CardRow(
+                    id: id, title: title, stage: stage, points: points, estimate: estimate, small: small, done: done, due: due,
+                    token: token, blob: blob, price: price, link: link, board: board))
+            }
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+        try await connection.close()
+        let database = try DatabasePool(path: path)
+        try await database.write { [boards, cards] db in
+            try db.execute(sql: """
+                CREATE TABLE Board (id INTEGER PRIMARY KEY, uuid TEXT NOT NULL UNIQUE, name TEXT NOT NULL, position INTEGER NOT NULL);
+                CREATE TABLE Card (id INTEGER PRIMARY KEY, uuid TEXT NOT NULL UNIQUE, title TEXT NOT NULL, stage TEXT NOT NULL, \
+                points INTEGER NOT NULL, estimate REAL NOT NULL, small INTEGER NOT NULL, done INTEGER NOT NULL, due TEXT, token BLOB, \
+                blob BLOB, price TEXT, link TEXT, boardID INTEGER NOT NULL REFERENCES Board(id));
+                CREATE INDEX Card_boardID ON Card(boardID);
+                """)
+            var keys: [UUID: Int64] = [:]
+            let board = try db.cachedStatement(sql: "INSERT INTO Board (uuid, name, position) VALUES (?, ?, ?)")
+            for row in boards {
+                try board.execute(arguments: [row.id.uuidString.lowercased(), row.name, row.position])
+                keys[row.id] = db.lastInsertedRowID
+            }
+            let card = try db.cachedStatement(sql: """
+                INSERT INTO Card (uuid, title, stage, points, estimate, small, done, due, token, blob, price, link, boardID) \
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """)
+            for row in cards {
+                try card.execute(arguments: [
+                    row.id.uuidString.lowercased(), row.title, row.stage, row.points, row.estimate, row.small, row.done, row.due,
+                    row.token, row.blob, row.price.map { "\($0)" }, row.link, keys[row.board],
+                ])
+            }
+        }
+        try database.close()
         return boards.count + cards.count
     }
 }
