@@ -550,17 +550,59 @@ extension PullApplier {
         /// Per object: its sync id as text, its entity (an index in `tables.entities`), the
         /// columns the server sent (bits by column offset), its base, and where its values
         /// start in ``values``.
-        var uuids: [String] = []
+        var uuids: [BulkValue] = []
         var entities: [Int] = []
         var present: [UInt64] = []
-        var bases: [String] = []
+        var bases: [BulkValue] = []
         var starts: [Int] = []
         /// The present columns' values of every object, one object after the other, in the
-        /// entity's column order; a reference's is `.null` here, and set by ``references``.
-        var values: [DatabaseValue] = []
+        /// entity's column order; a reference's is NULL here, and set by ``references``.
+        var values: [BulkValue] = []
         /// Every reference to a destination (not NULL), in order.
         var references: [Reference] = []
+        /// The bytes of every text and blob above, one after the other: the writer binds them
+        /// where they are (no string or data value per cell to retain and release, and no
+        /// copy by SQLite), and a batch's values are one allocation instead of one per cell.
+        var bytes: [UInt8] = []
         var count: Int { uuids.count }
+
+        /// `value`, its text or blob appended to ``bytes``.
+        mutating func append(_ value: DatabaseValue) -> BulkValue {
+            switch value.storage {
+            case .null: return BulkValue(kind: .null, payload: 0)
+            case .int64(let int): return BulkValue(kind: .integer, payload: int)
+            case .double(let double): return BulkValue(kind: .real, payload: Int64(bitPattern: double.bitPattern))
+            case .string(var string): return string.withUTF8 { append($0, as: .text) }
+            case .blob(let data):
+                // As GRDB binds data: bytes without an address (empty data) bind NULL.
+                return data.withUnsafeBytes { bytes in
+                    bytes.baseAddress == nil ? BulkValue(kind: .null, payload: 0) : append(bytes.bindMemory(to: UInt8.self), as: .blob)
+                }
+            }
+        }
+
+        /// `bytes` appended to ``bytes`` as a text or a blob. A text's length stops at its first
+        /// NUL, as GRDB binds a string (through a C string).
+        mutating func append(_ bytes: UnsafeBufferPointer<UInt8>, as kind: BulkValue.Kind) -> BulkValue {
+            let start = self.bytes.count
+            self.bytes.append(contentsOf: bytes)
+            var length = bytes.count
+            if kind == .text, let base = bytes.baseAddress, let nul = memchr(base, 0, bytes.count) {
+                length = UnsafeRawPointer(nul) - UnsafeRawPointer(base)
+            }
+            return BulkValue(kind: kind, payload: Int64(start), length: length)
+        }
+    }
+
+    /// A value of ``NewObjects``: a number, or where its text or blob is in
+    /// ``NewObjects/bytes``.
+    struct BulkValue: Sendable, Equatable {
+        enum Kind: UInt8, Sendable { case null, integer, real, text, blob }
+        var kind: Kind
+        /// The integer, the real's bits, or where the text's or blob's bytes start.
+        var payload: Int64
+        /// The text's or blob's length in bytes.
+        var length: Int = 0
     }
 
     /// The batch's upserts prepared for the bulk insert (the same for any store: no database
@@ -714,14 +756,16 @@ extension PullApplier {
                     if typed ? !decoded![cell].isNull : text != nil {
                         new.references.append(NewObjects.Reference(value: new.values.count, position: position, target: position == nil ? text ?? "" : ""))
                     }
-                    new.values.append(.null)
+                    new.values.append(BulkValue(kind: .null, payload: 0))
                 } else if typed, let decoded {
                     texts.append(nil)
-                    new.values.append(decoded[cell])
+                    let value = new.append(decoded[cell])
+                    new.values.append(value)
                 } else {
                     let text = group.text(at: cell) ?? nil
                     texts.append(text)
-                    new.values.append(SyncValue.databaseValue(of: text, as: column.valueType))
+                    let value = new.append(SyncValue.databaseValue(of: text, as: column.valueType))
+                    new.values.append(value)
                 }
             }
             layout.encodeBase(present, into: &base) { offset, bytes in
@@ -733,10 +777,13 @@ extension PullApplier {
                     bytes += [UInt8(ascii: "n"), UInt8(ascii: "u"), UInt8(ascii: "l"), UInt8(ascii: "l")]
                 }
             }
-            new.uuids.append(SyncValue.text(of: objects[object].id))
+            var id = SyncValue.text(of: objects[object].id)
+            let uuid = id.withUTF8 { new.append($0, as: .text) }
+            new.uuids.append(uuid)
             new.entities.append(index)
             new.present.append(present)
-            new.bases.append(String(decoding: base, as: UTF8.self))
+            let encoded = base.withUnsafeBufferPointer { new.append($0, as: .text) }
+            new.bases.append(encoded)
         }
         new.starts.append(new.values.count)
         return new
@@ -747,22 +794,33 @@ extension PullApplier {
     func isNew(_ new: NewObjects, _ db: Database) throws -> Bool {
         let anyKnown = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM stratasync_objects)") ?? false
         guard anyKnown else { return true }
-        let ids = new.uuids
-        for start in stride(from: 0, to: ids.count, by: 500) {
-            let count = min(500, ids.count - start)
-            let marks = Array(repeating: "?", count: count).joined(separator: ",")
-            let sql = "SELECT 1 FROM stratasync_objects WHERE uuid IN (\(marks)) LIMIT 1"
-            let statement = count == 500 ? try db.cachedStatement(sql: sql) : try db.makeStatement(sql: sql)
-            try Self.bind(ids[start..<(start + count)].lazy.map(\.databaseValue), to: statement)
-            if try Bool.fetchOne(statement) == true { return false }
+        return try new.bytes.withUnsafeBytes { bytes in
+            let ids = new.uuids
+            for start in stride(from: 0, to: ids.count, by: 500) {
+                let count = min(500, ids.count - start)
+                let marks = Array(repeating: "?", count: count).joined(separator: ",")
+                let sql = "SELECT 1 FROM stratasync_objects WHERE uuid IN (\(marks)) LIMIT 1"
+                let statement = count == 500 ? try db.cachedStatement(sql: sql) : try db.makeStatement(sql: sql)
+                statement.setUncheckedArguments(StatementArguments())
+                defer { sqlite3_clear_bindings(statement.sqliteStatement) }  // they point into `bytes`
+                var index: CInt = 1
+                for id in ids[start..<(start + count)] { try Self.bind(.bulk(id, bytes.baseAddress), to: statement, at: &index) }
+                if try Bool.fetchOne(statement) == true { return false }
+            }
+            return true
         }
-        return true
     }
 
     /// Inserts `new` (from ``prepare(_:)``, known new by ``isNew(_:_:)``): what
     /// ``insert(_:_:_:_:)`` does for each, in the same order, with the same local keys, sync
     /// ids, bases and rows. The statements are bound straight from `new`'s arrays.
     func insertNew(_ new: NewObjects, _ db: Database) throws {
+        try new.bytes.withUnsafeBytes { try insertNew(new, bytes: $0.baseAddress, db) }
+    }
+
+    /// ``insertNew(_:_:)``, with `new`'s ``NewObjects/bytes`` at `bytes` while the statements
+    /// run (their texts and blobs are bound where they are).
+    private func insertNew(_ new: NewObjects, bytes: UnsafeRawPointer?, _ db: Database) throws {
         let entities = tables.entities
         var nextKey = [Int64?](repeating: nil, count: entities.count)  // per entity, its next local key
         var keys: [Int64] = []  // per position, the object's local key
@@ -813,10 +871,10 @@ extension PullApplier {
         // all over their index, which SQLite otherwise copied into that journal first.
         try insertRows(into: "stratasync_objects", columns: ["uuid", "tbl", "rowid_", "base"], rows: 0..<new.count, orFail: true, db) {
             position, statement, index in
-            try Self.bind(.text(new.uuids[position]), to: statement, at: &index)
+            try Self.bind(.bulk(new.uuids[position], bytes), to: statement, at: &index)
             try Self.bind(.text(entities[new.entities[position]].name), to: statement, at: &index)
             try Self.bind(.integer(keys[position]), to: statement, at: &index)
-            try Self.bind(.text(new.bases[position]), to: statement, at: &index)
+            try Self.bind(.bulk(new.bases[position], bytes), to: statement, at: &index)
         }
         reference = 0
         for (first, end) in zip(runs, runs.dropFirst()) {
@@ -829,7 +887,7 @@ extension PullApplier {
                         try Self.bind(targets[reference].map { .integer($0) } ?? .value(.null), to: statement, at: &index)
                         reference += 1
                     } else {
-                        try Self.bind(.value(new.values[value]), to: statement, at: &index)
+                        try Self.bind(.bulk(new.values[value], bytes), to: statement, at: &index)
                     }
                 }
             }
@@ -859,6 +917,8 @@ extension PullApplier {
         let full = rows.count >= perStatement ? sql(perStatement) : ""
         var start = rows.lowerBound
         var bound: Statement?  // the full statement, once it ran in this run
+        // Bulk values are bound where they are: no statement keeps them past this run.
+        defer { if let bound { sqlite3_clear_bindings(bound.sqliteStatement) } }
         while start < rows.upperBound {
             let n = min(perStatement, rows.upperBound - start)
             let statement = n == perStatement ? try db.cachedStatement(sql: full) : try db.makeStatement(sql: sql(n))
@@ -876,8 +936,14 @@ extension PullApplier {
                 if n == perStatement { bound = statement }
             }
             var index: CInt = 1
-            for position in start..<(start + n) { try bindRow(position, statement, &index) }
-            try statement.execute()
+            do {
+                for position in start..<(start + n) { try bindRow(position, statement, &index) }
+                try statement.execute()
+            } catch {
+                sqlite3_clear_bindings(statement.sqliteStatement)
+                throw error
+            }
+            if statement !== bound { sqlite3_clear_bindings(statement.sqliteStatement) }
             start += n
         }
     }
@@ -887,6 +953,9 @@ extension PullApplier {
         case value(DatabaseValue)
         case integer(Int64)
         case text(String)
+        /// A value of ``NewObjects``, its bytes (if any) at `bytes` + its payload, bound where
+        /// they are: they must stay there until the statement's bindings are cleared.
+        case bulk(BulkValue, UnsafeRawPointer?)
     }
 
     /// Binds `value` to parameter `index` of `statement` as GRDB binds it, and moves `index` on.
@@ -896,6 +965,26 @@ extension PullApplier {
         switch value {
         case .integer(let int): code = sqlite3_bind_int64(handle, index, int)
         case .text(let string): code = bindText(string, to: handle, at: index)
+        case .bulk(let value, let bytes):
+            switch value.kind {
+            case .null: code = sqlite3_bind_null(handle, index)
+            case .integer: code = sqlite3_bind_int64(handle, index, value.payload)
+            case .real: code = sqlite3_bind_double(handle, index, Double(bitPattern: UInt64(bitPattern: value.payload)))
+            case .text:
+                // An empty text is copied from "" (a null pointer would bind NULL).
+                if value.length > 0, let bytes {
+                    code = sqlite3_bind_text(handle, index, bytes.assumingMemoryBound(to: CChar.self) + Int(value.payload), CInt(value.length), nil)
+                } else {
+                    code = sqlite3_bind_text(handle, index, "", 0, transient)
+                }
+            case .blob:
+                // An empty blob, not NULL, as GRDB binds data that has an address.
+                if value.length > 0, let bytes {
+                    code = sqlite3_bind_blob(handle, index, bytes + Int(value.payload), CInt(value.length), nil)
+                } else {
+                    code = sqlite3_bind_zeroblob(handle, index, 0)
+                }
+            }
         case .value(let value):
             if case .string(let string) = value.storage {
                 code = bindText(string, to: handle, at: index)

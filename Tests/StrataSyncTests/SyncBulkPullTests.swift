@@ -283,6 +283,41 @@ struct SyncBulkPullTests {
         }
     }
 
+    /// The bulk insert binds each value from its batch's bytes (`NewObjects.bytes`), where
+    /// they are: what SQLite then holds is what GRDB's binding of the same value gives, at the
+    /// edges of every storage class.
+    @Test func bulkValuesAreBoundAsGRDBBindsThem() throws {
+        let strings = ["", "a", "Card \"1\"\n/é", "before\u{0}after", "\u{0}", String(repeating: "ü", count: 300), "🧪 x"]
+        let data = [
+            Data(), Data(capacity: 8), Data([1, 2, 3]).prefix(0), Data([0]), Data([0, 1, 0, 255]), Data((0..<300).map { UInt8($0 % 256) }),
+            Data([7, 8, 9]).dropFirst(),
+        ]
+        let doubles = [
+            0.0, -0.0, 1.5, -1e300, .greatestFiniteMagnitude, .leastNonzeroMagnitude, .leastNormalMagnitude, .infinity, -.infinity, .nan,
+        ]
+        let values: [DatabaseValue] =
+            [.null] + strings.map(\.databaseValue) + data.map(\.databaseValue) + doubles.map(\.databaseValue)
+            + [Int64.min, -1, 0, 1, Int64.max].map(\.databaseValue)
+        var new = PullApplier.NewObjects()
+        new.bytes = [42]  // values do not start at the first byte
+        let bulk = values.map { new.append($0) }
+        let queue = try DatabaseQueue()
+        try queue.read { db in
+            let sql = "SELECT quote(?1), typeof(?1), length(CAST(?1 AS BLOB)), ?1 IS NULL"
+            try new.bytes.withUnsafeBytes { bytes in
+                for (value, bulk) in zip(values, bulk) {
+                    let statement = try db.makeStatement(sql: sql)
+                    statement.setUncheckedArguments(StatementArguments())
+                    var index: CInt = 1
+                    try PullApplier.bind(.bulk(bulk, bytes.baseAddress), to: statement, at: &index)
+                    let ours = try #require(try Row.fetchOne(statement))
+                    let grdb = try #require(try Row.fetchOne(db, sql: sql, arguments: [value]))
+                    #expect(ours == grdb, "\(value): \(ours) vs \(grdb)")
+                }
+            }
+        }
+    }
+
     @Test func aBulkBatchThatARuleHereRefusesFallsBackAndIsReportedAsBefore() async throws {
         let test = try TestServer(), folder = try TemporaryDirectory()
         let messages = Messages()
