@@ -581,6 +581,16 @@ extension PullApplier {
             }
         }
 
+        /// The text of `id` (``SyncValue/text(of:)-(UUID)``) appended to ``bytes``.
+        mutating func appendText(of id: UUID) -> BulkValue {
+            let start = bytes.count
+            bytes.append(contentsOf: repeatElement(0, count: 36))
+            withUnsafeBytes(of: id.uuid) { id in
+                bytes.withUnsafeMutableBufferPointer { SyncValue.writeHex(id, dashed: true, into: UnsafeMutableBufferPointer(rebasing: $0[start...])) }
+            }
+            return BulkValue(kind: .text, payload: Int64(start), length: 36)
+        }
+
         /// `bytes` appended to ``bytes`` as a text or a blob. A text's length stops at its first
         /// NUL, as GRDB binds a string (through a C string).
         mutating func append(_ bytes: UnsafeBufferPointer<UInt8>, as kind: BulkValue.Kind) -> BulkValue {
