@@ -77,6 +77,12 @@ enum PlainRead {
     }
 
     static func readAll(_ configuration: PostgresConnection.Configuration) async throws -> Int {
+        let (boards, cards) = try await readRows(configuration)
+        return boards.count + cards.count
+    }
+
+    /// Every board and card, on a new connection closed before it returns.
+    static func readRows(_ configuration: PostgresConnection.Configuration) async throws -> (boards: [BoardRow], cards: [CardRow]) {
         let logger = Logger(label: "strata.benchmarks.plain")
         let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
         var boards: [BoardRow] = []
@@ -102,7 +108,7 @@ enum PlainRead {
             throw error
         }
         try await connection.close()
-        return boards.count + cards.count
+        return (boards, cards)
     }
 
     /// Not a baseline of the aim but its floor, for the record: ``readAll(_:)``, then what a
@@ -111,31 +117,7 @@ enum PlainRead {
     /// its server id, unique, and the cards' board as a local key, indexed), written in one
     /// transaction by one cached statement per table, after the read.
     static func copyAll(_ configuration: PostgresConnection.Configuration, into path: String) async throws -> Int {
-        let logger = Logger(label: "strata.benchmarks.plain")
-        let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
-        var boards: [BoardRow] = []
-        var cards: [CardRow] = []
-        do {
-            let boardRows = try await connection.query("SELECT id, name, position FROM \"Board\"", logger: logger)
-            for try await (id, name, position) in boardRows.decode((UUID, String, Int).self) {
-                boards.append(BoardRow(id: id, name: name, position: position))
-            }
-            let cardRows = try await connection.query(
-                """
-                SELECT id, title, stage, points, estimate, small, done, due, token, blob, price, link, "boardID" FROM "Card"
-                """, logger: logger)
-            for try await (id, title, stage, points, estimate, small, done, due, token, blob, price, link, board) in cardRows.decode(
-                (UUID, String, String, Int, Double, Int16, Bool, Date?, UUID?, Data?, Decimal?, String?, UUID).self)
-            {
-                cards.append(CardRow(
-                    id: id, title: title, stage: stage, points: points, estimate: estimate, small: small, done: done, due: due,
-                    token: token, blob: blob, price: price, link: link, board: board))
-            }
-        } catch {
-            try? await connection.close()
-            throw error
-        }
-        try await connection.close()
+        let (boards, cards) = try await readRows(configuration)
         let database = try DatabasePool(path: path)
         try await database.write { [boards, cards] db in
             try db.execute(sql: """
