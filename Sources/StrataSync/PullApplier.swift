@@ -787,9 +787,7 @@ extension PullApplier {
                     bytes += [UInt8(ascii: "n"), UInt8(ascii: "u"), UInt8(ascii: "l"), UInt8(ascii: "l")]
                 }
             }
-            var id = SyncValue.text(of: objects[object].id)
-            let uuid = id.withUTF8 { new.append($0, as: .text) }
-            new.uuids.append(uuid)
+            new.uuids.append(new.appendText(of: objects[object].id))
             new.entities.append(index)
             new.present.append(present)
             let encoded = base.withUnsafeBufferPointer { new.append($0, as: .text) }
