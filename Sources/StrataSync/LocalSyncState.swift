@@ -135,7 +135,7 @@ enum LocalSyncState {
             if let value = values[key] ?? nil {
                 appendJSONString(value, to: &bytes)
             } else {
-                bytes += Array("null".utf8)
+                bytes += SyncValue.jsonNull
             }
         }
         bytes.append(UInt8(ascii: "}"))

@@ -555,6 +555,9 @@ extension PullApplier {
         var present: [UInt64] = []
         var bases: [BulkValue] = []
         var starts: [Int] = []
+        /// Per entity (an index in `tables.entities`), its name: what `stratasync_objects.tbl`
+        /// holds.
+        var tables: [BulkValue] = []
         /// The present columns' values of every object, one object after the other, in the
         /// entity's column order; a reference's is NULL here, and set by ``references``.
         var values: [BulkValue] = []
@@ -569,14 +572,14 @@ extension PullApplier {
         /// `value`, its text or blob appended to ``bytes``.
         mutating func append(_ value: DatabaseValue) -> BulkValue {
             switch value.storage {
-            case .null: return BulkValue(kind: .null, payload: 0)
-            case .int64(let int): return BulkValue(kind: .integer, payload: int)
+            case .null: return .null
+            case .int64(let int): return .integer(int)
             case .double(let double): return BulkValue(kind: .real, payload: Int64(bitPattern: double.bitPattern))
             case .string(var string): return string.withUTF8 { append($0, as: .text) }
             case .blob(let data):
                 // As GRDB binds data: bytes without an address (empty data) bind NULL.
                 return data.withUnsafeBytes { bytes in
-                    bytes.baseAddress == nil ? BulkValue(kind: .null, payload: 0) : append(bytes.bindMemory(to: UInt8.self), as: .blob)
+                    bytes.baseAddress == nil ? .null : append(bytes.bindMemory(to: UInt8.self), as: .blob)
                 }
             }
         }
@@ -584,10 +587,7 @@ extension PullApplier {
         /// The text of `id` (``SyncValue/text(of:)-(UUID)``) appended to ``bytes``.
         mutating func appendText(of id: UUID) -> BulkValue {
             let start = bytes.count
-            bytes.append(contentsOf: repeatElement(0, count: 36))
-            withUnsafeBytes(of: id.uuid) { id in
-                bytes.withUnsafeMutableBufferPointer { SyncValue.writeHex(id, dashed: true, into: UnsafeMutableBufferPointer(rebasing: $0[start...])) }
-            }
+            withUnsafeBytes(of: id.uuid) { id in SyncValue.append(count: 36, to: &bytes) { SyncValue.writeHex(id, dashed: true, into: $0) } }
             return BulkValue(kind: .text, payload: Int64(start), length: 36)
         }
 
@@ -613,6 +613,9 @@ extension PullApplier {
         var payload: Int64
         /// The text's or blob's length in bytes.
         var length: Int = 0
+
+        static let null = BulkValue(kind: .null, payload: 0)
+        static func integer(_ value: Int64) -> BulkValue { BulkValue(kind: .integer, payload: value) }
     }
 
     /// The batch's upserts prepared for the bulk insert (the same for any store: no database
@@ -721,6 +724,11 @@ extension PullApplier {
         }
 
         var new = NewObjects()
+        for layout in layouts {
+            var name = layout.entity.name
+            let text = name.withUTF8 { new.append($0, as: .text) }
+            new.tables.append(text)
+        }
         new.uuids.reserveCapacity(objects.count)
         new.entities.reserveCapacity(objects.count)
         new.present.reserveCapacity(objects.count)
@@ -766,7 +774,7 @@ extension PullApplier {
                     if typed ? !decoded![cell].isNull : text != nil {
                         new.references.append(NewObjects.Reference(value: new.values.count, position: position, target: position == nil ? text ?? "" : ""))
                     }
-                    new.values.append(BulkValue(kind: .null, payload: 0))
+                    new.values.append(.null)
                 } else if typed, let decoded {
                     texts.append(nil)
                     let value = new.append(decoded[cell])
@@ -784,7 +792,7 @@ extension PullApplier {
                 } else if let text = texts[offset] {
                     LocalSyncState.appendJSONString(text, to: &bytes)
                 } else {
-                    bytes += [UInt8(ascii: "n"), UInt8(ascii: "u"), UInt8(ascii: "l"), UInt8(ascii: "l")]
+                    bytes += SyncValue.jsonNull
                 }
             }
             new.uuids.append(new.appendText(of: objects[object].id))
@@ -812,7 +820,7 @@ extension PullApplier {
                 statement.setUncheckedArguments(StatementArguments())
                 defer { sqlite3_clear_bindings(statement.sqliteStatement) }  // they point into `bytes`
                 var index: CInt = 1
-                for id in ids[start..<(start + count)] { try Self.bind(.bulk(id, bytes.baseAddress), to: statement, at: &index) }
+                for id in ids[start..<(start + count)] { try Self.bind(id, bytes.baseAddress, to: statement, at: &index) }
                 if try Bool.fetchOne(statement) == true { return false }
             }
             return true
@@ -879,23 +887,23 @@ extension PullApplier {
         // all over their index, which SQLite otherwise copied into that journal first.
         try insertRows(into: "stratasync_objects", columns: ["uuid", "tbl", "rowid_", "base"], rows: 0..<new.count, orFail: true, db) {
             position, statement, index in
-            try Self.bind(.bulk(new.uuids[position], bytes), to: statement, at: &index)
-            try Self.bind(.text(entities[new.entities[position]].name), to: statement, at: &index)
-            try Self.bind(.integer(keys[position]), to: statement, at: &index)
-            try Self.bind(.bulk(new.bases[position], bytes), to: statement, at: &index)
+            try Self.bind(new.uuids[position], bytes, to: statement, at: &index)
+            try Self.bind(new.tables[new.entities[position]], bytes, to: statement, at: &index)
+            try Self.bind(.integer(keys[position]), bytes, to: statement, at: &index)
+            try Self.bind(new.bases[position], bytes, to: statement, at: &index)
         }
         reference = 0
         for (first, end) in zip(runs, runs.dropFirst()) {
             let entity = entities[new.entities[first]], present = new.present[first]
             let names = entity.columns.indices.filter { present & (1 << UInt64($0)) != 0 }.map { entity.columns[$0].name }
             try insertRows(into: entity.name, columns: [entity.primaryKey] + names, rows: first..<end, db) { position, statement, index in
-                try Self.bind(.integer(keys[position]), to: statement, at: &index)
+                try Self.bind(.integer(keys[position]), bytes, to: statement, at: &index)
                 for value in new.starts[position]..<new.starts[position + 1] {
                     if reference < new.references.count, new.references[reference].value == value {
-                        try Self.bind(targets[reference].map { .integer($0) } ?? .value(.null), to: statement, at: &index)
+                        try Self.bind(targets[reference].map(BulkValue.integer) ?? .null, bytes, to: statement, at: &index)
                         reference += 1
                     } else {
-                        try Self.bind(.bulk(new.values[value], bytes), to: statement, at: &index)
+                        try Self.bind(new.values[value], bytes, to: statement, at: &index)
                     }
                 }
             }
@@ -924,109 +932,48 @@ extension PullApplier {
         func sql(_ rows: Int) -> String { head + Array(repeating: row, count: rows).joined(separator: ", ") }
         let full = rows.count >= perStatement ? sql(perStatement) : ""
         var start = rows.lowerBound
-        var bound: Statement?  // the full statement, once it ran in this run
-        // Bulk values are bound where they are: no statement keeps them past this run.
-        defer { if let bound { sqlite3_clear_bindings(bound.sqliteStatement) } }
         while start < rows.upperBound {
             let n = min(perStatement, rows.upperBound - start)
             let statement = n == perStatement ? try db.cachedStatement(sql: full) : try db.makeStatement(sql: sql(n))
-            if statement === bound {
-                // Run again in this run: only reset, every value is bound again below. SQLite
-                // then reuses each text value's buffer; clearing the bindings freed them all
-                // (thousands per statement), and binding allocated them again.
-                let code = sqlite3_reset(statement.sqliteStatement)
-                guard code == SQLITE_OK else { throw DatabaseError(resultCode: ResultCode(rawValue: code), sql: statement.sql) }
-            } else {
-                // Resets the statement (a cached statement that failed is dropped from GRDB's
-                // cache, so this one has not) and clears its bindings; GRDB then runs it as it
-                // is bound.
-                statement.setUncheckedArguments(StatementArguments())
-                if n == perStatement { bound = statement }
-            }
+            // Resets the statement (a cached statement that failed is dropped from GRDB's cache,
+            // so this one has not) and clears its bindings; GRDB then runs it as it is bound.
+            statement.setUncheckedArguments(StatementArguments())
+            // The values are bound where the batch keeps them: no statement keeps them past its run.
+            defer { sqlite3_clear_bindings(statement.sqliteStatement) }
             var index: CInt = 1
-            do {
-                for position in start..<(start + n) { try bindRow(position, statement, &index) }
-                try statement.execute()
-            } catch {
-                sqlite3_clear_bindings(statement.sqliteStatement)
-                throw error
-            }
-            if statement !== bound { sqlite3_clear_bindings(statement.sqliteStatement) }
+            for position in start..<(start + n) { try bindRow(position, statement, &index) }
+            try statement.execute()
             start += n
         }
     }
 
-    /// A value to bind: most are bound from what ``prepare(_:)`` made, keys and texts directly.
-    enum BoundValue {
-        case value(DatabaseValue)
-        case integer(Int64)
-        case text(String)
-        /// A value of ``NewObjects``, its bytes (if any) at `bytes` + its payload, bound where
-        /// they are: they must stay there until the statement's bindings are cleared.
-        case bulk(BulkValue, UnsafeRawPointer?)
-    }
-
-    /// Binds `value` to parameter `index` of `statement` as GRDB binds it, and moves `index` on.
-    static func bind(_ value: BoundValue, to statement: Statement, at index: inout CInt) throws {
+    /// Binds `value` (its bytes, if any, at `bytes` + its payload) to parameter `index` of
+    /// `statement` as GRDB binds the same value, and moves `index` on. Texts and blobs are
+    /// bound where they are: they must stay there until the statement's bindings are cleared.
+    static func bind(_ value: BulkValue, _ bytes: UnsafeRawPointer?, to statement: Statement, at index: inout CInt) throws {
         let handle = statement.sqliteStatement
         let code: CInt
-        switch value {
-        case .integer(let int): code = sqlite3_bind_int64(handle, index, int)
-        case .text(let string): code = bindText(string, to: handle, at: index)
-        case .bulk(let value, let bytes):
-            switch value.kind {
-            case .null: code = sqlite3_bind_null(handle, index)
-            case .integer: code = sqlite3_bind_int64(handle, index, value.payload)
-            case .real: code = sqlite3_bind_double(handle, index, Double(bitPattern: UInt64(bitPattern: value.payload)))
-            case .text:
-                // An empty text is copied from "" (a null pointer would bind NULL).
-                if value.length > 0, let bytes {
-                    code = sqlite3_bind_text(handle, index, bytes.assumingMemoryBound(to: CChar.self) + Int(value.payload), CInt(value.length), nil)
-                } else {
-                    code = sqlite3_bind_text(handle, index, "", 0, transient)
-                }
-            case .blob:
-                // An empty blob, not NULL, as GRDB binds data that has an address.
-                if value.length > 0, let bytes {
-                    code = sqlite3_bind_blob(handle, index, bytes + Int(value.payload), CInt(value.length), nil)
-                } else {
-                    code = sqlite3_bind_zeroblob(handle, index, 0)
-                }
-            }
-        case .value(let value):
-            if case .string(let string) = value.storage {
-                code = bindText(string, to: handle, at: index)
+        switch value.kind {
+        case .null: code = sqlite3_bind_null(handle, index)
+        case .integer: code = sqlite3_bind_int64(handle, index, value.payload)
+        case .real: code = sqlite3_bind_double(handle, index, Double(bitPattern: UInt64(bitPattern: value.payload)))
+        case .text:
+            // An empty text is copied from "" (a null pointer would bind NULL).
+            if value.length > 0, let bytes {
+                code = sqlite3_bind_text(handle, index, bytes.assumingMemoryBound(to: CChar.self) + Int(value.payload), CInt(value.length), nil)
             } else {
-                code = value.bind(to: handle, at: index)
+                code = sqlite3_bind_text(handle, index, "", 0, transient)
+            }
+        case .blob:
+            // An empty blob, not NULL, as GRDB binds data that has an address.
+            if value.length > 0, let bytes {
+                code = sqlite3_bind_blob(handle, index, bytes + Int(value.payload), CInt(value.length), nil)
+            } else {
+                code = sqlite3_bind_zeroblob(handle, index, 0)
             }
         }
         guard code == 0 else { throw DatabaseError(resultCode: ResultCode(rawValue: code), sql: statement.sql) }
         index += 1
-    }
-
-    /// Binds `values` to `statement`'s parameters, in order, each as GRDB binds it.
-    /// (`StatementArguments` of thousands of values took a key path per value, which cost
-    /// the bulk insert a fifth of its time.) The statement is then run without arguments.
-    static func bind(_ values: some Sequence<DatabaseValue>, to statement: Statement) throws {
-        // Resets the statement (a cached statement that failed is dropped from GRDB's cache,
-        // so this one has not) and clears its bindings; GRDB then runs it as it is bound.
-        statement.setUncheckedArguments(StatementArguments())
-        var index: CInt = 1
-        for value in values { try bind(.value(value), to: statement, at: &index) }
-    }
-
-    /// Binds `string` as GRDB binds it (text up to its first NUL, copied by SQLite), from the
-    /// string's own UTF-8 bytes: GRDB copies each string into a C string first, an allocation
-    /// and a copy per value.
-    static func bindText(_ string: String, to handle: SQLiteStatement, at index: CInt) -> CInt {
-        var string = string
-        return string.withUTF8 { bytes -> CInt in
-            guard let base = bytes.baseAddress, !bytes.isEmpty else { return sqlite3_bind_text(handle, index, "", 0, transient) }
-            let length = memchr(base, 0, bytes.count).map { UnsafeRawPointer($0) - UnsafeRawPointer(base) } ?? bytes.count
-            return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
-                sqlite3_bind_text(handle, index, $0, CInt(length), transient)
-            }
-        }
     }
 
     /// SQLite's `SQLITE_TRANSIENT`: it copies the value before the call returns.

@@ -123,7 +123,7 @@ enum SyncValue {
     static func appendJSON(of value: DatabaseValue, as type: ValueType, to bytes: inout [UInt8]) {
         switch (value.storage, type) {
         case (.null, _):
-            bytes.append(contentsOf: [UInt8(ascii: "n"), UInt8(ascii: "u"), UInt8(ascii: "l"), UInt8(ascii: "l")])
+            bytes += jsonNull
         case (.int64(let int), .int), (.int64(let int), .int32), (.int64(let int), .int16), (.int64(let int), .bool):
             var digits = 1
             var rest = int.magnitude
@@ -149,7 +149,7 @@ enum SyncValue {
             if let text = text(of: value, as: type) {
                 LocalSyncState.appendJSONString(text, to: &bytes)
             } else {
-                bytes.append(contentsOf: [UInt8(ascii: "n"), UInt8(ascii: "u"), UInt8(ascii: "l"), UInt8(ascii: "l")])
+                bytes += jsonNull
             }
         }
     }
@@ -170,11 +170,21 @@ enum SyncValue {
         }
     }
 
+    /// JSON's `null`.
+    static let jsonNull: [UInt8] = Array("null".utf8)
+
     /// Appends `"`, `count` bytes that `write` writes (none needs a JSON escape), and `"`.
     private static func appendQuoted(count: Int, to bytes: inout [UInt8], _ write: (UnsafeMutableBufferPointer<UInt8>) -> Void) {
+        bytes.append(UInt8(ascii: "\""))
+        append(count: count, to: &bytes, write)
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// Appends `count` bytes that `write` writes in place.
+    static func append(count: Int, to bytes: inout [UInt8], _ write: (UnsafeMutableBufferPointer<UInt8>) -> Void) {
         let start = bytes.count
-        bytes.append(contentsOf: repeatElement(UInt8(ascii: "\""), count: count + 2))
-        bytes.withUnsafeMutableBufferPointer { all in write(UnsafeMutableBufferPointer(rebasing: all[(start + 1)..<(start + 1 + count)])) }
+        bytes.append(contentsOf: repeatElement(0, count: count))
+        bytes.withUnsafeMutableBufferPointer { all in write(UnsafeMutableBufferPointer(rebasing: all[start..<(start + count)])) }
     }
 
     static func doubleText(_ double: Double) -> String {
