@@ -577,7 +577,8 @@ extension PullApplier {
             case .double(let double): return BulkValue(kind: .real, payload: Int64(bitPattern: double.bitPattern))
             case .string(var string): return string.withUTF8 { append($0, as: .text) }
             case .blob(let data):
-                // As GRDB binds data: bytes without an address (empty data) bind NULL.
+                // As GRDB binds data (`sqlite3_bind_blob` of the bytes' address): bytes without an
+                // address bind NULL; empty data with one, an empty blob.
                 return data.withUnsafeBytes { bytes in
                     bytes.baseAddress == nil ? .null : append(bytes.bindMemory(to: UInt8.self), as: .blob)
                 }
