@@ -15,18 +15,21 @@ public struct PostgreSQLDDL: Sendable {
     /// Every statement, in order, as one script.
     public var sql: String { statements.map { $0 + ";\n" }.joined() }
 
-    /// Every statement, in order: the sync's tables, then each entity's table, its indexes
-    /// and its log trigger, then the join tables, then the triggers of the count rules. Each
+    /// Every statement, in order: the sync's tables and the model's version, then each
+    /// entity's table, its indexes, its log and lock triggers, then the join tables, then the
+    /// triggers that keep ordered lists' positions, then those of the count rules. Each
     /// can be run again (`IF NOT EXISTS`, `OR REPLACE`; a count trigger is dropped and made
     /// again, so that a script of a newer model replaces the rules).
     public var statements: [String] {
         var result = Self.syncTables
+        if let modelStatement { result.append(modelStatement) }
         // Tables with the destinations of their keys first, so each `REFERENCES` names a
         // table made before it.
         for table in schema.orderedTables {
             result.append(createTable(table))
             result += indexes(of: table)
             result.append(Self.logTrigger(on: table.name, key: table.primaryKey))
+            result.append(Self.lockTrigger(on: table.name))
         }
         for join in schema.joinTables {
             result.append(createJoinTable(join))
@@ -34,6 +37,12 @@ public struct PostgreSQLDDL: Sendable {
                 "CREATE INDEX IF NOT EXISTS \(quoted("strata_index_\(join.name)_\(join.inverseColumn)")) ON \(quoted(join.name)) (\(quoted(join.inverseColumn)))"
             )
             result.append(Self.linkTrigger(on: join))
+            result.append(Self.lockTrigger(on: join.name))
+        }
+        let positionTriggers = positionTriggers
+        if !positionTriggers.isEmpty {
+            result += [Self.positionFunction, Self.tieFunction]
+            for (_, statements) in positionTriggers { result += statements }
         }
         if !schema.countRules.isEmpty {
             result.append(Self.countFunction)
@@ -79,6 +88,7 @@ public struct PostgreSQLDDL: Sendable {
           RETURN NULL;
         END $$
         """,
+        lockFunction,
         """
         CREATE OR REPLACE FUNCTION strata_sync_log_link() RETURNS trigger LANGUAGE plpgsql AS $$
         DECLARE r jsonb;
@@ -99,6 +109,30 @@ public struct PostgreSQLDDL: Sendable {
         END $$
         """,
     ]
+
+    /// The function of ``lockTrigger(on:)``.
+    public static let lockFunction = """
+        CREATE OR REPLACE FUNCTION strata_sync_lock() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          PERFORM pg_advisory_xact_lock(\(logLock));
+          RETURN NULL;
+        END $$
+        """
+
+    /// The name of the statement trigger that takes the log's lock before a statement
+    /// touches a synced table's rows.
+    public static let lockTriggerName = "strata_sync_lock"
+
+    /// Takes the log's lock (``logLock``) before any row of `table` is locked by the
+    /// statement: a transaction that took a row's lock first and the log's lock at its row
+    /// trigger could deadlock with a push, which takes the log's lock first and then the
+    /// rows' (PostgreSQL would abort one of them).
+    public static func lockTrigger(on table: String) -> String {
+        """
+        CREATE OR REPLACE TRIGGER \(lockTriggerName) BEFORE INSERT OR UPDATE OR DELETE ON \(quoted(table)) \
+        FOR EACH STATEMENT EXECUTE FUNCTION strata_sync_lock()
+        """
+    }
 
     static func logTrigger(on table: String, key: String) -> String {
         """

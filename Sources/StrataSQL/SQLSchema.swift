@@ -10,12 +10,16 @@ public struct SQLSchema: Hashable, Sendable {
     public var joinTables: [SQLJoinTable]
     /// The `minCount`/`maxCount` rules of the to-many relationships, in model order.
     public var countRules: [SQLCountRule]
+    /// The model's name (its Swift namespace, `StrataModel` unless set), recorded with the
+    /// ``fingerprint`` in the server's `strata_sync_meta`; nil records nothing.
+    public var modelName: String?
 
-    /// A description of `tables`, `joinTables` and `countRules`.
-    public init(tables: [SQLTable], joinTables: [SQLJoinTable], countRules: [SQLCountRule] = []) {
+    /// A description of `tables`, `joinTables` and `countRules`, of the model `modelName`.
+    public init(tables: [SQLTable], joinTables: [SQLJoinTable], countRules: [SQLCountRule] = [], modelName: String? = nil) {
         self.tables = tables
         self.joinTables = joinTables
         self.countRules = countRules
+        self.modelName = modelName
     }
 
     /// The table called `name`, if any.

@@ -70,26 +70,12 @@ public struct PostgresSchema: Sendable {
     // MARK: - Versions
 
     /// Every synced table's columns, with their wire types, as the server should have them.
-    var columnTypes: [String: [String: String]] {
-        var result: [String: [String: String]] = [:]
-        for entity in tables.entities {
-            var columns = [entity.primaryKey: "uuid"]
-            for column in entity.columns { columns[column.name] = Self.sqlType(column.valueType) }
-            result[entity.name] = columns
-        }
-        for join in tables.joins { result[join.name] = [join.column: "uuid", join.inverseColumn: "uuid"] }
-        return result
-    }
+    var columnTypes: [String: [String: String]] { tables.sqlSchema.columnTypes }
 
-    /// The model's name and a fingerprint of its synced tables, columns and types.
+    /// The model's name and a fingerprint of its synced tables, columns and types (the
+    /// script records both in `strata_sync_meta`).
     public var version: SyncModelVersion {
-        let lines = columnTypes.flatMap { table, columns in columns.map { "\(table).\($0.key):\($0.value)" } }.sorted()
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in lines.joined(separator: "\n").utf8 {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x100_0000_01b3
-        }
-        return SyncModelVersion(name: tables.schema.name, fingerprint: String(hash, radix: 16))
+        SyncModelVersion(name: tables.schema.name, fingerprint: tables.sqlSchema.fingerprint)
     }
 }
 

@@ -205,6 +205,7 @@ public actor PostgresSyncServer: SyncServer {
                     logger: logger)
             }
             try await self.ensureCountTriggers(connection)
+            try await self.ensureTriggers(connection)
             guard let id = try await self.meta("server", connection).flatMap(UUID.init(uuidString:)) else {
                 throw SyncModelError.serverHasNoTables
             }
@@ -392,6 +393,50 @@ public actor PostgresSyncServer: SyncServer {
             }
         }
         countTriggersChecked = true
+    }
+
+    /// Makes sure the server has the triggers a server made by an earlier version lacks: the
+    /// lock trigger of every synced table (`PostgreSQLDDL.lockTrigger`) and the position
+    /// triggers of ordered lists (`PostgreSQLDDL.positionFunction`). Creates those that are
+    /// missing (``SchemaPolicy/createAndExtend``: at the first hello of a device of this
+    /// version), or fails (``SchemaPolicy/requireExisting``: apply the script again).
+    func ensureTriggers(_ connection: PostgresConnection) async throws {
+        let ddl = schema.ddl
+        let rows = try await connection.query(
+            """
+            SELECT c.relname::text, t.tgname::text FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid \
+            JOIN pg_namespace n ON n.oid = c.relnamespace \
+            WHERE n.nspname = current_schema() AND t.tgname LIKE 'strata_sync_%'
+            """, logger: logger)
+        var found: Set<String> = []
+        for try await (table, trigger) in rows.decode((String, String).self) { found.insert("\(table) \(trigger)") }
+        let sqlSchema = schema.tables.sqlSchema
+        var statements: [(table: String, sql: [String])] = []
+        for table in sqlSchema.tables.map(\.name) + sqlSchema.joinTables.map(\.name)
+        where !found.contains("\(table) \(PostgreSQLDDL.lockTriggerName)") {
+            statements.append((table, [PostgreSQLDDL.lockTrigger(on: table)]))
+        }
+        for (table, sql) in ddl.positionTriggers {
+            let references = sqlSchema.table(named: table)?.orderedPositions.map(\.reference) ?? []
+            let names = references.flatMap { [PostgreSQLDDL.positionTriggerName($0), PostgreSQLDDL.tieTriggerName($0)] }
+            if names.contains(where: { !found.contains("\(table) \($0)") }) { statements.append((table, sql)) }
+        }
+        guard !statements.isEmpty else { return }
+        guard policy == .createAndExtend else {
+            throw SyncModelError.incompatible(
+                device: schema.version, server: try await meta("model", connection).flatMap {
+                    try? JSONDecoder().decode(SyncModelVersion.self, from: Data($0.utf8))
+                },
+                details: Set(statements.map(\.table)).sorted().map {
+                    "the table \($0) lacks the sync's triggers of this version (apply PostgresSchema.sql again)"
+                })
+        }
+        for function in [PostgreSQLDDL.lockFunction, PostgreSQLDDL.positionFunction, PostgreSQLDDL.tieFunction] {
+            try await connection.query(PostgresQuery(unsafeSQL: function), logger: logger)
+        }
+        for (_, sql) in statements {
+            for statement in sql { try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger) }
+        }
     }
 
     /// The changes of a push to refuse for the count that `error` (a count trigger's) names:

@@ -127,7 +127,7 @@ struct SyncedTables: Sendable {
                     column: join.column, destination: join.destination,
                     destinationKey: entity(named: join.destination)?.primaryKey ?? "id", inverseColumn: join.inverseColumn)
             },
-            countRules: countRules)
+            countRules: countRules, modelName: schema.name)
     }
 
     /// The `minCount`/`maxCount` of the synced to-many relationships, with where their links

@@ -110,7 +110,7 @@ extension SQLSchema {
                     zip(index.columns, index.descending).map { SQLIndexColumn(column($0), isDescending: $1) }
                 }))
         }
-        self.init(tables: tables, joinTables: joins, countRules: countRules)
+        self.init(tables: tables, joinTables: joins, countRules: countRules, modelName: schema.name)
     }
 }
 
