@@ -27,6 +27,11 @@ struct PullApplier {
         var error: any Error
     }
 
+    /// A bulk insert's object refers to an object this store does not hold.
+    struct MissingDestination: Error {
+        var syncID: String
+    }
+
     /// Applies a pull; returns true when a change could not be applied here (see
     /// ``StoreSync/pull()``: the server is read again from the start at the next pull).
     /// `prepared`: the batch's objects from ``prepare(_:)``, tried in bulk when the store knows
@@ -285,39 +290,82 @@ struct PullApplier {
         if let record, !record.deleted {
             let object = (rowid: record.rowid, base: record.base)
             var wanted = server
+            var pending: Set<String> = []  // the columns changed here, not pushed yet
             if let base = object.base {
                 let current = try rows.values(entity, [object.rowid], db)[object.rowid] ?? [:]
-                for (column, value) in current where base[column] != value { wanted[column] = value }  // not pushed yet
+                for (column, value) in current where base[column] != value {
+                    wanted[column] = value
+                    pending.insert(column)
+                }
                 wanted = wanted.filter { current[$0.key] != $0.value }
             } else {
                 wanted = [:]  // pushed, answer lost: the push under way holds the same values
             }
             try attempt(change, db) {
+                var base = server
                 if !wanted.isEmpty {
-                    let (names, values, _) = try rows.databaseValues(entity, wanted, db)
+                    let (names, values, missing) = try rows.databaseValues(entity, wanted, db)
                     let sets = names.map { "\(quoted($0)) = ?" }.joined(separator: ", ")
                     try db.cachedStatement(sql: "UPDATE \(quoted(entity.name)) SET \(sets) WHERE \(quoted(entity.primaryKey)) = ?")
                         .execute(arguments: StatementArguments(values + [object.rowid.databaseValue]))
+                    try keepPositions(entity, object.rowid, server: server, written: wanted, pending: pending, db)
+                    try recordMissing(missing, of: change, base: &base, db)
                 }
-                try rows.setBase(uuid, server, db)
+                try rows.setBase(uuid, base, db)
             }
         } else if record?.deleted == true {
             return  // deleted here, not pushed yet: the deletion wins
         } else {
-            try attempt(change, db) { try insert(entity, uuid, server, db) }
+            try attempt(change, db) { try insert(change, entity, uuid, server, db) }
         }
     }
 
-    func insert(_ entity: SyncedTables.Entity, _ uuid: String, _ values: [String: String?], _ db: Database) throws {
+    func insert(_ change: SyncChange, _ entity: SyncedTables.Entity, _ uuid: String, _ values: [String: String?], _ db: Database) throws {
         let key = quoted(entity.primaryKey), table = quoted(entity.name)
         let rowid = (try Int64.fetchOne(db.cachedStatement(sql: "SELECT COALESCE(MAX(\(key)), 0) + 1 FROM \(table)")) ?? 1)
+        let (names, databaseValues, missing) = try rows.databaseValues(entity, values, db)
+        var base = values
+        try recordMissing(missing, of: change, base: &base, db)
         try db.cachedStatement(sql: "INSERT INTO stratasync_objects (uuid, tbl, rowid_, base) VALUES (?, ?, ?, ?)")
-            .execute(arguments: [uuid, entity.name, rowid, LocalSyncState.encode(values)])
-        let (names, databaseValues, _) = try rows.databaseValues(entity, values, db)
+            .execute(arguments: [uuid, entity.name, rowid, LocalSyncState.encode(base)])
         let columns = ([key] + names.map(quoted)).joined(separator: ", ")
         let marks = Array(repeating: "?", count: names.count + 1).joined(separator: ", ")
         try db.cachedStatement(sql: "INSERT INTO \(table) (\(columns)) VALUES (\(marks))")
             .execute(arguments: StatementArguments([rowid.databaseValue] + databaseValues))
+        try keepPositions(entity, rowid, server: values, written: values, pending: [], db)
+    }
+
+    /// A pulled object's to-ones whose destinations this store does not hold (refused here
+    /// by a rule, or deleted here and not pushed yet) were written as nil: their base is nil
+    /// too, so that nil is never taken for a change of this device's and pushed, and the
+    /// change is recorded as not applied here, so that the next pull reads the server again
+    /// from the start and brings the destination and the reference together.
+    func recordMissing(_ missing: [String], of change: SyncChange, base: inout [String: String?], _ db: Database) throws {
+        guard !missing.isEmpty else { return }
+        for column in missing { base[column] = .some(nil) }
+        try SyncConflict.record(
+            .notAppliedHere, table: change.table, object: change.id,
+            reason: "the destination of \(missing.joined(separator: ", ")) is not in this store", local: nil, server: change.values, db)
+    }
+
+    /// Writes the server's position of each ordered to-one of the object `rowid` that the
+    /// store's triggers changed while the pull wrote its values (a parent pulled with a
+    /// position equal to the one the row had here reads to them as "moved without a
+    /// position": they place it last). What the sync writes must be the server's, or it would
+    /// differ from the server for good. `written`: the values the pull wrote; `pending`: the
+    /// columns changed here and not pushed yet (kept).
+    func keepPositions(
+        _ entity: SyncedTables.Entity, _ rowid: Int64, server: [String: String?], written: [String: String?], pending: Set<String>,
+        _ db: Database
+    ) throws {
+        for (offset, column) in entity.columns.enumerated() where column.kind == .position && offset > 0 {
+            let reference = entity.columns[offset - 1].name
+            guard written.keys.contains(reference), !pending.contains(column.name), let wanted = server[column.name] else { continue }
+            let value = SyncValue.databaseValue(of: wanted, as: .int)
+            try db.cachedStatement(
+                sql: "UPDATE \(quoted(entity.name)) SET \(quoted(column.name)) = ? WHERE \(quoted(entity.primaryKey)) = ? AND \(quoted(column.name)) IS NOT ?"
+            ).execute(arguments: [value, rowid, value])
+        }
     }
 
     func delete(_ change: SyncChange, _ db: Database) throws {
@@ -506,7 +554,7 @@ struct PullApplier {
                 // A deletion refused (a `deny` rule on the server): the object comes back,
                 // and so must whatever the server holds that refers to it.
                 try rows.forget(uuid, db)
-                try attempt(change, db) { try insert(entity, uuid, server, db) }
+                try attempt(change, db) { try insert(change, entity, uuid, server, db) }
                 try LocalSyncState.set("cursor", "0", db)
             }
         } else if let object {
@@ -874,6 +922,9 @@ extension PullApplier {
                 } else {
                     let target = try rows.rowid(destination.target, db)
                     looked[destination.target] = target
+                    // A destination this store does not hold: the batch goes change by change,
+                    // which records it (see `recordMissing`).
+                    guard target != nil else { throw BulkInsertRefused(error: MissingDestination(syncID: destination.target)) }
                     targets.append(target)
                 }
             }
