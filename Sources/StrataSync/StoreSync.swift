@@ -130,7 +130,14 @@ public actor StoreSync {
         let pulled = try await pull()
         report.pulled = pulled.pulled
         report.conflicts = pulled.conflicts
+        lastError = nil
         return report
+    }
+
+    /// Whether a change of the last pull could not be applied here, so that the next pull
+    /// reads the server again from the start (after the push that may settle it).
+    func rescanPending() async throws -> Bool {
+        try await store.read { db in try LocalSyncState.value("rescan", db) != nil }
     }
 
     /// Syncs now, then on every local commit, every change signal of the server, and every
@@ -171,6 +178,10 @@ public actor StoreSync {
                 while !Task.isCancelled {
                     do {
                         try await self.sync()
+                        // A pulled change this store could not apply: the next pull reads the
+                        // server again, after the push that may settle it. That is now, not at
+                        // the next commit, signal or timer.
+                        if try await self.rescanPending() { try await self.sync() }
                         delay = options.retryDelays.lowerBound
                         break
                     } catch {
@@ -196,7 +207,8 @@ public actor StoreSync {
         await loop?.value
     }
 
-    /// The last error of the background sync, nil after a sync that succeeded.
+    /// The last error of the background sync; nil before any failure and after any
+    /// ``sync()`` that succeeded (the background's or yours).
     public private(set) var lastError: (any Error)?
 
     private func failed(_ error: any Error) { lastError = error }
@@ -284,19 +296,24 @@ public actor StoreSync {
             let changes = try JSONDecoder().decode([SyncChange].self, from: pending["body"] as Data)
             return SyncPush(id: UUID(uuidString: pending["push"])!, device: device, changes: changes)
         }
-        let pushedToken = try pushedToken()
-        var history: HistoryChanges?
-        do {
-            history = try store.changes(since: pushedToken, excludingAuthors: [options.author])
-        } catch is HistoryPrunedError {
-            history = nil  // every object is compared with its base
-        } catch is HistoryTokenAheadError {
-            history = nil
-        }
-        let now = try store.historyToken()
         let builder = PushBuilder(tables: tables, options: options)
         let applier = PullApplier(tables: tables, options: options, store: store)
-        return try await store.write(author: options.author) { [history] db in
+        let store = store, author = options.author
+        return try await store.write(author: options.author) { db in
+            // What changed, read in the transaction that reads the rows' values and records the
+            // push: a local transaction committed meanwhile is in both or in neither, so that
+            // it is never pushed in part (its rows' new values without the history naming its
+            // other rows).
+            let pushedToken = HistoryToken(rawValue: Int64(try LocalSyncState.value("pushed", db) ?? "0") ?? 0)
+            var history: HistoryChanges?
+            do {
+                history = try store.changes(since: pushedToken, excludingAuthors: [author], db)
+            } catch is HistoryPrunedError {
+                history = nil  // every object is compared with its base
+            } catch is HistoryTokenAheadError {
+                history = nil
+            }
+            let now = try store.historyToken(db)
             guard let (changes, complete) = try builder.build(history: history, db) else {
                 if let history { try LocalSyncState.set("pushed", String(history.token.rawValue), db) }
                 return nil
@@ -363,127 +380,121 @@ public actor StoreSync {
         return PullBatch(try await server.pull(request))
     }
 
-    /// Pulls what changed on the server after this device's cursor, batch by batch, each
-    /// applied in one local transaction.
+    /// Pulls what changed on the server after this device's cursor, and applies it in one
+    /// local transaction: however many batches it takes to read, the store goes from one
+    /// state the server had to a later one (each batch is read in one snapshot of the
+    /// server, and the last reaches the end of the log in its snapshot; an object that
+    /// changed after an earlier batch read it is in a later batch). Live results receive one
+    /// batch per pull. While the pull is read, the store's other writers wait.
     @discardableResult
     public func pull() async throws -> SyncReport {
         await gate.enter()
         defer { gate.leave() }
         try await helloIfNeeded()
-        var report = SyncReport()
-        let applier = PullApplier(tables: tables, options: options, store: store)
         // A change of an earlier pull that a rule of this store refused (an object of the
         // same unique name, created here and not pushed yet, say): the push before this pull
         // has settled that, so read the server again from the start.
         let logger = options.logger
-        // Whether the store has no sync id at all (an initial sync): then a batch none of
-        // whose objects came in an earlier batch of this pull goes in bulk without the store
-        // being searched for them (see `PullApplier.apply`).
-        var startedEmpty = try await store.write(author: options.author) { db -> Bool in
+        try await store.write(author: options.author) { db in
             if try LocalSyncState.value("rescan", db) != nil {
                 logger.debug("reading the server again from the start")
                 try db.execute(sql: "DELETE FROM stratasync_state WHERE key = 'rescan'")
                 try LocalSyncState.set("cursor", "0", db)
             }
-            return try !(Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM stratasync_objects)") ?? true)
         }
-        var earlier: Set<UUID> = []  // the objects of this pull's batches so far, while `startedEmpty`
-        var cursor = try self.cursor()
+        var bulk = options.insertsInBulk
+        while true {
+            do {
+                if let report = try await pullOnce(bulk: bulk) { return report }
+                // Another pull moved the cursor meanwhile: read again from where the store is.
+            } catch is PullApplier.BulkInsertRefused where bulk {
+                // A rule of this store refused a batch's bulk insert: the transaction was rolled
+                // back, and the pull goes again, change by change.
+                bulk = false
+            }
+        }
+    }
+
+    /// One pull in one local transaction (see ``pull()``); nil when another pull moved the
+    /// cursor first (nothing applied).
+    private func pullOnce(bulk: Bool) async throws -> SyncReport? {
+        let applier = PullApplier(tables: tables, options: options, store: store)
+        let logger = options.logger
+        let from = try cursor()
+        // Whether the store has no sync id at all (an initial sync): then a batch none of
+        // whose objects came in an earlier batch of this pull goes in bulk without the store
+        // being searched for them (see `PullApplier.apply`).
+        let startedEmpty = try await store.read { db in try !(Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM stratasync_objects)") ?? true) }
         // A pull from the log's beginning (an initial sync, a rescan) reads larger batches
-        // after its first: fewer transactions, each rewriting fewer pages of the sync-id index
+        // after its first: fewer statements, each rewriting fewer pages of the sync-id index
         // (its ids are random) per object. The first stays small, so that the store starts
         // applying while the second is read.
         let batch = options.pullBatchSize
-        let limit = cursor == 0 ? min(batch, Int.max / Self.initialPullBatchFactor) * Self.initialPullBatchFactor : batch
-        var request = SyncPullRequest(device: device, cursor: cursor, limit: options.pullBatchSize)
-        // The next batch is read from the server, and its new objects prepared for the bulk
-        // insert, while this one is applied here.
-        let bulk = options.insertsInBulk
-        var next: Task<(PullBatch, PullApplier.NewObjects?), any Error>?
-        defer { next?.cancel() }
-        while true {
-            let result: PullBatch
-            let prepared: PullApplier.NewObjects?
-            if let prefetched = next {
-                next = nil
-                (result, prepared) = try await prefetched.value
-            } else {
-                request = SyncPullRequest(device: device, cursor: cursor, limit: request.limit)
-                result = try await Self.pullBatch(request, from: server)
-                prepared = bulk ? applier.prepare(result) : nil
-            }
-            let count = result.count
-            if result.cursor == cursor && count == 0 { break }
-            let logger = options.logger
-            logger.debug("pull \(cursor) → \(result.cursor): \(count) changes")
-            if logger.logLevel <= .trace {
-                for change in result.changes { logger.trace("pull \(change.kind) \(change.table) \(change.id?.uuidString ?? "\(change.link ?? [:])")") }
-            }
-            if result.hasMore {
-                request = SyncPullRequest(device: device, cursor: result.cursor, limit: limit)
-                let server = server, request = request
-                next = Task {
+        let limit = from == 0 ? min(batch, Int.max / Self.initialPullBatchFactor) * Self.initialPullBatchFactor : batch
+        // The batches are read from the server, and their new objects prepared for the bulk
+        // insert, while the transaction applies the ones before.
+        let handOver = BatchHandOver<(PullBatch, PullApplier.NewObjects?)>(capacity: 2)
+        let server = server, device = device
+        let reader = Task {
+            var request = SyncPullRequest(device: device, cursor: from, limit: batch)
+            do {
+                while !Task.isCancelled {
                     let result = try await Self.pullBatch(request, from: server)
-                    return (result, bulk ? applier.prepare(result) : nil)
+                    guard await handOver.put((result, bulk ? applier.prepare(result) : nil)) else { return }
+                    if !result.hasMore { break }
+                    request = SyncPullRequest(device: device, cursor: result.cursor, limit: limit)
                 }
+                handOver.finish(.success(()))
+            } catch {
+                handOver.finish(.failure(error))
             }
-            let from = cursor
-            // (Every batch's objects count, also those of a batch that does not go in bulk.)
-            let assumingNew: Bool
-            if startedEmpty {
-                let ids = result.insertedIDs
-                assumingNew = prepared != nil && !ids.contains(where: earlier.contains)
-                earlier.formUnion(ids)
-            } else {
-                assumingNew = false
-            }
-            // A batch whose bulk insert a rule of this store refuses goes again, change by
-            // change, in another transaction (the first is rolled back).
-            var bulkTry = prepared
-            var conflicts: Int?
-            while true {
-                let prepared = bulkTry
-                do {
-                    conflicts = try await store.write(author: options.author) { db -> Int? in
-                        // Another pull of this store may have moved the cursor meanwhile.
-                        guard Int64(try LocalSyncState.value("cursor", db) ?? "0") == from else { return nil }
-                        // A batch dirties pages all over the sync-id index (the ids are random):
-                        // with SQLite's default cache (2 MB) they were spilled to the WAL and read
-                        // back again and again within the transaction, about four page writes per
-                        // object. The cache is larger while the batch is applied, then back to the
-                        // store's.
-                        let cache = try Int.fetchOne(db, sql: "PRAGMA cache_size") ?? -2_000
-                        let bytes = cache < 0 ? -cache * 1_024 : cache * (try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 4_096)
-                        if bytes < Self.pullCacheBytes { try db.execute(sql: "PRAGMA cache_size = -\(Self.pullCacheBytes / 1_024)") }
-                        defer { if bytes < Self.pullCacheBytes { try? db.execute(sql: "PRAGMA cache_size = \(cache)") } }
-                        let before = try Int64.fetchOne(db, sql: "SELECT COALESCE(MAX(seq), 0) FROM stratasync_conflicts") ?? 0
-                        if try applier.apply(result, prepared: prepared, assumingNew: assumingNew, db) {
-                            try LocalSyncState.set("rescan", "1", db)
-                        }
-                        try LocalSyncState.set("cursor", String(result.cursor), db)
-                        return try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM stratasync_conflicts WHERE seq > ?", arguments: [before]) ?? 0
-                    }
-                    break
-                } catch is PullApplier.BulkInsertRefused where bulkTry != nil {
-                    bulkTry = nil
-                }
-            }
-            guard let conflicts else {
-                // Not applied: read again from where the store is (which another pull moved:
-                // the store is searched for each batch's objects from now on).
-                next?.cancel()
-                next = nil
-                startedEmpty = false
-                earlier = []
-                cursor = try self.cursor()
-                continue
-            }
-            cursor = result.cursor
-            report.pulled += count
-            report.conflicts += conflicts
-            if !result.hasMore { break }
         }
-        return report
+        defer {
+            handOver.close()
+            reader.cancel()
+        }
+        return try await store.write(author: options.author) { db -> SyncReport? in
+            defer { handOver.close() }
+            // Another pull of this store may have moved the cursor meanwhile.
+            guard Int64(try LocalSyncState.value("cursor", db) ?? "0") == from else { return nil }
+            // A batch dirties pages all over the sync-id index (the ids are random): with
+            // SQLite's default cache (2 MB) they were spilled to the WAL and read back again and
+            // again within the transaction, about four page writes per object. The cache is
+            // larger while the pull is applied, then back to the store's.
+            let cache = try Int.fetchOne(db, sql: "PRAGMA cache_size") ?? -2_000
+            let bytes = cache < 0 ? -cache * 1_024 : cache * (try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 4_096)
+            if bytes < Self.pullCacheBytes { try db.execute(sql: "PRAGMA cache_size = -\(Self.pullCacheBytes / 1_024)") }
+            defer { if bytes < Self.pullCacheBytes { try? db.execute(sql: "PRAGMA cache_size = \(cache)") } }
+            let before = try Int64.fetchOne(db, sql: "SELECT COALESCE(MAX(seq), 0) FROM stratasync_conflicts") ?? 0
+            var report = SyncReport()
+            var cursor = from
+            var rescan = false
+            var earlier: Set<UUID> = []  // the objects of this pull's batches so far, while `startedEmpty`
+            while let (result, prepared) = try handOver.take() {
+                let count = result.count
+                if result.cursor == cursor && count == 0 { break }
+                logger.debug("pull \(cursor) → \(result.cursor): \(count) changes")
+                if logger.logLevel <= .trace {
+                    for change in result.changes { logger.trace("pull \(change.kind) \(change.table) \(change.id?.uuidString ?? "\(change.link ?? [:])")") }
+                }
+                // (Every batch's objects count, also those of a batch that does not go in bulk.)
+                let assumingNew: Bool
+                if startedEmpty {
+                    let ids = result.insertedIDs
+                    assumingNew = prepared != nil && !ids.contains(where: earlier.contains)
+                    earlier.formUnion(ids)
+                } else {
+                    assumingNew = false
+                }
+                if try applier.apply(result, prepared: prepared, assumingNew: assumingNew, db) { rescan = true }
+                cursor = result.cursor
+                report.pulled += count
+            }
+            if rescan { try LocalSyncState.set("rescan", "1", db) }
+            try LocalSyncState.set("cursor", String(cursor), db)
+            report.conflicts = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM stratasync_conflicts WHERE seq > ?", arguments: [before]) ?? 0
+            return report
+        }
     }
 }
 

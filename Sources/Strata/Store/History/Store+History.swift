@@ -8,7 +8,13 @@ extension Store {
     /// by any process: ``changes(since:excludingAuthors:)`` with it returns what is
     /// committed from now on.
     public func historyToken() throws -> HistoryToken {
-        try read { db in try HistoryTable.lastToken(db) }
+        try read { db in try historyToken(db) }
+    }
+
+    /// ``historyToken()`` as `db` sees the file: inside a transaction of this store (the
+    /// `db` of a ``read(_:)`` or ``write(_:)``), the token of the last transaction it sees.
+    public func historyToken(_ db: Database) throws -> HistoryToken {
+        try HistoryTable.lastToken(db)
     }
 
     /// The transactions committed after `token`, by this store or any other connection to
@@ -39,25 +45,32 @@ extension Store {
     ///   file's last transaction: the file was replaced by an earlier copy (a backup
     ///   restored) since the token was read, or the token is another file's.
     public func changes(since token: HistoryToken, excludingAuthors: Set<String> = []) throws -> HistoryChanges {
+        try read { db in try changes(since: token, excludingAuthors: excludingAuthors, db) }
+    }
+
+    /// ``changes(since:excludingAuthors:)`` as `db` sees the file: inside a transaction of
+    /// this store (the `db` of a ``read(_:)`` or ``write(_:)``), so that the rows' values read
+    /// in the same transaction are exactly those the returned transactions left — no
+    /// transaction committed in between is half seen (a sync engine reads what to push this
+    /// way, inside the write that records the push).
+    public func changes(since token: HistoryToken, excludingAuthors: Set<String> = [], _ db: Database) throws -> HistoryChanges {
         let allTables = observer.trackedTables
-        return try read { db in
-            let last = try HistoryTable.lastToken(db)
-            if token.rawValue > last.rawValue { throw HistoryTokenAheadError(token: token, currentToken: last) }
-            let (entries, pruned) = try HistoryTable.entries(after: token, db)
-            if pruned { throw HistoryPrunedError(token: token, currentToken: try HistoryTable.lastToken(db)) }
-            var transactions: [HistoryTransaction] = []
-            for entry in entries {
-                if let author = entry.author, excludingAuthors.contains(author) { continue }
-                // A row this version cannot read says that anything may have changed.
-                var changes = entry.changes ?? CommittedChanges(invalidatedTables: allTables)
-                changes.token = entry.token
-                changes.authors = entry.author.map { [$0] } ?? []
-                changes.origin = entry.writer == observer.writerID ? .thisStore : .otherConnections
-                transactions.append(HistoryTransaction(
-                    token: entry.token, date: entry.date, author: entry.author, changes: changes))
-            }
-            return HistoryChanges(transactions: transactions, token: entries.last?.token ?? token)
+        let last = try HistoryTable.lastToken(db)
+        if token.rawValue > last.rawValue { throw HistoryTokenAheadError(token: token, currentToken: last) }
+        let (entries, pruned) = try HistoryTable.entries(after: token, db)
+        if pruned { throw HistoryPrunedError(token: token, currentToken: try HistoryTable.lastToken(db)) }
+        var transactions: [HistoryTransaction] = []
+        for entry in entries {
+            if let author = entry.author, excludingAuthors.contains(author) { continue }
+            // A row this version cannot read says that anything may have changed.
+            var changes = entry.changes ?? CommittedChanges(invalidatedTables: allTables)
+            changes.token = entry.token
+            changes.authors = entry.author.map { [$0] } ?? []
+            changes.origin = entry.writer == observer.writerID ? .thisStore : .otherConnections
+            transactions.append(HistoryTransaction(
+                token: entry.token, date: entry.date, author: entry.author, changes: changes))
         }
+        return HistoryChanges(transactions: transactions, token: entries.last?.token ?? token)
     }
 
     /// Removes the history of the transactions up to `token` included — except the newest
