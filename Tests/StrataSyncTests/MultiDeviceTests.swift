@@ -27,7 +27,17 @@ final class DeviceRunner {
         }
         process.standardInput = input
         process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
+        // STRATA_SYNC_DEVICE_STDERR=<folder>: each device's standard error (a crash's report)
+        // into <folder>/<name>.stderr.
+        if let folder = ProcessInfo.processInfo.environment["STRATA_SYNC_DEVICE_STDERR"] {
+            let path = URL(fileURLWithPath: folder).appendingPathComponent("\(name).stderr").path
+            if !FileManager.default.fileExists(atPath: path) { _ = FileManager.default.createFile(atPath: path, contents: nil) }
+            let handle = FileHandle(forWritingAtPath: path)
+            handle?.seekToEndOfFile()
+            process.standardError = handle ?? FileHandle.nullDevice
+        } else {
+            process.standardError = FileHandle.nullDevice
+        }
         try process.run()
     }
 

@@ -62,6 +62,25 @@ struct SyncModelVersionTests {
         #expect(text.contains(try PostgresSchema(schema: StrataModel.schema).version.fingerprint))
     }
 
+    @Test func tablesMadeFromTheScriptNameTheirModel() async throws {
+        let test = try TestServer(), folder = try TemporaryDirectory()
+        try test.psql(try PostgresSchema(schema: StrataModel.schema).sql)
+        #expect(try test.psql("SELECT value FROM strata_sync_meta WHERE key = 'model'").contains(
+            try PostgresSchema(schema: StrataModel.schema).version.fingerprint))
+        var other = StrataModel.schema
+        let card = other.entities.firstIndex { $0.name == "Card" }!
+        let points = other.entities[card].attributes.firstIndex { $0.name == "points" }!
+        other.entities[card].attributes[points].type = .string
+        other.entities[card].attributes[points].defaultValue = nil
+        other.entities[card].attributes[points].rules = ValueRules()
+        let b = try Device(folder.path("b.sqlite"), test, schema: other, policy: .requireExisting)
+        defer { Task { await b.close() } }
+        let error = await #expect(throws: SyncModelError.self) { try await b.sync.sync() }
+        let text = "\(error.map { "\($0)" } ?? "")"
+        #expect(!text.contains("(unknown)"), "\(text)")
+        #expect(text.contains("the server's model \(try PostgresSchema(schema: StrataModel.schema).version)"), "\(text)")
+    }
+
     @Test func aServerThatMayNotBeChangedNeedsItsTables() async throws {
         let test = try TestServer(), folder = try TemporaryDirectory()
         let store = try Store(schema: StrataModel.schema, path: folder.path("a.sqlite"))

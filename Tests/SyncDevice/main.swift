@@ -2,7 +2,7 @@
 // one command a line on standard input, answering each with one line ("ok …" or
 // "error …"):
 //
-//   open <store path> <server socket path> <database> <seed>
+//   open <store path> <server socket path> <database> <seed> [<pull batch size>]
 //   open-tls <store path> <host> <port> <database> <seed> <CA file> <server name | ->
 //                    over TCP with TLS required and the server's certificate verified:
 //                    signed by the CA in the file (PEM), for the server name (or, "-",
@@ -20,6 +20,12 @@
 //   start | stop     background sync (local commits, LISTEN/NOTIFY, timer)
 //   check            the live controller equals a fresh fetch ("ok <items>")
 //   contents         the synced data as JSON, on one line
+//   txn <id> <reads> <writes>
+//                    one local transaction of the history checker: reads the registers
+//                    named in <reads> (comma-separated, "-" for none), then sets those in
+//                    <writes> to <id> ("ok name=value,…": what it read)
+//   observe <file>   from now on, after every commit of the store, appends the registers'
+//                    values as they are in that commit ("name=value,…") to <file>
 //   quit
 import Foundation
 import Logging
@@ -58,8 +64,9 @@ final class DeviceProcess: @unchecked Sendable {
     var controller: ResultsController<Card, Board>?
     var random = SeededGenerator(seed: 1)
     let deliveries = DispatchQueue(label: "deliveries")
+    var observation: CommitObservation?
 
-    func open(_ path: String, _ configuration: PostgresConnection.Configuration, _ seed: UInt64) throws {
+    func open(_ path: String, _ configuration: PostgresConnection.Configuration, _ seed: UInt64, pullBatchSize: Int = 5_000) throws {
         let store = try Store(schema: StrataModel.schema, path: path)
         let server = try PostgresSyncServer(configuration: configuration, schema: StrataModel.schema, requestTimeout: .seconds(30))
         // STRATA_SYNC_TRACE_DIR: every push and pull, change by change, into <dir>/<store name>.log.
@@ -72,7 +79,8 @@ final class DeviceProcess: @unchecked Sendable {
         let sync = try StoreSync(
             store: store, server: server,
             options: SyncOptions(
-                pollInterval: .seconds(2), retryDelays: .milliseconds(50) ... .seconds(1), pushBatchSize: 400, logger: logger))
+                pollInterval: .seconds(2), retryDelays: .milliseconds(50) ... .seconds(1), pullBatchSize: pullBatchSize, pushBatchSize: 400,
+                logger: logger))
         controller = try ResultsController(store: store, request: Card.Fetches.byBoard, deliveryQueue: deliveries)
         random = SeededGenerator(seed: seed)
         (self.store, self.server, self.sync) = (store, server, sync)
@@ -123,6 +131,40 @@ final class DeviceProcess: @unchecked Sendable {
                 }
             }
         }
+    }
+
+    /// `txn <id> <reads> <writes>`: what it read, as `name=value,…`.
+    func transaction(_ id: Int, reads: [String], writes: [String]) throws -> String {
+        guard let store else { throw Failure("not open") }
+        return try store.write { db in
+            var seen: [String] = []
+            for name in reads {
+                let value = try Int.fetchOne(db, sql: "SELECT value FROM Register WHERE name = ?", arguments: [name])
+                seen.append("\(name)=\(value.map(String.init) ?? "-")")
+            }
+            for name in writes {
+                try db.execute(sql: "UPDATE Register SET value = ? WHERE name = ?", arguments: [id, name])
+            }
+            return seen.joined(separator: ",")
+        }
+    }
+
+    /// `observe <file>`: every commit's registers, one line each, written before the commit's
+    /// write returns (a line lost to a SIGKILL is a state not recorded, never a wrong one).
+    func observe(_ path: String) throws {
+        guard let store else { throw Failure("not open") }
+        if !FileManager.default.fileExists(atPath: path) { _ = FileManager.default.createFile(atPath: path, contents: nil) }
+        guard let handle = FileHandle(forWritingAtPath: path) else { throw Failure("cannot write \(path)") }
+        handle.seekToEndOfFile()
+        @Sendable func line(_ db: Database) -> String {
+            let rows = (try? Row.fetchAll(db, sql: "SELECT name, value FROM Register ORDER BY name")) ?? []
+            return rows.map { "\($0["name"] as String)=\($0["value"] as Int)" }.joined(separator: ",") + "\n"
+        }
+        try store.read { db in handle.write(Data(line(db).utf8)) }
+        observation = store.observeCommits(reading: { changes, db in
+            guard !changes["Register"].isEmpty || changes.invalidatedTables.contains("Register") else { return }
+            handle.write(Data(line(db).utf8))
+        })
     }
 
     /// The fixed changes of `scripted <tag> insert | change`.
@@ -198,7 +240,8 @@ while let line = readLine() {
         switch command {
         case "open":
             try device.open(
-                words[1], .init(unixSocketPath: words[2], username: "strata", password: nil, database: words[3]), UInt64(words[4]) ?? 1)
+                words[1], .init(unixSocketPath: words[2], username: "strata", password: nil, database: words[3]), UInt64(words[4]) ?? 1,
+                pullBatchSize: words.count > 5 ? Int(words[5]) ?? 5_000 : 5_000)
             say("ok")
         case "open-tls":
             guard words.count == 8, let port = Int(words[3]) else { throw Failure("usage: \(openTLSUsage)") }
@@ -233,6 +276,14 @@ while let line = readLine() {
             say("ok")
         case "stop":
             await device.sync?.stop()
+            say("ok")
+        case "txn":
+            guard words.count == 4, let id = Int(words[1]) else { throw Failure("txn <id> <reads> <writes>") }
+            func names(_ word: String) -> [String] { word == "-" ? [] : word.split(separator: ",").map(String.init) }
+            say("ok " + (try device.transaction(id, reads: names(words[2]), writes: names(words[3]))))
+        case "observe":
+            guard words.count == 2 else { throw Failure("observe <file>") }
+            try device.observe(words[1])
             say("ok")
         case "check":
             say("ok " + (try device.check()))
