@@ -123,7 +123,7 @@ let package = Package(
         .testTarget(
             name: "StrataSyncTests",
             dependencies: [
-                "StrataSyncFixture", "StrataTestSupport", "strata", .product(name: "GRDB", package: "GRDB.swift"),
+                "StrataSyncFixture", "StrataTestSupport", "StrataSQL", "strata", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .testTarget(name: "StrataDemoTests", dependencies: ["StrataDemoKit"], exclude: ["Reference"]),
