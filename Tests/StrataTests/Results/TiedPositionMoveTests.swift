@@ -79,6 +79,20 @@ let todosByRankDescending = ResultsRequest<Todo, NoSection>(
         ])
     }
 
+    /// Siblings without a position (raw SQL) sort last by the position descending, by id:
+    /// the whole list is numbered in that order first, and no row but the dropped one moves.
+    @Test func siblingsWithoutAPositionAreNumberedInTheListsOrder() throws {
+        let h = try TodoHarness(todosByListDescending) { db in
+            let list = try db.list("L")
+            for title in ["a", "b", "c", "d", "e"] { try db.todo(title, in: list) }
+            try db.execute(sql: "UPDATE Todo SET listPosition = NULL WHERE title IN ('a', 'b', 'c')")
+        }
+        #expect(h.text == "L[e d a b c]")
+        try h.move(ItemPath(section: 0, item: 0), ItemPath(section: 0, item: 3))   // e between b and c
+        #expect(try h.deliveries() == ["i>[[0, 0]→[0, 3]] (user move) | L[d a b e c]"])
+        #expect(try h.store.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM Todo WHERE listPosition IS NULL") } == 0)
+    }
+
     /// Ascending, with a sort key after the position: siblings of equal position follow each
     /// other by title, not by id, and a drop between them is placed in that order.
     @Test func dropBetweenSiblingsOrderedByALaterKey() throws {
