@@ -64,7 +64,11 @@ extension ResultsController {
     /// transaction that gives the item a position between the items it was dropped between
     /// (`db.move(_:in:of:after:)`), by their ids: a move within a section keeps its
     /// parent; a move into another section of entity sections by the same relationship
-    /// (`sections: { entity: list }`) makes that section's object the parent.
+    /// (`sections: { entity: list }`) makes that section's object the parent. The place is
+    /// the one the request shows: in a list sorted by the position descending, or with sort
+    /// keys after it, siblings of equal position are told apart as the request tells them
+    /// (by id, or by those keys), and the siblings around the drop are renumbered in the
+    /// request's order when no position of the item fits between the two rows.
     ///
     /// When rows of several parents sort among each other (`sort: [list.rank, list.@position]`
     /// without sections by the list, and lists of equal rank), the move writes the item's
@@ -129,7 +133,6 @@ extension ResultsController {
         // read no page for them).
         let previous = destination.item > 0 ? targetSection.rows.itemID(at: original(destination.item - 1)) : nil
         let next = destination.item < itemRows ? targetSection.rows.itemID(at: original(destination.item)) : nil
-        let (storageBefore, storageAfter) = ordering.descending ? (next, previous) : (previous, next)
 
         let fetcher = fetcherForEdits
         var version = 0
@@ -200,14 +203,33 @@ extension ResultsController {
                     return fresh
                 }
             }
+            if !ordering.siblingsInStorageOrder {
+                // The list orders siblings otherwise than the store: placed in the list's order.
+                let previousIsChild = try isChild(previous), nextIsChild = try isChild(next)
+                if !previousIsChild && !nextIsChild && (previous != nil || next != nil) {
+                    if newParent == nil, try exist([previous, next].compactMap { $0 }) { throw ResultsEditError.mixedParents }
+                    throw ResultsEditError.destinationChanged
+                }
+                func neighbour(_ id: Int64?, isChild: Bool) -> SiblingPlacement.Neighbour {
+                    guard let id else { return .none }
+                    return isChild ? .child(id) : .gone
+                }
+                try SiblingPlacement.place(
+                    item.objectID.rawValue, parent: parent, after: neighbour(previous, isChild: previousIsChild),
+                    before: neighbour(next, isChild: nextIsChild), storage: storage, positionIndex: ordering.positionIndex,
+                    fetcher: fetcher, db)
+                guard let fresh = try db.fetchOne(Item.self, id: item.objectID) else { throw ResultsEditError.itemDeleted }
+                return fresh
+            }
+            // The list shows siblings in the store's order: placed among them.
             let placement: OrderedPositions.Placement
-            if try isChild(storageBefore) {
-                placement = .after(storageBefore!)
-            } else if try isChild(storageAfter) {
-                placement = .before(storageAfter!)
-            } else if storageBefore == nil && storageAfter == nil {
+            if try isChild(previous) {
+                placement = .after(previous!)
+            } else if try isChild(next) {
+                placement = .before(next!)
+            } else if previous == nil && next == nil {
                 placement = .end
-            } else if newParent == nil, try exist([storageBefore, storageAfter].compactMap { $0 }) {
+            } else if newParent == nil, try exist([previous, next].compactMap { $0 }) {
                 // Neighbours that exist but under other parents: a list of several parents.
                 throw ResultsEditError.mixedParents
             } else {
@@ -322,6 +344,11 @@ struct OrderedRequest {
     /// follow the parent, and the sort keys before the position do not include the parent's
     /// key (parents of equal values, `list.rank`, then mix their children by position).
     var parentsMayInterleave: Bool
+    /// True when the request orders siblings as the store does, by (position, id): the
+    /// position ascends and is the last sort key. Otherwise (`-list.@position`, where
+    /// siblings of equal position still follow each other by increasing id, or keys after
+    /// the position) a move is placed in the request's order (`SiblingPlacement`).
+    var siblingsInStorageOrder: Bool
 
     init<Item: StrataEntity, Section>(request: ResultsRequest<Item, Section>, schema: SchemaDescriptor) throws {
         let entity = Item.entityDescriptor
@@ -356,6 +383,7 @@ struct OrderedRequest {
         } else {
             sectionsFollowParent = false
         }
+        siblingsInStorageOrder = !descending && index == request.sortKeys.count - 1
         let parentKey = self.parentKey
         parentsMayInterleave = !sectionsFollowParent && !request.sortKeys[..<index].contains { key in
             key.node.path == [column] || key.node.path == [relationship.name, parentKey]

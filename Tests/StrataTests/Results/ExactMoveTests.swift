@@ -96,6 +96,13 @@ let todosByRank = ResultsRequest<Todo, NoSection>(sortedBy: [Todo.list.position.
         try run(seed: seed, Todo.Fetches.byList, acrossSections: true)
     }
 
+    /// Every list is a section, its todos by position descending: moves are placed in that
+    /// order, not the store's reversed.
+    @Test(arguments: [1, 2, 3] as [UInt64])
+    func byListDescending(seed: UInt64) throws {
+        try run(seed: seed, todosByListDescending, acrossSections: true)
+    }
+
     /// Keyed sections (done or not), todos by their list's rank, then the user's order.
     @Test(arguments: [1, 2, 3, 4] as [UInt64])
     func byDone(seed: UInt64) throws {

@@ -151,6 +151,24 @@ struct SectionedIndexTests {
         try model.check("a section made again")
     }
 
+    /// The order check of the invariants, on a compact index: it reads both items' keys (as
+    /// the engine does while it applies a commit) and says whether the first precedes the
+    /// second, ties by id, in either direction; without a reader it cannot tell.
+    @Test func aCompactIndexChecksTheOrderWithTheKeysItReads() {
+        var keys = CompactIndexKeys()
+        let values: [Int64: DatabaseValue] = [1: 5.databaseValue, 2: 3.databaseValue, 3: 3.databaseValue]
+        #expect(keys._inOrder(1, 2, descending: [false]))  // no reader: nothing to tell by
+        keys.keyReader = { id in [values[id] ?? .null] }
+        #expect(keys._inOrder(2, 1, descending: [false]))
+        #expect(!keys._inOrder(1, 2, descending: [false]))
+        #expect(keys._inOrder(1, 2, descending: [true]))
+        #expect(!keys._inOrder(2, 1, descending: [true]))
+        // Equal keys: by id, whatever the direction.
+        #expect(keys._inOrder(2, 3, descending: [false]) && keys._inOrder(2, 3, descending: [true]))
+        #expect(!keys._inOrder(3, 2, descending: [false]) && !keys._inOrder(3, 2, descending: [true]))
+        #expect(!keys._inOrder(2, 2, descending: [false]))
+    }
+
     /// The compact index of batched loading keeps no keys: its searches read them from the
     /// database (here the reference table, in the state after each operation, as the engine
     /// reads them in the commit's state) and a removal finds the item by a scan.

@@ -57,7 +57,7 @@ protocol IndexKeyStore {
 
     /// Checks the store against the index's sections (debug builds only): `shown` items are
     /// in sections; returns the hidden items by their section object's id, and whether
-    /// `previous` precedes `item` (true when no keys are kept to tell).
+    /// `previous` precedes `item` (true when no keys are kept or read to tell).
     func _shownCount() -> Int
     func _hiddenByKey() -> [Int64: Set<Int64>]
     func _inOrder(_ previous: Int64, _ item: Int64, descending: [Bool]) -> Bool
@@ -370,7 +370,11 @@ struct CompactIndexKeys: IndexKeyStore {
     func _shownCount() -> Int { items._shownCount() }
     func _hiddenByKey() -> [Int64: Set<Int64>] { items._hiddenByKey() }
 
-    /// No keys are kept to check the order with (the property tests compare its results
-    /// with fresh fetches).
-    func _inOrder(_ previous: Int64, _ item: Int64, descending: [Bool]) -> Bool { true }
+    /// Reads both items' keys with ``keyReader`` (set while a commit is applied, or by a
+    /// test). True when there is no reader, or a read fails: no keys are kept to check the
+    /// order with otherwise (the property tests compare its results with fresh fetches).
+    func _inOrder(_ previous: Int64, _ item: Int64, descending: [Bool]) -> Bool {
+        guard let keyReader, let lhs = try? keyReader(previous), let rhs = try? keyReader(item) else { return true }
+        return DatabaseValueOrdering.compare(lhs, id: previous, rhs, id: item, descending: descending) < 0
+    }
 }

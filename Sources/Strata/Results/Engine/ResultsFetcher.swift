@@ -387,6 +387,35 @@ struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendabl
         return try Bool.fetchOne(db, SQLRequest<Bool>(literal: sql)) ?? false
     }
 
+    /// The id and the values of the request's sort keys of every child of `parent` in the
+    /// to-one stored in `foreignKey` but `excluded`, whatever the predicate says, in no order.
+    /// For a move that renumbers a parent's children in the request's order.
+    func childrenSortKeys(
+        _ db: Database, foreignKey: String, parent: Int64, excluding excluded: Int64
+    ) throws -> [(id: Int64, keys: [DatabaseValue])] {
+        var builder = try SQLQueryBuilder(schema: plan.schema, rootEntity: plan.itemEntity)
+        var selection: [SQL] = []
+        for key in plan.sort { selection.append(try builder.orderingExpression(key)) }
+        let root = builder.rootAlias
+        selection.append(SQL(sql: "\(root).\(quoted(plan.itemKey))"))
+        let condition = SQL(
+            sql: "\(root).\(quoted(foreignKey)) = ? AND \(root).\(quoted(plan.itemKey)) IS NOT ?", arguments: [parent, excluded])
+        // The selection joins what it reads before the FROM clause is taken.
+        let head: SQL = "SELECT \(selection.joined(separator: ", ")) FROM \(builder.fromClause) WHERE "
+        let (text, arguments) = try (head + condition).build(db)
+        let statement = try db.makeStatement(sql: text)
+        statement.setUncheckedArguments(arguments)
+        let sqliteStatement = statement.sqliteStatement
+        let count = Int32(plan.sort.count)
+        var result: [(id: Int64, keys: [DatabaseValue])] = []
+        let rows = try Row.fetchCursor(statement)
+        while try rows.next() != nil {
+            let keys = (0..<count).map { EntityColumns.storedValue(sqliteStatement, $0) }
+            result.append((sqlite3_column_int64(sqliteStatement, count), keys))
+        }
+        return result
+    }
+
     /// The ids of items whose `foreignKeyPath` is one of `ids` (whatever the predicate says).
     func itemIDs(_ db: Database, where foreignKeyPath: [String], in ids: Set<Int64>) throws -> Set<Int64> {
         var result = Set<Int64>()
