@@ -86,11 +86,17 @@ final class DeviceProcess: @unchecked Sendable {
         (self.store, self.server, self.sync) = (store, server, sync)
     }
 
-    /// A random change; some of them break a rule on purpose (a duplicate board name).
+    /// A random change; some of them break a rule on purpose (a duplicate board name, a
+    /// duplicate album slug), and some race on ordered lists (appends, drags, removals, moves
+    /// to another album, cascades).
     func write(_ count: Int) throws {
         guard let store else { throw Failure("not open") }
         for _ in 0..<count {
-            let choice = random.int(100)
+            let choice = random.int(130)
+            if choice >= 100 {
+                try? writeTracks(choice - 100)
+                continue
+            }
             let boardName = "Board \(random.int(6))"
             try? store.write { db in
                 let boards = try db.fetchAll(Board.self)
@@ -129,6 +135,46 @@ final class DeviceProcess: @unchecked Sendable {
                 default:
                     break
                 }
+            }
+        }
+    }
+
+    /// One of `write`'s changes of albums and their ordered tracks (`choice` in 0..<30).
+    func writeTracks(_ choice: Int) throws {
+        guard let store else { throw Failure("not open") }
+        let slug = "album-\(random.int(4))"
+        let pick = random.int(1_000_000)
+        try store.write { db in
+            let albums = try db.fetchAll(Album.self)
+            let tracks = try db.fetchAll(Track.self)
+            switch choice {
+            case 0..<6:
+                if try db.fetchCount(Album.self, where: Album.slug == slug) == 0 {
+                    _ = try db.insert(Album(title: "Album \(pick % 100)", slug: slug))
+                }
+            case 6..<15 where !albums.isEmpty:
+                _ = try db.insert(Track(title: "Track \(pick % 1_000)", albumID: albums[pick % albums.count].id))
+            case 15..<21 where !tracks.isEmpty:
+                // A drag: between two siblings, or onto a sibling's position (a tie).
+                let track = tracks[pick % tracks.count]
+                guard let album = track.albumID else { break }
+                let positions = try Int64.fetchAll(
+                    db, sql: "SELECT albumPosition FROM Track WHERE albumID = ? AND albumPosition IS NOT NULL ORDER BY albumPosition",
+                    arguments: [album])
+                guard positions.count > 1 else { break }
+                let index = pick % positions.count
+                let position = pick % 2 == 0 ? positions[index] : (positions[index] + (index > 0 ? positions[index - 1] : 0)) / 2
+                try db.execute(sql: "UPDATE Track SET albumPosition = ? WHERE id = ?", arguments: [position, track.id])
+            case 21..<25 where !tracks.isEmpty:
+                try db.execute(sql: "UPDATE Track SET albumID = NULL WHERE id = ?", arguments: [tracks[pick % tracks.count].id])
+            case 25..<28 where !tracks.isEmpty && !albums.isEmpty:
+                try db.execute(
+                    sql: "UPDATE Track SET albumID = ? WHERE id = ?",
+                    arguments: [albums[pick % albums.count].id, tracks[(pick / 7) % tracks.count].id])
+            case 28..<30 where !albums.isEmpty:
+                _ = try db.delete(albums[pick % albums.count])  // cascades to its tracks
+            default:
+                break
             }
         }
     }
