@@ -120,9 +120,10 @@ public actor PostgresSyncServer: SyncServer {
         try await withDeadline { try await self.answer(request) }
     }
 
-    /// ``pull(_:)``'s answer as the sync works on it (see ``PullBatch``).
-    func pullBatch(_ request: SyncPullRequest) async throws -> PullBatch {
-        try await withDeadline { try await self.answerInBatch(request) }
+    /// ``pull(_:)``'s answer as the sync applies it: each table's rows read in binary into
+    /// the values the store keeps, in one array (no ``SyncChange`` per object).
+    public func pullBatch(_ request: SyncPullRequest) async throws -> SyncPullBatch {
+        SyncPullBatch(batch: try await withDeadline { try await self.answerInBatch(request) })
     }
 
     /// Runs `operation`, or fails with ``SyncTimeoutError`` once ``requestTimeout`` has passed

@@ -373,13 +373,6 @@ public actor StoreSync {
     /// The SQLite page cache of the writer while a pull's batch is applied (at least).
     static let pullCacheBytes = 64 << 20
 
-    /// The server's answer to `request`: a ``PostgresSyncServer``'s as it reads it, each table's
-    /// rows in one array (see ``PullBatch``), any other's as it comes.
-    static func pullBatch(_ request: SyncPullRequest, from server: any SyncServer) async throws -> PullBatch {
-        if let postgres = server as? PostgresSyncServer { return try await postgres.pullBatch(request) }
-        return PullBatch(try await server.pull(request))
-    }
-
     /// Pulls what changed on the server after this device's cursor, and applies it in one
     /// local transaction: however many batches it takes to read, the store goes from one
     /// state the server had to a later one (each batch is read in one snapshot of the
@@ -439,7 +432,7 @@ public actor StoreSync {
             var request = SyncPullRequest(device: device, cursor: from, limit: batch)
             do {
                 while !Task.isCancelled {
-                    let result = try await Self.pullBatch(request, from: server)
+                    let result = try await server.pullBatch(request).batch
                     guard await handOver.put((result, bulk ? applier.prepare(result) : nil)) else { return }
                     if !result.hasMore { break }
                     request = SyncPullRequest(device: device, cursor: result.cursor, limit: limit)

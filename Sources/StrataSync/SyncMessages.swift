@@ -178,8 +178,33 @@ public protocol SyncServer: Sendable {
     func push(_ push: SyncPush) async throws -> SyncPushResult
     /// Answers what changed after a cursor.
     func pull(_ request: SyncPullRequest) async throws -> SyncPullResult
+    /// ``pull(_:)``'s answer as the sync applies it. The default makes it from ``pull(_:)``;
+    /// ``PostgresSyncServer`` reads the rows straight into the values the store keeps.
+    func pullBatch(_ request: SyncPullRequest) async throws -> SyncPullBatch
     /// Signals (promptly, best effort) when the server's data changed: the sync pulls on
     /// each. Ends when the server connection is lost; the sync then calls again after a
     /// backoff.
     func changeSignals() async throws -> AsyncThrowingStream<Void, any Error>
+}
+
+extension SyncServer {
+    /// ``pull(_:)``'s answer, as it came (the sync prepares the store's values from its wire
+    /// text).
+    public func pullBatch(_ request: SyncPullRequest) async throws -> SyncPullBatch {
+        SyncPullBatch(try await pull(request))
+    }
+}
+
+/// One answer to a pull as the sync applies it: what ``SyncServer/pullBatch(_:)`` returns.
+/// Make one from a ``SyncPullResult`` (its wire text); what it holds besides is the sync's.
+public struct SyncPullBatch: Sendable {
+    var batch: PullBatch
+
+    /// The batch of `result`.
+    public init(_ result: SyncPullResult) { batch = PullBatch(result) }
+
+    init(batch: PullBatch) { self.batch = batch }
+
+    /// The changes it holds, as wire text.
+    public var result: SyncPullResult { batch.result }
 }

@@ -179,7 +179,7 @@ struct SyncWireValueTests {
         defer { Task { await device.close() } }
         let server = try test.server()
         defer { Task { await server.close() } }
-        let batch = try await server.pullBatch(SyncPullRequest(device: UUID(), cursor: 0, limit: 100_000))
+        let batch = try await server.pullBatch(SyncPullRequest(device: UUID(), cursor: 0, limit: 100_000)).batch
         #expect(batch.objects.contains { !$0.values.isEmpty })
         let applier = try SyncBulkPullTests.applier(device)
         let fromRows = try #require(applier.prepare(batch))
