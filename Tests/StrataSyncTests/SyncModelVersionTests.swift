@@ -5,6 +5,17 @@ import Testing
 
 @Suite("Devices on other versions of the model")
 struct SyncModelVersionTests {
+    /// The test model with `Card.points` a `String`: a column of another type than the server's.
+    static var modelWithTextPoints: SchemaDescriptor {
+        var other = StrataModel.schema
+        let card = other.entities.firstIndex { $0.name == "Card" }!
+        let points = other.entities[card].attributes.firstIndex { $0.name == "points" }!
+        other.entities[card].attributes[points].type = .string
+        other.entities[card].attributes[points].defaultValue = nil
+        other.entities[card].attributes[points].rules = ValueRules()
+        return other
+    }
+
     /// The fixture model with an optional `Card.color` (an additive change).
     static var newer: SchemaDescriptor {
         var schema = StrataModel.schema
@@ -46,12 +57,7 @@ struct SyncModelVersionTests {
         let a = try Device(folder.path("a.sqlite"), test)
         defer { Task { await a.close() } }
         try await a.sync.sync()
-        var other = StrataModel.schema
-        let card = other.entities.firstIndex { $0.name == "Card" }!
-        let points = other.entities[card].attributes.firstIndex { $0.name == "points" }!
-        other.entities[card].attributes[points].type = .string
-        other.entities[card].attributes[points].defaultValue = nil
-        other.entities[card].attributes[points].rules = ValueRules()
+        let other = Self.modelWithTextPoints
         let b = try Device(folder.path("b.sqlite"), test, schema: other)
         defer { Task { await b.close() } }
         let error = await #expect(throws: SyncModelError.self) { try await b.sync.sync() }
@@ -67,12 +73,7 @@ struct SyncModelVersionTests {
         try test.psql(try PostgresSchema(schema: StrataModel.schema).sql)
         #expect(try test.psql("SELECT value FROM strata_sync_meta WHERE key = 'model'").contains(
             try PostgresSchema(schema: StrataModel.schema).version.fingerprint))
-        var other = StrataModel.schema
-        let card = other.entities.firstIndex { $0.name == "Card" }!
-        let points = other.entities[card].attributes.firstIndex { $0.name == "points" }!
-        other.entities[card].attributes[points].type = .string
-        other.entities[card].attributes[points].defaultValue = nil
-        other.entities[card].attributes[points].rules = ValueRules()
+        let other = Self.modelWithTextPoints
         let b = try Device(folder.path("b.sqlite"), test, schema: other, policy: .requireExisting)
         defer { Task { await b.close() } }
         let error = await #expect(throws: SyncModelError.self) { try await b.sync.sync() }

@@ -10,6 +10,11 @@ import Testing
 /// that stayed different for good).
 @Suite("Ordered lists and missing destinations end the same everywhere")
 struct SyncOrderedListTests {
+    /// Devices A and B, each with a store file of its own in `folder`.
+    func twoDevices(_ test: TestServer, _ folder: TemporaryDirectory) throws -> (Device, Device) {
+        (try Device(folder.path("a.sqlite"), test), try Device(folder.path("b.sqlite"), test))
+    }
+
     /// The titles of the album's tracks in the order every list shows them: (position, id).
     func titles(_ device: Device, album slug: String) async throws -> [String] {
         try await device.store.read { db in
@@ -45,8 +50,8 @@ struct SyncOrderedListTests {
     }
 
     @Test func tracksAppendedOnTwoDevicesOfflineAreInOneOrderOnEveryDevice() async throws {
-        let test = try TestServer(), folder = try TemporaryDirectory()
-        let a = try Device(folder.path("a.sqlite"), test), b = try Device(folder.path("b.sqlite"), test)
+        let (test, folder) = (try TestServer(), try TemporaryDirectory())
+        let (a, b) = try twoDevices(test, folder)
         defer { Task { await a.close(); await b.close() } }
         try await a.store.write { db in
             let album = try db.insert(Album(title: "R1", slug: "r1"))
@@ -73,8 +78,8 @@ struct SyncOrderedListTests {
     }
 
     @Test func aRemovalFromAListRacingAMoveWithinItEndsWithoutAPosition() async throws {
-        let test = try TestServer(), folder = try TemporaryDirectory()
-        let a = try Device(folder.path("a.sqlite"), test), b = try Device(folder.path("b.sqlite"), test)
+        let (test, folder) = (try TestServer(), try TemporaryDirectory())
+        let (a, b) = try twoDevices(test, folder)
         defer { Task { await a.close(); await b.close() } }
         try await a.store.write { db in
             let album = try db.insert(Album(title: "R2", slug: "r2"))
@@ -93,8 +98,8 @@ struct SyncOrderedListTests {
     }
 
     @Test func aPositionAnotherServiceLeavesOutIsTheServersOnEveryDevice() async throws {
-        let test = try TestServer(), folder = try TemporaryDirectory()
-        let a = try Device(folder.path("a.sqlite"), test), b = try Device(folder.path("b.sqlite"), test)
+        let (test, folder) = (try TestServer(), try TemporaryDirectory())
+        let (a, b) = try twoDevices(test, folder)
         defer { Task { await a.close(); await b.close() } }
         try await a.store.write { db in
             let one = try db.insert(Album(title: "One", slug: "one"))
@@ -119,8 +124,8 @@ struct SyncOrderedListTests {
     }
 
     @Test func aMoveToAnotherParentAtThePositionTheRowHadHereKeepsTheServersPosition() async throws {
-        let test = try TestServer(), folder = try TemporaryDirectory()
-        let a = try Device(folder.path("a.sqlite"), test), b = try Device(folder.path("b.sqlite"), test)
+        let (test, folder) = (try TestServer(), try TemporaryDirectory())
+        let (a, b) = try twoDevices(test, folder)
         defer { Task { await a.close(); await b.close() } }
         try await a.store.write { db in
             let one = try db.insert(Album(title: "One", slug: "one"))
@@ -146,8 +151,8 @@ struct SyncOrderedListTests {
     }
 
     @Test func aUniqueCollisionMetOnAPullLeavesNoReferenceBrokenAndNothingWipedSilently() async throws {
-        let test = try TestServer(), folder = try TemporaryDirectory()
-        let a = try Device(folder.path("a.sqlite"), test), b = try Device(folder.path("b.sqlite"), test)
+        let (test, folder) = (try TestServer(), try TemporaryDirectory())
+        let (a, b) = try twoDevices(test, folder)
         defer { Task { await a.close(); await b.close() } }
         try await settle([a, b])
         try await a.store.write { db in _ = try db.insert(Album(title: "Mine", slug: "dup")) }  // not pushed yet
