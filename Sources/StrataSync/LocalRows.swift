@@ -37,6 +37,37 @@ struct LocalRows {
         return (row[0], LocalSyncState.decode(row[1]))
     }
 
+    /// Whether the store has a sync id at all (false before an initial sync).
+    func hasObjects(_ db: Database) throws -> Bool {
+        try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM stratasync_objects)") ?? false
+    }
+
+    /// The sync id of the live object `rowid` of `table` (nil for none, or a tombstone).
+    func liveSyncID(_ table: String, _ rowid: Int64, _ db: Database) throws -> UUID? {
+        try String.fetchOne(
+            db, sql: "SELECT uuid FROM stratasync_objects WHERE tbl = ? AND rowid_ = ? AND deleted = 0", arguments: [table, rowid]
+        ).flatMap(UUID.init(uuidString:))
+    }
+
+    /// Every live object of `entity`, by sync id, with its values as wire text.
+    func liveObjects(_ entity: SyncedTables.Entity, _ db: Database) throws -> [UUID: [String: String?]] {
+        let ids = try Row.fetchAll(db, sql: "SELECT rowid_, uuid FROM stratasync_objects WHERE tbl = ? AND deleted = 0", arguments: [entity.name])
+        let values = try self.values(entity, ids.map { $0[0] }, db)
+        var objects: [UUID: [String: String?]] = [:]
+        for id in ids { if let row = values[id[0]], let uuid = UUID(uuidString: id[1]) { objects[uuid] = row } }
+        return objects
+    }
+
+    /// Every link of `join` between live objects, as "a b" (their sync ids).
+    func liveLinks(_ join: SyncedTables.Join, _ db: Database) throws -> Set<String> {
+        let pairs = try Row.fetchAll(db, sql: """
+            SELECT x.uuid, y.uuid FROM \(quoted(join.name)) j \
+            JOIN stratasync_objects x ON x.tbl = ? AND x.rowid_ = j.\(quoted(join.column)) AND x.deleted = 0 \
+            JOIN stratasync_objects y ON y.tbl = ? AND y.rowid_ = j.\(quoted(join.inverseColumn)) AND y.deleted = 0
+            """, arguments: [join.entity, join.destination])
+        return Set(pairs.map { "\($0[0] as String) \($0[1] as String)" })
+    }
+
     /// The local key and base of an object known here, and whether it is a tombstone.
     func record(_ uuid: String, _ db: Database) throws -> (rowid: Int64, base: [String: String?]?, deleted: Bool)? {
         guard let row = try Row.fetchOne(

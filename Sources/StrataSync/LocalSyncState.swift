@@ -123,6 +123,44 @@ enum LocalSyncState {
             arguments: [key, value])
     }
 
+    static func remove(_ key: String, _ db: Database) throws {
+        try db.execute(sql: "DELETE FROM stratasync_state WHERE key = ?", arguments: [key])
+    }
+
+    // MARK: - The outbox
+
+    /// The push written and not answered yet: its id and its changes (JSON).
+    static func pendingPush(_ db: Database) throws -> (id: UUID, body: Data)? {
+        guard let row = try Row.fetchOne(db, sql: "SELECT push, body FROM stratasync_outbox LIMIT 1"),
+              let id = UUID(uuidString: row["push"])
+        else { return nil }
+        return (id, row["body"])
+    }
+
+    static func writePush(_ id: UUID, body: Data, _ db: Database) throws {
+        try db.execute(sql: "INSERT INTO stratasync_outbox (push, body) VALUES (?, ?)", arguments: [id.uuidString.lowercased(), body])
+    }
+
+    static func removePush(_ id: UUID, _ db: Database) throws {
+        try db.execute(sql: "DELETE FROM stratasync_outbox WHERE push = ?", arguments: [id.uuidString.lowercased()])
+    }
+
+    // MARK: - The conflict log's positions
+
+    /// The position of the last conflict recorded (0: none).
+    static func lastConflict(_ db: Database) throws -> Int64 {
+        try Int64.fetchOne(db, sql: "SELECT COALESCE(MAX(seq), 0) FROM stratasync_conflicts") ?? 0
+    }
+
+    /// How many conflicts were recorded after position `sequence`, of `kind` (any when nil).
+    static func conflictCount(after sequence: Int64, kind: SyncConflict.Kind? = nil, _ db: Database) throws -> Int {
+        if let kind {
+            return try Int.fetchOne(
+                db, sql: "SELECT COUNT(*) FROM stratasync_conflicts WHERE seq > ? AND kind = ?", arguments: [sequence, kind.rawValue]) ?? 0
+        }
+        return try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM stratasync_conflicts WHERE seq > ?", arguments: [sequence]) ?? 0
+    }
+
     /// A JSON object of `values`, keys sorted, as `JSONEncoder` with `.sortedKeys` writes it
     /// (written by hand: a pull or an acknowledgement encodes a base per object).
     static func encode(_ values: [String: String?]) -> String {

@@ -51,7 +51,7 @@ struct PullApplier {
     /// changes is made only when the batch does not go in bulk.
     @discardableResult
     func apply(_ batch: PullBatch, prepared: NewObjects?, assumingNew: Bool = false, _ db: Database) throws -> Bool {
-        let before = try Int64.fetchOne(db, sql: "SELECT COALESCE(MAX(seq), 0) FROM stratasync_conflicts") ?? 0
+        let before = try LocalSyncState.lastConflict(db)
         try withSyncDeletes(db) {
             // Every change at once first, in one savepoint; when a rule of this store refuses
             // one, that try is rolled back and every change is applied again, each in a
@@ -90,9 +90,7 @@ struct PullApplier {
             }
             return []
         }
-        return try Bool.fetchOne(
-            db, sql: "SELECT 1 FROM stratasync_conflicts WHERE seq > ? AND kind = ?",
-            arguments: [before, SyncConflict.Kind.notAppliedHere.rawValue]) ?? false
+        return try LocalSyncState.conflictCount(after: before, kind: .notAppliedHere, db) > 0
     }
 
     /// Applies `changes` each in a savepoint of its own; then, while a count rule of this

@@ -237,12 +237,8 @@ public actor StoreSync {
 
     /// The sync id of the object with local key `id` of `entity` (nil when it has none).
     public nonisolated func syncID(of entity: String, id: Int64) throws -> UUID? {
-        try store.read { db in
-            try String.fetchOne(
-                db, sql: "SELECT uuid FROM stratasync_objects WHERE tbl = ? AND rowid_ = ? AND deleted = 0",
-                arguments: [entity, id]
-            ).flatMap(UUID.init(uuidString:))
-        }
+        let rows = LocalRows(tables: tables)
+        return try store.read { db in try rows.liveSyncID(entity, id, db) }
     }
 
     // MARK: - Hello
@@ -290,11 +286,9 @@ public actor StoreSync {
     /// The push under way, or a new one with what changed since the last (nil: nothing).
     func preparePush() async throws -> SyncPush? {
         let device = device
-        if let pending = try store.read({ db in
-            try Row.fetchOne(db, sql: "SELECT push, body FROM stratasync_outbox LIMIT 1")
-        }) {
-            let changes = try JSONDecoder().decode([SyncChange].self, from: pending["body"] as Data)
-            return SyncPush(id: UUID(uuidString: pending["push"])!, device: device, changes: changes)
+        if let pending = try await store.read({ db in try LocalSyncState.pendingPush(db) }) {
+            let changes = try JSONDecoder().decode([SyncChange].self, from: pending.body)
+            return SyncPush(id: pending.id, device: device, changes: changes)
         }
         let builder = PushBuilder(tables: tables, options: options)
         let applier = PullApplier(tables: tables, options: options, store: store)
@@ -322,11 +316,9 @@ public actor StoreSync {
             if complete {
                 let token = history?.token ?? now
                 try LocalSyncState.set("pushed", String(token.rawValue), db)
-                try db.execute(sql: "DELETE FROM stratasync_state WHERE key = 'seedLinks'")
+                try LocalSyncState.remove("seedLinks", db)
             }
-            try db.execute(
-                sql: "INSERT INTO stratasync_outbox (push, body) VALUES (?, ?)",
-                arguments: [id.uuidString.lowercased(), try JSONEncoder().encode(changes)])
+            try LocalSyncState.writePush(id, body: try JSONEncoder().encode(changes), db)
             // The server applies the outbox's push once, whenever it arrives: from now on its
             // objects and links are the server's as far as this store is concerned (their bases
             // and agreed states move now, not at the answer). An object of the push deleted
@@ -360,7 +352,7 @@ public actor StoreSync {
                 }
                 return recorded
             }
-            try db.execute(sql: "DELETE FROM stratasync_outbox WHERE push = ?", arguments: [push.id.uuidString.lowercased()])
+            try LocalSyncState.removePush(push.id, db)
         }
     }
 
@@ -391,7 +383,7 @@ public actor StoreSync {
         try await store.write(author: options.author) { db in
             if try LocalSyncState.value("rescan", db) != nil {
                 logger.debug("reading the server again from the start")
-                try db.execute(sql: "DELETE FROM stratasync_state WHERE key = 'rescan'")
+                try LocalSyncState.remove("rescan", db)
                 try LocalSyncState.set("cursor", "0", db)
             }
         }
@@ -417,7 +409,8 @@ public actor StoreSync {
         // Whether the store has no sync id at all (an initial sync): then a batch none of
         // whose objects came in an earlier batch of this pull goes in bulk without the store
         // being searched for them (see `PullApplier.apply`).
-        let startedEmpty = try await store.read { db in try !(Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM stratasync_objects)") ?? true) }
+        let rows = LocalRows(tables: tables)
+        let startedEmpty = try await store.read { db in try !rows.hasObjects(db) }
         // A pull from the log's beginning (an initial sync, a rescan) reads larger batches
         // after its first: fewer statements, each rewriting fewer pages of the sync-id index
         // (its ids are random) per object. The first stays small, so that the store starts
@@ -458,7 +451,7 @@ public actor StoreSync {
             let bytes = cache < 0 ? -cache * 1_024 : cache * (try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 4_096)
             if bytes < Self.pullCacheBytes { try db.execute(sql: "PRAGMA cache_size = -\(Self.pullCacheBytes / 1_024)") }
             defer { if bytes < Self.pullCacheBytes { try? db.execute(sql: "PRAGMA cache_size = \(cache)") } }
-            let before = try Int64.fetchOne(db, sql: "SELECT COALESCE(MAX(seq), 0) FROM stratasync_conflicts") ?? 0
+            let before = try LocalSyncState.lastConflict(db)
             var report = SyncReport()
             var cursor = from
             var rescan = false
@@ -485,7 +478,7 @@ public actor StoreSync {
             }
             if rescan { try LocalSyncState.set("rescan", "1", db) }
             try LocalSyncState.set("cursor", String(cursor), db)
-            report.conflicts = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM stratasync_conflicts WHERE seq > ?", arguments: [before]) ?? 0
+            report.conflicts = try LocalSyncState.conflictCount(after: before, db)
             return report
         }
     }
@@ -500,21 +493,8 @@ extension StoreSync {
         return try store.read { db in
             let rows = LocalRows(tables: tables)
             var result = SyncContents()
-            for entity in tables.entities {
-                let ids = try Row.fetchAll(db, sql: "SELECT rowid_, uuid FROM stratasync_objects WHERE tbl = ? AND deleted = 0", arguments: [entity.name])
-                let values = try rows.values(entity, ids.map { $0[0] }, db)
-                var objects: [UUID: [String: String?]] = [:]
-                for id in ids { if let row = values[id[0]], let uuid = UUID(uuidString: id[1]) { objects[uuid] = row } }
-                result.objects[entity.name] = objects
-            }
-            for join in tables.joins {
-                let pairs = try Row.fetchAll(db, sql: """
-                    SELECT x.uuid, y.uuid FROM \(quoted(join.name)) j \
-                    JOIN stratasync_objects x ON x.tbl = ? AND x.rowid_ = j.\(quoted(join.column)) AND x.deleted = 0 \
-                    JOIN stratasync_objects y ON y.tbl = ? AND y.rowid_ = j.\(quoted(join.inverseColumn)) AND y.deleted = 0
-                    """, arguments: [join.entity, join.destination])
-                result.links[join.name] = Set(pairs.map { "\($0[0] as String) \($0[1] as String)" })
-            }
+            for entity in tables.entities { result.objects[entity.name] = try rows.liveObjects(entity, db) }
+            for join in tables.joins { result.links[join.name] = try rows.liveLinks(join, db) }
             return result
         }
     }

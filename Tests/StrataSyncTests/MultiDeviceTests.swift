@@ -92,6 +92,12 @@ final class DeviceRunner {
         process.waitUntilExit()
     }
 
+    /// Stops the process (SIGSTOP) or lets it go on (SIGCONT); nothing when it has ended, so
+    /// that a signal never reaches another process that took its id.
+    func signal(_ signal: Int32) {
+        if process.isRunning { Foundation.kill(process.processIdentifier, signal) }
+    }
+
     func contents() throws -> SyncContents {
         try JSONDecoder().decode(SyncContents.self, from: Data(try send("contents").utf8))
     }

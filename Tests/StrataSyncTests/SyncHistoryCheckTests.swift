@@ -247,7 +247,7 @@ struct SyncHistoryCheckTests {
         for _ in 0..<rounds {
             for (name, left) in paused {
                 if left <= 1 {
-                    kill(devices[name]!.process.processIdentifier, SIGCONT)
+                    devices[name]!.signal(SIGCONT)
                     paused[name] = nil
                 } else {
                     paused[name] = left - 1
@@ -290,7 +290,7 @@ struct SyncHistoryCheckTests {
                 if !offline.contains(name) { try devices[name]!.send("start") }
             case 83..<88 where !running.isEmpty:
                 let name = running[random.int(0...(running.count - 1))]
-                kill(devices[name]!.process.processIdentifier, SIGSTOP)
+                devices[name]!.signal(SIGSTOP)
                 paused[name] = random.int(1...3)
             case 88..<96 where !running.isEmpty:
                 let name = running[random.int(0...(running.count - 1))]
@@ -306,7 +306,7 @@ struct SyncHistoryCheckTests {
         }
         // Quiescence: every device running, online, and the server up; then every store
         // equals the server's tables, by the background sync alone.
-        for name in paused.keys { kill(devices[name]!.process.processIdentifier, SIGCONT) }
+        for name in paused.keys { devices[name]!.signal(SIGCONT) }
         if serverDown { try cluster.startServer() }
         for name in offline { try devices[name]!.send("start") }
         let server = try PostgresSyncServer(configuration: cluster.configuration(database: database), schema: StrataModel.schema)
