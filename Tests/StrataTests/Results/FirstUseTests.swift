@@ -49,6 +49,20 @@ struct FirstUseTests {
         #expect(letters.controller.snapshot.sections[index].items.map(\.title) == ["b"])
     }
 
+    @Test("a section's value prints as its key or object, and a keyed section's key is read as key")
+    func sectionValueReadsAndPrints() throws {
+        let harness = try Harness(Note.Fetches.byPriority) { db in
+            try db.note("a", priority: .high)
+            try db.note("b", priority: .low)
+        }
+        let sections = harness.controller.snapshot.sections
+        #expect(sections.map(\.value.key) == [.low, .high])
+        #expect(sections.map { "\($0.value)" } == ["low", "high"])
+        #expect(sections.map(\.value.key) == sections.map(\.value.object))
+        #expect("\(SectionValue<Priority>.orphans)" == "orphans")
+        #expect(SectionValue<Priority>.orphans.key == nil)
+    }
+
     @Test("a group row's identity is public and stays the same while its section does")
     func groupRowIdentity() throws {
         let harness = try Harness(Note.Fetches.all) { db in
