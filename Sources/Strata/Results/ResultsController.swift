@@ -10,7 +10,7 @@ import GRDB
 /// every notebook is a section, empty ones included, and the section carries the notebook).
 ///
 /// ```swift
-/// let store = try Store(schema: NotesModel.schema)
+/// let store = try Store(schema: StrataModel.schema)
 /// let controller = try ResultsController(store: store, request: Note.Fetches.byNotebook)
 /// print(controller.snapshot.sections.map { $0.value.object?.name })
 ///
@@ -437,6 +437,18 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
     ///     for try await update in controller.updates { show(update) }
     /// } catch {
     ///     showError(error)   // then iterate controller.updates again to go on
+    /// }
+    /// ```
+    ///
+    /// To wait for the batch of one change, take the sequence first, then write, then leave
+    /// the loop at the batch. This works in a program's top-level code too, where Swift 6
+    /// refuses `try await iterator.next()` on an iterator kept in a top-level variable:
+    ///
+    /// ```swift
+    /// let updates = controller.updates             // a reload first, then a batch per commit
+    /// try store.insert(Note(title: "Milk", updatedAt: Date()))
+    /// for try await update in updates {
+    ///     if let batch = update.batch { print(batch); break }
     /// }
     /// ```
     public var updates: AsyncThrowingStream<ResultsUpdate<Item, Section>, any Error> {
