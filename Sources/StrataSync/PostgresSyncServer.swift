@@ -15,7 +15,7 @@ import StrataSQL
 /// let server = PostgresSyncServer(
 ///     configuration: .init(host: "db.example.com", username: "strata_sync", password: secret,
 ///                          database: "notes", tls: .require(try .init(configuration: .makeClientConfiguration()))),
-///     schema: NotesModel.schema)
+///     schema: StrataModel.schema)
 /// let sync = try StoreSync(store: store, server: server)
 /// ```
 ///
