@@ -131,10 +131,13 @@ public actor PostgresSyncServer: SyncServer {
     func withDeadline<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) async throws -> T {
         let timeout = requestTimeout
         let once = ResumeOnce<T>()
+        let configuration = configuration  // (errors are said in words: SyncConnectionError)
         return try await withCheckedThrowingContinuation { continuation in
             once.set(continuation)
             let work = Task {
-                do { once.resume(.success(try await operation())) } catch { once.resume(.failure(error)) }
+                do { once.resume(.success(try await operation())) } catch {
+                    once.resume(.failure(SyncConnectionError.translating(error, configuration: configuration)))
+                }
             }
             once.timer = Task {
                 try await Task.sleep(for: timeout)
