@@ -32,6 +32,12 @@ struct ModelOptions: ParsableArguments {
 
     /// Loads the model, printing its diagnostics; nil when it has errors.
     func load() throws -> (schema: Schema, files: [String]) {
+        let (schema, files, _) = try loadCountingWarnings()
+        return (schema, files)
+    }
+
+    /// ``load()``, with the number of warnings it printed.
+    func loadCountingWarnings() throws -> (schema: Schema, files: [String], warnings: Int) {
         let files = models.flatMap(SchemaPipeline.expand)
         if files.isEmpty {
             printDiagnostics([.error("no model files (*.yaml, *.yml) in \(models.map { "'\($0)'" }.joined(separator: ", "))", at: nil)])
@@ -40,7 +46,7 @@ struct ModelOptions: ParsableArguments {
         let result = SchemaPipeline.load(paths: models, modelName: modelName)
         printDiagnostics(result.diagnostics)
         guard let schema = result.schema, !result.hasErrors else { throw ExitCode.failure }
-        return (schema, files)
+        return (schema, files, result.diagnostics.filter { $0.severity == .warning }.count)
     }
 }
 
@@ -93,13 +99,26 @@ struct Validate: ParsableCommand {
     @OptionGroup var model: ModelOptions
 
     func run() throws {
-        let (schema, files) = try model.load()
+        let (schema, files, warnings) = try model.loadCountingWarnings()
         do {
             _ = try Generator.generate(schema, modelFiles: files)
         } catch let error as SchemaError {
             printDiagnostics(error.diagnostics)
             throw ExitCode.failure
         }
+        print(Self.summary(schema, files: files, warnings: warnings))
+    }
+
+    /// What a valid model holds, in one line: `3 model files, 5 entities, 1 enum, 12 fetches:
+    /// valid (no errors, no warnings)`.
+    static func summary(_ schema: Schema, files: [String], warnings: Int) -> String {
+        func count(_ number: Int, _ noun: String, _ plural: String? = nil) -> String {
+            "\(number) \(number == 1 ? noun : plural ?? noun + "s")"
+        }
+        let fetches = schema.entities.reduce(0) { $0 + $1.fetches.count }
+        let verdict = warnings == 0 ? "no warnings" : count(warnings, "warning") + " above"
+        return "\(count(files.count, "model file")), \(count(schema.entities.count, "entity", "entities")), "
+            + "\(count(schema.enums.count, "enum")), \(count(fetches, "fetch", "fetches")): valid (no errors, \(verdict))"
     }
 }
 

@@ -36,6 +36,20 @@ import Testing
         #expect(run.stderr.split(separator: "\n").contains { $0 == message }, "\(arguments): stderr was\n\(run.stderr)")
     }
 
+    @Test func validateSaysWhatAValidModelHolds() throws {
+        let directory = try ScratchDirectory.make()
+        let models = directory.appendingPathComponent("Models")
+        try FileManager.default.createDirectory(at: models, withIntermediateDirectories: true)
+        try "enums:\n  Color: [red, blue]\nentities:\n  Tag:\n    attributes: { name: String, color: Color }\n    fetches: { all: { sort: [name] } }\n".write(
+            to: models.appendingPathComponent("Tags.yaml"), atomically: true, encoding: .utf8)
+        try "entities:\n  Label:\n    attributes: { text: String }\n".write(
+            to: models.appendingPathComponent("Labels.yaml"), atomically: true, encoding: .utf8)
+        let run = try Self.strata(["validate", "Models"], in: directory)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout == "2 model files, 2 entities, 1 enum, 1 fetch: valid (no errors, no warnings)\n")
+        #expect(run.stderr.isEmpty, "\(run.stderr)")
+    }
+
     @Test func modelErrorsAreCompilerStyleWithNonZeroExit() throws {
         let directory = try ScratchDirectory.make()
         try "entities:\n  Note:\n    attributes: { title: Strnig }\n".write(
