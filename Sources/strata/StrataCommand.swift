@@ -70,9 +70,18 @@ struct Generate: ParsableCommand {
     @Option(name: .long, help: "The directory to write the generated files to (created if missing).")
     var output: String
 
+    @Option(
+        name: .long,
+        help: "The folder the model files were listed from (the build plugin passes it): a model file there that is not among the files given fails the run, saying what to do.")
+    var modelsFolder: String?
+
     @OptionGroup var model: ModelOptions
 
     func run() throws {
+        if let modelsFolder, let message = Self.unplannedFiles(in: modelsFolder, given: model.models) {
+            printDiagnostics([.error(message, at: nil)])
+            throw ExitCode.failure
+        }
         let (schema, files) = try model.load()
         let generated: [GeneratedFile]
         do {
@@ -90,6 +99,30 @@ struct Generate: ParsableCommand {
             printDiagnostics([.error("cannot write to '\(output)': \(error.localizedDescription)", at: nil)])
             throw ExitCode.failure
         }
+    }
+}
+
+extension Generate {
+    /// What to say when `folder` holds model files that are not among `given`, or `given`
+    /// names files that are gone: SwiftPM planned the build (the plugin's list of files)
+    /// before the folder changed, and keeps that plan until `Package.swift` changes.
+    static func unplannedFiles(in folder: String, given: [String]) -> String? {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        let present = Set(names.filter { !$0.hasPrefix(".") && ($0.hasSuffix(".yaml") || $0.hasSuffix(".yml")) }
+            .map { URL(fileURLWithPath: folder).appendingPathComponent($0).standardizedFileURL.path })
+        let planned = Set(given.map { URL(fileURLWithPath: $0).standardizedFileURL.path })
+        let added = present.subtracting(planned).sorted(), removed = planned.subtracting(present).sorted()
+        if added.isEmpty && removed.isEmpty { return nil }
+        func list(_ paths: [String]) -> String {
+            paths.map { "'\(URL(fileURLWithPath: $0).lastPathComponent)'" }.joined(separator: ", ")
+        }
+        var change: [String] = []
+        if !added.isEmpty { change.append("\(list(added)) \(added.count == 1 ? "was" : "were") added") }
+        if !removed.isEmpty { change.append("\(list(removed)) \(removed.count == 1 ? "was" : "were") removed") }
+        return "\(change.joined(separator: " and ")) in '\(folder)' after SwiftPM planned this build, so the model's "
+            + "code would be generated without \(added.isEmpty ? "that change" : added.count == 1 ? "it" : "them") (and "
+            + "uses of its entities fail with \"cannot find '…' in scope\"). SwiftPM keeps a build plugin's list of "
+            + "files until Package.swift changes: change Package.swift (a comment will do) and build again."
     }
 }
 
