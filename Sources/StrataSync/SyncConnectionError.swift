@@ -3,9 +3,10 @@ import PostgresNIO
 
 /// A sync that failed before it could do its work, said in words: the server refused the
 /// role's password, the database does not exist, the role lacks a privilege that sync needs,
-/// or no server answered. ``PostgresSyncServer`` turns postgres-nio's `PSQLError` into this
+/// or the connection to the server failed. ``PostgresSyncServer`` turns postgres-nio's `PSQLError` into this
 /// error for these cases (its description is a generic text, the SQLSTATE only in
-/// `String(reflecting:)`); other errors pass through unchanged.
+/// `String(reflecting:)`); other errors pass through unchanged. A background sync
+/// (``StoreSync/start()``) retries each of them, and keeps the last in ``StoreSync/lastError``.
 ///
 /// The description names the role, the database, the table and the privilege, never the
 /// password or the values of a statement:
@@ -34,8 +35,9 @@ public struct SyncConnectionError: Error, CustomStringConvertible, LocalizedErro
         /// on a schema: creating or extending tables); `statement`: the refused statement's
         /// kind (`INSERT`), when known.
         case insufficientPrivilege(role: String, object: String, privileges: String, statement: String?)
-        /// No server answered at `endpoint` (a host and port, or a socket path).
-        case serverUnreachable(endpoint: String)
+        /// The connection to the server at `endpoint` (a host and port, or a socket path)
+        /// could not be made, or was lost: no server listens there, or it stopped.
+        case connectionFailed(endpoint: String)
     }
 
     /// What went wrong.
@@ -68,9 +70,10 @@ public struct SyncConnectionError: Error, CustomStringConvertible, LocalizedErro
             return "sync: the role \"\(role)\" lacks a privilege on \(object)\(refused)\(cause). Sync needs "
                 + "\(privileges) on it; grant them as the database's owner: GRANT \(privileges) ON "
                 + "\(object.uppercasedFirstWord) TO \"\(role)\" (the sync article lists every privilege a device's role needs)."
-        case .serverUnreachable(let endpoint):
-            return "sync: no PostgreSQL server answered at \(endpoint) (\(Self.reflectingFirstLine(underlying))). "
-                + "Check that the server is running and listens there (host and port, or the socket's folder)."
+        case .connectionFailed(let endpoint):
+            return "sync: the connection to the PostgreSQL server at \(endpoint) failed (\(Self.reflectingFirstLine(underlying))). "
+                + "Check that the server is running and listens there (host and port, or the socket's folder); "
+                + "a background sync tries again by itself."
         }
     }
 
@@ -84,7 +87,7 @@ public struct SyncConnectionError: Error, CustomStringConvertible, LocalizedErro
             let endpoint = configuration.unixSocketPath.map { "the socket \($0)" }
                 ?? "\(configuration.host ?? "?"):\(configuration.port ?? 5432)"
             return SyncConnectionError(
-                reason: .serverUnreachable(endpoint: endpoint), sqlState: nil, underlying: error, serverMessage: nil)
+                reason: .connectionFailed(endpoint: endpoint), sqlState: nil, underlying: error, serverMessage: nil)
         }
         guard let state = error.serverInfo?[.sqlState] else { return error }
         let message = error.serverInfo?[.message]

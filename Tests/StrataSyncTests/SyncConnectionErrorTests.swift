@@ -99,8 +99,8 @@ struct SyncConnectionErrorTests {
         let socket = folder.path(".s.PGSQL.5432")
         let error = try await Self.failure(.init(unixSocketPath: socket, username: "nobody", password: nil, database: "none"))
         let typed = try #require(error as? SyncConnectionError, "\(String(reflecting: error))")
-        #expect(typed.reason == .serverUnreachable(endpoint: "the socket \(socket)"))
-        #expect("\(error)".contains("no PostgreSQL server answered at the socket"), "\(error)")
+        #expect(typed.reason == .connectionFailed(endpoint: "the socket \(socket)"))
+        #expect("\(error)".contains("the connection to the PostgreSQL server at the socket \(socket) failed"), "\(error)")
     }
 }
 
