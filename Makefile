@@ -23,10 +23,14 @@ sync-demo: bootstrap
 
 ## Build everything, build the DocC catalog with warnings as errors, and run every test,
 ## the build-plugin integration test included.
+## Strata's tests are swift-testing tests: XCTest (none) is not run. The output is one line per
+## failing test and issue and a summary; VERBOSE=1 prints a line per test and argument.
+VERBOSE ?=
+TEST_OUTPUT = $(if $(VERBOSE),,--quiet)
 test: bootstrap
 	$(SWIFT) build --build-tests
 	SWIFT=$(SWIFT) scripts/docs
-	STRATA_PLUGIN_TEST=1 $(SWIFT) test --skip-build
+	STRATA_PLUGIN_TEST=1 $(SWIFT) test --skip-build --disable-xctest $(TEST_OUTPUT)
 
 ## The runtime's DocC catalog, warnings as errors (.build/docs/Strata.doccarchive).
 docs: bootstrap

@@ -80,6 +80,22 @@ let package = Package(
         .executableTarget(
             name: "StrataMainThreadProbe", dependencies: ["Strata"], path: "Tests/MainThreadProbe",
             exclude: ["Models"], plugins: ["StrataPlugin"]),
+        // The Swift of the README and the DocC articles, compiled as users write it, warnings as
+        // errors (DocSnippetTests checks that every ```swift block of the docs is here, line
+        // for line): the article "Your first app", a program on its own model that the tests
+        // run; the README's tour and the articles' snippets, on the package's Models/ (the
+        // README's store code at top level, in main.swift); the sync quick start.
+        .executableTarget(
+            name: "StrataFirstApp", dependencies: ["Strata"], path: "Tests/DocSnippets/FirstApp",
+            exclude: ["Models"], swiftSettings: [.unsafeFlags(["-warnings-as-errors"])], plugins: ["StrataPlugin"]),
+        .executableTarget(
+            name: "StrataDocSnippets", dependencies: ["Strata"], path: "Tests/DocSnippets/Articles",
+            swiftSettings: [.unsafeFlags(["-warnings-as-errors"])], plugins: ["StrataPlugin"]),
+        .executableTarget(
+            name: "StrataSyncQuickStart",
+            dependencies: ["StrataSync", .product(name: "PostgresNIO", package: "postgres-nio")],
+            path: "Tests/DocSnippets/SyncQuickStart",
+            swiftSettings: [.unsafeFlags(["-warnings-as-errors"])], plugins: ["StrataPlugin"]),
         // The demo's scenario, interactive shell and renderer, generated model included.
         .target(name: "StrataDemoKit", dependencies: ["Strata"], plugins: ["StrataPlugin"]),
 

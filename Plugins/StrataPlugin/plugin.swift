@@ -5,9 +5,11 @@ import PackagePlugin
 ///
 /// The model is every `*.yaml`/`*.yml` file of the target's own `Models/` folder when it has
 /// one, else of `Models/` at the package root. The plugin runs `strata generate` with every
-/// model file and the tool itself as inputs and every generated file as an output, so the
-/// build system reruns it only when one of them changes, and the tool rewrites a file only
-/// when its bytes change.
+/// model file, the models folder and the tool itself as inputs and every generated file as an
+/// output, so the build system reruns it only when one of them changes, and the tool rewrites
+/// a file only when its bytes change. SwiftPM keeps the list of files until `Package.swift`
+/// changes; a file added to or removed from the folder since reruns the command (the folder
+/// is an input), and the tool then fails, saying to change `Package.swift`.
 ///
 /// Output names follow `OutputNaming`, the generator's own file, which this plugin compiles
 /// from `PluginsShared/`: `<stem>.yaml`/`<stem>.yml` → `<stem>.strata.swift`, plus
@@ -29,9 +31,12 @@ struct StrataPlugin: BuildToolPlugin {
             .buildCommand(
                 displayName: "Generating Strata model code for \(target.name) from \(files.count) model file(s)",
                 executable: tool.url,
-                arguments: ["generate", "--output", outputDirectory.path, "--model-name", Self.modelName]
+                arguments: ["generate", "--output", outputDirectory.path, "--model-name", Self.modelName,
+                            "--models-folder", modelsFolder.path]
                     + files.map(\.path),
-                inputFiles: files + [tool.url],
+                // The folder too: a file added or removed there reruns the command, which then
+                // says that SwiftPM's cached plan missed it (see `strata generate --models-folder`).
+                inputFiles: files + [modelsFolder, tool.url],
                 outputFiles: outputNames.map { outputDirectory.appendingPathComponent($0) }
             )
         ]

@@ -15,7 +15,7 @@ import StrataSQL
 /// let server = PostgresSyncServer(
 ///     configuration: .init(host: "db.example.com", username: "strata_sync", password: secret,
 ///                          database: "notes", tls: .require(try .init(configuration: .makeClientConfiguration()))),
-///     schema: NotesModel.schema)
+///     schema: StrataModel.schema)
 /// let sync = try StoreSync(store: store, server: server)
 /// ```
 ///
@@ -132,10 +132,13 @@ public actor PostgresSyncServer: SyncServer {
     func withDeadline<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) async throws -> T {
         let timeout = requestTimeout
         let once = ResumeOnce<T>()
+        let configuration = configuration  // (errors are said in words: SyncConnectionError)
         return try await withCheckedThrowingContinuation { continuation in
             once.set(continuation)
             let work = Task {
-                do { once.resume(.success(try await operation())) } catch { once.resume(.failure(error)) }
+                do { once.resume(.success(try await operation())) } catch {
+                    once.resume(.failure(SyncConnectionError.translating(error, configuration: configuration)))
+                }
             }
             once.timer = Task {
                 try await Task.sleep(for: timeout)

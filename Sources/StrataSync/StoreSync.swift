@@ -54,27 +54,13 @@ public struct SyncOptions: Sendable {
     }
 }
 
-/// What one ``StoreSync/sync()`` did.
-public struct SyncReport: Hashable, Sendable {
-    /// Changes pushed and acknowledged (refused ones included).
-    public var pushed = 0
-    /// Changes the server refused (each recorded as a ``SyncConflict``).
-    public var refused = 0
-    /// Changes pulled from the server.
-    public var pulled = 0
-    /// Conflicts recorded while pulling.
-    public var conflicts = 0
-
-    public init() {}
-}
-
 /// Keeps a store in sync with a server of record: pushes what this device changed, pulls
 /// what other devices and services changed, and applies it in one local transaction per
 /// pull, so that live results receive it as ordinary batches.
 ///
 /// ```swift
-/// let store = try Store(schema: NotesModel.schema, path: path)
-/// let server = try PostgresSyncServer(configuration: config, schema: NotesModel.schema)
+/// let store = try Store(schema: StrataModel.schema, path: path)
+/// let server = try PostgresSyncServer(configuration: config, schema: StrataModel.schema)
 /// let sync = try StoreSync(store: store, server: server)
 /// await sync.start()            // push on every local commit, pull on every server change
 /// ```
@@ -128,8 +114,8 @@ public actor StoreSync {
     public func sync() async throws -> SyncReport {
         var report = try await push()
         let pulled = try await pull()
-        report.pulled = pulled.pulled
-        report.conflicts = pulled.conflicts
+        report.pulledChanges = pulled.pulledChanges
+        report.conflictsWhilePulling = pulled.conflictsWhilePulling
         lastError = nil
         return report
     }
@@ -219,7 +205,17 @@ public actor StoreSync {
         return min(range.upperBound, max(range.lowerBound, doubled * jitter))
     }
 
-    /// The conflicts recorded after `sequence` (0: all), oldest first.
+    /// The conflicts recorded after `sequence`, oldest first: all of them from 0 (the
+    /// default); then pass the ``SyncConflict/sequence`` of the last one you handled (and
+    /// keep it), to read only those recorded since.
+    ///
+    /// ```swift
+    /// var seen: Int64 = 0                              // persisted by the app
+    /// for conflict in try sync.conflicts(since: seen) {
+    ///     print(conflict.kind, conflict.table, conflict.reason)
+    ///     seen = conflict.sequence
+    /// }
+    /// ```
     public nonisolated func conflicts(since sequence: Int64 = 0) throws -> [SyncConflict] {
         try store.read { db in try SyncConflict.fetch(since: sequence, db) }
     }
@@ -277,8 +273,8 @@ public actor StoreSync {
             }
             for refusal in result.refused { logger.debug("refused \(refusal.change.table) \(refusal.change.id?.uuidString ?? "-"): \(refusal.reason)") }
             try await acknowledge(push, result)
-            report.pushed += push.changes.count
-            report.refused += result.refused.count
+            report.pushedChanges += push.changes.count
+            report.changesRefusedByServer += result.refused.count
         }
         return report
     }
@@ -474,11 +470,11 @@ public actor StoreSync {
                 }
                 if try applier.apply(result, prepared: prepared, assumingNew: assumingNew, db) { rescan = true }
                 cursor = result.cursor
-                report.pulled += count
+                report.pulledChanges += count
             }
             if rescan { try LocalSyncState.set("rescan", "1", db) }
             try LocalSyncState.set("cursor", String(cursor), db)
-            report.conflicts = try LocalSyncState.conflictCount(after: before, db)
+            report.conflictsWhilePulling = try LocalSyncState.conflictCount(after: before, db)
             return report
         }
     }

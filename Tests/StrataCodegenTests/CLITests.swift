@@ -36,6 +36,46 @@ import Testing
         #expect(run.stderr.split(separator: "\n").contains { $0 == message }, "\(arguments): stderr was\n\(run.stderr)")
     }
 
+    @Test func validateSaysWhatAValidModelHolds() throws {
+        let directory = try ScratchDirectory.make()
+        let models = directory.appendingPathComponent("Models")
+        try FileManager.default.createDirectory(at: models, withIntermediateDirectories: true)
+        try "enums:\n  Color: [red, blue]\nentities:\n  Tag:\n    attributes: { name: String, color: Color }\n    fetches: { all: { sort: [name] } }\n".write(
+            to: models.appendingPathComponent("Tags.yaml"), atomically: true, encoding: .utf8)
+        try "entities:\n  Label:\n    attributes: { text: String }\n".write(
+            to: models.appendingPathComponent("Labels.yaml"), atomically: true, encoding: .utf8)
+        let run = try Self.strata(["validate", "Models"], in: directory)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout == "2 model files, 2 entities, 1 enum, 1 fetch: valid (no errors, no warnings)\n")
+        #expect(run.stderr.isEmpty, "\(run.stderr)")
+    }
+
+    /// What the build plugin meets when a model file is added after SwiftPM planned the
+    /// build: the folder holds a file the command was not given.
+    @Test func generateSaysWhenTheModelsFolderChangedAfterThePlan() throws {
+        let directory = try ScratchDirectory.make()
+        let models = directory.appendingPathComponent("Models")
+        try FileManager.default.createDirectory(at: models, withIntermediateDirectories: true)
+        try "entities:\n  Tag:\n    attributes: { name: String }\n".write(
+            to: models.appendingPathComponent("Tags.yaml"), atomically: true, encoding: .utf8)
+        let planned = try Self.strata(["generate", "--output", "Out", "--models-folder", "Models", "Models/Tags.yaml"], in: directory)
+        #expect(planned.status == 0, "\(planned.stderr)")
+        try "entities:\n  Cookbook:\n    attributes: { title: String }\n".write(
+            to: models.appendingPathComponent("Cookbook.yaml"), atomically: true, encoding: .utf8)
+        let added = try Self.strata(["generate", "--output", "Out", "--models-folder", "Models", "Models/Tags.yaml"], in: directory)
+        #expect(added.status == 1)
+        #expect(added.stderr.hasPrefix("error: 'Cookbook.yaml' was added in 'Models' after SwiftPM planned this build"), "\(added.stderr)")
+        #expect(added.stderr.contains("change Package.swift (a comment will do) and build again"), "\(added.stderr)")
+        try FileManager.default.removeItem(at: models.appendingPathComponent("Tags.yaml"))
+        let removed = try Self.strata(
+            ["generate", "--output", "Out", "--models-folder", "Models", "Models/Tags.yaml", "Models/Cookbook.yaml"], in: directory)
+        #expect(removed.status == 1)
+        #expect(removed.stderr.hasPrefix("error: 'Tags.yaml' was removed in 'Models'"), "\(removed.stderr)")
+        // Without the option (a user's own call), the files given are the model.
+        let chosen = try Self.strata(["generate", "--output", "Out", "Models/Cookbook.yaml"], in: directory)
+        #expect(chosen.status == 0, "\(chosen.stderr)")
+    }
+
     @Test func modelErrorsAreCompilerStyleWithNonZeroExit() throws {
         let directory = try ScratchDirectory.make()
         try "entities:\n  Note:\n    attributes: { title: Strnig }\n".write(

@@ -156,9 +156,15 @@ struct PluginIntegrationTests {
         // SwiftPM runs the plugin again. SwiftPM caches the plugin's commands and re-runs the
         // plugin when the package or the target's own files change, not when a file appears
         // in the package-level Models folder, hence the touched manifest (see the README).
+        // Without it, the build fails with the generator's word for it (the folder is an input
+        // of the command), not with the compiler's "cannot find 'Bin' in scope".
         let models = consumer.appendingPathComponent("Models")
         let extra = models.appendingPathComponent("Extra.yaml")
         try "entities:\n  Bin:\n    attributes: { size: String }\n".write(to: extra, atomically: true, encoding: .utf8)
+        let unplanned = try Self.swift(["build"], in: consumer)
+        #expect(unplanned.status != 0)
+        #expect(unplanned.output.contains("error: 'Extra.yaml' was added in"), "\(unplanned.output)")
+        #expect(unplanned.output.contains("change Package.swift (a comment will do) and build again"), "\(unplanned.output)")
         let manifestURL = consumer.appendingPathComponent("Package.swift")
         try (String(contentsOf: manifestURL, encoding: .utf8) + "// Extra.yaml added\n").write(
             to: manifestURL, atomically: true, encoding: .utf8)

@@ -64,8 +64,8 @@ struct SyncBatchTests {
             }
         }
         let report = try await a.sync.push()
-        #expect(report.pushed == titles.count)
-        #expect(report.refused == 1)
+        #expect(report.pushedChanges == titles.count)
+        #expect(report.changesRefusedByServer == 1)
         #expect(try a.sync.conflicts().map(\.object) == [doomedID])
         try await settle([a, b])
         try await expectConverged([a, b], test)
@@ -85,8 +85,8 @@ struct SyncBatchTests {
             for name in ["One", "Two", "Three"] { _ = try db.insert(Board(name: name)) }
         }
         let report = try await a.sync.push()
-        #expect(report.pushed == 3)
-        #expect(report.refused == 1)
+        #expect(report.pushedChanges == 3)
+        #expect(report.changesRefusedByServer == 1)
         try await settle([a, b])
         try await expectConverged([a, b], test)
         #expect(Set(try await a.store.fetchAll(Board.self).map(\.name)) == ["One", "Two", "Three"])
@@ -106,8 +106,8 @@ struct SyncBatchTests {
             INSERT INTO "Board" (id, name, position) VALUES (gen_random_uuid(), 'Taken', 99)
             """)
         let report = try await a.sync.pull()
-        #expect(report.pulled == 51)
-        #expect(report.conflicts == 1)
+        #expect(report.pulledChanges == 51)
+        #expect(report.conflictsWhilePulling == 1)
         #expect(try await a.store.fetchCount(Board.self) == 51)
         #expect(try a.sync.conflicts().map(\.kind) == [.notAppliedHere])
     }

@@ -28,7 +28,7 @@ struct SyncConflictTests {
         }
         try await a.sync.sync()
         let report = try await b.sync.sync()  // B's update reaches a server without the card
-        #expect(report.refused == 1)
+        #expect(report.changesRefusedByServer == 1)
         try await settle([a, b])
         #expect(try await b.store.fetchCount(Card.self) == 0)
         let conflicts = try b.sync.conflicts()
@@ -126,7 +126,7 @@ struct SyncConflictTests {
             _ = try db.insert(Board(name: "Archive", position: 2))
         }
         let report = try await a.sync.sync()
-        #expect(report.refused == 0)
+        #expect(report.changesRefusedByServer == 0)
         #expect(try a.sync.conflicts().isEmpty)
         try await settle([a, b])
         try await expectConverged([a, b], test)
@@ -142,7 +142,7 @@ struct SyncConflictTests {
         try await b.store.write { db in _ = try db.insert(Board(name: "Inbox", position: 2)) }
         try await a.sync.sync()
         let report = try await b.sync.sync()
-        #expect(report.refused == 1)
+        #expect(report.changesRefusedByServer == 1)
         try await settle([a, b])
         for device in [a, b] {
             #expect(try await device.store.fetchAll(Board.self).map(\.position) == [1])
@@ -169,7 +169,7 @@ struct SyncConflictTests {
             try db.execute(sql: "UPDATE Card SET title = ?", arguments: [String(repeating: "x", count: 80)])
         }
         let report = try await c.sync.sync()
-        #expect(report.refused == 1)
+        #expect(report.changesRefusedByServer == 1)
         try await c.sync.sync()
         #expect(try await c.store.read { db in try String.fetchOne(db, sql: "SELECT title FROM Card") } == "Card")
         #expect(try c.sync.conflicts().first?.reason.contains("23514") == true)  // check_violation

@@ -50,7 +50,7 @@ struct SyncConsistencyTests {
         })
         defer { observation.cancel() }
         let report = try await b.sync.pull()
-        #expect(report.pulled >= 80)
+        #expect(report.pulledChanges >= 80)
         let states = seen.withLock { $0 }
         #expect(states == [Seen(sum: 100, fillers: 40)], "the store showed \(states)")
         #expect(try await b.store.read { db in try Int.fetchOne(db, sql: "SELECT points FROM Card WHERE title = 'left'") } == 20)

@@ -207,7 +207,7 @@ struct SyncRoleTests {
 
     /// The SQLSTATE of a PostgreSQL error.
     static func sqlState(of error: any Error) -> String? {
-        (error as? PSQLError)?.serverInfo?[.sqlState]
+        (error as? SyncConnectionError)?.sqlState ?? (error as? PSQLError)?.serverInfo?[.sqlState]
     }
 
     /// `GRANT <privileges> ON <objects> TO <role>`.

@@ -316,7 +316,7 @@ while let line = readLine() {
         case "sync":
             guard let sync = device.sync else { throw Failure("not open") }
             let report = try await sync.sync()
-            say("ok pushed=\(report.pushed) refused=\(report.refused) pulled=\(report.pulled)")
+            say("ok pushed=\(report.pushedChanges) refused=\(report.changesRefusedByServer) pulled=\(report.pulledChanges)")
         case "start":
             await device.sync?.start()
             say("ok")

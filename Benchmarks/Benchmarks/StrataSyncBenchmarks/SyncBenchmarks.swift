@@ -39,7 +39,7 @@ func registerInitialSync(objects: Int) {
         benchmark.stopMeasurement()
         let count = try device.objectCount()
         await device.close()
-        guard report.pulled == objects, count == objects, report.conflicts == 0 else {
+        guard report.pulledChanges == objects, count == objects, report.conflictsWhilePulling == 0 else {
             throw SyncBenchmarkError.unexpected("initial sync: \(report), \(count) objects in the store, \(objects) expected")
         }
     }
@@ -385,8 +385,8 @@ func registerThroughput(objects: Int, changes: Int) {
                 benchmark.startMeasurement()
                 let report = direction == .push ? try await sync.push() : try await sync.pull()
                 benchmark.stopMeasurement()
-                let moved = direction == .push ? report.pushed : report.pulled
-                guard moved == changes, report.refused == 0, report.conflicts == 0 else {
+                let moved = direction == .push ? report.pushedChanges : report.pulledChanges
+                guard moved == changes, report.changesRefusedByServer == 0, report.conflictsWhilePulling == 0 else {
                     throw SyncBenchmarkError.unexpected("\(direction.rawValue) \(kind.rawValue): \(report), \(changes) expected")
                 }
                 benchmark.measurement(rowChanges, moved)

@@ -10,7 +10,7 @@ import GRDB
 /// every notebook is a section, empty ones included, and the section carries the notebook).
 ///
 /// ```swift
-/// let store = try Store(schema: NotesModel.schema)
+/// let store = try Store(schema: StrataModel.schema)
 /// let controller = try ResultsController(store: store, request: Note.Fetches.byNotebook)
 /// print(controller.snapshot.sections.map { $0.value.object?.name })
 ///
@@ -186,7 +186,7 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
                         engine = try engine.loadingEagerly()
                     } catch {
                         let error = store.typedError(error)
-                        deliveryQueue.async { [self] in deliver(.failure(error)) }
+                        scheduleDelivery { [self] in deliver(.failure(error)) }
                         return
                     }
                 }
@@ -282,7 +282,7 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
             } catch {
                 needsRefetch = true
                 let error = store.typedError(error)
-                deliveryQueue.async { [self] in deliver(.failure(error)) }
+                scheduleDelivery { [self] in deliver(.failure(error)) }
             }
         }
     }
@@ -306,12 +306,12 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
         let version = publishedVersion
         if reload || _deliveryMode == .reloads {
             if !reload && old == new { return deliverUnchanged(new, version: version) }
-            deliveryQueue.async { [self] in deliver(.update(.reload(new)), version: version, touched: nil) }
+            scheduleDelivery { [self] in deliver(.update(.reload(new)), version: version, touched: nil) }
             return
         }
         guard let batch = BatchBuilder.batch(from: old, to: new, known: changes) else {
             // A refetch of batched results: values are not loaded to compare, so a reload.
-            deliveryQueue.async { [self] in deliver(.update(.reload(new))) }
+            scheduleDelivery { [self] in deliver(.update(.reload(new))) }
             return
         }
         #if DEBUG
@@ -319,7 +319,7 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
         #endif
         if batch.isEmpty { return deliverUnchanged(new, version: version) }
         let touched = batch.touchedSections(from: old, to: new)
-        deliveryQueue.async { [self] in deliver(.update(.batch(batch, new)), version: version, touched: touched) }
+        scheduleDelivery { [self] in deliver(.update(.batch(batch, new)), version: version, touched: touched) }
     }
 
     // MARK: - Delivery (on the delivery queue)
@@ -374,7 +374,7 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
     /// A commit that changed nothing the consumers see: nothing to deliver, unless a user
     /// edit waits for it (its own commit), which then resolves against `new`.
     private func deliverUnchanged(_ new: ResultsSnapshot<Item, Section>, version: Int) {
-        deliveryQueue.async { [self] in
+        scheduleDelivery { [self] in
             guard let edit = pendingEdit, version >= edit.version else { return }
             pendingEdit = nil
             deliverDifference(to: new, touched: edit.touched)
@@ -409,7 +409,7 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
             // A failed commit refetches on the next one, which then resolves the edit.
             guard publishedVersion == version, observation != nil, !needsRefetch else { return }
             let new = computed
-            deliveryQueue.async { [self] in
+            scheduleDelivery { [self] in
                 guard let edit = pendingEdit, edit.version == version + 1 else { return }
                 pendingEdit = nil
                 deliverDifference(to: new, touched: edit.touched)
@@ -439,11 +439,23 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
     ///     showError(error)   // then iterate controller.updates again to go on
     /// }
     /// ```
+    ///
+    /// To wait for the batch of one change, take the sequence first, then write, then leave
+    /// the loop at the batch. This works in a program's top-level code too, where Swift 6
+    /// refuses `try await iterator.next()` on an iterator kept in a top-level variable:
+    ///
+    /// ```swift
+    /// let updates = controller.updates             // a reload first, then a batch per commit
+    /// try store.insert(Note(title: "Milk", updatedAt: Date()))
+    /// for try await update in updates {
+    ///     if let batch = update.batch { print(batch); break }
+    /// }
+    /// ```
     public var updates: AsyncThrowingStream<ResultsUpdate<Item, Section>, any Error> {
         let (stream, continuation) = AsyncThrowingStream<ResultsUpdate<Item, Section>, any Error>.makeStream()
         let key = UUID()
         let finished = LockedValue(false)
-        deliveryQueue.async { [weak self] in
+        scheduleDelivery { [weak self] in
             guard let self else {
                 continuation.finish()
                 return
@@ -485,7 +497,7 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
                 case .failure(let error): coordinatee.fail(with: error)
                 }
             })
-        deliveryQueue.async { [self] in
+        scheduleDelivery { [self] in
             outlet.subscribe(subscriber)
             subscriber.receive(.update(.reload(snapshot)))
         }

@@ -205,17 +205,41 @@ public enum SectionID: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-/// What a section stands for.
-public enum SectionValue<Section: Hashable & Sendable>: Hashable, Sendable {
+/// What a section stands for: read ``key`` for a keyed section, ``object`` for an entity
+/// section.
+///
+/// ```swift
+/// for section in snapshot.sections {
+///     print(section.value, section.items.count)        // "starter 2", "Work 3", "orphans 1"
+///     if let course = section.value.key { … }          // keyed: sections: { key: course }
+///     if let notebook = section.value.object { … }     // entity: sections: { entity: notebook }
+/// }
+/// ```
+public enum SectionValue<Section: Hashable & Sendable>: Hashable, Sendable, CustomStringConvertible {
     /// A key value (keyed sections), a section object (entity sections), or ``NoSection``.
     case value(Section)
     /// The trailing section of items whose section relationship is nil (`orphans: true`).
     case orphans
 
-    /// The key value or section object; nil for the orphans section.
+    /// The section object of an entity section (the same value as ``key``); nil for the
+    /// orphans section.
     public var object: Section? {
         if case .value(let value) = self { return value }
         return nil
+    }
+
+    /// The key of a keyed section: the course of `sections: { key: course }`, the first
+    /// letter of `by: firstLetter` (the same value as ``object``, named for keyed sections).
+    /// Nil for the orphans section, which only entity sections have.
+    public var key: Section? { object }
+
+    /// The key or section object as it prints itself (`starter`, not `value(starter)`), or
+    /// `orphans`.
+    public var description: String {
+        switch self {
+        case .value(let value): String(describing: value)
+        case .orphans: "orphans"
+        }
     }
 }
 

@@ -4,7 +4,7 @@ import GRDB
 /// A SQLite store for the entities of one model.
 ///
 /// ```swift
-/// let store = try Store(schema: NotesModel.schema)          // the platform's data location
+/// let store = try Store(schema: StrataModel.schema)          // the platform's data location
 /// let note = try store.write { db in try db.insert(Note(title: "Milk", updatedAt: .now)) }
 /// let notes = try store.read { db in try db.fetchAll(Note.Fetches.all) }
 /// ```
@@ -148,7 +148,7 @@ public final class Store: Sendable {
     ///
     /// ```swift
     /// do {
-    ///     store = try Store(schema: NotesModel.schema, path: path)
+    ///     store = try Store(schema: StrataModel.schema, path: path)
     /// } catch let error as StoreOpenError {
     ///     print(error)   // "cannot open the store at …: the folder … does not exist; create it first, …"
     /// } catch let error as MigrationError {

@@ -49,6 +49,20 @@ struct FirstUseTests {
         #expect(letters.controller.snapshot.sections[index].items.map(\.title) == ["b"])
     }
 
+    @Test("a section's value prints as its key or object, and a keyed section's key is read as key")
+    func sectionValueReadsAndPrints() throws {
+        let harness = try Harness(Note.Fetches.byPriority) { db in
+            try db.note("a", priority: .high)
+            try db.note("b", priority: .low)
+        }
+        let sections = harness.controller.snapshot.sections
+        #expect(sections.map(\.value.key) == [.low, .high])
+        #expect(sections.map { "\($0.value)" } == ["low", "high"])
+        #expect(sections.map(\.value.key) == sections.map(\.value.object))
+        #expect("\(SectionValue<Priority>.orphans)" == "orphans")
+        #expect(SectionValue<Priority>.orphans.key == nil)
+    }
+
     @Test("a group row's identity is public and stays the same while its section does")
     func groupRowIdentity() throws {
         let harness = try Harness(Note.Fetches.all) { db in
@@ -105,6 +119,42 @@ struct FirstUseTests {
         let remedy = try Self.run(Self.probe, ["--own-queue"])
         #expect(remedy.reason == .exit && remedy.status == 0, "\(remedy.output.suffix(2_000))")
         #expect(remedy.output.contains("delivered [\"a\"]"), "\(remedy.output.suffix(2_000))")
+    }
+
+    @Test("a main thread blocked on a semaphore while deliveries wait for the main queue: said once, on standard error, with the remedy")
+    func mainThreadBlockedOnASemaphore() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: Self.probe), "build the probe first: swift build --build-tests")
+        let run = try Self.run(Self.probe, ["--semaphore", "4"], environment: ["STRATA_MAIN_QUEUE_WAIT_WARNING": "1"])
+        #expect(run.reason == .exit && run.status == 0, "\(run.output.suffix(2_000))")
+        #expect(run.output.contains("timed out"), "\(run.output.suffix(2_000))")
+        let warning = "Strata: a ResultsController delivery has waited 1 s for the main queue"
+        #expect(run.output.components(separatedBy: warning).count == 2, "said once: \(run.output.suffix(2_000))")
+        #expect(run.output.contains("blocked (waiting on a semaphore"))
+        #expect(run.output.contains("deliveryQueue: DispatchQueue(label: \"results\")"))
+        // Turned off, nothing is said.
+        let quiet = try Self.run(Self.probe, ["--semaphore", "3"], environment: ["STRATA_MAIN_QUEUE_WAIT_WARNING": "0"])
+        #expect(quiet.output == "timed out\n", "\(quiet.output.suffix(2_000))")
+    }
+
+    @Test("a delivery that waits less than the warning's wait: nothing is said; one that waits longer: said once")
+    func shortWaitsSayNothing() async throws {
+        let said = LockedValue<[String]>([])
+        let watch = MainQueueDeliveryWatch(seconds: 1) { message in said.withLock { $0.append(message) } }
+        for _ in 0..<3 {
+            let ticket = try #require(watch.scheduled(on: .main))
+            watch.delivered(ticket)
+        }
+        #expect(watch.scheduled(on: DispatchQueue(label: "results")) == nil, "other queues are not watched")
+        try await Task.sleep(for: .seconds(2))
+        #expect(said.withLock { $0 }.isEmpty)
+        // Deliveries that never run: said once, however many wait.
+        _ = watch.scheduled(on: .main)
+        _ = watch.scheduled(on: .main)
+        for _ in 0..<100 where said.withLock({ $0 }).isEmpty { try await Task.sleep(for: .milliseconds(100)) }
+        _ = watch.scheduled(on: .main)
+        try await Task.sleep(for: .seconds(2))
+        #expect(said.withLock { $0 }.count == 1)
+        #expect(said.withLock { $0 }.first?.hasPrefix("Strata: a ResultsController delivery has waited 1 s for the main queue") == true)
     }
 
     @Test("waitForDeliveries() inside a delivery (on the controller's delivery queue): stops with a message naming cause and remedy")

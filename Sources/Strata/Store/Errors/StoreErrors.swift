@@ -349,11 +349,11 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
 ///
 /// ```swift
 /// do {
-///     store = try Store(schema: NotesModel.schema, path: path)
+///     store = try Store(schema: StrataModel.schema, path: path)
 /// } catch let error as StoreOpenError where error.reason == .missingFolder {
 ///     try FileManager.default.createDirectory(
 ///         atPath: (error.path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-///     store = try Store(schema: NotesModel.schema, path: path)
+///     store = try Store(schema: StrataModel.schema, path: path)
 /// }
 /// ```
 ///
