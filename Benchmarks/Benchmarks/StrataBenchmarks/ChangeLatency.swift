@@ -31,6 +31,7 @@ final class LatencyProbe: @unchecked Sendable {
     private let lock = NSLock()
     private var committedAt: UInt64 = 0
     private var deliveredAt: UInt64 = 0
+    /// The last update: a batch, or nil for a reload (see ``reloadDidArrive()``).
     private var batch: ChangeBatch?
     private let arrived = DispatchSemaphore(value: 0)
     private var observation: CommitObservation?
@@ -54,6 +55,17 @@ final class LatencyProbe: @unchecked Sendable {
         arrived.signal()
     }
 
+    /// Called on the delivery queue with a reload that answered a commit (a batched
+    /// controller's refetch is delivered as a reload: values are not loaded to compare).
+    func reloadDidArrive() {
+        let time = now()
+        lock.withLock {
+            deliveredAt = time
+            batch = nil
+        }
+        arrived.signal()
+    }
+
     /// Waits up to `seconds` for a batch; false when none came.
     func waitForAnyBatch(seconds: Double) -> Bool {
         arrived.wait(timeout: .now() + seconds) == .success
@@ -61,8 +73,16 @@ final class LatencyProbe: @unchecked Sendable {
 
     /// Waits for the batch of the last commit: its commit→delivery latency, and the batch.
     func waitForBatch() -> (nanoseconds: UInt64, batch: ChangeBatch) {
-        guard arrived.wait(timeout: .now() + 120) == .success else { fatalError("no batch delivered within 120 s") }
-        return lock.withLock { (deliveredAt - committedAt, batch!) }
+        let (nanoseconds, batch) = waitForUpdate()
+        guard let batch else { fatalError("a reload was delivered where a batch was expected") }
+        return (nanoseconds, batch)
+    }
+
+    /// Waits for the update of the last commit: its commit→delivery latency, and the batch
+    /// (nil: a reload).
+    func waitForUpdate() -> (nanoseconds: UInt64, batch: ChangeBatch?) {
+        guard arrived.wait(timeout: .now() + 120) == .success else { fatalError("no update delivered within 120 s") }
+        return lock.withLock { (deliveredAt - committedAt, batch) }
     }
 }
 

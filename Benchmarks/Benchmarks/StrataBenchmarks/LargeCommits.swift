@@ -9,7 +9,10 @@ import Strata
 /// controller against the refetch + diff baseline in the same run.
 ///
 /// - *k changed rows*: one transaction gives k random notes a new random title, so that
-///   each moves inside its section; timed from the commit to the batch's delivery.
+///   each moves inside its section; timed from the commit to the batch's delivery (or the
+///   reload's: a batched controller's refetch is delivered as a reload), for an eager and a
+///   batched controller, beside a fresh controller's open on the same store (the two sides of
+///   the controller's choice between incremental work and a refetch: see `RefetchPolicy`).
 /// - *Large commits*: one transaction that deletes 10% of the notes, inserts as many new
 ///   ones into random notebooks and gives 2% new titles (1%) or notebooks (1%); and one
 ///   that gives 30% of the notes new titles, above the controller's refetch threshold.
@@ -23,21 +26,27 @@ final class LargeCommitsBenchmark {
     let probe: LatencyProbe
     let deliveries = DispatchQueue(label: "strata.benchmarks.large")
     let controller: ResultsController<Note, Notebook>?
-    let forwarder: BatchForwarder
+    let forwarder: CommitForwarder
     let baseline: RefetchBaseline?
+    /// Whether the controller loads in pages.
+    let isBatched: Bool
     var random = SplitMix64(seed: 99)
 
-    /// A store of `size` notes, and a live controller of `Note.Fetches.byNotebook` (or the
-    /// refetch + diff baseline instead).
-    init(size: Int, side: Side) throws {
+    /// A store of `size` notes, and a live controller of `Note.Fetches.byNotebook` (`loading`:
+    /// eager or batched, after reading its first page), or the refetch + diff baseline instead.
+    init(size: Int, side: Side, loading: ResultsLoading = .eager) throws {
         database = try NotesDatabase(noteCount: size, seed: 43)
         probe = LatencyProbe(store: database.store)
-        forwarder = BatchForwarder(probe: probe)
+        forwarder = CommitForwarder(probe: probe)
+        isBatched = if case .batched = loading { true } else { false }
         switch side {
         case .strata:
-            let controller = try ResultsController(store: database.store, request: Note.Fetches.byNotebook, deliveryQueue: deliveries)
+            let controller = try ResultsController(
+                store: database.store, request: Note.Fetches.byNotebook, loading: loading, deliveryQueue: deliveries)
             controller.coordinate(forwarder)
             controller.waitForDeliveries()
+            if isBatched { _ = controller.snapshot[ItemPath(section: 0, item: 0)] }  // a list showing its first rows
+            forwarder.armed = true
             self.controller = controller
             baseline = nil
         case .refetchDiff:
@@ -124,11 +133,16 @@ final class LargeCommitsBenchmark {
         }
     }
 
-    /// One commit, timed from the commit to its batch; the batch is checked.
+    /// One commit, timed from the commit to its batch (or reload); the batch is checked.
     func timeCommit(_ commit: Commit) throws -> UInt64 {
         let changed = try perform(commit)
-        let (nanoseconds, batch) = probe.waitForBatch()
-        try check(batch, changed: changed, commit: commit)
+        let (nanoseconds, batch) = probe.waitForUpdate()
+        if let batch {
+            try check(batch, changed: changed, commit: commit)
+        } else {
+            // A reload: only a batched controller's refetch delivers one.
+            guard controller != nil, isBatched else { throw BenchmarkError.unexpectedBatch("a reload from an eager controller") }
+        }
         return nanoseconds
     }
 
@@ -149,17 +163,37 @@ final class LargeCommitsBenchmark {
     }
 }
 
+/// Hands a controller's batches to the probe, and once armed (after the controller's first
+/// delivery) its reloads too.
+final class CommitForwarder: Coordinatable, @unchecked Sendable {
+    typealias Item = Note
+    typealias Section = Notebook
+    let probe: LatencyProbe
+    /// Set before the first commit; read on the delivery queue after.
+    var armed = false
+    init(probe: LatencyProbe) { self.probe = probe }
+    func apply(_ batch: ChangeBatch, snapshot: ResultsSnapshot<Note, Notebook>) { probe.batchDidArrive(batch) }
+    func reload(_ snapshot: ResultsSnapshot<Note, Notebook>) {
+        if armed { probe.reloadDidArrive() }
+    }
+}
+
 /// Commits of k changed rows, large commits, option toggles and `resume()`, at `size` notes.
 func registerLargeCommits(size: Int) {
     let metrics: [BenchmarkMetric] = [latency("commit to batch"), .mallocCountTotal]
-    func register(_ name: String, _ commit: @escaping (Int) -> LargeCommitsBenchmark.Commit, strataRuns: Runs, baselineRuns: Runs) {
-        for side in [Side.strata, .refetchDiff] {
+    /// `batched`: a third side, the commits on a batched controller.
+    func register(
+        _ name: String, _ commit: @escaping (Int) -> LargeCommitsBenchmark.Commit, strataRuns: Runs, baselineRuns: Runs,
+        batched: Bool = false
+    ) {
+        for (side, loading) in [(Side.strata, ResultsLoading.eager), (.refetchDiff, .eager)] + (batched ? [(.strata, BatchedLoadingBenchmark.loading)] : []) {
             let fixture = Fixture<LargeCommitsBenchmark>()
+            let isBatched = if case .batched = loading { true } else { false }
             Benchmark(
-                "\(name).\(side.rawValue)",
+                "\(name).\(isBatched ? "Batched" : side.rawValue)",
                 configuration: .with(
                     metrics, side == .strata ? strataRuns : baselineRuns,
-                    setup: { fixture.set(try LargeCommitsBenchmark(size: size, side: side)) },
+                    setup: { fixture.set(try LargeCommitsBenchmark(size: size, side: side, loading: loading)) },
                     teardown: {
                         try fixture.value.finish()
                         fixture.set(nil)
@@ -171,10 +205,38 @@ func registerLargeCommits(size: Int) {
             }
         }
     }
-    // k random notes retitled in one transaction (each moves inside its section).
-    for k in [10, 100, 1_000, 10_000, 25_000] {
+    // k random notes retitled in one transaction (each moves inside its section), up to all
+    // of them; eager and batched.
+    for k in [10, 100, 1_000, 10_000, 25_000, 50_000, 100_000] {
         let strataRuns = k <= 1_000 ? Runs(warmUp: 3, measured: 15) : k <= 10_000 ? Runs(warmUp: 2, measured: 9) : Runs(warmUp: 1, measured: 7)
-        register("KCommit.\(formatCount(k))", { _ in .retitle(k) }, strataRuns: strataRuns, baselineRuns: Runs(warmUp: 1, measured: 7))
+        register(
+            "KCommit.\(formatCount(k))", { rows in .retitle(min(k, rows)) }, strataRuns: strataRuns,
+            baselineRuns: Runs(warmUp: 1, measured: 7), batched: true)
+    }
+    // The other side of the choice: a fresh controller opened on the same store (init, and for
+    // a batched controller its first page read), in the same run as the commits.
+    for batched in [false, true] {
+        let fixture = Fixture<NotesDatabase>()
+        let deliveries = DispatchQueue(label: "strata.benchmarks.open")
+        Benchmark(
+            "KCommit.Open.\(batched ? "Batched" : "Eager")",
+            configuration: .with(
+                [.wallClock, .mallocCountTotal], Runs(warmUp: 2, measured: 9),
+                setup: { fixture.set(try NotesDatabase(noteCount: size, seed: 43)) },
+                teardown: {
+                    fixture.value.remove()
+                    fixture.set(nil)
+                })
+        ) { benchmark in
+            benchmark.startMeasurement()
+            let controller = try ResultsController(
+                store: fixture.value.store, request: Note.Fetches.byNotebook,
+                loading: batched ? BatchedLoadingBenchmark.loading : .eager, deliveryQueue: deliveries)
+            if batched { blackHole(controller.snapshot[ItemPath(section: 0, item: 0)]) }
+            benchmark.stopMeasurement()
+            guard controller.snapshot.rowCounts.reduce(0, +) == size else { throw BenchmarkError.resultsDiffer("controller rows") }
+            withExtendedLifetime(controller) {}
+        }
     }
     // 10% deleted, 10% inserted, 1% retitled, 1% to another notebook; 30% retitled.
     register("Fallback.LargeCommit", { _ in .issueShape }, strataRuns: Runs(warmUp: 1, measured: 7), baselineRuns: Runs(warmUp: 1, measured: 7))

@@ -122,6 +122,12 @@ func timing(_ figure: Figure?) -> String {
     return "\(milliseconds(figure.median)) (\(milliseconds(figure.milliseconds(90))))"
 }
 
+/// "median (min–max)".
+func spread(_ figure: Figure?) -> String {
+    guard let figure else { return "" }
+    return "\(milliseconds(figure.median)) (\(milliseconds(figure.milliseconds(0)))–\(milliseconds(figure.milliseconds(100))))"
+}
+
 func runs(_ figure: Figure?) -> String { figure.map { "\($0.runs)" } ?? "" }
 func mallocs(_ figure: Figure?) -> String { figure.map { number($0.percentile(50)) } ?? "" }
 
@@ -248,20 +254,58 @@ table(
     [false, true, true, true, false, true, true, false, true], rows)
 
 rows = []
-for k in [10, 100, 1_000, 10_000, 25_000] {
+let kCommits = [10, 100, 1_000, 10_000, 25_000, 50_000, 100_000]
+let kOpens = ["Eager", "Batched"].map { figure("KCommit.Open.\($0)", "wallClock") }
+for k in kCommits {
     let ours = figure("KCommit.\(countLabel(k)).Strata", "commit to batch (us)")
     let base = figure("KCommit.\(countLabel(k)).RefetchDiff", "commit to batch (us)")
-    guard ours != nil || base != nil else { continue }
+    let batched = figure("KCommit.\(countLabel(k)).Batched", "commit to batch (us)")
+    guard ours != nil || base != nil || batched != nil else { continue }
     let r = ours.flatMap { o in base.map { $0.median / o.median } }
-    rows.append([number(Double(k)), timing(ours), runs(ours), timing(base), runs(base), r.map(ratio) ?? ""])
-    if let r {
+    // Each loading's commit beside a fresh open of the same loading, in the same run.
+    let opens = [ours, batched].enumerated().map { side, commit in commit.flatMap { c in kOpens[side].map { $0.median / c.median } } }
+    rows.append([
+        number(Double(k)), spread(ours), runs(ours), opens[0].map(ratio) ?? "", spread(batched), runs(batched), opens[1].map(ratio) ?? "",
+        timing(base), runs(base), r.map(ratio) ?? "",
+    ])
+    if let r, k <= 25_000 {
         let needed = k <= 1_000 ? 2.0 : 1.0
         aim("\(number(Double(k))) retitled: ≥ \(ratio(needed)) the baseline", r >= needed, ratio(r))
     }
+    for (side, loading) in ["eager", "batched"].enumerated() {
+        guard let open = opens[side] else { continue }
+        let needed = k <= 10_000 ? 2.0 : 1.0
+        aim("\(number(Double(k))) retitled, \(loading): ≥ \(ratio(needed)) a fresh open", open >= needed, ratio(open))
+    }
 }
 table(
-    "Commits of k retitled notes at 100k, commit → batch delivered",
-    ["k", "Strata", "runs", "refetch + diff baseline", "runs", "baseline ÷ Strata"], [true, true, true, true, true, true], rows)
+    "Commits of k retitled notes at 100k, commit → batch (or reload) delivered, medians (min–max); a fresh open: "
+        + kOpens.enumerated().map { "\($0 == 0 ? "eager" : "batched") \(spread($1))" }.joined(separator: ", "),
+    ["k", "eager", "runs", "open ÷ commit", "batched", "runs", "open ÷ commit", "refetch + diff baseline", "runs", "baseline ÷ eager"],
+    [true, true, true, true, true, true, true, true, true, true], rows)
+
+// The calibration of `RefetchPolicy` (Sources/Strata/Results/Engine/ItemPayload.swift): what
+// one more changed row costs the incremental path (the slope between two commits well under
+// the break-even, applied incrementally: eager 1,000 and 25,000 rows, batched 10 and 100), and
+// what a commit of every row (always a refetch) costs per result row. The policy refetches
+// when changed rows × the first exceed result rows × the second.
+rows = []
+for (loading, small, large) in [("Strata", 1_000, 25_000), ("Batched", 10, 100)] {
+    guard let low = figure("KCommit.\(countLabel(small)).\(loading)", "commit to batch (us)"),
+        let high = figure("KCommit.\(countLabel(large)).\(loading)", "commit to batch (us)"),
+        let full = figure("KCommit.100k.\(loading)", "commit to batch (us)")
+    else { continue }
+    let perChanged = (high.median - low.median) / Double(large - small) * 1e6  // ns per changed row
+    let perResult = full.median * 1e6 / 100_000  // ns per result row
+    rows.append([
+        loading == "Strata" ? "eager" : "batched", "\(number(Double(small))) → \(number(Double(large)))",
+        String(format: "%.0f ns", perChanged), String(format: "%.0f ns", perResult), String(format: "%.1f%%", perResult / perChanged * 100),
+    ])
+}
+table(
+    "Calibration of `RefetchPolicy` (`RefetchPolicy.eagerCosts`, `.batchedCosts`; update them when these moved): a changed row's cost through the incremental path, a result row's through a refetch",
+    ["loading", "slope between (rows)", "a changed row, incremental", "a result row, refetch (every row changed)", "break-even: changed ÷ results"],
+    [false, true, true, true, true], rows)
 
 rows = []
 for (name, label) in [

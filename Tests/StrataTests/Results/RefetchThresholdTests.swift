@@ -4,8 +4,9 @@ import Testing
 @testable import Strata
 
 /// When a commit is answered by re-reading its rows, and when by a refetch (Decisions.md,
-/// "Incremental by default, refetch above a threshold"): above 60 % of the results for an
-/// eager controller, above 25 % for a batched one; at least 64 items either way.
+/// "Incremental or refetch: whichever costs less, as measured"), through a controller: above
+/// each loading's calibrated break-even share of the results (``RefetchPolicy/Costs``), and
+/// above 64 items either way. The decision alone is tested in `RefetchPolicyTests`.
 @Suite("Refetch threshold")
 struct RefetchThresholdTests {
     private static let count = 400
@@ -28,25 +29,29 @@ struct RefetchThresholdTests {
         return store
     }
 
-    @Test("an eager controller re-reads a commit of half its rows, and refetches one of 70 %")
+    @Test("an eager controller re-reads a commit under its break-even share, and refetches one over it")
     func eager() throws {
+        let breakEven = RefetchPolicy.eagerCosts.breakEven
+        try #require(breakEven > 0.25 && breakEven < 0.75, "the shares below assume a break-even between 25 % and 75 %")
         let directory = try TemporaryDirectory()
         let store = try makeStore(directory)
         let trace = store.traceStatements()
         let h = try Harness(store: store, Note.Fetches.all)
         let reads = try ItemReads(lastFullFetchIn: trace.statements)
         trace.removeAll()
-        try retitle(store, share: 0.5, round: 1)
+        try retitle(store, share: breakEven - 0.1, round: 1)
         h.controller.waitForDeliveries()
-        #expect(reads.fullFetches(in: trace.statements) == 0, "half the rows: re-read, not refetched")
-        try retitle(store, share: 0.7, round: 2)
+        #expect(reads.fullFetches(in: trace.statements) == 0, "under the break-even: re-read, not refetched")
+        try retitle(store, share: breakEven + 0.1, round: 2)
         h.controller.waitForDeliveries()
-        #expect(reads.fullFetches(in: trace.statements) == 1, "70 % of the rows: refetched")
+        #expect(reads.fullFetches(in: trace.statements) == 1, "over the break-even: refetched")
         try h.check()
     }
 
-    @Test("a batched controller refetches (a reload) a commit of more than 25 % of its rows")
+    @Test("a batched controller refetches (a reload) a commit over its minimum and its break-even share")
     func batched() throws {
+        // 40 rows are under the minimum (64), 120 over it and over the break-even (under 1 %).
+        try #require(RefetchPolicy.batchedCosts.breakEven < 0.3)
         let directory = try TemporaryDirectory()
         let store = try makeStore(directory)
         let recorder = Recorder<Note, NoSection>()
@@ -56,16 +61,16 @@ struct RefetchThresholdTests {
         controller.coordinate(recorder)
         controller.waitForDeliveries()
         #expect(recorder.updates.count == 1)
-        try retitle(store, share: 0.2, round: 1)
+        try retitle(store, share: 0.1, round: 1)
         controller.waitForDeliveries()
         guard case .batch = recorder.updates.last else {
-            Issue.record("20 % of the rows: expected a batch, got \(String(describing: recorder.updates.last))")
+            Issue.record("40 rows: expected a batch, got \(String(describing: recorder.updates.last))")
             return
         }
         try retitle(store, share: 0.3, round: 2)
         controller.waitForDeliveries()
         guard case .reload = recorder.updates.last else {
-            Issue.record("30 % of the rows: expected a reload, got a batch")
+            Issue.record("120 rows: expected a reload, got a batch")
             return
         }
         let fresh = try ResultsController(store: store, request: Note.Fetches.all)

@@ -263,8 +263,9 @@ struct BatchedLoading<Item: StrataEntity>: ItemLoading {
     }
 
     /// A compact index has no bulk path: it places each changed row by binary searches that
-    /// read keys from the database, so it refetches above a smaller share, also for the
-    /// rows the commit wrote itself (their values are kept for older snapshots).
+    /// read keys from the database, and a refetch reads ids and keys only, so it decides with
+    /// costs of its own (``RefetchPolicy/batched``), also for the rows the commit wrote itself
+    /// (their values are kept for older snapshots).
     static func refetches(_ tracked: ResultsQueryPlan.TrackedChanges, of count: Int, policy: RefetchPolicy) -> Bool {
         policy.refetches(affected: tracked.rowCount, of: count, batched: true)
             || policy.refetches(affected: tracked.own.count, of: count, batched: true)

@@ -61,11 +61,51 @@ struct ItemPayload<Item: StrataEntity> {
     }
 }
 
-/// When a commit is answered by a refetch rather than by re-reading its rows.
+/// When a commit is answered by a refetch rather than by re-reading its rows: whichever of
+/// the two is measured to cost less.
+///
+/// A commit applied incrementally costs about ``Costs/changedRow`` per row it affects
+/// (re-read by id, then placed); a refetch costs about ``Costs/resultRow`` per row of the
+/// results (read, sorted, and for eager loading the identity difference of the whole
+/// snapshot), whatever the commit. A commit refetches when its rows cost more than the
+/// results would, `affected × changedRow > results × resultRow`, and it affects more than
+/// ``minimum`` items.
+///
+/// The costs are calibrated by the benchmarks (Benchmarks/README.md, "Calibrating the
+/// refetch policy"): `StrataAims` prints both from the `KCommit` benchmarks of each loading
+/// (100,000 notes in 50 sections): a changed row's cost is the slope between two commits
+/// well under the break-even (eager: 1,000 and 25,000 rows; batched: 10 and 100), a result
+/// row's is a commit of every row (always a refetch) divided by the results. Only their
+/// ratio matters, the break-even share. Re-calibrate whenever either path changes (the
+/// engine's commit path, the fetch, the identity difference).
 struct RefetchPolicy: Hashable, Sendable {
-    /// A commit that affects more than `max(minimum, ratio × results)` items refetches.
+    /// What each path costs per row, in nanoseconds on the machine that calibrated them (the
+    /// means of the runs calibrated).
+    struct Costs: Hashable, Sendable {
+        /// A row the commit affects, applied incrementally.
+        var changedRow: Double
+        /// A row of the results, refetched.
+        var resultRow: Double
+
+        /// The share of the results above which a commit refetches.
+        var breakEven: Double { resultRow / changedRow }
+    }
+
+    /// Eager loading (calibrated 2026-11-28, Benchmarks/README.md): a changed row is re-read
+    /// with its value, then placed in bulk in passes over the touched sections; a refetch
+    /// reads every value and ends with the identity difference of the two snapshots. The
+    /// break-even is about 37 % of the results (the mean of two runs: 26 % and 49 %).
+    static let eagerCosts = Costs(changedRow: 17_200, resultRow: 6_350)
+    /// Batched loading (calibrated 2026-11-28, Benchmarks/README.md): a changed row is placed
+    /// by binary searches that read keys from the database (about log₂ n point reads); a
+    /// refetch reads ids and keys only, and is delivered as a reload (no difference). The
+    /// break-even is under 1 % of the results (two runs: 0.8 % and 1.0 %).
+    static let batchedCosts = Costs(changedRow: 152_700, resultRow: 1_310)
+
+    /// A commit that affects at most this many items never refetches for its size.
     var minimum: Int
-    var ratio: Double
+    var eager: Costs
+    var batched: Costs
     /// A commit that changes at most `max(patchLimit, patchLimitPerSection × sections)` rows
     /// patches the snapshot's rows in place, one removal and one insertion per row; above,
     /// the changed sections are derived again. A patch moves on average half a section per
@@ -78,11 +118,12 @@ struct RefetchPolicy: Hashable, Sendable {
     var parallelMergeMinimum: Int
 
     init(
-        minimum: Int = 64, ratio: Double = 0.6, patchLimit: Int = 64, patchLimitPerSection: Int = 32,
-        parallelMergeMinimum: Int = 20_000
+        minimum: Int = 64, eager: Costs = Self.eagerCosts, batched: Costs = Self.batchedCosts, patchLimit: Int = 64,
+        patchLimitPerSection: Int = 32, parallelMergeMinimum: Int = 20_000
     ) {
         self.minimum = minimum
-        self.ratio = ratio
+        self.eager = eager
+        self.batched = batched
         self.patchLimit = patchLimit
         self.patchLimitPerSection = patchLimitPerSection
         self.parallelMergeMinimum = parallelMergeMinimum
@@ -96,20 +137,15 @@ struct RefetchPolicy: Hashable, Sendable {
 
     /// Every commit refetches (tests).
     static var always: RefetchPolicy {
-        var policy = RefetchPolicy(minimum: 0, ratio: 0)
-        policy.batchedRatio = 0
-        return policy
+        RefetchPolicy(minimum: 0, eager: Costs(changedRow: 1, resultRow: 0), batched: Costs(changedRow: 1, resultRow: 0))
     }
     /// No commit refetches for its size (tests); other reasons still refetch.
     static var never: RefetchPolicy { RefetchPolicy(minimum: .max) }
 
-    /// A batched (compact) index has no bulk path: it places each changed row by binary
-    /// searches that read keys from the database, so it refetches above this share instead.
-    var batchedRatio: Double = 0.25
-
     /// Whether `affected` items out of `count` are better answered by a refetch (`batched`:
-    /// for a compact index, see ``batchedRatio``).
+    /// for a compact index, whose costs are ``batched``).
     func refetches(affected: Int, of count: Int, batched: Bool = false) -> Bool {
-        affected > max(minimum, Int(Double(count) * min(ratio, batched ? batchedRatio : ratio)))
+        let costs = batched ? self.batched : eager
+        return affected > minimum && Double(affected) * costs.changedRow > Double(count) * costs.resultRow
     }
 }

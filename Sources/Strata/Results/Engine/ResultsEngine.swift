@@ -65,8 +65,9 @@ final class ResultsEngine<Item, Section: Hashable & Sendable, Loading: ItemLoadi
     /// the commit cannot have changed the results.
     ///
     /// The commit is traced once (``ResultsQueryPlan/effect(of:_:fetcher:)``); a refetch is
-    /// then decided in one place — the commit cannot be traced, or it touches too many rows
-    /// for patching to pay (``RefetchPolicy``, per loading) — before anything is changed.
+    /// then decided in one place — the commit cannot be traced, or its rows cost more to
+    /// apply than a refetch of the results (``RefetchPolicy``, with each loading's measured
+    /// costs) — before anything is changed.
     @discardableResult
     func apply(_ changes: CommittedChanges, _ db: Database) throws -> Bool {
         defer { if !index.placeHints.isEmpty { index.placeHints.removeAll() } }
