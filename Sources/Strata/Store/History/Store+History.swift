@@ -49,7 +49,7 @@ extension Store {
     }
 
     /// ``changes(since:excludingAuthors:)`` as `db` sees the file: inside a transaction of
-    /// this store (the `db` of a ``read(_:)`` or ``write(_:)``), so that the rows' values read
+    /// this store (the `db` of a `read(_:)` or `write(_:)`), so that the rows' values read
     /// in the same transaction are exactly those the returned transactions left — no
     /// transaction committed in between is half seen (a sync engine reads what to push this
     /// way, inside the write that records the push).
