@@ -12,7 +12,7 @@ extension Store {
     }
 
     /// ``historyToken()`` as `db` sees the file: inside a transaction of this store (the
-    /// `db` of a ``read(_:)`` or ``write(_:)``), the token of the last transaction it sees.
+    /// `db` of a `read(_:)` or `write(_:)`), the token of the last transaction it sees.
     public func historyToken(_ db: Database) throws -> HistoryToken {
         try HistoryTable.lastToken(db)
     }
