@@ -123,6 +123,14 @@ enum LocalSyncState {
             arguments: [key, value])
     }
 
+    /// The server's log position pulled through (0 before the first pull).
+    static func cursor(_ db: Database) throws -> Int64 { Int64(try value("cursor", db) ?? "0") ?? 0 }
+
+    /// The history token whose changes are pushed (or in the push under way).
+    static func pushedToken(_ db: Database) throws -> HistoryToken {
+        HistoryToken(rawValue: Int64(try value("pushed", db) ?? "0") ?? 0)
+    }
+
     static func remove(_ key: String, _ db: Database) throws {
         try db.execute(sql: "DELETE FROM stratasync_state WHERE key = ?", arguments: [key])
     }

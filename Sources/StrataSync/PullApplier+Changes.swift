@@ -60,7 +60,6 @@ extension PullApplier {
         let marks = Array(repeating: "?", count: names.count + 1).joined(separator: ", ")
         try db.cachedStatement(sql: "INSERT INTO \(table) (\(columns)) VALUES (\(marks))")
             .execute(arguments: StatementArguments([rowid.databaseValue] + databaseValues))
-        try keepPositions(entity, rowid, server: values, written: values, pending: [], db)
     }
 
     /// A pulled object's to-ones whose destinations this store does not hold (refused here

@@ -222,13 +222,13 @@ public actor StoreSync {
 
     /// The server's log position this device has pulled through.
     public nonisolated func cursor() throws -> Int64 {
-        try store.read { db in Int64(try LocalSyncState.value("cursor", db) ?? "0") ?? 0 }
+        try store.read { db in try LocalSyncState.cursor(db) }
     }
 
     /// The history token whose changes have been pushed (or are in the push under way):
     /// the sync no longer needs the history before it (see ``Store/pruneHistory(through:)``).
     public nonisolated func pushedToken() throws -> HistoryToken {
-        try store.read { db in HistoryToken(rawValue: Int64(try LocalSyncState.value("pushed", db) ?? "0") ?? 0) }
+        try store.read { db in try LocalSyncState.pushedToken(db) }
     }
 
     /// The sync id of the object with local key `id` of `entity` (nil when it has none).
@@ -294,7 +294,7 @@ public actor StoreSync {
             // push: a local transaction committed meanwhile is in both or in neither, so that
             // it is never pushed in part (its rows' new values without the history naming its
             // other rows).
-            let pushedToken = HistoryToken(rawValue: Int64(try LocalSyncState.value("pushed", db) ?? "0") ?? 0)
+            let pushedToken = try LocalSyncState.pushedToken(db)
             var history: HistoryChanges?
             do {
                 history = try store.changes(since: pushedToken, excludingAuthors: [author], db)
@@ -438,7 +438,7 @@ public actor StoreSync {
         return try await store.write(author: options.author) { db -> SyncReport? in
             defer { handOver.close() }
             // Another pull of this store may have moved the cursor meanwhile.
-            guard Int64(try LocalSyncState.value("cursor", db) ?? "0") == from else { return nil }
+            guard try LocalSyncState.cursor(db) == from else { return nil }
             // A batch dirties pages all over the sync-id index (the ids are random): with
             // SQLite's default cache (2 MB) they were spilled to the WAL and read back again and
             // again within the transaction, about four page writes per object. The cache is
