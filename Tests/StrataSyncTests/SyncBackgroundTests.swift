@@ -20,7 +20,7 @@ struct SyncBackgroundTests {
         defer { cluster.destroy() }
         let database = try cluster.makeDatabase()
         let folder = try TemporaryDirectory()
-        let server = try PostgresSyncServer(configuration: cluster.configuration(database: database), schema: StrataModel.schema, requestTimeout: .seconds(5))
+        let server = try PostgresSyncServer(configuration: cluster.configuration(database: database), schema: StrataModel.schema)
         let options = SyncOptions(retryDelays: .milliseconds(50)...(.milliseconds(400)))
         let device = try Device(folder.path("a.sqlite"), server: server, options: options)
         defer { Task { await device.close() } }
