@@ -2,59 +2,70 @@ import Foundation
 import GRDB
 import Strata
 
-/// Reading and writing synced rows of the store file as wire text, keyed by sync ids.
+/// Reading and writing synced rows of the store file as wire text, keyed by sync ids (as
+/// text: the file keeps their 16 bytes, see ``LocalSyncState``).
 struct LocalRows {
     let tables: SyncedTables
 
+    /// What the file knows of an object: its local key, and whether the server has agreed on
+    /// it, or it is a tombstone.
+    struct Record {
+        var rowid: Int64
+        /// 0 new here, 1 agreed with the server, 2 a tombstone.
+        var state: Int
+        var isAgreed: Bool { state == 1 }
+        var isDeleted: Bool { state == 2 }
+    }
+
     /// The sync id of a live object.
     func uuid(_ table: String, _ rowid: Int64, _ db: Database) throws -> String? {
-        try String.fetchOne(
-            db.cachedStatement(sql: "SELECT uuid FROM stratasync_objects WHERE tbl = ? AND rowid_ = ? AND deleted = 0"),
-            arguments: [table, rowid])
+        try Data.fetchOne(
+            db.cachedStatement(sql: "SELECT uuid FROM stratasync_ids WHERE tbl = ? AND rowid_ = ? AND state < 2"),
+            arguments: [table, rowid]
+        ).map(LocalSyncState.text)
     }
 
-    /// The local key of a live object, and its base.
-    func object(_ uuid: String, _ db: Database) throws -> (rowid: Int64, base: [String: String?]?)? {
-        guard let row = try Row.fetchOne(
-            db.cachedStatement(sql: "SELECT rowid_, base FROM stratasync_objects WHERE uuid = ? AND deleted = 0"),
-            arguments: [uuid])
-        else { return nil }
-        return (row[0], LocalSyncState.decode(row[1]))
+    /// The local key of a live object, and whether the server agreed on it (false: new here).
+    func object(_ uuid: String, _ db: Database) throws -> (rowid: Int64, isAgreed: Bool)? {
+        guard let record = try record(uuid, db), !record.isDeleted else { return nil }
+        return (record.rowid, record.isAgreed)
     }
 
-    /// The local key of a live object (its base left unread).
+    /// The local key of a live object.
     func rowid(_ uuid: String, _ db: Database) throws -> Int64? {
-        try Int64.fetchOne(
-            db.cachedStatement(sql: "SELECT rowid_ FROM stratasync_objects WHERE uuid = ? AND deleted = 0"), arguments: [uuid])
+        guard let blob = LocalSyncState.blob(uuid) else { return nil }
+        return try Int64.fetchOne(
+            db.cachedStatement(sql: "SELECT rowid_ FROM stratasync_ids WHERE uuid = ? AND state < 2"), arguments: [blob])
     }
 
-    /// The sync id and base of the live object of `table` with local key `rowid`.
-    func object(_ table: String, _ rowid: Int64, _ db: Database) throws -> (uuid: String, base: [String: String?]?)? {
+    /// The sync id of the live object of `table` with local key `rowid`, and whether the
+    /// server agreed on it.
+    func object(_ table: String, _ rowid: Int64, _ db: Database) throws -> (uuid: String, isAgreed: Bool)? {
         guard let row = try Row.fetchOne(
-            db.cachedStatement(sql: "SELECT uuid, base FROM stratasync_objects WHERE tbl = ? AND rowid_ = ? AND deleted = 0"),
+            db.cachedStatement(sql: "SELECT uuid, state FROM stratasync_ids WHERE tbl = ? AND rowid_ = ? AND state < 2"),
             arguments: [table, rowid])
         else { return nil }
-        return (row[0], LocalSyncState.decode(row[1]))
+        return (LocalSyncState.text(row[0]), (row[1] as Int) == 1)
     }
 
     /// Whether the store has a sync id at all (false before an initial sync).
     func hasObjects(_ db: Database) throws -> Bool {
-        try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM stratasync_objects)") ?? false
+        try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM stratasync_ids)") ?? false
     }
 
     /// The sync id of the live object `rowid` of `table` (nil for none, or a tombstone).
     func liveSyncID(_ table: String, _ rowid: Int64, _ db: Database) throws -> UUID? {
-        try String.fetchOne(
-            db, sql: "SELECT uuid FROM stratasync_objects WHERE tbl = ? AND rowid_ = ? AND deleted = 0", arguments: [table, rowid]
-        ).flatMap(UUID.init(uuidString:))
+        try Data.fetchOne(
+            db, sql: "SELECT uuid FROM stratasync_ids WHERE tbl = ? AND rowid_ = ? AND state < 2", arguments: [table, rowid]
+        ).flatMap(LocalSyncState.uuid)
     }
 
     /// Every live object of `entity`, by sync id, with its values as wire text.
     func liveObjects(_ entity: SyncedTables.Entity, _ db: Database) throws -> [UUID: [String: String?]] {
-        let ids = try Row.fetchAll(db, sql: "SELECT rowid_, uuid FROM stratasync_objects WHERE tbl = ? AND deleted = 0", arguments: [entity.name])
+        let ids = try Row.fetchAll(db, sql: "SELECT rowid_, uuid FROM stratasync_ids WHERE tbl = ? AND state < 2", arguments: [entity.name])
         let values = try self.values(entity, ids.map { $0[0] }, db)
         var objects: [UUID: [String: String?]] = [:]
-        for id in ids { if let row = values[id[0]], let uuid = UUID(uuidString: id[1]) { objects[uuid] = row } }
+        for id in ids { if let row = values[id[0]], let uuid = LocalSyncState.uuid(id[1]) { objects[uuid] = row } }
         return objects
     }
 
@@ -62,19 +73,108 @@ struct LocalRows {
     func liveLinks(_ join: SyncedTables.Join, _ db: Database) throws -> Set<String> {
         let pairs = try Row.fetchAll(db, sql: """
             SELECT x.uuid, y.uuid FROM \(quoted(join.name)) j \
-            JOIN stratasync_objects x ON x.tbl = ? AND x.rowid_ = j.\(quoted(join.column)) AND x.deleted = 0 \
-            JOIN stratasync_objects y ON y.tbl = ? AND y.rowid_ = j.\(quoted(join.inverseColumn)) AND y.deleted = 0
+            JOIN stratasync_ids x ON x.tbl = ? AND x.rowid_ = j.\(quoted(join.column)) AND x.state < 2 \
+            JOIN stratasync_ids y ON y.tbl = ? AND y.rowid_ = j.\(quoted(join.inverseColumn)) AND y.state < 2
             """, arguments: [join.entity, join.destination])
-        return Set(pairs.map { "\($0[0] as String) \($0[1] as String)" })
+        return Set(pairs.map { "\(LocalSyncState.text($0[0])) \(LocalSyncState.text($0[1]))" })
     }
 
-    /// The local key and base of an object known here, and whether it is a tombstone.
-    func record(_ uuid: String, _ db: Database) throws -> (rowid: Int64, base: [String: String?]?, deleted: Bool)? {
-        guard let row = try Row.fetchOne(
-            db.cachedStatement(sql: "SELECT rowid_, base, deleted FROM stratasync_objects WHERE uuid = ?"), arguments: [uuid])
+    /// What the file knows of an object: live or a tombstone.
+    func record(_ uuid: String, _ db: Database) throws -> Record? {
+        guard let blob = LocalSyncState.blob(uuid), let row = try Row.fetchOne(
+            db.cachedStatement(sql: "SELECT rowid_, state FROM stratasync_ids WHERE uuid = ?"), arguments: [blob])
         else { return nil }
-        let deleted: Bool = row[2]
-        return (row[0], deleted ? nil : LocalSyncState.decode(row[1]), deleted)
+        return Record(rowid: row[0], state: row[1])
+    }
+
+    // MARK: - Bases
+
+    /// The agreed values of the columns of object `rowid` changed here since it last agreed
+    /// with the server (wire text); empty when none was.
+    func changedColumns(_ entity: SyncedTables.Entity, _ rowid: Int64, _ db: Database) throws -> [String: String?] {
+        var result: [String: String?] = [:]
+        let found = try Row.fetchAll(
+            db.cachedStatement(sql: "SELECT col, old FROM stratasync_base WHERE tbl = ? AND rowid_ = ?"), arguments: [entity.name, rowid])
+        for row in found {
+            let name: String = row[0]
+            guard let column = entity.column(named: name) else { continue }
+            result[name] = Self.text(ofAgreed: row[1], column)
+        }
+        return result
+    }
+
+    /// The base of an agreed object: its values as last agreed with the server, from its
+    /// values here (`current`) and the columns changed since.
+    func base(_ entity: SyncedTables.Entity, _ rowid: Int64, current: [String: String?], _ db: Database) throws -> [String: String?] {
+        var base = current
+        for (column, value) in try changedColumns(entity, rowid, db) { base[column] = value }
+        return base
+    }
+
+    /// Records that object `rowid` of `entity` and the server agree on `values` (wire text,
+    /// some or all columns): each column whose value here (`current`, read when nil) differs
+    /// keeps `values`' as its base; the others hold the agreed value. The object is agreed.
+    func agree(
+        _ entity: SyncedTables.Entity, _ rowid: Int64, on values: [String: String?], current: [String: String?]? = nil, _ db: Database
+    ) throws {
+        let now = try current ?? self.values(entity, [rowid], db)[rowid] ?? [:]
+        for (name, value) in values {
+            guard let column = entity.column(named: name) else { continue }
+            if now[name] == value {
+                try db.cachedStatement(sql: "DELETE FROM stratasync_base WHERE tbl = ? AND rowid_ = ? AND col = ?")
+                    .execute(arguments: [entity.name, rowid, name])
+            } else {
+                try db.cachedStatement(sql: "INSERT OR REPLACE INTO stratasync_base (tbl, rowid_, col, old) VALUES (?, ?, ?, ?)")
+                    .execute(arguments: [entity.name, rowid, name, Self.agreedValue(of: value, column)])
+            }
+        }
+        try db.cachedStatement(sql: "UPDATE stratasync_ids SET state = 1 WHERE tbl = ? AND rowid_ = ? AND state = 0")
+            .execute(arguments: [entity.name, rowid])
+    }
+
+    /// Records that a pull wrote the server's values `server` into object `rowid` of
+    /// `entity`, except the columns `keeping` (changed here and not pushed yet: they keep
+    /// this device's value, and the server's becomes their base). What the store's own rules
+    /// wrote meanwhile is taken as agreed, as the sync's own writes are never pushed.
+    func agreeAfterPull(
+        _ entity: SyncedTables.Entity, _ rowid: Int64, server: [String: String?], keeping: Set<String>, _ db: Database
+    ) throws {
+        for (name, value) in server {
+            guard let column = entity.column(named: name) else { continue }
+            if keeping.contains(name) {
+                try db.cachedStatement(sql: "INSERT OR REPLACE INTO stratasync_base (tbl, rowid_, col, old) VALUES (?, ?, ?, ?)")
+                    .execute(arguments: [entity.name, rowid, name, Self.agreedValue(of: value, column)])
+            } else {
+                try db.cachedStatement(sql: "DELETE FROM stratasync_base WHERE tbl = ? AND rowid_ = ? AND col = ?")
+                    .execute(arguments: [entity.name, rowid, name])
+            }
+        }
+        try db.cachedStatement(sql: "UPDATE stratasync_ids SET state = 1 WHERE tbl = ? AND rowid_ = ? AND state = 0")
+            .execute(arguments: [entity.name, rowid])
+    }
+
+    /// Replaces the changed columns of object `rowid` by `changed` (wire text: each column's
+    /// agreed value).
+    func writeBase(_ entity: SyncedTables.Entity, _ rowid: Int64, _ changed: [String: String?], _ db: Database) throws {
+        try db.cachedStatement(sql: "DELETE FROM stratasync_base WHERE tbl = ? AND rowid_ = ?").execute(arguments: [entity.name, rowid])
+        for (name, value) in changed {
+            guard let column = entity.column(named: name) else { continue }
+            try db.cachedStatement(sql: "INSERT INTO stratasync_base (tbl, rowid_, col, old) VALUES (?, ?, ?, ?)")
+                .execute(arguments: [entity.name, rowid, name, Self.agreedValue(of: value, column)])
+        }
+    }
+
+    /// A column's agreed value as `stratasync_base` keeps it: a reference's destination as its
+    /// sync id's bytes, any other value as the store keeps it.
+    static func agreedValue(of text: String?, _ column: SyncedTables.Column) -> DatabaseValue {
+        if case .reference = column.kind { return text.flatMap(LocalSyncState.blob)?.databaseValue ?? .null }
+        return SyncValue.databaseValue(of: text, as: column.valueType)
+    }
+
+    /// The wire text of an agreed value `stratasync_base` keeps.
+    static func text(ofAgreed value: DatabaseValue, _ column: SyncedTables.Column) -> String? {
+        if case .reference = column.kind { return Data.fromDatabaseValue(value).map(LocalSyncState.text) }
+        return SyncValue.text(of: value, as: column.valueType)
     }
 
     /// The values of `entity`'s rows `rowids` as wire text, references as sync ids.
@@ -146,11 +246,13 @@ struct LocalRows {
     }
 
     func isAgreedLink(_ join: SyncedTables.Join, _ a: String, _ b: String, _ db: Database) throws -> Bool {
-        try Bool.fetchOne(
+        guard let a = LocalSyncState.blob(a), let b = LocalSyncState.blob(b) else { return false }
+        return try Bool.fetchOne(
             db.cachedStatement(sql: "SELECT 1 FROM stratasync_links WHERE tbl = ? AND a = ? AND b = ?"), arguments: [join.name, a, b]) ?? false
     }
 
     func setAgreedLink(_ table: String, _ a: String, _ b: String, _ linked: Bool, _ db: Database) throws {
+        guard let a = LocalSyncState.blob(a), let b = LocalSyncState.blob(b) else { return }
         if linked {
             try db.cachedStatement(sql: "INSERT OR IGNORE INTO stratasync_links (tbl, a, b) VALUES (?, ?, ?)").execute(arguments: [table, a, b])
         } else {
@@ -158,19 +260,19 @@ struct LocalRows {
         }
     }
 
-    func setBase(_ uuid: String, _ base: [String: String?], _ db: Database) throws {
-        try db.cachedStatement(sql: "UPDATE stratasync_objects SET base = ? WHERE uuid = ?")
-            .execute(arguments: [LocalSyncState.encode(base), uuid])
-    }
-
-    /// Forgets an object entirely (its id, its tombstone, the links the server had with it).
+    /// Forgets an object entirely (its id, its base, its tombstone, the links the server had
+    /// with it).
     func forget(_ uuid: String, _ db: Database) throws {
-        try db.cachedStatement(sql: "DELETE FROM stratasync_objects WHERE uuid = ?").execute(arguments: [uuid])
-        try db.cachedStatement(sql: "DELETE FROM stratasync_links WHERE a = ? OR b = ?").execute(arguments: [uuid, uuid])
+        guard let blob = LocalSyncState.blob(uuid) else { return }
+        try db.cachedStatement(sql: """
+            DELETE FROM stratasync_base WHERE (tbl, rowid_) IN (SELECT tbl, rowid_ FROM stratasync_ids WHERE uuid = ? AND state < 2)
+            """).execute(arguments: [blob])
+        try db.cachedStatement(sql: "DELETE FROM stratasync_ids WHERE uuid = ?").execute(arguments: [blob])
+        try db.cachedStatement(sql: "DELETE FROM stratasync_links WHERE a = ? OR b = ?").execute(arguments: [blob, blob])
     }
 }
 
-/// Builds a push from the history and the objects' bases.
+/// Builds a push from the objects' sync states, their bases and the history (for links).
 struct PushBuilder {
     let tables: SyncedTables
     let options: SyncOptions
@@ -189,14 +291,14 @@ struct PushBuilder {
         for name in tables.dependencyOrder {
             guard let entity = tables.entity(named: name) else { continue }
             newCount += try Int.fetchOne(
-                db, sql: "SELECT COUNT(*) FROM stratasync_objects WHERE tbl = ? AND deleted = 0 AND base IS NULL", arguments: [name]) ?? 0
+                db, sql: "SELECT COUNT(*) FROM stratasync_ids WHERE state = 0 AND tbl = ?", arguments: [name]) ?? 0
             guard newObjects.count < limit else { continue }
             let found = try Row.fetchAll(
-                db, sql: "SELECT rowid_, uuid FROM stratasync_objects WHERE tbl = ? AND deleted = 0 AND base IS NULL ORDER BY rowid_ LIMIT ?",
+                db, sql: "SELECT rowid_, uuid FROM stratasync_ids WHERE state = 0 AND tbl = ? ORDER BY rowid_ LIMIT ?",
                 arguments: [name, limit - newObjects.count])
-            newObjects += found.map { (entity, $0[0], $0[1]) }
+            newObjects += found.map { (entity, $0[0], LocalSyncState.text($0[1])) }
         }
-        let tombstoneCount = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM stratasync_objects WHERE deleted = 1") ?? 0
+        let tombstoneCount = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM stratasync_ids WHERE state = 2") ?? 0
         let complete = newCount <= newObjects.count && newCount + tombstoneCount <= limit
 
         var values: [String: [String: String?]] = [:]  // uuid → values
@@ -222,9 +324,7 @@ struct PushBuilder {
                     for object in newObjects where included.contains(object.uuid) {
                         for (column, _) in object.entity.references {
                             guard let target = values[object.uuid]?[column] ?? nil, !included.contains(target) else { continue }
-                            let targetIsNew = try Bool.fetchOne(
-                                db.cachedStatement(sql: "SELECT 1 FROM stratasync_objects WHERE uuid = ? AND base IS NULL AND deleted = 0"),
-                                arguments: [target]) ?? false
+                            let targetIsNew = try rows.record(target, db)?.state == 0
                             if targetIsNew {
                                 included.remove(object.uuid)
                                 changed = true
@@ -261,43 +361,36 @@ struct PushBuilder {
         // Deletions, objects that refer to others first.
         var deletes: [SyncChange] = []
         for name in tables.dependencyOrder.reversed() {
-            let found = try String.fetchAll(
-                db, sql: "SELECT uuid FROM stratasync_objects WHERE tbl = ? AND deleted = 1 LIMIT ?",
+            let found = try Data.fetchAll(
+                db, sql: "SELECT uuid FROM stratasync_ids WHERE state = 2 AND tbl = ? LIMIT ?",
                 arguments: [name, max(0, limit - inserts.count - deletes.count)])
-            deletes += found.map { SyncChange(kind: .delete, table: name, id: UUID(uuidString: $0)) }
+            deletes += found.map { SyncChange(kind: .delete, table: name, id: LocalSyncState.uuid($0)) }
         }
         guard complete else {
             let changes = inserts + deferred + deletes
             return changes.isEmpty ? nil : (changes, false)
         }
 
-        // Updates: the rows the history names (every row after a pruned history), compared
-        // with their bases.
+        // Updates: the agreed objects with columns changed here (their bases), each column
+        // whose value differs from the agreed one. A column changed back goes from the bases.
         var updates: [SyncChange] = []
         var linkCandidates: [String: Set<[Int64]>] = [:]
         for entity in tables.entities {
-            var rowids: [Int64]
-            if let history {
-                var touched: Set<Int64> = []
-                for transaction in history.transactions {
-                    let changes = transaction.changes[entity.name]
-                    touched.formUnion(changes.updated)
-                    touched.formUnion(changes.inserted)
-                    if transaction.changes.invalidatedTables.contains(entity.name) {
-                        touched.formUnion(try Int64.fetchAll(db, sql: "SELECT rowid_ FROM stratasync_objects WHERE tbl = ? AND deleted = 0", arguments: [entity.name]))
-                    }
-                }
-                rowids = touched.sorted()
-            } else {
-                rowids = try Int64.fetchAll(db, sql: "SELECT rowid_ FROM stratasync_objects WHERE tbl = ? AND deleted = 0 AND base IS NOT NULL", arguments: [entity.name])
-            }
+            let rowids = try Int64.fetchAll(
+                db, sql: "SELECT DISTINCT rowid_ FROM stratasync_base WHERE tbl = ? ORDER BY rowid_", arguments: [entity.name])
             guard !rowids.isEmpty else { continue }
             let current = try rows.values(entity, rowids, db)
             for rowid in rowids {
-                guard let now = current[rowid], let (uuid, base) = try rows.object(entity.name, rowid, db), let base
-                else { continue }
+                guard let now = current[rowid], let (uuid, agreed) = try rows.object(entity.name, rowid, db), agreed else { continue }
                 var changed: [String: String?] = [:]
-                for (column, value) in now where base[column] != value { changed[column] = value }
+                for (column, value) in try rows.changedColumns(entity, rowid, db) {
+                    if let here = now[column], here != value {
+                        changed[column] = here
+                    } else {
+                        try db.cachedStatement(sql: "DELETE FROM stratasync_base WHERE tbl = ? AND rowid_ = ? AND col = ?")
+                            .execute(arguments: [entity.name, rowid, column])
+                    }
+                }
                 if !changed.isEmpty {
                     updates.append(SyncChange(kind: .update, table: entity.name, id: UUID(uuidString: uuid), values: changed))
                 }
@@ -320,8 +413,8 @@ struct PushBuilder {
                 for row in all { pairs.insert([row[0], row[1]]) }
                 let agreed = try Row.fetchAll(db, sql: """
                     SELECT x.rowid_, y.rowid_ FROM stratasync_links l \
-                    JOIN stratasync_objects x ON x.uuid = l.a AND x.deleted = 0 \
-                    JOIN stratasync_objects y ON y.uuid = l.b AND y.deleted = 0 WHERE l.tbl = ?
+                    JOIN stratasync_ids x ON x.uuid = l.a AND x.state < 2 \
+                    JOIN stratasync_ids y ON y.uuid = l.b AND y.state < 2 WHERE l.tbl = ?
                     """, arguments: [join.name])
                 for row in agreed { pairs.insert([row[0], row[1]]) }
             }

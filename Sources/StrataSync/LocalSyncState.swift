@@ -3,37 +3,51 @@ import GRDB
 import Strata
 
 /// The sync's state inside the store file, written in the same transactions as the data it
-/// describes, so that a device killed at any point restarts from a consistent state:
+/// describes, so that a device killed at any point restarts from a consistent state. Its
+/// format (2; see Docs/Decisions.md, "The base is sparse"):
 ///
-/// - `stratasync_objects`: each synced object's sync id (`uuid`) for its local key
-///   (`rowid_`), and `base`, its values as last agreed with the server (JSON; NULL for an
-///   object the server has not acknowledged yet). A deleted object stays as a tombstone
-///   (`deleted = 1`) until its deletion is pushed.
+/// - `stratasync_ids`: each synced object's sync id (`uuid`, 16 bytes) for its local key
+///   (`tbl`, `rowid_`), and its `state`: 0 new here (the server has not acknowledged it),
+///   1 agreed with the server, 2 a tombstone (deleted here; its deletion not pushed yet).
+/// - `stratasync_base`: the base of an agreed object, sparsely: for each column changed here
+///   since the object last agreed with the server, the value they agreed on (a reference's
+///   as its destination's sync id). A column without a row here holds the agreed value. A
+///   trigger per synced table writes these rows for every update, whichever program writes
+///   the file, except the sync's own writes of the server's state (made while
+///   `stratasync_applying` holds a row, inside the sync's transaction).
 /// - `stratasync_links`: the many-to-many links the server is known to have.
 /// - `stratasync_state`: the device id, the server id, the history token pushed through, the
-///   server's log position pulled through.
+///   server's log position pulled through, the format.
 /// - `stratasync_outbox`: the push under way, kept until the server acknowledges it, and sent
 ///   again, unchanged, after a crash or a lost answer.
 /// - `stratasync_conflicts`: what the sync could not keep (see ``SyncConflict``).
 ///
-/// Triggers stored in the file give every new row of a synced table its sync id and keep a
-/// tombstone of every deleted one, whichever program writes the file. They are named
-/// `stratasync_…` (a store's migrations leave them alone, but rebuilding a table drops
-/// them): the sync makes them again, and catches up on the rows written meanwhile, every
-/// time it starts.
+/// Triggers stored in the file give every new row of a synced table its sync id, record the
+/// agreed value of every column changed, and keep a tombstone of every deleted object,
+/// whichever program writes the file. They are named `stratasync_…` (a store's migrations
+/// leave them alone, but rebuilding a table drops them): the sync makes them again, and
+/// catches up on the rows written meanwhile, every time it starts. A store of the first
+/// format (text ids, a whole JSON base per object) is migrated in place the first time the
+/// sync starts on it.
 enum LocalSyncState {
-    static let objects = "stratasync_objects"
+    /// The format of the sync's state this version writes.
+    static let format = 2
 
     static let createSQL = [
         """
-        CREATE TABLE IF NOT EXISTS stratasync_objects (uuid TEXT NOT NULL PRIMARY KEY, tbl TEXT NOT NULL, \
-        rowid_ INTEGER NOT NULL, base TEXT, deleted INTEGER NOT NULL DEFAULT 0)
+        CREATE TABLE IF NOT EXISTS stratasync_ids (uuid BLOB NOT NULL PRIMARY KEY, tbl TEXT NOT NULL, \
+        rowid_ INTEGER NOT NULL, state INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID
         """,
-        "CREATE UNIQUE INDEX IF NOT EXISTS stratasync_objects_row ON stratasync_objects (tbl, rowid_) WHERE deleted = 0",
-        "CREATE INDEX IF NOT EXISTS stratasync_objects_pending ON stratasync_objects (tbl) WHERE base IS NULL OR deleted = 1",
+        "CREATE INDEX IF NOT EXISTS stratasync_ids_row ON stratasync_ids (tbl, rowid_)",
+        "CREATE INDEX IF NOT EXISTS stratasync_ids_pending ON stratasync_ids (state) WHERE state <> 1",
+        """
+        CREATE TABLE IF NOT EXISTS stratasync_base (tbl TEXT NOT NULL, rowid_ INTEGER NOT NULL, col TEXT NOT NULL, old, \
+        PRIMARY KEY (tbl, rowid_, col)) WITHOUT ROWID
+        """,
+        "CREATE TABLE IF NOT EXISTS stratasync_applying (one INTEGER)",
         "CREATE TABLE IF NOT EXISTS stratasync_state (key TEXT NOT NULL PRIMARY KEY, value TEXT NOT NULL)",
         // The links the server is known to have, by the sync ids of their two objects.
-        "CREATE TABLE IF NOT EXISTS stratasync_links (tbl TEXT NOT NULL, a TEXT NOT NULL, b TEXT NOT NULL, PRIMARY KEY (tbl, a, b))",
+        "CREATE TABLE IF NOT EXISTS stratasync_links (tbl TEXT NOT NULL, a BLOB NOT NULL, b BLOB NOT NULL, PRIMARY KEY (tbl, a, b)) WITHOUT ROWID",
         "CREATE TABLE IF NOT EXISTS stratasync_outbox (push TEXT NOT NULL PRIMARY KEY, body BLOB NOT NULL)",
         """
         CREATE TABLE IF NOT EXISTS stratasync_conflicts (seq INTEGER PRIMARY KEY, date REAL NOT NULL, tbl TEXT NOT NULL, \
@@ -41,35 +55,83 @@ enum LocalSyncState {
         """,
     ]
 
-    /// A random version-4 UUID, in SQL.
-    static let uuidSQL = """
-        (lower(hex(randomblob(4))) || '-' || lower(hex(randomblob(2))) || '-4' || substr(lower(hex(randomblob(2))), 2) \
-        || '-' || substr('89ab', 1 + (random() & 3), 1) || substr(lower(hex(randomblob(2))), 2) || '-' \
-        || lower(hex(randomblob(6))))
-        """
+    // MARK: - Sync ids
 
+    /// A sync id's 16 bytes, as the file keeps it; nil for text that is not a UUID.
+    static func blob(_ text: String) -> Data? {
+        guard let uuid = UUID(uuidString: text) else { return nil }
+        return blob(uuid)
+    }
+
+    static func blob(_ uuid: UUID) -> Data {
+        withUnsafeBytes(of: uuid.uuid) { Data($0) }
+    }
+
+    /// The wire text of a sync id the file keeps (lowercase, with dashes).
+    static func text(_ blob: Data) -> String {
+        guard blob.count == 16 else { return blob.map { String(format: "%02x", $0) }.joined() }
+        var bytes: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &bytes) { $0.copyBytes(from: blob) }
+        return SyncValue.text(of: UUID(uuid: bytes))
+    }
+
+    static func uuid(_ blob: Data) -> UUID? { UUID(uuidString: text(blob)) }
+
+    // MARK: - Triggers
+
+    static func insertTriggerName(_ entity: SyncedTables.Entity) -> String { "stratasync_insert_\(entity.name)" }
+    static func deleteTriggerName(_ entity: SyncedTables.Entity) -> String { "stratasync_delete_\(entity.name)" }
+    static func updateTriggerName(_ entity: SyncedTables.Entity) -> String { "stratasync_update_\(entity.name)" }
+
+    /// The triggers of `entity`'s table: its insert, delete and update triggers.
     static func triggers(for entity: SyncedTables.Entity) -> [String] {
         let table = quoted(entity.name), key = quoted(entity.primaryKey), name = literal(entity.name)
-        return [
+        // An agreed column's value, as `stratasync_base` keeps it: a reference's as the sync id
+        // of its destination (live, or a tombstone deleted in the same transaction).
+        func agreed(_ column: SyncedTables.Column) -> String {
+            if case .reference(let destination) = column.kind {
+                return """
+                    (SELECT uuid FROM stratasync_ids WHERE tbl = \(literal(destination)) AND rowid_ = OLD.\(quoted(column.name)) \
+                    ORDER BY state LIMIT 1)
+                    """
+            }
+            return "OLD.\(quoted(column.name))"
+        }
+        let records = entity.columns.map { column in
+            let c = quoted(column.name)
+            return """
+                INSERT OR IGNORE INTO stratasync_base (tbl, rowid_, col, old) SELECT \(name), OLD.\(key), \(literal(column.name)), \
+                \(agreed(column)) WHERE OLD.\(c) IS NOT NEW.\(c);
+                """
+        }
+        var statements = [
             // The row's sync id, unless it has one (every row a pull inserts has): the look-up is
             // the trigger's condition, not the `INSERT`'s, because an `INSERT … SELECT` that
             // reads its own table goes through a temporary table, which SQLite opened and closed
-            // for every row. Its text keeps `WHERE NOT EXISTS`, which the previous version looks
-            // for: a store opened by both does not have its trigger rewritten back and forth.
+            // for every row. A random 16 bytes: the server's `uuid` columns take any.
             """
             CREATE TRIGGER IF NOT EXISTS \(quoted(insertTriggerName(entity))) AFTER INSERT ON \(table) \
-            WHEN (SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM stratasync_objects WHERE tbl = \(name) AND rowid_ = NEW.\(key) AND deleted = 0)) \
-            BEGIN INSERT OR IGNORE INTO stratasync_objects (uuid, tbl, rowid_) VALUES (\(uuidSQL), \(name), NEW.\(key)); END
+            WHEN (SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM stratasync_ids WHERE tbl = \(name) AND rowid_ = NEW.\(key) AND state < 2)) \
+            BEGIN INSERT OR IGNORE INTO stratasync_ids (uuid, tbl, rowid_, state) VALUES (randomblob(16), \(name), NEW.\(key), 0); END
             """,
+            // An object the server never had goes; an agreed one leaves a tombstone.
             """
-            CREATE TRIGGER IF NOT EXISTS \(quoted("stratasync_delete_\(entity.name)")) AFTER DELETE ON \(table) BEGIN \
-            DELETE FROM stratasync_objects WHERE tbl = \(name) AND rowid_ = OLD.\(key) AND deleted = 0 AND base IS NULL; \
-            UPDATE stratasync_objects SET deleted = 1 WHERE tbl = \(name) AND rowid_ = OLD.\(key) AND deleted = 0; END
+            CREATE TRIGGER IF NOT EXISTS \(quoted(deleteTriggerName(entity))) AFTER DELETE ON \(table) BEGIN \
+            DELETE FROM stratasync_ids WHERE tbl = \(name) AND rowid_ = OLD.\(key) AND state = 0; \
+            UPDATE stratasync_ids SET state = 2 WHERE tbl = \(name) AND rowid_ = OLD.\(key) AND state = 1; \
+            DELETE FROM stratasync_base WHERE tbl = \(name) AND rowid_ = OLD.\(key); END
             """,
         ]
+        if !entity.columns.isEmpty {
+            statements.append("""
+                CREATE TRIGGER IF NOT EXISTS \(quoted(updateTriggerName(entity))) AFTER UPDATE ON \(table) \
+                WHEN NOT EXISTS (SELECT 1 FROM stratasync_applying) \
+                AND EXISTS (SELECT 1 FROM stratasync_ids WHERE tbl = \(name) AND rowid_ = OLD.\(key) AND state = 1) BEGIN \
+                \(records.joined(separator: " ")) END
+                """)
+        }
+        return statements
     }
-
-    static func insertTriggerName(_ entity: SyncedTables.Entity) -> String { "stratasync_insert_\(entity.name)" }
 
     /// The text SQLite keeps in `sqlite_master` for a `CREATE TRIGGER IF NOT EXISTS` statement
     /// (without the `IF NOT EXISTS`).
@@ -77,39 +139,92 @@ enum LocalSyncState {
         statement.replacingOccurrences(of: "CREATE TRIGGER IF NOT EXISTS ", with: "CREATE TRIGGER ")
     }
 
-    /// Makes the tables and triggers, and catches up on rows written while the triggers were
-    /// missing (a first sync of an existing store, a table rebuilt by a migration): every
-    /// row without a sync id gets one, and every id whose row is gone becomes a tombstone.
+    /// The name of the trigger a `CREATE TRIGGER IF NOT EXISTS "name" …` statement makes.
+    static func triggerName(of statement: String) -> String {
+        let rest = statement.dropFirst("CREATE TRIGGER IF NOT EXISTS \"".count)
+        return String(rest.prefix { $0 != "\"" })
+    }
+
+    /// Makes the tables and triggers (migrating a store of the first format), and catches up
+    /// on rows written while the triggers were missing (a first sync of an existing store, a
+    /// table rebuilt by a migration): every row without a sync id gets one, and every id
+    /// whose row is gone becomes a tombstone. A table whose update trigger was missing while
+    /// it held agreed objects may have changed unseen: the server is read again from the
+    /// start at the next pull (its state wins for those rows).
     static func prepare(_ tables: SyncedTables, _ db: Database) throws {
-        for statement in createSQL { try db.execute(sql: statement) }
+        let firstFormat = try db.tableExists("stratasync_objects")
+        if firstFormat {
+            try LocalSyncStateMigration.fromFirstFormat(tables, db)
+        } else {
+            for statement in createSQL { try db.execute(sql: statement) }
+        }
+        var readAgain = false
         for entity in tables.entities {
-            // The identity trigger of earlier versions is replaced: the first made a random id for
-            // every row, which the `OR IGNORE` dropped when the sync had given the row its id
-            // already (every row a pull inserts); the second looked first, but inside an
-            // `INSERT … SELECT` of its own table, which SQLite runs through a temporary table
-            // opened and closed per row. Any trigger of that name other than this version's goes.
-            let statements = triggers(for: entity)
-            let insertTrigger = insertTriggerName(entity)
-            if let sql = try String.fetchOne(
-                db, sql: "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?", arguments: [insertTrigger]),
-                sql != storedSQL(of: statements[0])
-            {
-                try db.execute(sql: "DROP TRIGGER \(quoted(insertTrigger))")
+            // A trigger of this name other than this version's text goes (an earlier version's).
+            for statement in triggers(for: entity) {
+                let name = triggerName(of: statement)
+                let stored = try String.fetchOne(
+                    db, sql: "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?", arguments: [name])
+                if let stored, stored != storedSQL(of: statement) { try db.execute(sql: "DROP TRIGGER \(quoted(name))") }
+                if stored == nil, name == updateTriggerName(entity), !firstFormat {
+                    readAgain = try readAgain || Bool.fetchOne(
+                        db, sql: "SELECT EXISTS (SELECT 1 FROM stratasync_ids WHERE tbl = ? AND state = 1)", arguments: [entity.name]) == true
+                }
+                try db.execute(sql: statement)
             }
-            for statement in statements { try db.execute(sql: statement) }
             let table = quoted(entity.name), key = quoted(entity.primaryKey), name = literal(entity.name)
             try db.execute(sql: """
-                INSERT INTO stratasync_objects (uuid, tbl, rowid_) SELECT \(uuidSQL), \(name), \(key) FROM \(table) \
-                WHERE \(key) NOT IN (SELECT rowid_ FROM stratasync_objects WHERE tbl = \(name) AND deleted = 0)
+                INSERT INTO stratasync_ids (uuid, tbl, rowid_, state) SELECT randomblob(16), \(name), \(key), 0 FROM \(table) \
+                WHERE \(key) NOT IN (SELECT rowid_ FROM stratasync_ids WHERE tbl = \(name) AND state < 2)
                 """)
             try db.execute(sql: """
-                DELETE FROM stratasync_objects WHERE tbl = \(name) AND deleted = 0 AND base IS NULL \
-                AND rowid_ NOT IN (SELECT \(key) FROM \(table))
+                DELETE FROM stratasync_ids WHERE tbl = \(name) AND state = 0 AND rowid_ NOT IN (SELECT \(key) FROM \(table))
                 """)
             try db.execute(sql: """
-                UPDATE stratasync_objects SET deleted = 1 WHERE tbl = \(name) AND deleted = 0 \
-                AND rowid_ NOT IN (SELECT \(key) FROM \(table))
+                DELETE FROM stratasync_base WHERE tbl = \(name) AND rowid_ NOT IN (SELECT \(key) FROM \(table))
                 """)
+            try db.execute(sql: """
+                UPDATE stratasync_ids SET state = 2 WHERE tbl = \(name) AND state = 1 AND rowid_ NOT IN (SELECT \(key) FROM \(table))
+                """)
+        }
+        if readAgain { try set("rescan", "1", db) }
+        try recordColumns(tables, db)
+        try set("format", String(format), db)
+    }
+
+    /// Records the columns of each synced table, and gives the agreed objects of a table that
+    /// gained columns since (a migration of the store) a base of nil in each new column: their
+    /// values here are pushed, as any value changed here since the last agreement.
+    static func recordColumns(_ tables: SyncedTables, _ db: Database) throws {
+        for entity in tables.entities {
+            let names = entity.columns.map(\.name)
+            let key = "columns.\(entity.name)"
+            if let known = try value(key, db) {
+                let before = Set(known.split(separator: ",").map(String.init))
+                for name in names where !before.contains(name) {
+                    try db.execute(
+                        sql: """
+                            INSERT OR IGNORE INTO stratasync_base (tbl, rowid_, col, old) \
+                            SELECT tbl, rowid_, ?, NULL FROM stratasync_ids WHERE tbl = ? AND state = 1
+                            """,
+                        arguments: [name, entity.name])
+                }
+            }
+            try set(key, names.joined(separator: ","), db)
+        }
+    }
+
+    /// Runs `body` as the sync writing the server's state: the update triggers record no
+    /// base for what it writes (the caller keeps the bases itself).
+    static func applyingServerState<T>(_ db: Database, _ body: () throws -> T) throws -> T {
+        try db.execute(sql: "INSERT INTO stratasync_applying (one) VALUES (1)")
+        do {
+            let result = try body()
+            try db.execute(sql: "DELETE FROM stratasync_applying")
+            return result
+        } catch {
+            try? db.execute(sql: "DELETE FROM stratasync_applying")
+            throw error
         }
     }
 

@@ -4,11 +4,11 @@ import GRDBSQLite
 import Strata
 
 /// A pull's objects that this store does not know at all (an initial sync, inserts made on
-/// the server), written in bulk: their sync ids and bases, then their rows, thousands of rows
+/// the server), written in bulk: their sync ids, then their rows, thousands of rows
 /// per statement, in the order and with the local keys that ``PullApplier/upsert(_:_:)``
 /// would give them one by one, so that the file ends the same.
 ///
-/// What needs no database (the order, each row's SQLite values, its base, which references
+/// What needs no database (the order, each row's SQLite values, which references
 /// lead within the batch) is prepared by ``PullApplier/prepare(_:)`` before the store's
 /// writer is reached (for the next batch, while this one is written); the writer gives the
 /// local keys, looks up the destinations outside the batch and runs the statements.
@@ -24,15 +24,14 @@ extension PullApplier {
             var target: String
         }
 
-        /// Per object: its sync id as text, its entity (an index in `tables.entities`), the
-        /// columns the server sent (bits by column offset), its base, and where its values
-        /// start in ``values``.
+        /// Per object: its sync id's 16 bytes, its entity (an index in `tables.entities`), the
+        /// columns the server sent (bits by column offset), and where its values start in
+        /// ``values``.
         var uuids: [BulkValue] = []
         var entities: [Int] = []
         var present: [UInt64] = []
-        var bases: [BulkValue] = []
         var starts: [Int] = []
-        /// Per entity (an index in `tables.entities`), its name: what `stratasync_objects.tbl`
+        /// Per entity (an index in `tables.entities`), its name: what `stratasync_ids.tbl`
         /// holds.
         var tables: [BulkValue] = []
         /// The present columns' values of every object, one object after the other, in the
@@ -62,11 +61,9 @@ extension PullApplier {
             }
         }
 
-        /// The text of `id` (``SyncValue/text(of:)-(UUID)``) appended to ``bytes``.
-        mutating func appendText(of id: UUID) -> BulkValue {
-            let start = bytes.count
-            withUnsafeBytes(of: id.uuid) { id in SyncValue.append(count: 36, to: &bytes) { SyncValue.writeHex(id, dashed: true, into: $0) } }
-            return BulkValue(kind: .text, payload: Int64(start), length: 36)
+        /// The 16 bytes of `id` (as `stratasync_ids.uuid` holds them) appended to ``bytes``.
+        mutating func appendBytes(of id: UUID) -> BulkValue {
+            withUnsafeBytes(of: id.uuid) { append($0.bindMemory(to: UInt8.self), as: .blob) }
         }
 
         /// `bytes` appended to ``bytes`` as a text or a blob. A text's length stops at its first
@@ -210,19 +207,16 @@ extension PullApplier {
         new.uuids.reserveCapacity(objects.count)
         new.entities.reserveCapacity(objects.count)
         new.present.reserveCapacity(objects.count)
-        new.bases.reserveCapacity(objects.count)
         new.starts.reserveCapacity(objects.count + 1)
         var positions = [Int?](repeating: nil, count: objects.count)  // per object, its position once placed
-        var base: [UInt8] = []
-        var texts: [String?] = []
         var cells: [Int?] = []
         for object in order {
             let g = objects[object].group, group = groups[g]
             let index = groupEntity[g]
             let layout = layouts[index]
             positions[object] = new.count
-            // The row's values, in the entity's column order, and its base: from the values the
-            // server's rows hold (of the column's type here), else from their wire text.
+            // The row's values, in the entity's column order: from the values the server's rows
+            // hold (of the column's type here), else from their wire text.
             var present: UInt64 = 0
             cells.removeAll(keepingCapacity: true)
             for offset in layout.columns.indices {
@@ -231,53 +225,35 @@ extension PullApplier {
                 cells.append(cell)
             }
             let decoded = group.values.isEmpty ? nil : group.values
-            texts.removeAll(keepingCapacity: true)
             new.starts.append(new.values.count)
             var slot = destinationStarts[object]
             for (offset, column) in layout.columns.enumerated() {
                 let isReference: Bool
                 if case .reference = column.kind { isReference = true } else { isReference = false }
                 defer { if isReference { slot += 1 } }
-                guard let cell = cells[offset] else {
-                    texts.append(nil)
-                    continue
-                }
+                guard let cell = cells[offset] else { continue }
                 let typed = groupTyped[g][offset]
                 if isReference {
                     // As `LocalRows.rowid`: an object of this batch applied before this one (or
                     // this one), else one the store knows (by its sync id's text).
                     let position = destinations[slot].flatMap { positions[$0] }
                     let text = typed && position != nil ? nil : group.text(at: cell) ?? nil
-                    texts.append(text)
                     if typed ? !decoded![cell].isNull : text != nil {
                         new.references.append(NewObjects.Reference(value: new.values.count, position: position, target: position == nil ? text ?? "" : ""))
                     }
                     new.values.append(.null)
                 } else if typed, let decoded {
-                    texts.append(nil)
                     let value = new.append(decoded[cell])
                     new.values.append(value)
                 } else {
                     let text = group.text(at: cell) ?? nil
-                    texts.append(text)
                     let value = new.append(SyncValue.databaseValue(of: text, as: column.valueType))
                     new.values.append(value)
                 }
             }
-            layout.encodeBase(present, into: &base) { offset, bytes in
-                if let cell = cells[offset], let decoded, groupTyped[g][offset] {
-                    SyncValue.appendJSON(of: decoded[cell], as: layout.columns[offset].valueType, to: &bytes)
-                } else if let text = texts[offset] {
-                    LocalSyncState.appendJSONString(text, to: &bytes)
-                } else {
-                    bytes += SyncValue.jsonNull
-                }
-            }
-            new.uuids.append(new.appendText(of: objects[object].id))
+            new.uuids.append(new.appendBytes(of: objects[object].id))
             new.entities.append(index)
             new.present.append(present)
-            let encoded = base.withUnsafeBufferPointer { new.append($0, as: .text) }
-            new.bases.append(encoded)
         }
         new.starts.append(new.values.count)
         return new
@@ -286,14 +262,14 @@ extension PullApplier {
     /// Whether this store has never known any of the objects of `new` (no sync id, no
     /// tombstone): then they go in bulk.
     func isNew(_ new: NewObjects, _ db: Database) throws -> Bool {
-        let anyKnown = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM stratasync_objects)") ?? false
+        let anyKnown = try rows.hasObjects(db)
         guard anyKnown else { return true }
         return try new.bytes.withUnsafeBytes { bytes in
             let ids = new.uuids
             for start in stride(from: 0, to: ids.count, by: 500) {
                 let count = min(500, ids.count - start)
                 let marks = Array(repeating: "?", count: count).joined(separator: ",")
-                let sql = "SELECT 1 FROM stratasync_objects WHERE uuid IN (\(marks)) LIMIT 1"
+                let sql = "SELECT 1 FROM stratasync_ids WHERE uuid IN (\(marks)) LIMIT 1"
                 let statement = count == 500 ? try db.cachedStatement(sql: sql) : try db.makeStatement(sql: sql)
                 statement.setUncheckedArguments(StatementArguments())
                 defer { sqlite3_clear_bindings(statement.sqliteStatement) }  // they point into `bytes`
@@ -307,7 +283,7 @@ extension PullApplier {
 
     /// Inserts `new` (from ``prepare(_:)``, known new by ``isNew(_:_:)``): what
     /// ``insert(_:_:_:_:)`` does for each, in the same order, with the same local keys, sync
-    /// ids, bases and rows. The statements are bound straight from `new`'s arrays.
+    /// ids and rows. The statements are bound straight from `new`'s arrays.
     func insertNew(_ new: NewObjects, _ db: Database) throws {
         try new.bytes.withUnsafeBytes { try insertNew(new, bytes: $0.baseAddress, db) }
     }
@@ -360,18 +336,18 @@ extension PullApplier {
         }
         runs.append(new.count)
 
-        // The sync ids and bases first (the identity trigger of each row then finds its id and
+        // The sync ids first (the identity trigger of each row then finds its id and
         // adds none), then each run of rows of one table with the same columns.
         // `OR FAIL`: the table has no triggers, so that SQLite then keeps no statement journal
         // for these statements (a failure leaves the rows before it, and the whole transaction
         // is rolled back: see `apply`). The sync ids are random: each statement changes pages
         // all over their index, which SQLite otherwise copied into that journal first.
-        try insertRows(into: "stratasync_objects", columns: ["uuid", "tbl", "rowid_", "base"], rows: 0..<new.count, orFail: true, db) {
+        try insertRows(into: "stratasync_ids", columns: ["uuid", "tbl", "rowid_", "state"], rows: 0..<new.count, orFail: true, db) {
             position, statement, index in
             try Self.bind(new.uuids[position], bytes, to: statement, at: &index)
             try Self.bind(new.tables[new.entities[position]], bytes, to: statement, at: &index)
             try Self.bind(.integer(keys[position]), bytes, to: statement, at: &index)
-            try Self.bind(new.bases[position], bytes, to: statement, at: &index)
+            try Self.bind(.integer(1), bytes, to: statement, at: &index)
         }
         reference = 0
         for (first, end) in zip(runs, runs.dropFirst()) {
@@ -461,43 +437,15 @@ extension PullApplier {
     private static let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
 }
 
-/// An entity's columns as the bulk insert writes them, and its bases: the JSON of
-/// ``LocalSyncState/encode(_:)`` (keys sorted), written without sorting them per object.
+/// An entity's columns as the bulk insert writes them.
 struct BulkLayout {
     /// At most 64 (``PullApplier/prepare(_:)`` leaves wider entities to the change-by-change way).
     static let maxColumns = 64
 
     let entity: SyncedTables.Entity
     var columns: [SyncedTables.Column] { entity.columns }
-    /// Column offsets, their names sorted as `encode` sorts keys.
-    let sorted: [Int]
-    /// Per column offset, its JSON key and colon.
-    let keys: [[UInt8]]
 
     init(_ entity: SyncedTables.Entity) {
         self.entity = entity
-        sorted = entity.columns.indices.sorted { entity.columns[$0].name < entity.columns[$1].name }
-        keys = entity.columns.map { column in
-            var bytes = Array(LocalSyncState.encode([column.name: nil]).utf8)  // {"name":null}
-            bytes.removeFirst()
-            bytes.removeLast(5)  // null}
-            return bytes
-        }
-    }
-
-    /// The base of an object whose columns `present` (bits by offset) hold what `appendValue`
-    /// appends for an offset (a JSON string or `null`): the bytes `LocalSyncState.encode`
-    /// writes for the same values.
-    func encodeBase(_ present: UInt64, into bytes: inout [UInt8], appendValue: (Int, inout [UInt8]) -> Void) {
-        bytes.removeAll(keepingCapacity: true)
-        bytes.append(UInt8(ascii: "{"))
-        var first = true
-        for offset in sorted where present & (1 << UInt64(offset)) != 0 {
-            if !first { bytes.append(UInt8(ascii: ",")) }
-            first = false
-            bytes += keys[offset]
-            appendValue(offset, &bytes)
-        }
-        bytes.append(UInt8(ascii: "}"))
     }
 }

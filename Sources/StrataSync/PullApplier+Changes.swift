@@ -15,13 +15,16 @@ extension PullApplier {
         let uuid = id.uuidString.lowercased()
         let server = change.values.filter { entity.column(named: $0.key) != nil }
         let record = try rows.record(uuid, db)  // the object, or its tombstone
-        if let record, !record.deleted {
-            let object = (rowid: record.rowid, base: record.base)
+        if let record, !record.isDeleted {
+            let rowid = record.rowid
             var wanted = server
             var pending: Set<String> = []  // the columns changed here, not pushed yet
-            if let base = object.base {
-                let current = try rows.values(entity, [object.rowid], db)[object.rowid] ?? [:]
-                for (column, value) in current where base[column] != value {
+            var changed: [String: String?] = [:]  // their agreed values (and those changed back)
+            if record.isAgreed {
+                let current = try rows.values(entity, [rowid], db)[rowid] ?? [:]
+                changed = try rows.changedColumns(entity, rowid, db)
+                for (column, agreed) in changed {
+                    guard let value = current[column], value != agreed else { continue }
                     wanted[column] = value
                     pending.insert(column)
                 }
@@ -35,27 +38,32 @@ extension PullApplier {
                     let (names, values, missing) = try rows.databaseValues(entity, wanted, db)
                     let sets = names.map { "\(quoted($0)) = ?" }.joined(separator: ", ")
                     try db.cachedStatement(sql: "UPDATE \(quoted(entity.name)) SET \(sets) WHERE \(quoted(entity.primaryKey)) = ?")
-                        .execute(arguments: StatementArguments(values + [object.rowid.databaseValue]))
-                    try keepPositions(entity, object.rowid, server: server, written: wanted, pending: pending, db)
+                        .execute(arguments: StatementArguments(values + [rowid.databaseValue]))
+                    try keepPositions(entity, rowid, server: server, written: wanted, pending: pending, db)
                     try recordMissing(missing, of: change, base: &base, db)
                 }
-                try rows.setBase(uuid, base, db)
+                // An agreed object without bases stays so (what the pull wrote is agreed).
+                if !record.isAgreed || !changed.isEmpty {
+                    try rows.agreeAfterPull(entity, rowid, server: base, keeping: pending, db)
+                }
             }
-        } else if record?.deleted == true {
+        } else if record?.isDeleted == true {
             return  // deleted here, not pushed yet: the deletion wins
         } else {
             try attempt(change, db) { try insert(change, entity, uuid, server, db) }
         }
     }
 
+    /// Inserts an object the server sent and this store does not know, agreed (what the store
+    /// writes into it is the server's as far as the sync is concerned).
     func insert(_ change: SyncChange, _ entity: SyncedTables.Entity, _ uuid: String, _ values: [String: String?], _ db: Database) throws {
         let key = quoted(entity.primaryKey), table = quoted(entity.name)
         let rowid = (try Int64.fetchOne(db.cachedStatement(sql: "SELECT COALESCE(MAX(\(key)), 0) + 1 FROM \(table)")) ?? 1)
         let (names, databaseValues, missing) = try rows.databaseValues(entity, values, db)
         var base = values
         try recordMissing(missing, of: change, base: &base, db)
-        try db.cachedStatement(sql: "INSERT INTO stratasync_objects (uuid, tbl, rowid_, base) VALUES (?, ?, ?, ?)")
-            .execute(arguments: [uuid, entity.name, rowid, LocalSyncState.encode(base)])
+        try db.cachedStatement(sql: "INSERT INTO stratasync_ids (uuid, tbl, rowid_, state) VALUES (?, ?, ?, 1)")
+            .execute(arguments: [LocalSyncState.blob(uuid), entity.name, rowid])
         let columns = ([key] + names.map(quoted)).joined(separator: ", ")
         let marks = Array(repeating: "?", count: names.count + 1).joined(separator: ", ")
         try db.cachedStatement(sql: "INSERT INTO \(table) (\(columns)) VALUES (\(marks))")
@@ -103,7 +111,8 @@ extension PullApplier {
             return
         }
         let current = try rows.values(entity, [object.rowid], db)[object.rowid]
-        if let current, let base = object.base, current.contains(where: { base[$0.key] != $0.value }) {
+        let changed = object.isAgreed ? try rows.changedColumns(entity, object.rowid, db) : [:]
+        if let current, changed.contains(where: { current[$0.key] != nil && current[$0.key]! != $0.value }) {
             try SyncConflict.record(
                 .deletedOnServer, table: entity.name, object: id,
                 reason: "changed here and deleted on the server: the deletion wins", local: current, server: nil, db)
@@ -135,17 +144,19 @@ extension PullApplier {
                     """)
                 for row in found {
                     let rowid: Int64 = row[0], target: Int64 = row[1]
-                    guard let uuid = try rows.uuid(entity.name, rowid, db), let (_, base) = try rows.object(uuid, db),
-                          let base, let agreed = base[column], agreed != targets[target]
+                    guard let (uuid, isAgreed) = try rows.object(entity.name, rowid, db), isAgreed,
+                          let agreed = try rows.changedColumns(entity, rowid, db)[column], agreed != targets[target]
                     else { continue }
                     let restored: DatabaseValue = try agreed.flatMap { try rows.object($0, db)?.rowid.databaseValue } ?? .null
                     // The server's destination is not here either: a required reference
                     // cannot go back, and the delete rule takes the object as before.
                     if restored.isNull && entity.column(named: column)?.isOptional != true { continue }
                     let local = try rows.values(entity, [rowid], db)[rowid]
+                    let base = try local.map { try rows.base(entity, rowid, current: $0, db) }
                     try db.execute(
                         sql: "UPDATE \(quoted(entity.name)) SET \(quoted(column)) = ? WHERE \(quoted(entity.primaryKey)) = ?",
                         arguments: [restored, rowid])
+                    try rows.agree(entity, rowid, on: [column: agreed], db)
                     try SyncConflict.record(
                         .deletedOnServer, table: entity.name, object: UUID(uuidString: uuid),
                         reason: "\(column) was changed here to an object the server deleted: it goes back to the server's",
@@ -222,13 +233,9 @@ extension PullApplier {
         }
         guard let uuid = change.id?.uuidString.lowercased() else { return }
         switch change.kind {
-        case .insert:
-            try rows.setBase(uuid, change.values, db)
-        case .update:
-            let base = try String.fetchOne(db.cachedStatement(sql: "SELECT base FROM stratasync_objects WHERE uuid = ?"), arguments: [uuid])
-            var merged = LocalSyncState.decode(base) ?? [:]
-            for (column, value) in change.values { merged[column] = value }
-            try rows.setBase(uuid, merged, db)
+        case .insert, .update:
+            guard let entity = tables.entity(named: change.table), let object = try rows.object(uuid, db) else { return }
+            try rows.agree(entity, object.rowid, on: change.values, db)
         case .delete:
             try rows.forget(uuid, db)
         case .link, .unlink:
@@ -275,7 +282,7 @@ extension PullApplier {
                     try db.execute(
                         sql: "UPDATE \(quoted(entity.name)) SET \(sets) WHERE \(quoted(entity.primaryKey)) = ?",
                         arguments: StatementArguments(values + [object.rowid.databaseValue]))
-                    try rows.setBase(uuid, server, db)
+                    try rows.agree(entity, object.rowid, on: server, db)
                 }
             } else {
                 // A deletion refused (a `deny` rule on the server): the object comes back,

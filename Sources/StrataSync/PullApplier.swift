@@ -142,10 +142,10 @@ struct PullApplier {
         var result: [Int] = []
         switch relationship.storage {
         case .joinTable(let name, let column, let inverseColumn):
-            let linked = Set(try String.fetchAll(db, sql: """
-                SELECT o.uuid FROM \(quoted(name)) j JOIN stratasync_objects o ON o.tbl = ? AND o.rowid_ = j.\(quoted(inverseColumn)) \
-                WHERE j.\(quoted(column)) = ?
-                """, arguments: [relationship.destination, id]))
+            let linked = Set(try Data.fetchAll(db, sql: """
+                SELECT o.uuid FROM \(quoted(name)) j JOIN stratasync_ids o ON o.tbl = ? AND o.rowid_ = j.\(quoted(inverseColumn)) \
+                AND o.state < 2 WHERE j.\(quoted(column)) = ?
+                """, arguments: [relationship.destination, id]).map(LocalSyncState.text))
             for (index, change) in changes.enumerated() {
                 if change.table == name, change.link?[column]?.uuidString.lowercased() == owner {
                     result.append(index)
@@ -160,10 +160,10 @@ struct PullApplier {
                 .relationship(named: relationship.inverse)?.storage,
                   let destination = tables.entity(named: relationship.destination)
             else { return [] }
-            let here = Set(try String.fetchAll(db, sql: """
-                SELECT o.uuid FROM \(quoted(destination.name)) d JOIN stratasync_objects o ON o.tbl = ? AND o.rowid_ = d.\(quoted(destination.primaryKey)) \
-                WHERE d.\(quoted(column)) = ?
-                """, arguments: [destination.name, id]))
+            let here = Set(try Data.fetchAll(db, sql: """
+                SELECT o.uuid FROM \(quoted(destination.name)) d JOIN stratasync_ids o ON o.tbl = ? AND o.rowid_ = d.\(quoted(destination.primaryKey)) \
+                AND o.state < 2 WHERE d.\(quoted(column)) = ?
+                """, arguments: [destination.name, id]).map(LocalSyncState.text))
             for (index, change) in changes.enumerated() where change.table == destination.name {
                 guard let other = change.id?.uuidString.lowercased() else { continue }
                 let comes = (change.values[column] ?? nil)?.lowercased() == owner
@@ -227,26 +227,28 @@ struct PullApplier {
     /// delete rule here, after a deletion from the server).
     /// `body` returns the sync ids of objects whose loss it recorded itself.
     func withSyncDeletes(_ db: Database, _ body: () throws -> Set<String>) throws {
-        let tombstones = Set(try String.fetchAll(db, sql: "SELECT uuid FROM stratasync_objects WHERE deleted = 1"))
-        let unpushed = try Row.fetchAll(db, sql: "SELECT uuid, tbl, rowid_ FROM stratasync_objects WHERE deleted = 0 AND base IS NULL")
-        var unpushedValues: [String: (table: String, values: [String: String?]?)] = [:]
+        let tombstones = Set(try Data.fetchAll(db, sql: "SELECT uuid FROM stratasync_ids WHERE state = 2"))
+        let unpushed = try Row.fetchAll(db, sql: "SELECT uuid, tbl, rowid_ FROM stratasync_ids WHERE state = 0")
+        var unpushedValues: [Data: (table: String, values: [String: String?]?)] = [:]
         for (table, group) in Dictionary(grouping: unpushed, by: { $0["tbl"] as String }) {
             guard let entity = tables.entity(named: table) else { continue }
             let values = try rows.values(entity, group.map { $0["rowid_"] }, db)
             for row in group { unpushedValues[row["uuid"]] = (table, values[row["rowid_"]]) }
         }
-        let recorded = try body()
+        // What the body writes is the server's state (no base recorded for it).
+        let recorded = try LocalSyncState.applyingServerState(db, body)
         var readAgain = false
-        for row in try Row.fetchAll(db, sql: "SELECT uuid, tbl, base FROM stratasync_objects WHERE deleted = 1") {
-            let uuid: String = row["uuid"]
-            guard !tombstones.contains(uuid) else { continue }
+        for row in try Row.fetchAll(db, sql: "SELECT uuid, tbl FROM stratasync_ids WHERE state = 2") {
+            let blob: Data = row["uuid"]
+            guard !tombstones.contains(blob) else { continue }
+            let uuid = LocalSyncState.text(blob)
             try rows.forget(uuid, db)
             // Deleted here by a delete rule, with an object the server deleted or refused,
             // though the server holds this one (it was pushed, and the server did not delete it
             // in what this device has read): it must not be lost here. The tombstone goes (it
             // is not a deletion to push), and the server is read again, which brings the object
             // back where the server has it.
-            guard let base = row["base"] as String?, !recorded.contains(uuid) else {
+            guard !recorded.contains(uuid) else {
                 options.logger.trace("deleted here with the server: \(row["tbl"] as String) \(uuid)")
                 continue
             }
@@ -254,22 +256,22 @@ struct PullApplier {
             try SyncConflict.record(
                 .notAppliedHere, table: row["tbl"], object: UUID(uuidString: uuid),
                 reason: "deleted here by a delete rule with an object the server deleted or refused, while the server holds it elsewhere: read again from the server",
-                local: LocalSyncState.decode(base), server: nil, db)
+                local: nil, server: nil, db)
             readAgain = true
         }
         if readAgain { try LocalSyncState.set("rescan", "1", db) }
         if !unpushedValues.isEmpty {
-            var live: Set<String> = []
+            var live: Set<Data> = []
             let ids = Array(unpushedValues.keys)
             for start in stride(from: 0, to: ids.count, by: 500) {
                 let chunk = Array(ids[start..<min(start + 500, ids.count)])
                 let marks = Array(repeating: "?", count: chunk.count).joined(separator: ",")
-                live.formUnion(try String.fetchAll(
-                    db, sql: "SELECT uuid FROM stratasync_objects WHERE deleted = 0 AND uuid IN (\(marks))", arguments: StatementArguments(chunk)))
+                live.formUnion(try Data.fetchAll(
+                    db, sql: "SELECT uuid FROM stratasync_ids WHERE state < 2 AND uuid IN (\(marks))", arguments: StatementArguments(chunk)))
             }
-            for (uuid, object) in unpushedValues where !live.contains(uuid) && !recorded.contains(uuid) {
+            for (blob, object) in unpushedValues where !live.contains(blob) && !recorded.contains(LocalSyncState.text(blob)) {
                 try SyncConflict.record(
-                    .deletedOnServer, table: object.table, object: UUID(uuidString: uuid),
+                    .deletedOnServer, table: object.table, object: LocalSyncState.uuid(blob),
                     reason: "created here and not pushed yet, then deleted here by a delete rule when the server deleted an object it belonged to",
                     local: object.values, server: nil, db)
             }

@@ -117,43 +117,6 @@ enum SyncValue {
         }
     }
 
-    /// Appends the wire text of `value` (a value of `type` as the store keeps it) as a JSON
-    /// string, or `null`: the bytes `LocalSyncState.appendJSONString` writes for
-    /// ``text(of:as:)``, without making the string first for keys, data and integers.
-    static func appendJSON(of value: DatabaseValue, as type: ValueType, to bytes: inout [UInt8]) {
-        switch (value.storage, type) {
-        case (.null, _):
-            bytes += jsonNull
-        case (.int64(let int), .int), (.int64(let int), .int32), (.int64(let int), .int16), (.int64(let int), .bool):
-            var digits = 1
-            var rest = int.magnitude
-            while rest >= 10 {
-                rest /= 10
-                digits += 1
-            }
-            let sign = int < 0 ? 1 : 0
-            appendQuoted(count: sign + digits, to: &bytes) { out in
-                if sign == 1 { out[0] = UInt8(ascii: "-") }
-                var rest = int.magnitude
-                for index in stride(from: sign + digits - 1, through: sign, by: -1) {
-                    out[index] = UInt8(ascii: "0") + UInt8(rest % 10)
-                    rest /= 10
-                }
-            }
-        case (.blob(let data), .uuid) where data.count == 16:
-            appendQuoted(count: 36, to: &bytes) { out in data.withUnsafeBytes { writeHex($0, dashed: true, into: out) } }
-        case (.blob(let data), .data), (.blob(let data), .int), (.blob(let data), .int32), (.blob(let data), .int16),
-            (.blob(let data), .bool), (.blob(let data), .double), (.blob(let data), .float):
-            appendQuoted(count: 2 * data.count, to: &bytes) { out in data.withUnsafeBytes { writeHex($0, dashed: false, into: out) } }
-        default:
-            if let text = text(of: value, as: type) {
-                LocalSyncState.appendJSONString(text, to: &bytes)
-            } else {
-                bytes += jsonNull
-            }
-        }
-    }
-
     /// Writes `bytes` into `out` as lowercase hexadecimal digits (two per byte), with a dash
     /// before the 5th, 7th, 9th and 11th byte when `dashed` (a UUID's text: 36 from 16).
     static func writeHex(_ bytes: UnsafeRawBufferPointer, dashed: Bool, into out: UnsafeMutableBufferPointer<UInt8>) {
@@ -172,20 +135,6 @@ enum SyncValue {
 
     /// JSON's `null`.
     static let jsonNull: [UInt8] = Array("null".utf8)
-
-    /// Appends `"`, `count` bytes that `write` writes (none needs a JSON escape), and `"`.
-    private static func appendQuoted(count: Int, to bytes: inout [UInt8], _ write: (UnsafeMutableBufferPointer<UInt8>) -> Void) {
-        bytes.append(UInt8(ascii: "\""))
-        append(count: count, to: &bytes, write)
-        bytes.append(UInt8(ascii: "\""))
-    }
-
-    /// Appends `count` bytes that `write` writes in place.
-    static func append(count: Int, to bytes: inout [UInt8], _ write: (UnsafeMutableBufferPointer<UInt8>) -> Void) {
-        let start = bytes.count
-        bytes.append(contentsOf: repeatElement(0, count: count))
-        bytes.withUnsafeMutableBufferPointer { all in write(UnsafeMutableBufferPointer(rebasing: all[start..<(start + count)])) }
-    }
 
     static func doubleText(_ double: Double) -> String {
         if double.isNaN { return "NaN" }

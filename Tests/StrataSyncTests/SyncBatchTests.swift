@@ -145,43 +145,11 @@ struct SyncWireTextTests {
         return (store, try StoreSync(store: store, server: try PostgresSyncServer(configuration: configuration, schema: StrataModel.schema)))
     }
 
-    @Test func theIdentityTriggerOfEarlierVersionsIsReplaced() async throws {
-        let folder = try TemporaryDirectory()
-        let path = folder.path("store.sqlite")
-        func open() throws -> (Store, StoreSync) { try Self.openUnconnected(path) }
-        let trigger = "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = 'stratasync_insert_Board'"
-        do {
-            let (store, _) = try open()
-            // The trigger as earlier versions made it: a random id for every row, dropped by
-            // the `OR IGNORE` when the row had one.
-            try await store.write { db in
-                try db.execute(sql: "DROP TRIGGER \"stratasync_insert_Board\"")
-                try db.execute(sql: """
-                    CREATE TRIGGER "stratasync_insert_Board" AFTER INSERT ON "Board" BEGIN \
-                    INSERT OR IGNORE INTO stratasync_objects (uuid, tbl, rowid_) VALUES (\(LocalSyncState.uuidSQL), 'Board', NEW."id"); END
-                    """)
-                _ = try db.insert(Board(name: "Before"))
-            }
-            #expect(try await store.read { db in try String.fetchOne(db, sql: trigger) }?.contains("WHERE NOT EXISTS") == false)
-            try store.close()
-        }
-        let (store, sync) = try open()
-        defer { try? store.close() }
-        #expect(try await store.read { db in try String.fetchOne(db, sql: trigger) }?.contains("WHERE NOT EXISTS") == true)
-        // Rows written here still get one sync id each.
-        let board = try await store.write { db in try db.insert(Board(name: "After")) }
-        #expect(try sync.syncID(of: "Board", id: board.id.rawValue) != nil)
-        let counts = try await store.read { db in
-            try Int.fetchAll(db, sql: "SELECT COUNT(*) FROM stratasync_objects WHERE tbl = 'Board' GROUP BY rowid_")
-        }
-        #expect(counts == [1, 1])
-    }
-
-    /// The previous version's identity trigger looked first inside an `INSERT … SELECT` of its
-    /// own table (which SQLite runs through a temporary table, opened and closed per row): it
-    /// is replaced by this version's, which looks in its condition; this version's is kept as
-    /// it is; and rows get one sync id each, none when the sync gave them theirs first.
-    @Test func theIdentityTriggerOfThePreviousVersionIsReplacedAndThisOneKept() async throws {
+    /// A sync trigger whose text is another version's (an earlier identity trigger, say) is
+    /// replaced by this version's; this version's is kept as it is (not dropped and made
+    /// again at every start); and rows get one sync id each, none when the sync gave them
+    /// theirs first (as a pull does).
+    @Test func aTriggerOfAnotherVersionIsReplacedAndThisOneKept() async throws {
         let folder = try TemporaryDirectory()
         let path = folder.path("store.sqlite")
         func open() throws -> (Store, StoreSync) { try Self.openUnconnected(path) }
@@ -193,11 +161,12 @@ struct SyncWireTextTests {
             let (store, _) = try open()
             #expect(try await store.read { db in try Row.fetchOne(db, sql: trigger)?["sql"] as String? } == current)
             try await store.write { db in
+                // Another version's: a random id for every row, dropped by the `OR IGNORE` when
+                // the row had one.
                 try db.execute(sql: "DROP TRIGGER \"stratasync_insert_Board\"")
                 try db.execute(sql: """
                     CREATE TRIGGER "stratasync_insert_Board" AFTER INSERT ON "Board" BEGIN \
-                    INSERT OR IGNORE INTO stratasync_objects (uuid, tbl, rowid_) SELECT \(LocalSyncState.uuidSQL), 'Board', NEW."id" \
-                    WHERE NOT EXISTS (SELECT 1 FROM stratasync_objects WHERE tbl = 'Board' AND rowid_ = NEW."id" AND deleted = 0); END
+                    INSERT OR IGNORE INTO stratasync_ids (uuid, tbl, rowid_) VALUES (randomblob(16), 'Board', NEW."id"); END
                     """)
                 _ = try db.insert(Board(name: "Before"))
             }
@@ -219,17 +188,19 @@ struct SyncWireTextTests {
         // does) keeps that one and gets no other.
         let made = try await store.write { db in try db.insert(Board(name: "After")) }
         #expect(try sync.syncID(of: "Board", id: made.id.rawValue) != nil)
-        let given = "00000000-0000-4000-8000-0000000000b1"
+        let given = try #require(UUID(uuidString: "00000000-0000-4000-8000-0000000000b1"))
         try await store.write { db in
             let key = (try Int64.fetchOne(db, sql: "SELECT MAX(id) FROM Board") ?? 0) + 1
-            try db.execute(sql: "INSERT INTO stratasync_objects (uuid, tbl, rowid_, base) VALUES (?, 'Board', ?, '{}')", arguments: [given, key])
+            try db.execute(
+                sql: "INSERT INTO stratasync_ids (uuid, tbl, rowid_, state) VALUES (?, 'Board', ?, 1)",
+                arguments: [LocalSyncState.blob(given), key])
             try db.execute(sql: "INSERT INTO Board (id, name, position) VALUES (?, 'Pulled', 0)", arguments: [key])
         }
         let counts = try await store.read { db in
-            try Int.fetchAll(db, sql: "SELECT COUNT(*) FROM stratasync_objects WHERE tbl = 'Board' GROUP BY rowid_ ORDER BY rowid_")
+            try Int.fetchAll(db, sql: "SELECT COUNT(*) FROM stratasync_ids WHERE tbl = 'Board' GROUP BY rowid_ ORDER BY rowid_")
         }
         #expect(counts == [1, 1, 1])
         let pulled = try await store.read { db in try Int64.fetchOne(db, sql: "SELECT id FROM Board WHERE name = 'Pulled'") }
-        #expect(try sync.syncID(of: "Board", id: try #require(pulled)) == UUID(uuidString: given))
+        #expect(try sync.syncID(of: "Board", id: try #require(pulled)) == given)
     }
 }

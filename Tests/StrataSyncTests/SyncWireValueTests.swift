@@ -188,8 +188,10 @@ struct SyncWireValueTests {
         #expect(fromRows == fromChanges)
     }
 
-    /// A value's wire text written into a base directly is the JSON of its text.
-    @Test func wireTextIsWrittenIntoBasesAsItsJSON() {
+    /// An agreed value kept in a base (`stratasync_base`, as the store keeps values) reads
+    /// back as the wire text it was written from, for every type, and a reference's as its
+    /// destination's sync id: a column is never taken for changed here by its base alone.
+    @Test func anAgreedValueKeptInABaseReadsBackAsItsWireText() {
         let seed = UInt64.random(in: 0...UInt64.max)
         var random = SeededGenerator(seed: seed)
         let types: [ValueType] = [.int, .int32, .int16, .bool, .double, .float, .date, .uuid, .data, .string, .url, .enumeration(name: "Stage", cases: ["todo"]), .json, .decimal]
@@ -212,16 +214,21 @@ struct SyncWireValueTests {
         }
         for value in values {
             for type in types {
-                var direct: [UInt8] = []
-                SyncValue.appendJSON(of: value, as: type, to: &direct)
-                var expected: [UInt8] = []
-                if let text = SyncValue.text(of: value, as: type) {
-                    LocalSyncState.appendJSONString(text, to: &expected)
-                } else {
-                    expected = Array("null".utf8)
-                }
-                #expect(direct == expected, "\(value) as \(type) (seed \(seed))")
+                let column = SyncedTables.Column(name: "c", kind: .value(type), isOptional: true)
+                // The value as a column of this type holds it (as a pull writes it).
+                let held = SyncValue.databaseValue(of: SyncValue.text(of: value, as: type), as: type)
+                let text = SyncValue.text(of: held, as: type)
+                let kept = LocalRows.agreedValue(of: text, column)
+                #expect(LocalRows.text(ofAgreed: kept, column) == text, "\(value) as \(type) (seed \(seed))")
             }
         }
+        let reference = SyncedTables.Column(name: "board", kind: .reference("Board"), isOptional: true)
+        for _ in 0..<100 {
+            let id = SyncValue.text(of: UUID())
+            let kept = LocalRows.agreedValue(of: id, reference)
+            #expect((kept.storage.value as? Data)?.count == 16)
+            #expect(LocalRows.text(ofAgreed: kept, reference) == id)
+        }
+        #expect(LocalRows.text(ofAgreed: LocalRows.agreedValue(of: nil, reference), reference) == nil)
     }
 }

@@ -347,7 +347,11 @@ while let line = readLine() {
             // The sync's record of an object, for diagnosis: "object <sync id>".
             guard let store = device.store else { throw Failure("not open") }
             let rows = try store.read { db in
-                try Row.fetchAll(db, sql: "SELECT tbl, rowid_, deleted, base FROM stratasync_objects WHERE uuid = ?", arguments: [words[1].lowercased()])
+                try Row.fetchAll(
+                    db, sql: """
+                        SELECT i.tbl, i.rowid_, i.state, (SELECT group_concat(b.col || '=' || quote(b.old), ', ') FROM stratasync_base b \
+                        WHERE b.tbl = i.tbl AND b.rowid_ = i.rowid_ AND i.state < 2) AS base FROM stratasync_ids i WHERE i.uuid = ?
+                        """, arguments: [UUID(uuidString: words[1]).map { withUnsafeBytes(of: $0.uuid) { Data($0) } }])
             }
             say("ok " + rows.map { "\($0)" }.joined(separator: "; "))
         case "quit":

@@ -23,6 +23,7 @@ let benchmarks: @Sendable () -> Void = {
 /// Swift values. Both sides open their connection in the measured region.
 func registerInitialSync(objects: Int) {
     let metrics: [BenchmarkMetric] = [.wallClock, .cpuTotal, .mallocCountTotal, .peakMemoryResident]
+    let fileSizes = [count("file (KiB)"), count("file vacuumed (KiB)"), count("file unsynced (KiB)")]
     let server = Fixture<SyncServerFixture>()
     let setup: Benchmark.BenchmarkSetupHook = { server.set(try SyncServerFixture(objects: objects)) }
     let teardown: Benchmark.BenchmarkTeardownHook = {
@@ -31,13 +32,19 @@ func registerInitialSync(objects: Int) {
     }
     Benchmark(
         "InitialSync.\(formatCount(objects)).Strata",
-        configuration: .with(metrics, Runs(warmUp: 1, measured: 5), setup: setup, teardown: teardown)
+        configuration: .with(metrics + fileSizes, Runs(warmUp: 1, measured: 5), setup: setup, teardown: teardown)
     ) { benchmark in
         let device = try server.value.device()
         benchmark.startMeasurement()
         let report = try await device.sync.sync()
         benchmark.stopMeasurement()
         let count = try device.objectCount()
+        // The file as the sync left it, the same vacuumed, and the same store without the
+        // sync's state (its tables and triggers dropped), vacuumed: the store unsynced.
+        let sizes = try await device.fileSizes()
+        for (metric, bytes) in zip(fileSizes, [sizes.synced, sizes.vacuumed, sizes.unsynced]) {
+            benchmark.measurement(metric, (bytes + 512) / 1024)
+        }
         await device.close()
         guard report.pulledChanges == objects, count == objects, report.conflictsWhilePulling == 0 else {
             throw SyncBenchmarkError.unexpected("initial sync: \(report), \(count) objects in the store, \(objects) expected")

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import PostgresNIO
 import Strata
 import StrataSync
@@ -80,6 +81,44 @@ final class SyncDevice: @unchecked Sendable {
         try store.read { db in
             try Int.fetchOne(db, sql: "SELECT (SELECT count(*) FROM Board) + (SELECT count(*) FROM Card)") ?? 0
         }
+    }
+
+    /// The store file's size (its log checkpointed into it) as the sync left it; the same
+    /// vacuumed; and a copy without the sync's state (every `stratasync_` table and trigger
+    /// dropped), vacuumed: the same store unsynced. Stops the sync and closes the store.
+    func fileSizes() async throws -> (synced: Int, vacuumed: Int, unsynced: Int) {
+        await sync.stop()
+        await server.close()
+        try store.close()
+        func size(_ path: String) throws -> Int {
+            (try FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue ?? 0
+        }
+        let database = try DatabaseQueue(path: path)
+        try database.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+        try database.close()
+        let synced = try size(path)
+        var results: [Int] = []
+        for dropSync in [false, true] {
+            let copy = path + (dropSync ? ".unsynced" : ".vacuumed")
+            try? FileManager.default.removeItem(atPath: copy)
+            try FileManager.default.copyItem(atPath: path, toPath: copy)
+            let queue = try DatabaseQueue(path: copy)
+            try queue.writeWithoutTransaction { db in
+                if dropSync {
+                    for (type, name) in try Row.fetchAll(
+                        db, sql: "SELECT type, name FROM sqlite_master WHERE name LIKE 'stratasync%' AND type IN ('trigger', 'table')"
+                    ).map({ ($0[0] as String, $0[1] as String) }) where type == "trigger" || !name.hasPrefix("sqlite_") {
+                        try db.execute(sql: "DROP \(type == "trigger" ? "TRIGGER" : "TABLE") IF EXISTS \"\(name)\"")
+                    }
+                }
+                try db.execute(sql: "VACUUM")
+                _ = try db.checkpoint(.truncate)
+            }
+            try queue.close()
+            results.append(try size(copy))
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: copy + suffix) }
+        }
+        return (synced, results[0], results[1])
     }
 
     /// Stops the sync, closes the connection and the store, and removes the file.
