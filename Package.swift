@@ -101,6 +101,9 @@ let package = Package(
 
         // What several test targets share: the seeded generator, temporary folders, the strata CLI runner.
         .target(name: "StrataTestSupport", path: "Tests/StrataTestSupport"),
+        // What the tests of live results share (they need Strata, which the targets above do
+        // not): the recorder of a controller's deliveries, the list that replays its batches.
+        .target(name: "StrataResultsTestSupport", dependencies: ["Strata"], path: "Tests/StrataResultsTestSupport"),
         .testTarget(
             name: "StrataSchemaTests",
             dependencies: ["StrataSchema", "StrataTestSupport"],
@@ -114,7 +117,9 @@ let package = Package(
         // Compiles and exercises the reference output of StrataCodegenTests (symlinked sources).
         .testTarget(
             name: "StrataGeneratedTests",
-            dependencies: ["Strata", "StrataTestSupport", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: [
+                "Strata", "StrataTestSupport", "StrataResultsTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+            ]
         ),
         // Compiles the reference output for a model whose entities are named like GRDB's,
         // Strata's and Foundation's types (symlinked sources), as an app's target would.
@@ -122,7 +127,9 @@ let package = Package(
         .testTarget(
             name: "StrataTests",
             // SQLite's C API, for the fault-injecting file system of the fault-injection tests.
-            dependencies: ["Strata", "StrataTestSupport", .product(name: "GRDBSQLite", package: "GRDB.swift")]),
+            dependencies: [
+                "Strata", "StrataTestSupport", "StrataResultsTestSupport", .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ]),
         // The sync tests' model, shared by the tests and the device processes they start.
         .target(name: "StrataSyncFixture", dependencies: [
                     "StrataSync", .product(name: "PostgresNIO", package: "postgres-nio"),
@@ -152,7 +159,9 @@ let package = Package(
         .target(name: "CorpusMessaging", dependencies: ["Strata"], path: "Tests/Corpus/Messaging", plugins: ["StrataPlugin"]),
         .testTarget(
             name: "StrataCorpusTests",
-            dependencies: ["Strata", "CorpusFinance", "CorpusTasks", "CorpusPhotos", "CorpusMessaging"]
+            dependencies: [
+                "Strata", "StrataResultsTestSupport", "CorpusFinance", "CorpusTasks", "CorpusPhotos", "CorpusMessaging",
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,7 +1,7 @@
-import Dispatch
 import Foundation
 import GRDB
 import Strata
+import StrataResultsTestSupport
 import Testing
 
 // The Keys model (Resources/Keys.yaml) compiled and used on real store files: primary keys
@@ -264,8 +264,9 @@ private func primaryKey(_ db: Database, _ table: String) throws -> [String] {
         let accounts = try store.write { (db: Database) throws in
             try (0..<4).map { try db.insert(Account(id: "a\($0)", name: "Account \($0)")) }
         }
-        let byOwner = try KeysLiveList.start(store: store, request: Repo.Fetches.byOwner)
-        let byRepo = try KeysLiveList.start(store: store, request: Ticket.Fetches.byRepo)
+        // Lists whose batches are replayed on the snapshot before them, as a list view applies them.
+        let (ownerController, byOwner) = try ResultsController.replaying(store: store, request: Repo.Fetches.byOwner)
+        let (repoController, byRepo) = try ResultsController.replaying(store: store, request: Ticket.Fetches.byRepo)
         var repos: [Repo.ID] = []
         for step in 0..<120 {
             try store.write { (db: Database) throws in
@@ -295,8 +296,11 @@ private func primaryKey(_ db: Database, _ table: String) throws -> [String] {
                 }
             }
         }
-        try byOwner.check(store: store)
-        try byRepo.check(store: store)
+        // Checked at the end against a fresh controller on the same request.
+        #expect(try byOwner.problems(ownerController, store: store) == [])
+        #expect(try byRepo.problems(repoController, store: store) == [])
+        #expect((byOwner.shown?.sections.count ?? 0) > 0, "the list is empty")
+        #expect((byRepo.shown?.sections.count ?? 0) > 0, "the list is empty")
     }
 
     // MARK: - Migrations
@@ -370,53 +374,6 @@ private func primaryKey(_ db: Database, _ table: String) throws -> [String] {
         #expect(next.objectID.rawValue == 10)
         #expect(throws: DeleteDeniedError.self) {
             try store.write { db in try db.delete(Repo.self, id: Repo.ID(rawValue: 41)) }
-        }
-    }
-}
-
-// MARK: - Support
-
-/// A controller whose batches are replayed on the snapshot before them, as a list view
-/// applies them; checked at the end against a fresh controller on the same request.
-private final class KeysLiveList<Item: StrataEntity, Section: Hashable & Sendable>: Coordinatable, @unchecked Sendable {
-    private let lock = NSLock()
-    private var shown: ResultsSnapshot<Item, Section>?
-    private var failures: [String] = []
-    private var controller: ResultsController<Item, Section>?
-
-    static func start(store: Strata.Store, request: ResultsRequest<Item, Section>) throws -> KeysLiveList {
-        let list = KeysLiveList()
-        let controller = try ResultsController(store: store, request: request, deliveryQueue: DispatchQueue(label: "keys"))
-        controller.coordinate(list)
-        controller.waitForDeliveries()
-        list.controller = controller
-        return list
-    }
-
-    func reload(_ snapshot: ResultsSnapshot<Item, Section>) { lock.withLock { shown = snapshot } }
-
-    func apply(_ batch: ChangeBatch, snapshot: ResultsSnapshot<Item, Section>) {
-        lock.withLock {
-            guard let old = shown else { return failures.append("a batch before the first snapshot") }
-            do {
-                if try batch.apply(to: old, reading: snapshot) != snapshot { failures.append("a batch does not replay") }
-            } catch {
-                failures.append("an invalid batch: \(error)")
-            }
-            shown = snapshot
-        }
-    }
-
-    func fail(with error: any Error) { lock.withLock { failures.append("tracking failed: \(error)") } }
-
-    func check(store: Strata.Store, sourceLocation: SourceLocation = #_sourceLocation) throws {
-        let controller = try #require(controller)
-        controller.waitForDeliveries()
-        let fresh = try ResultsController(store: store, request: controller.request, deliveryQueue: DispatchQueue(label: "fresh"))
-        lock.withLock {
-            #expect(failures.isEmpty, "\(failures)", sourceLocation: sourceLocation)
-            #expect(shown == fresh.snapshot, "the list differs from a fresh fetch", sourceLocation: sourceLocation)
-            #expect((shown?.sections.count ?? 0) > 0, "the list is empty", sourceLocation: sourceLocation)
         }
     }
 }

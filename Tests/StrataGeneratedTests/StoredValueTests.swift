@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Strata
+import StrataResultsTestSupport
 import Testing
 
 // Rows that another program wrote: every SQLite storage class in every attribute type of
@@ -128,14 +129,6 @@ private func value(of item: Item, _ column: String) -> DatabaseValue {
     }
 }
 
-/// A delegate that records failures.
-private final class FailureLog: ResultsControllerDelegate, @unchecked Sendable {
-    var errors: [any Error] = []
-    func controller(_ controller: ResultsController<Item, NoSection>, didFailWith error: any Error) {
-        errors.append(error)
-    }
-}
-
 private enum EdgeCasesFixtures {
     /// A store with a section, a store whose id is 7, and one valid item (id 1).
     static func store() throws -> Strata.Store {
@@ -257,7 +250,7 @@ struct StoredValueTests {
 
         let queue = DispatchQueue(label: "delivery")
         let controller = try ResultsController(store: store, request: Item.Fetches.all, deliveryQueue: queue)
-        let log = FailureLog()
+        let log = DeliveryRecorder<Item, NoSection>(recording: .failures)
         controller.delegate = log
         try store.writer.write { db in try db.execute(sql: "UPDATE Item SET level = 'medium' WHERE id = 1") }
         controller.waitForDeliveries()
@@ -284,7 +277,7 @@ struct StoredValueTests {
         let store = try EdgeCasesFixtures.store()
         let queue = DispatchQueue(label: "fuzz")
         let controller = try ResultsController(store: store, request: Item.Fetches.all, deliveryQueue: queue)
-        let log = FailureLog()
+        let log = DeliveryRecorder<Item, NoSection>(recording: .failures)
         controller.delegate = log
         let sectionID = try store.read { db in try Int64.fetchOne(db, sql: "SELECT id FROM Section")! }
 

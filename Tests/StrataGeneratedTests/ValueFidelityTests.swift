@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Strata
+import StrataResultsTestSupport
 import Testing
 
 // What goes in comes out, or is refused with a typed error at write time: the decisions of
@@ -230,10 +231,17 @@ struct ValueFidelityTests {
         for title in ["a", "b", "Draft c"] { try store.insert(Note(title: title, updatedAt: Foundation.Date())) }
         let queue = DispatchQueue(label: "pause")
         let controller = try ResultsController(store: store, request: Note.Fetches.all, deliveryQueue: queue)
-        let recorder = UpdateRecorder()
+        // What the coordinator is told, as text.
+        let recorder = DeliveryRecorder<Note, NoSection>(recording: [.reloads, .batches])
+        func events() -> [String] {
+            recorder.events { delivery in
+                guard case .reload(let snapshot) = delivery else { return "batch" }
+                return "reload \(snapshot.sections.flatMap(\.items).count)"
+            }
+        }
         controller.coordinate(recorder)
         controller.waitForDeliveries()
-        #expect(recorder.events == ["reload 3"])
+        #expect(events() == ["reload 3"])
 
         controller.pause()
         controller.options.filter = { !$0.title.hasPrefix("Draft") }
@@ -241,23 +249,12 @@ struct ValueFidelityTests {
         controller.comparator = { $0.title > $1.title }
         try store.insert(Note(title: "d", updatedAt: Foundation.Date()))
         controller.waitForDeliveries()
-        #expect(recorder.events == ["reload 3"], "nothing while paused")
+        #expect(events() == ["reload 3"], "nothing while paused")
         #expect(controller.snapshot.sections.flatMap(\.items).count == 3)
 
         try controller.resume()
         controller.waitForDeliveries()
-        #expect(recorder.events == ["reload 3", "reload 3"])
+        #expect(events() == ["reload 3", "reload 3"])
         #expect(controller.snapshot.sections.flatMap(\.rows).compactMap(\.item).map(\.title) == ["d", "b", "a"])
-    }
-}
-
-/// Records what a coordinator is told, as text.
-private final class UpdateRecorder: Coordinatable, @unchecked Sendable {
-    var events: [String] = []
-    func reload(_ snapshot: ResultsSnapshot<Note, NoSection>) {
-        events.append("reload \(snapshot.sections.flatMap(\.items).count)")
-    }
-    func apply(_ batch: ChangeBatch, snapshot: ResultsSnapshot<Note, NoSection>) {
-        events.append("batch")
     }
 }

@@ -177,7 +177,7 @@ import Testing
         let queue = DispatchQueue(label: "strata.tests.batched")
         let controller = try ResultsController(
             store: store, request: Note.Fetches.byNotebook, loading: .batched(pageSize: 4), deliveryQueue: queue)
-        let recorder = Recorder<Note, Notebook>()
+        let recorder = DeliveryRecorder<Note, Notebook>()
         controller.coordinate(recorder)
         queue.sync {}
         var shown = controller.snapshot
@@ -244,12 +244,6 @@ import Testing
     /// to the consumers, and the controller stays batched and goes on; once the value is
     /// repaired, the same filter turns it eager.
     @Test func aFilterWhoseReadFailsLeavesTheControllerAsItWas() throws {
-        final class Failures: Coordinatable, @unchecked Sendable {
-            var errors: [any Error] = []
-            func reload(_ snapshot: ResultsSnapshot<Note, Notebook>) {}
-            func apply(_ batch: ChangeBatch, snapshot: ResultsSnapshot<Note, Notebook>) {}
-            func fail(with error: any Error) { errors.append(error) }
-        }
         let (store, folder) = try Self.fileStore()
         defer { try? FileManager.default.removeItem(at: folder) }
         try store.write { db in
@@ -263,7 +257,7 @@ import Testing
         let queue = DispatchQueue(label: "strata.tests.batched")
         let controller = try ResultsController(
             store: store, request: Note.Fetches.byNotebook, loading: .batched(pageSize: 4), deliveryQueue: queue)
-        let failures = Failures()
+        let failures = DeliveryRecorder<Note, Notebook>(recording: .failures)
         controller.coordinate(failures)
         try store.writer.write { db in try db.execute(sql: "UPDATE Note SET priority = 'urgent' WHERE title = 'n9'") }
         controller.waitForDeliveries()

@@ -7,25 +7,13 @@ import Testing
 /// gets every event, failures included, in the same order.
 @Suite("Results delivery: one outlet, failures included")
 struct DeliveryFailureTests {
-    final class Coordinator: Coordinatable, @unchecked Sendable {
-        var events: [String] = []
-        func reload(_ snapshot: ResultsSnapshot<Note, NoSection>) { events.append("reload \(snapshot.itemCount)") }
-        func apply(_ batch: ChangeBatch, snapshot: ResultsSnapshot<Note, NoSection>) {
-            events.append("batch \(snapshot.itemCount)")
-        }
-        func fail(with error: any Error) { events.append("fail \((error as? ValueDecodingError)?.column ?? "?")") }
-    }
-
-    final class Delegate: ResultsControllerDelegate, @unchecked Sendable {
-        var events: [String] = []
-        func controller(_ controller: ResultsController<Note, NoSection>, didReload snapshot: ResultsSnapshot<Note, NoSection>) {
-            events.append("reload \(snapshot.itemCount)")
-        }
-        func controller(_ controller: ResultsController<Note, NoSection>, didChange batch: ChangeBatch, snapshot: ResultsSnapshot<Note, NoSection>) {
-            events.append("batch \(snapshot.itemCount)")
-        }
-        func controller(_ controller: ResultsController<Note, NoSection>, didFailWith error: any Error) {
-            events.append("fail \((error as? ValueDecodingError)?.column ?? "?")")
+    /// A delivery as the expectations write it: its kind and the snapshot's item count, or the
+    /// column a failure names.
+    static func event(_ delivery: DeliveryRecorder<Note, NoSection>.Delivery) -> String {
+        switch delivery {
+        case .reload(let snapshot): "reload \(snapshot.itemCount)"
+        case .batch(_, let snapshot): "batch \(snapshot.itemCount)"
+        case .failure(let error): "fail \((error as? ValueDecodingError)?.column ?? "?")"
         }
     }
 
@@ -42,7 +30,7 @@ struct DeliveryFailureTests {
         try store.insert(Note(title: "a", updatedAt: Date()))
         let queue = DispatchQueue(label: "outlet")
         let controller = try ResultsController(store: store, request: Note.Fetches.all, deliveryQueue: queue)
-        let delegate = Delegate(), coordinator = Coordinator(), plain = PlainCoordinator()
+        let delegate = DeliveryRecorder<Note, NoSection>(), coordinator = DeliveryRecorder<Note, NoSection>(), plain = PlainCoordinator()
         controller.delegate = delegate
         controller.coordinate(coordinator)
         controller.coordinate(plain)
@@ -52,8 +40,8 @@ struct DeliveryFailureTests {
         try store.insert(Note(title: "b", updatedAt: Date()))
         try await store.writer.write { db in try db.execute(sql: "UPDATE Note SET priority = 'urgent' WHERE title = 'a'") }
         controller.waitForDeliveries()
-        #expect(coordinator.events == ["reload 1", "batch 2", "fail priority"])
-        #expect(delegate.events == ["batch 2", "fail priority"])
+        #expect(coordinator.events(Self.event) == ["reload 1", "batch 2", "fail priority"])
+        #expect(delegate.events(Self.event) == ["batch 2", "fail priority"])
         #expect(plain.count == 2)
         guard case .batch? = try await iterator.next() else { Issue.record("no batch"); return }
         do {
@@ -67,8 +55,8 @@ struct DeliveryFailureTests {
         // The controller goes on: a repair refetches; a new sequence starts from a reload.
         try await store.writer.write { db in try db.execute(sql: "UPDATE Note SET priority = 'high' WHERE title = 'a'") }
         controller.waitForDeliveries()
-        #expect(coordinator.events.last == "batch 2")
-        #expect(delegate.events.last == "batch 2")
+        #expect(coordinator.events(Self.event).last == "batch 2")
+        #expect(delegate.events(Self.event).last == "batch 2")
         var again = controller.updates.makeAsyncIterator()
         guard case .reload(let snapshot)? = try await again.next() else { Issue.record("no reload"); return }
         let fresh = try await store.fetchAll(Note.Fetches.all)

@@ -13,7 +13,7 @@ struct TodoHarness<Section: Hashable & Sendable> {
     let store: Store
     let queue = DispatchQueue(label: "strata.tests.ordered")
     let controller: ResultsController<Todo, Section>
-    let recorder = Recorder<Todo, Section>()
+    let recorder = DeliveryRecorder<Todo, Section>()
     /// Updated rows of `Todo` per commit, in order (for the rows a move writes).
     let writes = LockedValue<[Int]>([])
     let observation: CommitObservation

@@ -54,7 +54,7 @@ struct RefetchThresholdTests {
         try #require(RefetchPolicy.batchedCosts.breakEven < 0.3)
         let directory = try TemporaryDirectory()
         let store = try makeStore(directory)
-        let recorder = Recorder<Note, NoSection>()
+        let recorder = DeliveryRecorder<Note, NoSection>()
         let controller = try ResultsController(
             store: store, request: Note.Fetches.all, loading: .batched(pageSize: 16),
             deliveryQueue: DispatchQueue(label: "strata.tests.threshold"))

@@ -13,7 +13,7 @@ import Testing
     final class Checker<Section: Hashable & Sendable>: @unchecked Sendable {
         let store: Store
         let controller: ResultsController<Note, Section>
-        let recorder = Recorder<Note, Section>()
+        let recorder = DeliveryRecorder<Note, Section>()
         var seen = 0
         var shown: ResultsSnapshot<Note, Section>
 

@@ -1,3 +1,4 @@
+@_exported import StrataResultsTestSupport
 @_exported import StrataTestSupport
 import Dispatch
 import Foundation
@@ -5,30 +6,6 @@ import GRDB
 import Testing
 
 @testable import Strata
-
-/// Records every delivery of a controller, so a test can assert the whole sequence.
-final class Recorder<Item: StrataEntity, Section: Hashable & Sendable>: Coordinatable, @unchecked Sendable {
-    private let lock = NSLock()
-    private var _updates: [ResultsUpdate<Item, Section>] = []
-
-    var updates: [ResultsUpdate<Item, Section>] {
-        lock.lock()
-        defer { lock.unlock() }
-        return _updates
-    }
-
-    func apply(_ batch: ChangeBatch, snapshot: ResultsSnapshot<Item, Section>) {
-        lock.lock()
-        _updates.append(.batch(batch, snapshot))
-        lock.unlock()
-    }
-
-    func reload(_ snapshot: ResultsSnapshot<Item, Section>) {
-        lock.lock()
-        _updates.append(.reload(snapshot))
-        lock.unlock()
-    }
-}
 
 /// A fixed date, so fetched values compare equal.
 let day = Date(timeIntervalSince1970: 1_700_000_000)
@@ -68,7 +45,7 @@ func lines<Section>(
 struct Harness<Section: Hashable & Sendable> {
     let store: Store
     let controller: ResultsController<Note, Section>
-    let recorder = Recorder<Note, Section>()
+    let recorder = DeliveryRecorder<Note, Section>()
 
     init(
         store: Store? = nil, _ request: ResultsRequest<Note, Section>, options: ResultsOptions<Note> = ResultsOptions(),

@@ -37,7 +37,7 @@ import Testing
         let request = Note.Fetches.all.sorted(by: Note.updatedAt.descending).limit(3)
         let queue = DispatchQueue(label: "strata.tests.window")
         let controller = try ResultsController(store: store, request: request, deliveryQueue: queue)
-        let recorder = Recorder<Note, NoSection>()
+        let recorder = DeliveryRecorder<Note, NoSection>()
         controller.coordinate(recorder)
         queue.sync {}
         #expect(controller.snapshot.items.map(\.title) == ["n4", "n3", "n2"])
@@ -78,7 +78,7 @@ import Testing
             let limit: Int?
             let offset: Int
             let controller: ResultsController<Note, Section>
-            let recorder = Recorder<Note, Section>()
+            let recorder = DeliveryRecorder<Note, Section>()
             var shown: ResultsSnapshot<Note, Section>
             var seen = 1
 

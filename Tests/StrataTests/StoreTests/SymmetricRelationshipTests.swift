@@ -248,7 +248,7 @@ struct SymmetricRelationshipTests {
     final class Follower: @unchecked Sendable {
         let store: Store
         let controller: ResultsController<Person, NoSection>
-        let recorder = Recorder<Person, NoSection>()
+        let recorder = DeliveryRecorder<Person, NoSection>()
         let friendsOf: Int64?
         var shown: ResultsSnapshot<Person, NoSection>
         var seen = 1

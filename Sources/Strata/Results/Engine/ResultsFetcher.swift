@@ -2,53 +2,6 @@ import Foundation
 import GRDB
 import GRDBSQLite
 
-/// The keys that place an item: its sort values and its raw section key.
-struct IndexKeys {
-    /// The values of the request's sort keys, as SQLite orders them.
-    var sort: [DatabaseValue]
-    /// The raw section key: the key value, or the section object's id (NULL when nil).
-    var key: DatabaseValue
-    /// The ordering value of the key (enum keys order by declaration).
-    var keyOrder: DatabaseValue
-}
-
-/// The text of a statement built from a request's plan, with the values its predicate binds.
-struct StatementText: Sendable {
-    var sql: String
-    var arguments: StatementArguments
-    /// The section key columns that follow the sort keys (0, 1 or 2).
-    var keyColumns: Int
-}
-
-/// The texts of the statements a fetcher runs at every commit (re-reads of a few ids, one
-/// item's sort keys), each built once: building one from the plan cost more than running it.
-/// Shared by the copies of a fetcher; the statements themselves stay prepared in the
-/// connection's cache.
-final class StatementTexts: @unchecked Sendable {
-    enum Kind: Hashable {
-        case reread(count: Int, keysOnly: Bool)
-        case sortKeys
-    }
-
-    private let lock = NSLock()
-    private var texts: [Kind: StatementText] = [:]
-
-    /// The text of `kind`, built by `make` the first time.
-    func text(for kind: Kind, _ make: () throws -> StatementText) rethrows -> StatementText {
-        if let text = lock.withLock({ texts[kind] }) { return text }
-        let text = try make()
-        lock.withLock { texts[kind] = text }
-        return text
-    }
-}
-
-/// A section object as read: its id, its value, and the values of the section sort.
-struct FetchedSection<Section> {
-    var id: Int64
-    var value: Section
-    var order: [DatabaseValue]
-}
-
 /// Everything a results request reads from the database, and nothing it remembers: the
 /// items with the keys that place them, the ids of items that depend on changed related
 /// rows, and the section objects of an entity-sectioned request. Stateless and `Sendable`,

@@ -1,0 +1,86 @@
+import GRDB
+
+/// The key store of eager loading: every item's sort keys and section, kept at the item's
+/// slot (``IDSlots``) in flat arrays — the sort keys of all items in one array, `width` per
+/// item — so that an item costs its keys and a few bytes, not a record in a dictionary
+/// bucket and an array of its own.
+struct FullIndexKeys: IndexKeyStore, Sendable {
+    private var items = ItemSections()
+    /// The sort keys of every item, `width` per slot.
+    private var sortValues: ContiguousArray<DatabaseValue> = []
+    /// The number of sort keys (every item has as many); known from the first item.
+    private var width = 0
+
+    init() {}
+
+    var count: Int { items.count }
+    var isEmptyCapacity: Bool { items.isEmptyCapacity }
+
+    mutating func reserveCapacity(_ count: Int, ids: ClosedRange<Int64>?) {
+        items.reserveCapacity(count, ids: ids)
+    }
+
+    mutating func removeAll() {
+        items.removeAll()
+        sortValues.removeAll(keepingCapacity: true)
+    }
+
+    func contains(_ id: Int64) -> Bool { items.contains(id) }
+    var ids: [Int64] { items.ids }
+    func section(of id: Int64) -> SectionID?? { items.section(of: id) }
+
+    mutating func set(_ id: Int64, _ keys: IndexKeys, section: SectionID?) {
+        checkWidth(keys)
+        let (slot, isNew) = items.set(id, section: section, rawKey: keys.key)
+        if isNew {
+            sortValues.append(contentsOf: keys.sort)
+        } else {
+            for (offset, value) in keys.sort.enumerated() { sortValues[slot * width + offset] = value }
+        }
+    }
+
+    /// Takes the number of sort keys from the first item (and makes room for every item's),
+    /// and checks that every other item has as many.
+    private mutating func checkWidth(_ keys: IndexKeys) {
+        if items.isEmpty {
+            width = keys.sort.count
+            if sortValues.capacity < items.capacity * width { sortValues.reserveCapacity(items.capacity * width) }
+        }
+        precondition(keys.sort.count == width, "items with different numbers of sort keys")
+    }
+
+    mutating func append(_ id: Int64, _ keys: IndexKeys, section: SectionID?) {
+        checkWidth(keys)
+        items.append(id, sectionSlot: items.sectionSlot(for: section), rawKey: keys.key)
+        sortValues.append(contentsOf: keys.sort)
+    }
+
+    mutating func remove(_ id: Int64) {
+        guard let freed = items.remove(id) else { return }
+        if freed.slot != freed.last {
+            for offset in 0..<width { sortValues[freed.slot * width + offset] = sortValues[freed.last * width + offset] }
+        }
+        sortValues.removeLast(width)
+    }
+
+    mutating func hide(_ id: Int64) -> DatabaseValue? { items.hide(id) }
+    mutating func show(_ id: Int64, in section: SectionID) { items.show(id, in: section) }
+    func hiddenKey(of id: Int64) -> DatabaseValue? { items.hiddenKey(of: id) }
+
+    func sortKeys(of id: Int64) -> ArraySlice<DatabaseValue> {
+        guard let slot = items.slot(of: id) else { preconditionFailure("item \(id) not indexed") }
+        return sortValues[(slot * width)..<((slot + 1) * width)]
+    }
+
+    func position(of id: Int64, in items: RowChunks<Int64>, descending: [Bool]) -> Int {
+        // Never throws: the keys are kept.
+        try! insertionIndex(of: id, sortKeys(of: id), in: items, descending: descending)
+    }
+
+    func _shownCount() -> Int { items._shownCount() }
+    func _hiddenByKey() -> [Int64: Set<Int64>] { items._hiddenByKey() }
+
+    func _inOrder(_ previous: Int64, _ item: Int64, descending: [Bool]) -> Bool {
+        DatabaseValueOrdering.compare(sortKeys(of: previous), id: previous, sortKeys(of: item), id: item, descending: descending) < 0
+    }
+}
