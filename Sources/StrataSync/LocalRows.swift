@@ -87,7 +87,104 @@ struct LocalRows {
         return Record(rowid: row[0], state: row[1])
     }
 
+    // MARK: - Objects by state
+
+    /// How many objects of `table` are new here (not acknowledged by the server).
+    func newObjectCount(_ table: String, _ db: Database) throws -> Int {
+        try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM stratasync_ids WHERE state = 0 AND tbl = ?", arguments: [table]) ?? 0
+    }
+
+    /// The first `limit` objects of `table` new here, by local key.
+    func newObjects(_ table: String, limit: Int, _ db: Database) throws -> [(rowid: Int64, uuid: String)] {
+        try Row.fetchAll(
+            db, sql: "SELECT rowid_, uuid FROM stratasync_ids WHERE state = 0 AND tbl = ? ORDER BY rowid_ LIMIT ?", arguments: [table, limit]
+        ).map { ($0[0], LocalSyncState.text($0[1])) }
+    }
+
+    /// Every object new here: its sync id, table and local key.
+    func newObjects(_ db: Database) throws -> [(uuid: String, table: String, rowid: Int64)] {
+        try Row.fetchAll(db, sql: "SELECT uuid, tbl, rowid_ FROM stratasync_ids WHERE state = 0").map {
+            (LocalSyncState.text($0[0]), $0[1], $0[2])
+        }
+    }
+
+    /// How many tombstones the file keeps.
+    func tombstoneCount(_ db: Database) throws -> Int {
+        try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM stratasync_ids WHERE state = 2") ?? 0
+    }
+
+    /// Every tombstone: its sync id and table.
+    func tombstones(_ db: Database) throws -> [(uuid: String, table: String)] {
+        try Row.fetchAll(db, sql: "SELECT uuid, tbl FROM stratasync_ids WHERE state = 2").map { (LocalSyncState.text($0[0]), $0[1]) }
+    }
+
+    /// The sync ids of the first `limit` tombstones of `table`.
+    func tombstones(_ table: String, limit: Int, _ db: Database) throws -> [String] {
+        try Data.fetchAll(db, sql: "SELECT uuid FROM stratasync_ids WHERE state = 2 AND tbl = ? LIMIT ?", arguments: [table, limit])
+            .map(LocalSyncState.text)
+    }
+
+    /// Which of `uuids` are live objects here.
+    func liveAmong(_ uuids: [String], _ db: Database) throws -> Set<String> {
+        var live: Set<String> = []
+        let blobs = uuids.compactMap(LocalSyncState.blob)
+        for start in stride(from: 0, to: blobs.count, by: 500) {
+            let chunk = Array(blobs[start..<min(start + 500, blobs.count)])
+            let marks = Array(repeating: "?", count: chunk.count).joined(separator: ",")
+            live.formUnion(try Data.fetchAll(
+                db, sql: "SELECT uuid FROM stratasync_ids WHERE state < 2 AND uuid IN (\(marks))", arguments: StatementArguments(chunk)
+            ).map(LocalSyncState.text))
+        }
+        return live
+    }
+
+    /// The sync ids of the live objects of `table` with local keys `rowids`.
+    func liveSyncIDs(_ table: String, _ rowids: [Int64], _ db: Database) throws -> Set<String> {
+        var result: Set<String> = []
+        for rowid in rowids { if let uuid = try uuid(table, rowid, db) { result.insert(uuid) } }
+        return result
+    }
+
+    /// Records the sync id of an object a pull inserts, agreed with the server.
+    func insertAgreed(_ uuid: String, _ table: String, _ rowid: Int64, _ db: Database) throws {
+        try db.cachedStatement(sql: "INSERT INTO stratasync_ids (uuid, tbl, rowid_, state) VALUES (?, ?, ?, 1)")
+            .execute(arguments: [LocalSyncState.blob(uuid), table, rowid])
+    }
+
+    /// What the bulk insert writes its sync ids into: the table, its columns, and the state
+    /// of the objects it writes (agreed).
+    static let bulkIDs = (table: "stratasync_ids", columns: ["uuid", "tbl", "rowid_", "state"], state: Int64(1))
+
+    /// A statement that tells whether any of `count` sync ids (16 bytes each, bound in order)
+    /// is known here, live or a tombstone.
+    static func anyKnownSQL(_ count: Int) -> String {
+        "SELECT 1 FROM stratasync_ids WHERE uuid IN (\(Array(repeating: "?", count: count).joined(separator: ","))) LIMIT 1"
+    }
+
     // MARK: - Bases
+
+    /// The local keys of `table`'s objects that have a base (a column changed here).
+    func rowidsWithBases(_ table: String, _ db: Database) throws -> [Int64] {
+        try Int64.fetchAll(db, sql: "SELECT DISTINCT rowid_ FROM stratasync_base WHERE tbl = ? ORDER BY rowid_", arguments: [table])
+    }
+
+    /// Drops the base of one column of object `rowid` of `table` (it holds the agreed value).
+    func dropBase(_ table: String, _ rowid: Int64, _ column: String, _ db: Database) throws {
+        try db.cachedStatement(sql: "DELETE FROM stratasync_base WHERE tbl = ? AND rowid_ = ? AND col = ?")
+            .execute(arguments: [table, rowid, column])
+    }
+
+    /// Keeps `value` (wire text) as the base of one column of object `rowid` of `entity`.
+    func keepBase(_ entity: SyncedTables.Entity, _ rowid: Int64, _ column: SyncedTables.Column, _ value: String?, _ db: Database) throws {
+        try db.cachedStatement(sql: "INSERT OR REPLACE INTO stratasync_base (tbl, rowid_, col, old) VALUES (?, ?, ?, ?)")
+            .execute(arguments: [entity.name, rowid, column.name, Self.agreedValue(of: value, column)])
+    }
+
+    /// Marks object `rowid` of `table` agreed with the server (it was new here).
+    func markAgreed(_ table: String, _ rowid: Int64, _ db: Database) throws {
+        try db.cachedStatement(sql: "UPDATE stratasync_ids SET state = 1 WHERE tbl = ? AND rowid_ = ? AND state = 0")
+            .execute(arguments: [table, rowid])
+    }
 
     /// The agreed values of the columns of object `rowid` changed here since it last agreed
     /// with the server (wire text); empty when none was.
@@ -121,15 +218,12 @@ struct LocalRows {
         for (name, value) in values {
             guard let column = entity.column(named: name) else { continue }
             if now[name] == value {
-                try db.cachedStatement(sql: "DELETE FROM stratasync_base WHERE tbl = ? AND rowid_ = ? AND col = ?")
-                    .execute(arguments: [entity.name, rowid, name])
+                try dropBase(entity.name, rowid, name, db)
             } else {
-                try db.cachedStatement(sql: "INSERT OR REPLACE INTO stratasync_base (tbl, rowid_, col, old) VALUES (?, ?, ?, ?)")
-                    .execute(arguments: [entity.name, rowid, name, Self.agreedValue(of: value, column)])
+                try keepBase(entity, rowid, column, value, db)
             }
         }
-        try db.cachedStatement(sql: "UPDATE stratasync_ids SET state = 1 WHERE tbl = ? AND rowid_ = ? AND state = 0")
-            .execute(arguments: [entity.name, rowid])
+        try markAgreed(entity.name, rowid, db)
     }
 
     /// Records that a pull wrote the server's values `server` into object `rowid` of
@@ -142,15 +236,12 @@ struct LocalRows {
         for (name, value) in server {
             guard let column = entity.column(named: name) else { continue }
             if keeping.contains(name) {
-                try db.cachedStatement(sql: "INSERT OR REPLACE INTO stratasync_base (tbl, rowid_, col, old) VALUES (?, ?, ?, ?)")
-                    .execute(arguments: [entity.name, rowid, name, Self.agreedValue(of: value, column)])
+                try keepBase(entity, rowid, column, value, db)
             } else {
-                try db.cachedStatement(sql: "DELETE FROM stratasync_base WHERE tbl = ? AND rowid_ = ? AND col = ?")
-                    .execute(arguments: [entity.name, rowid, name])
+                try dropBase(entity.name, rowid, name, db)
             }
         }
-        try db.cachedStatement(sql: "UPDATE stratasync_ids SET state = 1 WHERE tbl = ? AND rowid_ = ? AND state = 0")
-            .execute(arguments: [entity.name, rowid])
+        try markAgreed(entity.name, rowid, db)
     }
 
     /// Replaces the changed columns of object `rowid` by `changed` (wire text: each column's
@@ -260,6 +351,16 @@ struct LocalRows {
         }
     }
 
+    /// The pairs of local keys of `join`'s links the server is known to have, between live
+    /// objects.
+    func agreedLinkPairs(_ join: SyncedTables.Join, _ db: Database) throws -> [[Int64]] {
+        try Row.fetchAll(db, sql: """
+            SELECT x.rowid_, y.rowid_ FROM stratasync_links l \
+            JOIN stratasync_ids x ON x.uuid = l.a AND x.state < 2 \
+            JOIN stratasync_ids y ON y.uuid = l.b AND y.state < 2 WHERE l.tbl = ?
+            """, arguments: [join.name]).map { [$0[0], $0[1]] }
+    }
+
     /// Forgets an object entirely (its id, its base, its tombstone, the links the server had
     /// with it).
     func forget(_ uuid: String, _ db: Database) throws {
@@ -269,172 +370,5 @@ struct LocalRows {
             """).execute(arguments: [blob])
         try db.cachedStatement(sql: "DELETE FROM stratasync_ids WHERE uuid = ?").execute(arguments: [blob])
         try db.cachedStatement(sql: "DELETE FROM stratasync_links WHERE a = ? OR b = ?").execute(arguments: [blob, blob])
-    }
-}
-
-/// Builds a push from the objects' sync states, their bases and the history (for links).
-struct PushBuilder {
-    let tables: SyncedTables
-    let options: SyncOptions
-
-    /// The changes to push, in the order the server applies them, and whether they are all
-    /// of what changed (false when the batch size cut new objects or deletions short: the
-    /// rest goes in the next push, and the history is read again then). Nil: nothing.
-    func build(history: HistoryChanges?, _ db: Database) throws -> (changes: [SyncChange], complete: Bool)? {
-        let rows = LocalRows(tables: tables)
-        let limit = max(1, options.pushBatchSize)
-
-        // New objects, in dependency order; an object whose reference leads to a new object
-        // left out of this push waits for the next.
-        var newObjects: [(entity: SyncedTables.Entity, rowid: Int64, uuid: String)] = []
-        var newCount = 0
-        for name in tables.dependencyOrder {
-            guard let entity = tables.entity(named: name) else { continue }
-            newCount += try Int.fetchOne(
-                db, sql: "SELECT COUNT(*) FROM stratasync_ids WHERE state = 0 AND tbl = ?", arguments: [name]) ?? 0
-            guard newObjects.count < limit else { continue }
-            let found = try Row.fetchAll(
-                db, sql: "SELECT rowid_, uuid FROM stratasync_ids WHERE state = 0 AND tbl = ? ORDER BY rowid_ LIMIT ?",
-                arguments: [name, limit - newObjects.count])
-            newObjects += found.map { (entity, $0[0], LocalSyncState.text($0[1])) }
-        }
-        let tombstoneCount = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM stratasync_ids WHERE state = 2") ?? 0
-        let complete = newCount <= newObjects.count && newCount + tombstoneCount <= limit
-
-        var values: [String: [String: String?]] = [:]  // uuid → values
-        var entityOf: [String: SyncedTables.Entity] = [:]
-        for (name, group) in Dictionary(grouping: newObjects, by: \.entity.name) {
-            let entity = group[0].entity
-            let read = try rows.values(entity, group.map(\.rowid), db)
-            for object in group {
-                values[object.uuid] = read[object.rowid]
-                entityOf[object.uuid] = entity
-            }
-            _ = name
-        }
-        var inserts: [SyncChange] = []
-        var deferred: [SyncChange] = []
-        if !newObjects.isEmpty {
-            // Leave out, until none is left, objects that refer to a new object not in this push.
-            var included = Set(newObjects.map(\.uuid))
-            if !complete {
-                var changed = true
-                while changed {
-                    changed = false
-                    for object in newObjects where included.contains(object.uuid) {
-                        for (column, _) in object.entity.references {
-                            guard let target = values[object.uuid]?[column] ?? nil, !included.contains(target) else { continue }
-                            let targetIsNew = try rows.record(target, db)?.state == 0
-                            if targetIsNew {
-                                included.remove(object.uuid)
-                                changed = true
-                                break
-                            }
-                        }
-                    }
-                }
-                if included.isEmpty { included = Set(newObjects.map(\.uuid)) }
-            }
-            // Depth first: each object after the objects it refers to; a reference that closes
-            // a cycle is sent as an update after the inserts.
-            var state: [String: Int] = [:]
-            func visit(_ uuid: String) {
-                guard state[uuid] == nil, let entity = entityOf[uuid], var own = values[uuid] else { return }
-                state[uuid] = 1
-                for (column, _) in entity.references {
-                    guard let target = own[column] ?? nil, target != uuid, included.contains(target) else { continue }
-                    if state[target] == 1 {
-                        if entity.column(named: column)?.isOptional == true {
-                            deferred.append(SyncChange(kind: .update, table: entity.name, id: UUID(uuidString: uuid), values: [column: target]))
-                            own[column] = .some(nil)
-                        }
-                    } else {
-                        visit(target)
-                    }
-                }
-                state[uuid] = 2
-                inserts.append(SyncChange(kind: .insert, table: entity.name, id: UUID(uuidString: uuid), values: own))
-            }
-            for object in newObjects where included.contains(object.uuid) { visit(object.uuid) }
-        }
-
-        // Deletions, objects that refer to others first.
-        var deletes: [SyncChange] = []
-        for name in tables.dependencyOrder.reversed() {
-            let found = try Data.fetchAll(
-                db, sql: "SELECT uuid FROM stratasync_ids WHERE state = 2 AND tbl = ? LIMIT ?",
-                arguments: [name, max(0, limit - inserts.count - deletes.count)])
-            deletes += found.map { SyncChange(kind: .delete, table: name, id: LocalSyncState.uuid($0)) }
-        }
-        guard complete else {
-            let changes = inserts + deferred + deletes
-            return changes.isEmpty ? nil : (changes, false)
-        }
-
-        // Updates: the agreed objects with columns changed here (their bases), each column
-        // whose value differs from the agreed one. A column changed back goes from the bases.
-        var updates: [SyncChange] = []
-        var linkCandidates: [String: Set<[Int64]>] = [:]
-        for entity in tables.entities {
-            let rowids = try Int64.fetchAll(
-                db, sql: "SELECT DISTINCT rowid_ FROM stratasync_base WHERE tbl = ? ORDER BY rowid_", arguments: [entity.name])
-            guard !rowids.isEmpty else { continue }
-            let current = try rows.values(entity, rowids, db)
-            for rowid in rowids {
-                guard let now = current[rowid], let (uuid, agreed) = try rows.object(entity.name, rowid, db), agreed else { continue }
-                var changed: [String: String?] = [:]
-                for (column, value) in try rows.changedColumns(entity, rowid, db) {
-                    if let here = now[column], here != value {
-                        changed[column] = here
-                    } else {
-                        try db.cachedStatement(sql: "DELETE FROM stratasync_base WHERE tbl = ? AND rowid_ = ? AND col = ?")
-                            .execute(arguments: [entity.name, rowid, column])
-                    }
-                }
-                if !changed.isEmpty {
-                    updates.append(SyncChange(kind: .update, table: entity.name, id: UUID(uuidString: uuid), values: changed))
-                }
-            }
-        }
-
-        // Links: the pairs the history names (every pair after a pruned history, and on the
-        // first push), each pushed when its state here differs from the server's.
-        let seed = try LocalSyncState.value("seedLinks", db) != nil
-        for join in tables.joins {
-            var pairs: Set<[Int64]> = linkCandidates[join.name] ?? []
-            if let history, !seed {
-                for transaction in history.transactions {
-                    for (_, row) in transaction.changes[join.name].joinRows {
-                        if let a = row[join.column], let b = row[join.inverseColumn] { pairs.insert([a, b]) }
-                    }
-                }
-            } else {
-                let all = try Row.fetchAll(db, sql: "SELECT \(quoted(join.column)), \(quoted(join.inverseColumn)) FROM \(quoted(join.name))")
-                for row in all { pairs.insert([row[0], row[1]]) }
-                let agreed = try Row.fetchAll(db, sql: """
-                    SELECT x.rowid_, y.rowid_ FROM stratasync_links l \
-                    JOIN stratasync_ids x ON x.uuid = l.a AND x.state < 2 \
-                    JOIN stratasync_ids y ON y.uuid = l.b AND y.state < 2 WHERE l.tbl = ?
-                    """, arguments: [join.name])
-                for row in agreed { pairs.insert([row[0], row[1]]) }
-            }
-            linkCandidates[join.name] = pairs
-        }
-        var links: [SyncChange] = []
-        var unlinks: [SyncChange] = []
-        for join in tables.joins {
-            for pair in (linkCandidates[join.name] ?? []).sorted(by: { $0.lexicographicallyPrecedes($1) }) {
-                // A link of an object that is gone goes with the object.
-                guard let a = try rows.uuid(join.entity, pair[0], db), let b = try rows.uuid(join.destination, pair[1], db) else { continue }
-                let here = try rows.linkExists(join, pair[0], pair[1], db)
-                guard here != (try rows.isAgreedLink(join, a, b, db)) else { continue }
-                let change = SyncChange(
-                    kind: here ? .link : .unlink, table: join.name,
-                    link: [join.column: UUID(uuidString: a)!, join.inverseColumn: UUID(uuidString: b)!])
-                if here { links.append(change) } else { unlinks.append(change) }
-            }
-        }
-        let changes = inserts + deferred + updates + links + unlinks + deletes
-        return changes.isEmpty ? nil : (changes, true)
     }
 }

@@ -268,8 +268,7 @@ extension PullApplier {
             let ids = new.uuids
             for start in stride(from: 0, to: ids.count, by: 500) {
                 let count = min(500, ids.count - start)
-                let marks = Array(repeating: "?", count: count).joined(separator: ",")
-                let sql = "SELECT 1 FROM stratasync_ids WHERE uuid IN (\(marks)) LIMIT 1"
+                let sql = LocalRows.anyKnownSQL(count)
                 let statement = count == 500 ? try db.cachedStatement(sql: sql) : try db.makeStatement(sql: sql)
                 statement.setUncheckedArguments(StatementArguments())
                 defer { sqlite3_clear_bindings(statement.sqliteStatement) }  // they point into `bytes`
@@ -342,12 +341,12 @@ extension PullApplier {
         // for these statements (a failure leaves the rows before it, and the whole transaction
         // is rolled back: see `apply`). The sync ids are random: each statement changes pages
         // all over their index, which SQLite otherwise copied into that journal first.
-        try insertRows(into: "stratasync_ids", columns: ["uuid", "tbl", "rowid_", "state"], rows: 0..<new.count, orFail: true, db) {
-            position, statement, index in
+        let ids = LocalRows.bulkIDs
+        try insertRows(into: ids.table, columns: ids.columns, rows: 0..<new.count, orFail: true, db) { position, statement, index in
             try Self.bind(new.uuids[position], bytes, to: statement, at: &index)
             try Self.bind(new.tables[new.entities[position]], bytes, to: statement, at: &index)
             try Self.bind(.integer(keys[position]), bytes, to: statement, at: &index)
-            try Self.bind(.integer(1), bytes, to: statement, at: &index)
+            try Self.bind(.integer(ids.state), bytes, to: statement, at: &index)
         }
         reference = 0
         for (first, end) in zip(runs, runs.dropFirst()) {

@@ -62,8 +62,7 @@ extension PullApplier {
         let (names, databaseValues, missing) = try rows.databaseValues(entity, values, db)
         var base = values
         try recordMissing(missing, of: change, base: &base, db)
-        try db.cachedStatement(sql: "INSERT INTO stratasync_ids (uuid, tbl, rowid_, state) VALUES (?, ?, ?, 1)")
-            .execute(arguments: [LocalSyncState.blob(uuid), entity.name, rowid])
+        try rows.insertAgreed(uuid, entity.name, rowid, db)
         let columns = ([key] + names.map(quoted)).joined(separator: ", ")
         let marks = Array(repeating: "?", count: names.count + 1).joined(separator: ", ")
         try db.cachedStatement(sql: "INSERT INTO \(table) (\(columns)) VALUES (\(marks))")

@@ -48,46 +48,16 @@ struct PullApplier {
     }
 
     /// ``apply(_:prepared:assumingNew:_:)-([SyncChange],_,_,_)`` of a batch: its list of
-    /// changes is made only when the batch does not go in bulk.
+    /// changes is made only when the batch does not go in bulk. The batch goes by the first
+    /// of the ``PullStrategy`` types that takes it: ``BulkInsertStrategy`` (a batch of objects
+    /// this store does not know), else ``AllAtOnceStrategy``, which hands over to
+    /// ``ChangeByChangeStrategy`` when a rule of this store refuses a change.
     @discardableResult
     func apply(_ batch: PullBatch, prepared: NewObjects?, assumingNew: Bool = false, _ db: Database) throws -> Bool {
         let before = try LocalSyncState.lastConflict(db)
         try withSyncDeletes(db) {
-            // Every change at once first, in one savepoint; when a rule of this store refuses
-            // one, that try is rolled back and every change is applied again, each in a
-            // savepoint of its own (the refused ones recorded). The result is the same as with
-            // a savepoint per change, which a pull of thousands of rows need not pay for.
-            var together = self
-            together.isolatesChanges = false
-            // A batch of objects this store does not know yet (an initial sync, say) is first
-            // tried in bulk, as the transaction's first change and without a savepoint: in a
-            // savepoint, GRDB copies and holds every row's change event until its end, and
-            // SQLite's statement journal grows with every statement. When a rule of this store
-            // refuses any of it, the whole transaction is rolled back, and the batch goes the
-            // way below in another, as if never tried.
-            // (Searching the store for every sync id of a batch of 20,000 took about a tenth of
-            // the writer's time in an initial sync.)
-            if options.insertsInBulk, let upserts = prepared, try assumingNew || isNew(upserts, db) {
-                do {
-                    try together.applyChanges(batch.changesOtherThanInserts, newObjects: upserts, db)
-                    if let broken = try store.brokenCountRules(db).first { throw broken }
-                } catch let error where Self.isRefusal(error) || error is RuleViolationError {
-                    options.logger.debug("a batch of \(upserts.count) new objects refused in bulk, applied change by change: \(error)")
-                    throw BulkInsertRefused(error: error)
-                }
-                options.logger.debug("\(upserts.count) new objects inserted in bulk\(assumingNew ? " (the store not searched)" : "")")
-                return []
-            }
-            let changes = batch.changes
-            do {
-                try db.inSavepoint {
-                    try together.applyChanges(changes, db)
-                    if let broken = try store.brokenCountRules(db).first { throw broken }
-                    return .commit
-                }
-            } catch let error where Self.isRefusal(error) || error is RuleViolationError {
-                try applyKeepingCounts(changes, db)
-            }
+            let bulk = BulkInsertStrategy(newObjects: prepared, assumingNew: assumingNew)
+            if try !bulk.apply(batch, self, db) { _ = try AllAtOnceStrategy().apply(batch, self, db) }
             return []
         }
         return try LocalSyncState.conflictCount(after: before, kind: .notAppliedHere, db) > 0
@@ -142,10 +112,8 @@ struct PullApplier {
         var result: [Int] = []
         switch relationship.storage {
         case .joinTable(let name, let column, let inverseColumn):
-            let linked = Set(try Data.fetchAll(db, sql: """
-                SELECT o.uuid FROM \(quoted(name)) j JOIN stratasync_ids o ON o.tbl = ? AND o.rowid_ = j.\(quoted(inverseColumn)) \
-                AND o.state < 2 WHERE j.\(quoted(column)) = ?
-                """, arguments: [relationship.destination, id]).map(LocalSyncState.text))
+            let linked = try rows.liveSyncIDs(relationship.destination, Int64.fetchAll(
+                db, sql: "SELECT \(quoted(inverseColumn)) FROM \(quoted(name)) WHERE \(quoted(column)) = ?", arguments: [id]), db)
             for (index, change) in changes.enumerated() {
                 if change.table == name, change.link?[column]?.uuidString.lowercased() == owner {
                     result.append(index)
@@ -160,10 +128,9 @@ struct PullApplier {
                 .relationship(named: relationship.inverse)?.storage,
                   let destination = tables.entity(named: relationship.destination)
             else { return [] }
-            let here = Set(try Data.fetchAll(db, sql: """
-                SELECT o.uuid FROM \(quoted(destination.name)) d JOIN stratasync_ids o ON o.tbl = ? AND o.rowid_ = d.\(quoted(destination.primaryKey)) \
-                AND o.state < 2 WHERE d.\(quoted(column)) = ?
-                """, arguments: [destination.name, id]).map(LocalSyncState.text))
+            let here = try rows.liveSyncIDs(destination.name, Int64.fetchAll(
+                db, sql: "SELECT \(quoted(destination.primaryKey)) FROM \(quoted(destination.name)) WHERE \(quoted(column)) = ?",
+                arguments: [id]), db)
             for (index, change) in changes.enumerated() where change.table == destination.name {
                 guard let other = change.id?.uuidString.lowercased() else { continue }
                 let comes = (change.values[column] ?? nil)?.lowercased() == owner
@@ -227,21 +194,19 @@ struct PullApplier {
     /// delete rule here, after a deletion from the server).
     /// `body` returns the sync ids of objects whose loss it recorded itself.
     func withSyncDeletes(_ db: Database, _ body: () throws -> Set<String>) throws {
-        let tombstones = Set(try Data.fetchAll(db, sql: "SELECT uuid FROM stratasync_ids WHERE state = 2"))
-        let unpushed = try Row.fetchAll(db, sql: "SELECT uuid, tbl, rowid_ FROM stratasync_ids WHERE state = 0")
-        var unpushedValues: [Data: (table: String, values: [String: String?]?)] = [:]
-        for (table, group) in Dictionary(grouping: unpushed, by: { $0["tbl"] as String }) {
+        let tombstones = Set(try rows.tombstones(db).map(\.uuid))
+        let unpushed = try rows.newObjects(db)
+        var unpushedValues: [String: (table: String, values: [String: String?]?)] = [:]
+        for (table, group) in Dictionary(grouping: unpushed, by: \.table) {
             guard let entity = tables.entity(named: table) else { continue }
-            let values = try rows.values(entity, group.map { $0["rowid_"] }, db)
-            for row in group { unpushedValues[row["uuid"]] = (table, values[row["rowid_"]]) }
+            let values = try rows.values(entity, group.map(\.rowid), db)
+            for object in group { unpushedValues[object.uuid] = (table, values[object.rowid]) }
         }
         // What the body writes is the server's state (no base recorded for it).
         let recorded = try LocalSyncState.applyingServerState(db, body)
         var readAgain = false
-        for row in try Row.fetchAll(db, sql: "SELECT uuid, tbl FROM stratasync_ids WHERE state = 2") {
-            let blob: Data = row["uuid"]
-            guard !tombstones.contains(blob) else { continue }
-            let uuid = LocalSyncState.text(blob)
+        for (uuid, table) in try rows.tombstones(db) {
+            guard !tombstones.contains(uuid) else { continue }
             try rows.forget(uuid, db)
             // Deleted here by a delete rule, with an object the server deleted or refused,
             // though the server holds this one (it was pushed, and the server did not delete it
@@ -249,29 +214,22 @@ struct PullApplier {
             // is not a deletion to push), and the server is read again, which brings the object
             // back where the server has it.
             guard !recorded.contains(uuid) else {
-                options.logger.trace("deleted here with the server: \(row["tbl"] as String) \(uuid)")
+                options.logger.trace("deleted here with the server: \(table) \(uuid)")
                 continue
             }
-            options.logger.debug("deleted here by a delete rule, kept by the server: \(row["tbl"] as String) \(uuid)")
+            options.logger.debug("deleted here by a delete rule, kept by the server: \(table) \(uuid)")
             try SyncConflict.record(
-                .notAppliedHere, table: row["tbl"], object: UUID(uuidString: uuid),
+                .notAppliedHere, table: table, object: UUID(uuidString: uuid),
                 reason: "deleted here by a delete rule with an object the server deleted or refused, while the server holds it elsewhere: read again from the server",
                 local: nil, server: nil, db)
             readAgain = true
         }
         if readAgain { try LocalSyncState.set("rescan", "1", db) }
         if !unpushedValues.isEmpty {
-            var live: Set<Data> = []
-            let ids = Array(unpushedValues.keys)
-            for start in stride(from: 0, to: ids.count, by: 500) {
-                let chunk = Array(ids[start..<min(start + 500, ids.count)])
-                let marks = Array(repeating: "?", count: chunk.count).joined(separator: ",")
-                live.formUnion(try Data.fetchAll(
-                    db, sql: "SELECT uuid FROM stratasync_ids WHERE state < 2 AND uuid IN (\(marks))", arguments: StatementArguments(chunk)))
-            }
-            for (blob, object) in unpushedValues where !live.contains(blob) && !recorded.contains(LocalSyncState.text(blob)) {
+            let live = try rows.liveAmong(Array(unpushedValues.keys), db)
+            for (uuid, object) in unpushedValues where !live.contains(uuid) && !recorded.contains(uuid) {
                 try SyncConflict.record(
-                    .deletedOnServer, table: object.table, object: LocalSyncState.uuid(blob),
+                    .deletedOnServer, table: object.table, object: UUID(uuidString: uuid),
                     reason: "created here and not pushed yet, then deleted here by a delete rule when the server deleted an object it belonged to",
                     local: object.values, server: nil, db)
             }

@@ -1,4 +1,5 @@
 import Foundation
+import StrataSQL
 import StrataSyncFixture
 import StrataTestSupport
 import Testing
@@ -80,6 +81,51 @@ struct SyncModelVersionTests {
         let text = "\(error.map { "\($0)" } ?? "")"
         #expect(!text.contains("(unknown)"), "\(text)")
         #expect(text.contains("the server's model \(try PostgresSchema(schema: StrataModel.schema).version)"), "\(text)")
+    }
+
+    /// A server whose tables an earlier version made lacks the lock trigger of each synced
+    /// table and the position triggers of ordered lists: a device that may change the schema
+    /// adds them at its hello, and one that may not says which tables lack them.
+    @Test func aServerMadeByAnEarlierVersionGetsTheTriggersOfThisOne() async throws {
+        let test = try TestServer(), folder = try TemporaryDirectory()
+        try test.psql(try PostgresSchema(schema: StrataModel.schema).sql)
+        let triggers = """
+            SELECT c.relname || ' ' || t.tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid \
+            WHERE t.tgname LIKE 'strata_sync_lock' OR t.tgname LIKE 'strata_sync_position_%' OR t.tgname LIKE 'strata_sync_ties_%' \
+            ORDER BY 1
+            """
+        let made = try test.psql(triggers)
+        #expect(made.contains("Track \(PostgreSQLDDL.lockTriggerName)"))
+        #expect(made.contains("Track strata_sync_position_"))
+        #expect(made.contains("Track strata_sync_ties_"))
+        // As an earlier version left it.
+        for line in made.split(separator: "\n") {
+            let words = line.split(separator: " ")
+            guard words.count == 2 else { continue }
+            try test.psql(#"DROP TRIGGER "\#(words[1])" ON "\#(words[0])""#)
+        }
+        #expect(try test.psql(triggers).trimmingCharacters(in: .whitespacesAndNewlines) == "")
+
+        let strict = try Device(folder.path("strict.sqlite"), test, policy: .requireExisting)
+        defer { Task { await strict.close() } }
+        let error = await #expect(throws: SyncModelError.self) { try await strict.sync.sync() }
+        let text = "\(error.map { "\($0)" } ?? "")"
+        #expect(text.contains("the table Track lacks the sync's triggers of this version"), "\(text)")
+        #expect(text.contains("the table Board lacks the sync's triggers of this version"), "\(text)")
+
+        let device = try Device(folder.path("a.sqlite"), test)
+        defer { Task { await device.close() } }
+        try await device.sync.sync()
+        #expect(try test.psql(triggers) == made)
+        // And they work: a track appended without a position on the server goes last.
+        try await device.store.write { db in
+            let album = try db.insert(Album(title: "R", slug: "r"))
+            _ = try db.insert(Track(title: "t1", albumID: album.id))
+        }
+        try await device.sync.sync()
+        try test.psql(#"INSERT INTO "Track" (id, title, "albumID") SELECT gen_random_uuid(), 't2', id FROM "Album""#)
+        #expect(try test.psql(#"SELECT string_agg(title, ',' ORDER BY "albumPosition") FROM "Track""#).contains("t1,t2"))
+        try await strict.sync.sync()
     }
 
     @Test func aServerThatMayNotBeChangedNeedsItsTables() async throws {
