@@ -215,10 +215,12 @@ struct LocalRows {
         _ entity: SyncedTables.Entity, _ rowid: Int64, on values: [String: String?], current: [String: String?]? = nil, _ db: Database
     ) throws {
         let now = try current ?? self.values(entity, [rowid], db)[rowid] ?? [:]
+        let based = try Set(String.fetchAll(
+            db.cachedStatement(sql: "SELECT col FROM stratasync_base WHERE tbl = ? AND rowid_ = ?"), arguments: [entity.name, rowid]))
         for (name, value) in values {
             guard let column = entity.column(named: name) else { continue }
             if now[name] == value {
-                try dropBase(entity.name, rowid, name, db)
+                if based.contains(name) { try dropBase(entity.name, rowid, name, db) }
             } else {
                 try keepBase(entity, rowid, column, value, db)
             }

@@ -39,7 +39,11 @@ enum LocalSyncState {
         rowid_ INTEGER NOT NULL, state INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID
         """,
         "CREATE INDEX IF NOT EXISTS stratasync_ids_row ON stratasync_ids (tbl, rowid_)",
-        "CREATE INDEX IF NOT EXISTS stratasync_ids_pending ON stratasync_ids (state) WHERE state <> 1",
+        // The objects new here and the tombstones (few, and read at every push and pull). Each
+        // query names its state as these conditions do (`state = 0`, `state = 2`): SQLite uses
+        // a partial index only for a query whose terms include the index's condition.
+        "CREATE INDEX IF NOT EXISTS stratasync_ids_new ON stratasync_ids (tbl, rowid_) WHERE state = 0",
+        "CREATE INDEX IF NOT EXISTS stratasync_ids_tombstones ON stratasync_ids (tbl) WHERE state = 2",
         """
         CREATE TABLE IF NOT EXISTS stratasync_base (tbl TEXT NOT NULL, rowid_ INTEGER NOT NULL, col TEXT NOT NULL, old, \
         PRIMARY KEY (tbl, rowid_, col)) WITHOUT ROWID

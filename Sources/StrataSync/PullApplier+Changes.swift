@@ -223,8 +223,9 @@ extension PullApplier {
     // MARK: - Answers to pushes
 
     /// The server applied `change`: the object's base (or the link's agreed state) moves
-    /// to what was pushed.
-    func applied(_ change: SyncChange, _ db: Database) throws {
+    /// to what was pushed. `current`: whether the object still holds the values pushed (the
+    /// push is recorded in the transaction that read them), so that they need no reading.
+    func applied(_ change: SyncChange, current: Bool = false, _ db: Database) throws {
         if let join = tables.join(named: change.table) {
             guard let a = change.link?[join.column], let b = change.link?[join.inverseColumn] else { return }
             try rows.setAgreedLink(join.name, a.uuidString.lowercased(), b.uuidString.lowercased(), change.kind == .link, db)
@@ -234,7 +235,7 @@ extension PullApplier {
         switch change.kind {
         case .insert, .update:
             guard let entity = tables.entity(named: change.table), let object = try rows.object(uuid, db) else { return }
-            try rows.agree(entity, object.rowid, on: change.values, db)
+            try rows.agree(entity, object.rowid, on: change.values, current: current ? change.values : nil, db)
         case .delete:
             try rows.forget(uuid, db)
         case .link, .unlink:

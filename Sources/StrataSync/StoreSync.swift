@@ -321,7 +321,7 @@ public actor StoreSync {
             // here before the answer then leaves a tombstone, whose deletion is pushed after it;
             // before, it was taken for an object never pushed, and the server kept it.
             // (Deletions' tombstones stay until the answer; a refusal is settled then.)
-            for change in changes where change.kind != .delete { try applier.applied(change, db) }
+            for change in changes where change.kind != .delete { try applier.applied(change, current: true, db) }
             return SyncPush(id: id, device: device, changes: changes)
         }
     }
