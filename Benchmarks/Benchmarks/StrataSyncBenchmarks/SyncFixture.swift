@@ -94,7 +94,7 @@ final class SyncDevice: @unchecked Sendable {
             (try FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue ?? 0
         }
         let database = try DatabaseQueue(path: path)
-        try database.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+        try await database.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
         try database.close()
         let synced = try size(path)
         var results: [Int] = []
@@ -103,7 +103,7 @@ final class SyncDevice: @unchecked Sendable {
             try? FileManager.default.removeItem(atPath: copy)
             try FileManager.default.copyItem(atPath: path, toPath: copy)
             let queue = try DatabaseQueue(path: copy)
-            try queue.writeWithoutTransaction { db in
+            try await queue.writeWithoutTransaction { db in
                 if dropSync {
                     for (type, name) in try Row.fetchAll(
                         db, sql: "SELECT type, name FROM sqlite_master WHERE name LIKE 'stratasync%' AND type IN ('trigger', 'table')"
