@@ -230,8 +230,13 @@ public actor PostgresSyncServer: SyncServer {
     ///   connection of its own: the pool keeps a request waiting while it tries again to
     ///   connect, where this says why it cannot (a refused password, a missing database, no
     ///   server there), and the request fails with that error.
+    ///
+    /// The caller's cancellation (a background sync stopped) does not reach the race: a
+    /// request under way finishes, within its deadline, as its transaction would anyway (the
+    /// race runs in a task of its own, awaited here).
     func withDeadline<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) async throws -> T {
-        try await race(timeout: requestTimeout, operation)
+        let timeout = requestTimeout
+        return try await Task { try await self.race(timeout: timeout, operation) }.value
     }
 
     /// ``withDeadline(_:)`` with another timeout, or none.
