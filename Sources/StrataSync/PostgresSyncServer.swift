@@ -226,10 +226,10 @@ public actor PostgresSyncServer: SyncServer {
     ///   than hand it out mid-transaction); a request still waiting for the pool stops
     ///   waiting, and a pool that holds no connection for another request is stopped
     ///   (one that could not connect waits before trying again).
-    /// - While it waits for a connection, the server is tried every second on a
-    ///   connection of its own: the pool keeps a request waiting while it tries again to
-    ///   connect, where this says why it cannot (a refused password, a missing database, no
-    ///   server there), and the request fails with that error.
+    /// - While it waits for a connection, the server is tried on a connection of its own
+    ///   (after a second, then less and less often): the pool keeps a request waiting while
+    ///   it tries again to connect, where this says why it cannot (a refused password, a
+    ///   missing database, no server there), and the request fails with that error.
     ///
     /// The caller's cancellation (a background sync stopped) does not reach the race: a
     /// request under way finishes, within its deadline, as its transaction would anyway (the
@@ -273,12 +273,16 @@ public actor PostgresSyncServer: SyncServer {
         }
     }
 
-    /// Returns the error of a connection to the server, opened every second while `request`
-    /// waits for a connection of the pool (never, while the server can be reached).
+    /// Returns the error of a connection to the server, opened while `request` waits for a
+    /// connection of the pool (never, while the server can be reached): after a second, then
+    /// after twice as long each time (a pool that is only slow, on a loaded machine, is not
+    /// given a connection to open every second besides its own).
     func unreachable(while request: Int) async throws -> any Error {
+        var delay = Duration.seconds(1)
         while true {
-            try await Task.sleep(for: .seconds(1))
+            try await Task.sleep(for: delay)
             guard waiting.contains(request) else { continue }
+            delay *= 2
             lastConnectionID += 1
             do {
                 let connection = try await PostgresConnection.connect(configuration: configuration, id: lastConnectionID, logger: logger)
