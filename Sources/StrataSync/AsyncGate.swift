@@ -1,8 +1,8 @@
 import Foundation
 
 /// One at a time: an actor's reentrant methods that must not interleave across their
-/// suspension points (a transaction on the one connection, a push and its acknowledgement)
-/// pass through a gate. Waiters go through in the order they arrived.
+/// suspension points (a sync of ``StoreSync``: a push and its acknowledgement) pass through
+/// a gate. Waiters go through in the order they arrived.
 final class AsyncGate: @unchecked Sendable {
     private let lock = NSLock()
     private var busy = false

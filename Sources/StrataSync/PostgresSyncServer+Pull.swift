@@ -42,14 +42,14 @@ extension PostgresSyncServer {
     ) async throws -> PullBatch.Objects {
         let columns = entity.columns
         let list = ([key, exists] + (order.map { [$0] } ?? []) + columns.map { Self.selection(of: $0) }).joined(separator: ", ")
-        let rows = try await connection.query(PostgresQuery(unsafeSQL: "SELECT \(list) FROM \(source)", binds: binds), logger: logger)
+        let rows = try await connection.run(PostgresQuery(unsafeSQL: "SELECT \(list) FROM \(source)", binds: binds), logger: logger)
         var objects = PullBatch.Objects(table: entity.name, columns: columns.map(\.name))
         objects.types = columns.map(\.valueType)
         objects.ids.reserveCapacity(count)
         objects.rows.reserveCapacity(count)
         objects.values.reserveCapacity(count * columns.count)
         var places: [Int64] = []
-        for try await row in rows {
+        for row in rows {
             var cells = row.makeIterator()
             guard let idCell = cells.next(), let id = try idCell.decode(UUID?.self), let existsCell = cells.next() else { continue }
             if order != nil { places.append(try cells.next()?.decode(Int64.self) ?? 0) }
@@ -115,7 +115,7 @@ extension PostgresSyncServer {
             let device = request.device.uuidString.lowercased()
             // The entries the answer covers: the first `limit` after the cursor (in this
             // transaction's snapshot, every query below sees the same), counted by table.
-            let window = try await connection.query(
+            let window = try await connection.run(
                 """
                 SELECT tbl, count(*)::int8, max(seq) FROM \
                 (SELECT seq, tbl FROM strata_sync_log WHERE seq > \(request.cursor) ORDER BY seq LIMIT \(request.limit)) e GROUP BY tbl
@@ -123,7 +123,7 @@ extension PostgresSyncServer {
             var count: Int64 = 0
             var cursor = request.cursor
             var named: [String: Int] = [:]  // the tables the entries name, with how many each
-            for try await (table, entries, last) in window.decode((String, Int64, Int64).self) {
+            for (table, entries, last) in try window.decode((String, Int64, Int64).self) {
                 count += entries
                 cursor = max(cursor, last)
                 named[table] = Int(entries)
@@ -150,14 +150,14 @@ extension PostgresSyncServer {
                 binds.append(device)
                 binds.append(join.name)
                 let column = quoted(join.column), inverse = quoted(join.inverseColumn)
-                let rows = try await connection.query(
+                let rows = try await connection.run(
                     PostgresQuery(unsafeSQL: """
                         SELECT e.a, e.b, EXISTS (SELECT 1 FROM \(quoted(join.name)) j WHERE j.\(column) = e.a AND j.\(inverse) = e.b) \
                         FROM (SELECT a, b, min(seq) AS strata_seq FROM strata_sync_log \
                         WHERE \(range) AND tbl = $2 AND id IS NULL AND a IS NOT NULL AND b IS NOT NULL GROUP BY a, b) e \
                         ORDER BY e.strata_seq
                         """, binds: binds), logger: logger)
-                for try await (a, b, exists) in rows.decode((UUID, UUID, Bool).self) {
+                for (a, b, exists) in try rows.decode((UUID, UUID, Bool).self) {
                     links.append(SyncChange(kind: exists ? .link : .unlink, table: join.name, link: [join.column: a, join.inverseColumn: b]))
                 }
             }

@@ -13,16 +13,16 @@ extension PostgresSyncServer {
 
     func apply(_ push: SyncPush) async throws -> SyncPushResult {
         try await transaction { connection in
-            try await connection.query(PostgresQuery(unsafeSQL: "SELECT pg_advisory_xact_lock(\(PostgresSchema.logLock))"), logger: logger)
+            try await connection.run(PostgresQuery(unsafeSQL: "SELECT pg_advisory_xact_lock(\(PostgresSchema.logLock))"), logger: logger)
             let pushID = push.id.uuidString.lowercased()
-            let seen = try await connection.query("SELECT result FROM strata_sync_pushes WHERE push = \(pushID)::uuid", logger: logger)
-            for try await text in seen.decode(String.self) {
+            let seen = try await connection.run("SELECT result FROM strata_sync_pushes WHERE push = \(pushID)::uuid", logger: logger)
+            for text in try seen.decode(String.self) {
                 var result = try JSONDecoder().decode(SyncPushResult.self, from: Data(text.utf8))
                 result.isRepeat = true
                 return result
             }
             let device = push.device.uuidString.lowercased()
-            try await connection.query("SELECT set_config('strata.device', \(device), true)", logger: logger)
+            try await connection.run("SELECT set_config('strata.device', \(device), true)", logger: logger)
             try await self.ensureCountTriggers(connection)
             // The count rules hold when the push ends: the changes are applied, the count
             // triggers run (they are deferred to the commit); when one refuses an owner's
@@ -32,21 +32,21 @@ extension PostgresSyncServer {
             var countRefused: [Int: String] = [:]
             var refused: [SyncRefusal]
             while true {
-                if checksCounts { try await connection.query("SAVEPOINT strata_counts", logger: logger) }
+                if checksCounts { try await connection.run("SAVEPOINT strata_counts", logger: logger) }
                 refused = try await self.applyChanges(push.changes, skipping: Set(countRefused.keys), connection)
                 guard checksCounts else { break }
                 let name = PostgresSchema.countTriggerName
                 do {
-                    try await connection.query(PostgresQuery(unsafeSQL: "SET CONSTRAINTS \(name) IMMEDIATE"), logger: logger)
-                    try await connection.query(PostgresQuery(unsafeSQL: "SET CONSTRAINTS \(name) DEFERRED"), logger: logger)
-                    try await connection.query("RELEASE SAVEPOINT strata_counts", logger: logger)
+                    try await connection.run(PostgresQuery(unsafeSQL: "SET CONSTRAINTS \(name) IMMEDIATE"), logger: logger)
+                    try await connection.run(PostgresQuery(unsafeSQL: "SET CONSTRAINTS \(name) DEFERRED"), logger: logger)
+                    try await connection.run("RELEASE SAVEPOINT strata_counts", logger: logger)
                     break
                 } catch let error as PSQLError where error.serverInfo?[.sqlState] == "42704" {
                     self.countTriggersChecked = false  // the triggers are gone: look again at the next push
                     throw error
                 } catch let error as PSQLError where Self.isRefusal(error) {
-                    try await connection.query("ROLLBACK TO SAVEPOINT strata_counts", logger: logger)
-                    try await connection.query(PostgresQuery(unsafeSQL: "SET CONSTRAINTS \(name) DEFERRED"), logger: logger)
+                    try await connection.run("ROLLBACK TO SAVEPOINT strata_counts", logger: logger)
+                    try await connection.run(PostgresQuery(unsafeSQL: "SET CONSTRAINTS \(name) DEFERRED"), logger: logger)
                     let settled = Set(countRefused.keys).union(refused.map(\.index))
                     let chosen = try await self.countRefusals(error, push.changes, settled: settled, connection)
                     guard !chosen.isEmpty else { throw error }  // no change of the push to give up: the push fails
@@ -59,7 +59,7 @@ extension PostgresSyncServer {
             refused.sort { $0.index < $1.index }
             let result = SyncPushResult(push: push.id, refused: refused)
             let text = String(decoding: try JSONEncoder().encode(result), as: UTF8.self)
-            try await connection.query(
+            try await connection.run(
                 "INSERT INTO strata_sync_pushes (push, device, result) VALUES (\(pushID)::uuid, \(device), \(text))", logger: logger)
             return result
         }
@@ -72,7 +72,7 @@ extension PostgresSyncServer {
         let kept = all.indices.filter { !skipping.contains($0) }  // index here → index in the push
         let changes = kept.map { all[$0] }
         var refused: [SyncRefusal] = []
-        try await connection.query("SAVEPOINT strata_push", logger: logger)
+        try await connection.run("SAVEPOINT strata_push", logger: logger)
         do {
             var start = 0
             while start < changes.count {
@@ -86,9 +86,9 @@ extension PostgresSyncServer {
                 }
                 start = end
             }
-            try await connection.query("RELEASE SAVEPOINT strata_push", logger: logger)
+            try await connection.run("RELEASE SAVEPOINT strata_push", logger: logger)
         } catch let error as PSQLError where Self.isRefusal(error) {
-            try await connection.query("ROLLBACK TO SAVEPOINT strata_push", logger: logger)
+            try await connection.run("ROLLBACK TO SAVEPOINT strata_push", logger: logger)
             refused = []
             // A change a constraint refuses is tried once more after the others: a later
             // change of the same push may free what it needs (a unique name that a
@@ -98,16 +98,16 @@ extension PostgresSyncServer {
             /// is not `final` (it is then tried again), else the change's refusal if any.
             func attempt(_ index: Int, final: Bool) async throws -> SyncRefusal?? {
                 let change = changes[index]
-                try await connection.query("SAVEPOINT strata_change", logger: logger)
+                try await connection.run("SAVEPOINT strata_change", logger: logger)
                 do {
                     var refusal: SyncRefusal?
                     if let reason = try await self.apply(change, connection) {
                         refusal = try await self.refusal(kept[index], change, reason, connection)
                     }
-                    try await connection.query("RELEASE SAVEPOINT strata_change", logger: logger)
+                    try await connection.run("RELEASE SAVEPOINT strata_change", logger: logger)
                     return .some(refusal)
                 } catch let error as PSQLError where Self.isRefusal(error) {
-                    try await connection.query("ROLLBACK TO SAVEPOINT strata_change", logger: logger)
+                    try await connection.run("ROLLBACK TO SAVEPOINT strata_change", logger: logger)
                     guard final else { return nil }
                     return .some(try await self.refusal(kept[index], change, Self.reason(error), connection))
                 }
@@ -162,7 +162,7 @@ extension PostgresSyncServer {
             let sql = change.kind == .unlink
                 ? "DELETE FROM \(quoted(join.name)) WHERE \(quoted(join.column)) = $1::uuid AND \(quoted(join.inverseColumn)) = $2::uuid"
                 : "INSERT INTO \(quoted(join.name)) (\(quoted(join.column)), \(quoted(join.inverseColumn))) VALUES ($1::uuid, $2::uuid) ON CONFLICT DO NOTHING"
-            try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
+            try await connection.run(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
             return nil
         }
         guard let entity = schema.tables.entity(named: change.table), let id = change.id else {
@@ -182,17 +182,15 @@ extension PostgresSyncServer {
         switch change.kind {
         case .insert:
             let sql = "INSERT INTO \(table) (\(([key] + names).joined(separator: ", "))) VALUES (\((["$1::uuid"] + values).joined(separator: ", "))) ON CONFLICT (\(key)) DO NOTHING"
-            try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
+            try await connection.run(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
         case .update:
             guard !names.isEmpty else { return nil }
             let sets = zip(names, values).map { "\($0) = \($1)" }.joined(separator: ", ")
-            let rows = try await connection.query(
+            let rows = try await connection.run(
                 PostgresQuery(unsafeSQL: "UPDATE \(table) SET \(sets) WHERE \(key) = $1::uuid RETURNING 1", binds: binds), logger: logger)
-            var found = false
-            for try await _ in rows { found = true }
-            if !found { return "the object was deleted on the server" }
+            if rows.isEmpty { return "the object was deleted on the server" }
         case .delete:
-            try await connection.query(PostgresQuery(unsafeSQL: "DELETE FROM \(table) WHERE \(key) = $1::uuid", binds: binds), logger: logger)
+            try await connection.run(PostgresQuery(unsafeSQL: "DELETE FROM \(table) WHERE \(key) = $1::uuid", binds: binds), logger: logger)
         case .link, .unlink:
             return "a link change for an entity table"
         }
@@ -257,7 +255,7 @@ extension PostgresSyncServer {
                 SELECT v.k::uuid, \(values.joined(separator: ", ")) FROM json_to_recordset($1::json) AS v(\(record)) \
                 ON CONFLICT (\(key)) DO NOTHING
                 """
-            try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
+            try await connection.run(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
             return []
         default:
             let sets = zip(names, values).map { "\(quoted($0)) = \($1)" }.joined(separator: ", ")
@@ -265,9 +263,9 @@ extension PostgresSyncServer {
                 UPDATE \(table) SET \(sets) FROM json_to_recordset($1::json) AS v(\(record)) \
                 WHERE \(table).\(key) = v.k::uuid RETURNING \(table).\(key)::text
                 """
-            let rows = try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
+            let rows = try await connection.run(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
             var found: Set<String> = []
-            for try await id in rows.decode(String.self) { found.insert(id) }
+            for id in try rows.decode(String.self) { found.insert(id) }
             return changes.indices.compactMap { index in
                 found.contains(changes[index].id?.uuidString.lowercased() ?? "") ? nil : (index, "the object was deleted on the server")
             }

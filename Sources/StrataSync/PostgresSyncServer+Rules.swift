@@ -19,14 +19,14 @@ extension PostgresSyncServer {
     func ensureCountTriggers(_ connection: PostgresConnection) async throws {
         let expected = schema.countTriggerArguments
         guard !countTriggersChecked, !expected.isEmpty else { return }
-        let rows = try await connection.query(
+        let rows = try await connection.run(
             """
             SELECT c.relname::text, encode(t.tgargs, 'escape') FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid \
             JOIN pg_namespace n ON n.oid = c.relnamespace \
             WHERE n.nspname = current_schema() AND t.tgname = \(PostgresSchema.countTriggerName)
             """, logger: logger)
         var found: Set<String> = []
-        for try await (table, _) in rows.decode((String, String).self) { found.insert(table) }
+        for (table, _) in try rows.decode((String, String).self) { found.insert(table) }
         let missing = expected.keys.filter { !found.contains($0) }.sorted()
         if !missing.isEmpty {
             guard policy == .createAndExtend else {
@@ -37,9 +37,9 @@ extension PostgresSyncServer {
                     details: missing.map { "the count rules of \($0) are not checked on the server (apply PostgresSchema.sql again)" })
             }
             let ddl = schema.ddl
-            try await connection.query(PostgresQuery(unsafeSQL: PostgreSQLDDL.countFunction), logger: logger)
+            try await connection.run(PostgresQuery(unsafeSQL: PostgreSQLDDL.countFunction), logger: logger)
             for (table, sql) in ddl.countTriggers where missing.contains(table) {
-                try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger)
+                try await connection.run(PostgresQuery(unsafeSQL: sql), logger: logger)
             }
         }
         countTriggersChecked = true
@@ -52,14 +52,14 @@ extension PostgresSyncServer {
     /// version), or fails (``SchemaPolicy/requireExisting``: apply the script again).
     func ensureTriggers(_ connection: PostgresConnection) async throws {
         let ddl = schema.ddl
-        let rows = try await connection.query(
+        let rows = try await connection.run(
             """
             SELECT c.relname::text, t.tgname::text FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid \
             JOIN pg_namespace n ON n.oid = c.relnamespace \
             WHERE n.nspname = current_schema() AND t.tgname LIKE 'strata_sync_%'
             """, logger: logger)
         var found: Set<String> = []
-        for try await (table, trigger) in rows.decode((String, String).self) { found.insert("\(table) \(trigger)") }
+        for (table, trigger) in try rows.decode((String, String).self) { found.insert("\(table) \(trigger)") }
         let sqlSchema = schema.tables.sqlSchema
         var statements: [(table: String, sql: [String])] = []
         for table in sqlSchema.tables.map(\.name) + sqlSchema.joinTables.map(\.name)
@@ -82,10 +82,10 @@ extension PostgresSyncServer {
                 })
         }
         for function in [PostgreSQLDDL.lockFunction, PostgreSQLDDL.positionFunction, PostgreSQLDDL.tieFunction] {
-            try await connection.query(PostgresQuery(unsafeSQL: function), logger: logger)
+            try await connection.run(PostgresQuery(unsafeSQL: function), logger: logger)
         }
         for (_, sql) in statements {
-            for statement in sql { try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger) }
+            for statement in sql { try await connection.run(PostgresQuery(unsafeSQL: statement), logger: logger) }
         }
     }
 
@@ -118,11 +118,11 @@ extension PostgresSyncServer {
         if let join = schema.tables.join(named: rule.linksTable) {
             let other = rule.linksColumn == join.column ? join.inverseColumn : join.column
             let otherEntity = rule.linksColumn == join.column ? join.destination : join.entity
-            let rows = try await connection.query(
+            let rows = try await connection.run(
                 PostgresQuery(unsafeSQL: "SELECT \(quoted(other))::text FROM \(quoted(join.name)) WHERE \(quoted(rule.linksColumn)) = $1::uuid", binds: binds),
                 logger: logger)
             var linked: Set<UUID> = []
-            for try await id in rows.decode(String.self) { if let id = UUID(uuidString: id) { linked.insert(id) } }
+            for id in try rows.decode(String.self) { if let id = UUID(uuidString: id) { linked.insert(id) } }
             for index in open {
                 let change = changes[index]
                 if change.table == join.name, change.link?[rule.linksColumn] == owner, let destination = change.link?[other] {
@@ -137,14 +137,14 @@ extension PostgresSyncServer {
             let ids = open.compactMap { changes[$0].table == entity.name ? changes[$0].id : nil }
             var ids_ = PostgresBindings()
             ids_.append(ids.map { $0.uuidString.lowercased() })
-            let rows = try await connection.query(
+            let rows = try await connection.run(
                 PostgresQuery(unsafeSQL: """
                     SELECT \(quoted(entity.primaryKey))::text, \(quoted(rule.linksColumn))::text FROM \(quoted(entity.name)) \
                     WHERE \(quoted(entity.primaryKey)) = ANY($1::text[]::uuid[])
                     """, binds: ids_),
                 logger: logger)
             var before: [UUID: UUID?] = [:]  // the objects the server has, and their owners
-            for try await (id, key) in rows.decode((String, String?).self) {
+            for (id, key) in try rows.decode((String, String?).self) {
                 if let id = UUID(uuidString: id) { before[id] = key.flatMap(UUID.init(uuidString:)) }
             }
             let ownerText = owner.uuidString.lowercased()

@@ -19,7 +19,21 @@ import StrataSQL
 /// let sync = try StoreSync(store: store, server: server)
 /// ```
 ///
-/// It keeps one connection, opened when first needed and opened again after it was lost.
+/// Requests go through a pool of connections, postgres-nio's `PostgresClient`, made from the
+/// configuration (its TLS, connect timeout and startup options). The server runs the pool
+/// itself, in a task of its own: the first request starts it, ``close()`` stops it, a later
+/// request starts it again; there is nothing for you to run. (A `PostgresClient` is a
+/// `Service` that its owner runs; the server owns its pool instead so that a sync needs a
+/// `StoreSync` and a server only, and so that it can start another pool after ``close()``
+/// or after the server went away.) Each push, pull or hello is one transaction on one
+/// connection of the pool, so the requests of several stores run side by side; the pool
+/// opens connections as needed (20 at most) and closes those idle for a minute.
+/// ``changeSignals()`` listens on a connection of its own.
+///
+/// A request that waits for a connection the server does not let in (a wrong password, no
+/// server there) fails within about a second with the reason (``SyncConnectionError``),
+/// where the pool alone would keep it waiting while it tries again; one that takes longer
+/// than `requestTimeout` fails with ``SyncTimeoutError``.
 public actor PostgresSyncServer: SyncServer {
     /// What the server may do to the database's schema.
     public enum SchemaPolicy: Sendable {
@@ -30,22 +44,37 @@ public actor PostgresSyncServer: SyncServer {
         case requireExisting
     }
 
+    /// The configuration given: the pool's (``clientConfiguration``), the connections of
+    /// ``changeSignals()`` and of the check of an unreachable server, and the words of
+    /// ``SyncConnectionError``.
     let configuration: PostgresConnection.Configuration
+    /// The pool's configuration, made from ``configuration``.
+    let clientConfiguration: PostgresClient.Configuration
     let schema: PostgresSchema
     let policy: SchemaPolicy
     let requestTimeout: Duration
     let logger: Logger
-    private var connection: PostgresConnection?
-    /// One transaction at a time on the connection (a new gate after a timeout: the request
-    /// abandoned then may never leave the old one).
-    private var gate = AsyncGate()
-    private var nextConnectionID = 1
+    /// The pool, and the task that runs it: made by the first request, ended by ``close()``
+    /// (or by a request that found the server unreachable), made again by the next request.
+    private var client: (pool: PostgresClient, run: Task<Void, Never>)?
+    /// The connection that each request under way holds (by request: see ``request``).
+    private var leased: [Int: PostgresConnection] = [:]
+    /// The requests under way that wait for a connection of the pool.
+    private var waiting: Set<Int> = []
+    private var lastRequest = 0
+    private var lastConnectionID = 0
     /// Whether the server's tables were seen to have the count triggers of this model.
     var countTriggersChecked = false
 
-    /// A server for `schema`'s entities (all, or those in `entities`). A push, pull or hello
-    /// that takes longer than `requestTimeout` fails (its connection is closed, and the next
-    /// request opens another).
+    /// The request (of ``race(timeout:_:)``) that the current task serves.
+    @TaskLocal static var request: Int?
+
+    /// A server for `schema`'s entities (all, or those in `entities`), reached with
+    /// `configuration` (a host and port, or a Unix socket; a configuration of an established
+    /// channel cannot be pooled, and is refused). A push, pull or hello that takes longer than
+    /// `requestTimeout` fails with ``SyncTimeoutError``: the connection it held is closed
+    /// (the pool opens another for the next request), and a request that still waited for
+    /// one leaves a pool that could not open one, which the next request makes again.
     public init(
         configuration: PostgresConnection.Configuration, schema: SchemaDescriptor, entities: Set<String>? = nil,
         policy: SchemaPolicy = .createAndExtend, requestTimeout: Duration = .seconds(60),
@@ -53,56 +82,109 @@ public actor PostgresSyncServer: SyncServer {
     ) throws {
         self.requestTimeout = requestTimeout
         self.configuration = configuration
+        self.clientConfiguration = try Self.clientConfiguration(configuration)
         self.schema = try PostgresSchema(schema: schema, entities: entities)
         self.policy = policy
         self.logger = logger
     }
 
-    deinit {
-        // Kept alive until closed: postgres-nio wants every connection closed first.
-        if let connection, !connection.isClosed {
-            let future: EventLoopFuture<Void> = connection.close()
-            future.whenComplete { _ in withExtendedLifetime(connection) {} }
+    /// The pool's configuration for `configuration`: the same server, role, database, TLS
+    /// (its `NIOSSLContext`'s configuration) and connection options.
+    static func clientConfiguration(_ configuration: PostgresConnection.Configuration) throws -> PostgresClient.Configuration {
+        var result: PostgresClient.Configuration
+        if let path = configuration.unixSocketPath {
+            result = .init(unixSocketPath: path, username: configuration.username, password: configuration.password, database: configuration.database)
+        } else if let host = configuration.host {
+            result = .init(
+                host: host, port: configuration.port ?? 5432, username: configuration.username, password: configuration.password,
+                database: configuration.database, tls: .disable)
+        } else {
+            throw SyncConfigurationError.establishedChannel
         }
+        if let context = configuration.tls.sslContext {
+            result.tls = configuration.tls.isEnforced ? .require(context.configuration) : .prefer(context.configuration)
+        } else {
+            result.tls = .disable
+        }
+        result.options.connectTimeout = .nanoseconds(configuration.options.connectTimeout.nanoseconds)
+        result.options.tlsServerName = configuration.options.tlsServerName
+        result.options.requireBackendKeyData = configuration.options.requireBackendKeyData
+        result.options.additionalStartupParameters = configuration.options.additionalStartupParameters
+        return result
     }
 
-    /// Closes the connection (a later call opens another).
+    deinit {
+        client?.run.cancel()  // the pool closes its connections
+    }
+
+    /// Stops the pool: its connections are closed, requests under way fail. A later request
+    /// starts another pool.
     public func close() async {
-        if let connection { try? await connection.close() }
-        connection = nil
+        guard let client else { return }
+        self.client = nil
+        client.run.cancel()
+        await client.run.value
     }
 
-    func connected() async throws -> PostgresConnection {
-        if let connection, !connection.isClosed { return connection }
-        connection = nil
-        nextConnectionID += 1
-        let new = try await PostgresConnection.connect(configuration: configuration, id: nextConnectionID, logger: logger)
-        connection = new
-        return new
+    /// The pool, started when first needed.
+    func pool() async -> PostgresClient {
+        if let client { return client.pool }
+        let pool = PostgresClient(configuration: clientConfiguration, backgroundLogger: logger)
+        // Its task is not the actor's (a server no longer used ends), and the pool is used
+        // once it runs (postgres-nio warns of a connection asked for before).
+        let (started, start) = AsyncStream<Never>.makeStream()
+        let run = Task.detached {
+            start.finish()
+            await pool.run()
+        }
+        client = (pool, run)
+        for await _ in started {}
+        return pool
     }
 
-    /// Runs `body` in a transaction on the connection; a lost connection is dropped so the
-    /// next call opens another.
+    /// Stops the pool (its connections are closed); the next request starts another.
+    func dropPool() {
+        client?.run.cancel()
+        client = nil
+    }
+
+    /// Runs `body` in a transaction on a connection of the pool, begun with `begin` (`BEGIN
+    /// ISOLATION LEVEL REPEATABLE READ READ ONLY` for a pull's snapshot). A transaction that
+    /// fails is rolled back; when the connection was lost, or the rollback fails, the
+    /// connection is closed, and the pool opens another.
+    ///
+    /// Not postgres-nio's `withTransaction`: it begins with a plain `BEGIN`, and always sends
+    /// `ROLLBACK` after a failure, through its `query`, which never returns on a connection
+    /// that was closed (see ``PostgresConnection/run(_:logger:)``) — as the one of a request
+    /// past its deadline is.
     func transaction<T: Sendable>(
         _ begin: String = "BEGIN", _ body: (PostgresConnection) async throws -> T
     ) async throws -> T {
-        let gate = gate
-        await gate.enter()
-        defer { gate.leave() }
-        let connection = try await connected()
-        do {
-            try await connection.query(PostgresQuery(unsafeSQL: begin), logger: logger)
+        let request = Self.request
+        if let request { waiting.insert(request) }
+        defer { if let request { waiting.remove(request) } }
+        return try await pool().withConnection { connection in
+            try Task.checkCancellation()  // (the deadline passed while the pool handed it over)
+            if let request {
+                waiting.remove(request)
+                leased[request] = connection
+            }
+            defer { if let request { leased[request] = nil } }
+            try await connection.run(PostgresQuery(unsafeSQL: begin), logger: logger)
             do {
                 let value = try await body(connection)
-                try await connection.query("COMMIT", logger: logger)
+                try await connection.run("COMMIT", logger: logger)
                 return value
             } catch {
-                _ = try? await connection.query("ROLLBACK", logger: logger)
+                if connection.isClosed { throw error }
+                do {
+                    try await connection.run("ROLLBACK", logger: logger)
+                } catch {
+                    let closing: EventLoopFuture<Void> = connection.close()  // not handed out again mid-transaction
+                    closing.whenComplete { _ in withExtendedLifetime(connection) {} }
+                }
                 throw error
             }
-        } catch {
-            if connection.isClosed, self.connection === connection { self.connection = nil }
-            throw error
         }
     }
 
@@ -126,43 +208,108 @@ public actor PostgresSyncServer: SyncServer {
         SyncPullBatch(batch: try await withDeadline { try await self.answerInBatch(request) })
     }
 
-    /// Runs `operation`, or fails with ``SyncTimeoutError`` once ``requestTimeout`` has passed
-    /// and drops the connection: a server that stopped answering mid-request (seen after an
-    /// immediate restart, with a connection that never failed) must not hold the sync forever.
+    /// What ends a request first.
+    private enum Finish<T: Sendable>: Sendable {
+        case answered(T)
+        case timedOut
+        case unreachable(any Error)
+    }
+
+    /// Runs `operation`, racing it (in a task group) with ``requestTimeout`` and with a check
+    /// of the server while it waits for a connection; errors said in words
+    /// (``SyncConnectionError``).
+    ///
+    /// - Once the timeout has passed, it fails with ``SyncTimeoutError``: a server that
+    ///   stopped answering mid-request (seen after an immediate restart, with a connection
+    ///   that never failed) must not hold the sync forever. The connection the request held
+    ///   is closed (its query fails at once, and the pool discards the connection rather
+    ///   than hand it out mid-transaction); a request still waiting for the pool stops
+    ///   waiting, and a pool that holds no connection for another request is stopped
+    ///   (one that could not connect waits before trying again).
+    /// - While it waits for a connection, the server is tried on a connection of its own
+    ///   (after a second, then less and less often): the pool keeps a request waiting while
+    ///   it tries again to connect, where this says why it cannot (a refused password, a
+    ///   missing database, no server there), and the request fails with that error.
+    ///
+    /// The caller's cancellation (a background sync stopped) does not reach the race: a
+    /// request under way finishes, within its deadline, as its transaction would anyway (the
+    /// race runs in a task of its own, awaited here).
     func withDeadline<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) async throws -> T {
         let timeout = requestTimeout
-        let once = ResumeOnce<T>()
-        let configuration = configuration  // (errors are said in words: SyncConnectionError)
-        return try await withCheckedThrowingContinuation { continuation in
-            once.set(continuation)
-            let work = Task {
-                do { once.resume(.success(try await operation())) } catch {
-                    once.resume(.failure(SyncConnectionError.translating(error, configuration: configuration)))
+        return try await Task { try await self.race(timeout: timeout, operation) }.value
+    }
+
+    /// ``withDeadline(_:)`` with another timeout, or none.
+    func race<T: Sendable>(timeout: Duration?, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+        lastRequest += 1
+        let request = lastRequest
+        do {
+            return try await withThrowingTaskGroup(of: Finish<T>.self) { group in
+                defer { group.cancelAll() }
+                group.addTask { .answered(try await Self.$request.withValue(request, operation: operation)) }
+                if let timeout {
+                    group.addTask {
+                        try await Task.sleep(for: timeout)
+                        return .timedOut
+                    }
                 }
+                group.addTask { .unreachable(try await self.unreachable(while: request)) }
+                while let finish = try await group.next() {
+                    switch finish {
+                    case .answered(let value):
+                        return value
+                    case .timedOut:
+                        abandon(request)
+                        throw SyncTimeoutError(timeout: timeout ?? .zero)
+                    case .unreachable(let error):
+                        if leased.isEmpty { dropPool() }
+                        throw error
+                    }
+                }
+                throw CancellationError()  // (the operation always finishes)
             }
-            once.timer = Task {
-                try await Task.sleep(for: timeout)
-                if once.resume(.failure(SyncTimeoutError(timeout: timeout))) {
-                    work.cancel()
-                    self.dropConnection()
-                }
+        } catch {
+            throw SyncConnectionError.translating(error, configuration: configuration)
+        }
+    }
+
+    /// Returns the error of a connection to the server, opened while `request` waits for a
+    /// connection of the pool (never, while the server can be reached): after a second, then
+    /// after twice as long each time (a pool that is only slow, on a loaded machine, is not
+    /// given a connection to open every second besides its own).
+    func unreachable(while request: Int) async throws -> any Error {
+        var delay = Duration.seconds(1)
+        while true {
+            try await Task.sleep(for: delay)
+            guard waiting.contains(request) else { continue }
+            delay *= 2
+            lastConnectionID += 1
+            do {
+                let connection = try await PostgresConnection.connect(configuration: configuration, id: lastConnectionID, logger: logger)
+                try? await connection.close()
+            } catch is CancellationError {
+                throw CancellationError()
+            } catch {
+                if waiting.contains(request) { return error }
             }
         }
     }
 
-    func dropConnection() {
-        gate = AsyncGate()
-        if let connection, !connection.isClosed {
-            let future: EventLoopFuture<Void> = connection.close()
-            future.whenComplete { _ in withExtendedLifetime(connection) {} }
+    /// A request past its deadline: closes the connection it holds, or stops a pool that
+    /// kept it waiting when no other request holds a connection.
+    func abandon(_ request: Int) {
+        if let connection = leased.removeValue(forKey: request) {
+            let closing: EventLoopFuture<Void> = connection.close()
+            closing.whenComplete { _ in withExtendedLifetime(connection) {} }
+        } else if waiting.contains(request), leased.isEmpty {
+            dropPool()
         }
-        connection = nil
     }
 
     func answer(_ hello: SyncHello) async throws -> SyncWelcome {
         let version = schema.version
         return try await transaction { connection in
-            try await connection.query(PostgresQuery(unsafeSQL: "SELECT pg_advisory_xact_lock(\(PostgresSchema.logLock))"), logger: logger)
+            try await connection.run(PostgresQuery(unsafeSQL: "SELECT pg_advisory_xact_lock(\(PostgresSchema.logLock))"), logger: logger)
             let existing = try await self.columns(connection)
             if existing.isEmpty || existing["strata_sync_meta"] == nil {
                 guard policy == .createAndExtend else { throw SyncModelError.serverHasNoTables }
@@ -190,7 +337,7 @@ public actor PostgresSyncServer: SyncServer {
             if !missing.isEmpty {
                 guard policy == .createAndExtend else { throw SyncModelError.incompatible(device: hello.model, server: serverModel, details: missing.map { "\($0) is missing on the server" }) }
                 for statement in schema.statements {
-                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                    try await connection.run(PostgresQuery(unsafeSQL: statement), logger: logger)
                 }
                 let after = try await self.columns(connection)
                 for entity in schema.tables.entities {
@@ -199,12 +346,12 @@ public actor PostgresSyncServer: SyncServer {
                         if !column.isOptional, entity.descriptor.attribute(named: column.name)?.defaultValue == nil {
                             definition = definition.replacingOccurrences(of: " NOT NULL", with: "")
                         }
-                        try await connection.query(
+                        try await connection.run(
                             PostgresQuery(unsafeSQL: "ALTER TABLE \(quoted(entity.name)) ADD COLUMN \(definition)"), logger: logger)
                     }
                 }
                 let text = String(decoding: try JSONEncoder().encode(version), as: UTF8.self)
-                try await connection.query(
+                try await connection.run(
                     "INSERT INTO strata_sync_meta (key, value) VALUES ('model', \(text)) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
                     logger: logger)
             }
@@ -221,21 +368,21 @@ public actor PostgresSyncServer: SyncServer {
     }
 
     func meta(_ key: String, _ connection: PostgresConnection) async throws -> String? {
-        let rows = try await connection.query("SELECT value FROM strata_sync_meta WHERE key = \(key)", logger: logger)
-        for try await value in rows.decode(String.self) { return value }
+        let rows = try await connection.run("SELECT value FROM strata_sync_meta WHERE key = \(key)", logger: logger)
+        for value in try rows.decode(String.self) { return value }
         return nil
     }
 
     /// Table → column → type name, for the tables of the current schema.
     func columns(_ connection: PostgresConnection) async throws -> [String: [String: String]] {
-        let rows = try await connection.query(
+        let rows = try await connection.run(
             """
             SELECT c.relname::text, a.attname::text, format_type(a.atttypid, NULL) FROM pg_attribute a \
             JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace \
             WHERE n.nspname = current_schema() AND c.relkind = 'r' AND a.attnum > 0 AND NOT a.attisdropped
             """, logger: logger)
         var result: [String: [String: String]] = [:]
-        for try await (table, column, type) in rows.decode((String, String, String).self) {
+        for (table, column, type) in try rows.decode((String, String, String).self) {
             result[table, default: [:]][column] = Self.normalizedType(type)
         }
         return result
@@ -247,6 +394,9 @@ public actor PostgresSyncServer: SyncServer {
 
     // MARK: - Signals
 
+    /// `LISTEN`s on a connection of its own, not one of the pool: it holds the connection as
+    /// long as the stream lives, and ``close()`` leaves it open (the stream's consumer ends
+    /// it, by ending the stream).
     public nonisolated func changeSignals() async throws -> AsyncThrowingStream<Void, any Error> {
         let connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
         let (stream, continuation) = AsyncThrowingStream<Void, any Error>.makeStream(bufferingPolicy: .bufferingNewest(1))
@@ -294,22 +444,27 @@ public enum SyncModelError: StrataError {
 }
 
 extension PostgresSyncServer {
-    /// Every object and link of the synced tables (see ``SyncContents``).
+    /// Every object and link of the synced tables (see ``SyncContents``), read in one
+    /// snapshot (however long that takes: no ``requestTimeout``).
     public func contents() async throws -> SyncContents {
+        try await race(timeout: nil) { try await self.readContents() }
+    }
+
+    func readContents() async throws -> SyncContents {
         try await transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") { connection in
             var result = SyncContents()
             for entity in schema.tables.entities {
-                let ids = try await connection.query(PostgresQuery(unsafeSQL: "SELECT \(quoted(entity.primaryKey))::text FROM \(quoted(entity.name))"), logger: logger)
+                let ids = try await connection.run(PostgresQuery(unsafeSQL: "SELECT \(quoted(entity.primaryKey))::text FROM \(quoted(entity.name))"), logger: logger)
                 var all: [UUID] = []
-                for try await id in ids.decode(String.self) { if let id = UUID(uuidString: id) { all.append(id) } }
+                for id in try ids.decode(String.self) { if let id = UUID(uuidString: id) { all.append(id) } }
                 result.objects[entity.name] = try await self.rows(of: entity, ids: all, connection)
             }
             for join in schema.tables.joins {
-                let rows = try await connection.query(
+                let rows = try await connection.run(
                     PostgresQuery(unsafeSQL: "SELECT \(quoted(join.column))::text, \(quoted(join.inverseColumn))::text FROM \(quoted(join.name))"),
                     logger: logger)
                 var links: Set<String> = []
-                for try await (a, b) in rows.decode((String, String).self) { links.insert("\(a) \(b)") }
+                for (a, b) in try rows.decode((String, String).self) { links.insert("\(a) \(b)") }
                 result.links[join.name] = links
             }
             return result
@@ -317,45 +472,24 @@ extension PostgresSyncServer {
     }
 }
 
-/// A request to the server took longer than its timeout; the connection was dropped.
+/// A request to the server took longer than its timeout (``PostgresSyncServer``'s
+/// `requestTimeout`); the connection it held was closed.
 public struct SyncTimeoutError: StrataError {
     public var timeout: Duration
     public var description: String { "the sync server did not answer within \(timeout)" }
 }
 
-/// Resumes a continuation once, from whichever task gets there first.
-final class ResumeOnce<T: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var continuation: CheckedContinuation<T, any Error>?
-    private var done = false
-    var timer: Task<Void, any Error>? {
-        get { lock.withLock { storedTimer } }
-        set {
-            let finished = lock.withLock { () -> Bool in
-                storedTimer = newValue
-                return done
-            }
-            if finished { newValue?.cancel() }
-        }
-    }
-    private var storedTimer: Task<Void, any Error>?
+/// A configuration that ``PostgresSyncServer`` cannot use.
+public enum SyncConfigurationError: StrataError {
+    /// A configuration of an established channel (`PostgresConnection.Configuration(establishedChannel:…)`):
+    /// the server keeps a pool of connections, and opens them itself.
+    case establishedChannel
 
-    func set(_ continuation: CheckedContinuation<T, any Error>) {
-        lock.withLock { self.continuation = continuation }
-    }
-
-    /// True for the first call.
-    @discardableResult
-    func resume(_ result: Result<T, any Error>) -> Bool {
-        let (continuation, timer): (CheckedContinuation<T, any Error>?, Task<Void, any Error>?) = lock.withLock {
-            guard !done else { return (nil, nil) }
-            done = true
-            defer { self.continuation = nil }
-            return (self.continuation, storedTimer)
+    public var description: String {
+        switch self {
+        case .establishedChannel:
+            "PostgresSyncServer opens its connections itself (a pool): give it a host and port, or a Unix socket, "
+                + "not an established channel"
         }
-        guard let continuation else { return false }
-        timer?.cancel()
-        continuation.resume(with: result)
-        return true
     }
 }

@@ -104,8 +104,8 @@ struct SyncWireValueTests {
         try test.psql(try PostgresSchema(schema: StrataModel.schema).sql)
         try Self.seedEdges(test, seed: seed)
         let server = try test.server()
-        defer { Task { await server.close() } }
-        let connection = try await server.connected()
+        let connection = try await PostgresConnection.connect(configuration: test.configuration, id: 1, logger: Logger(label: "strata.tests"))
+        defer { Task { try? await connection.close() } }
         let tables = try SyncedTables(schema: StrataModel.schema, only: nil)
         for name in ["Board", "Card"] {
             let entity = try #require(tables.entity(named: name))
