@@ -10,7 +10,9 @@ let package = Package(
         .library(name: "StrataSync", targets: ["StrataSync"]),
         .library(name: "StrataSchema", targets: ["StrataSchema"]),
         .library(name: "StrataCodegen", targets: ["StrataCodegen"]),
+        .library(name: "StrataRelay", targets: ["StrataRelay"]),
         .executable(name: "strata", targets: ["strata"]),
+        .executable(name: "strata-relay", targets: ["strata-relay"]),
         .plugin(name: "StrataPlugin", targets: ["StrataPlugin"]),
         .plugin(name: "StrataGenerate", targets: ["StrataGenerate"]),
     ],
@@ -20,6 +22,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        // The relay (StrataRelay, strata-relay): the HTTP server, without its default traits
+        // (swift-configuration, which the relay does not use), and the JWTs of sign-in.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.0.0"),
     ],
     targets: [
         // libyaml, as a system library: a module map and a shim header.
@@ -71,6 +77,24 @@ let package = Package(
             dependencies: [
                 "Strata", "StrataSQL", .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ]),
+        // The relay: the sync exchange over HTTP for devices without database credentials
+        // (its own product: StrataSync's users do not build Hummingbird), sign-in by JWT, and
+        // the model read from its YAML files at run time.
+        .target(
+            name: "StrataRelay",
+            dependencies: [
+                "StrataSync", "StrataSchema", .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "JWTKit", package: "jwt-kit"), .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ]),
+        // The relay as a program: configured by the environment (or a JSON file), it serves a
+        // model's YAML files.
+        .executableTarget(
+            name: "strata-relay",
+            dependencies: [
+                "StrataRelay", .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log"),
             ]),
         // `make sync-demo`: two stores syncing through a private PostgreSQL cluster.
         .executableTarget(name: "StrataSyncDemo", dependencies: ["StrataSyncFixture"]),
@@ -148,6 +172,15 @@ let package = Package(
             dependencies: [
                 "StrataSyncFixture", "StrataTestSupport", "StrataSQL", "strata", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
+            ]),
+        // The relay as a process (strata-relay, built beside this bundle) between devices and
+        // a private cluster; tokens signed here. Also compares the descriptors the relay makes
+        // from YAML with the reference descriptors of StrataCodegenTests (symlinked sources).
+        .testTarget(
+            name: "StrataRelayTests",
+            dependencies: [
+                "StrataSyncFixture", "StrataTestSupport", "StrataRelay", "strata-relay",
+                .product(name: "JWTKit", package: "jwt-kit"), .product(name: "GRDB", package: "GRDB.swift"),
             ]),
         .testTarget(name: "StrataDemoTests", dependencies: ["StrataDemoKit"], exclude: ["Reference"]),
 
