@@ -120,6 +120,15 @@ let package = Package(
             dependencies: ["StrataSync", .product(name: "PostgresNIO", package: "postgres-nio")],
             path: "Tests/DocSnippets/SyncQuickStart",
             swiftSettings: [.unsafeFlags(["-warnings-as-errors"])], plugins: ["StrataPlugin"]),
+        // The snippets of the article "Sync for apps: the relay" (the device's side and a
+        // relay mounted in a Hummingbird app).
+        .target(
+            name: "StrataRelaySnippets",
+            dependencies: [
+                "StrataRelay", .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            path: "Tests/DocSnippets/Relay", swiftSettings: [.unsafeFlags(["-warnings-as-errors"])]),
         // The demo's scenario, interactive shell and renderer, generated model included.
         .target(name: "StrataDemoKit", dependencies: ["Strata"], plugins: ["StrataPlugin"]),
 
