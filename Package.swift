@@ -183,13 +183,15 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]),
         // The relay as a process (strata-relay, built beside this bundle) between devices and
-        // a private cluster; tokens signed here. Also compares the descriptors the relay makes
-        // from YAML with the reference descriptors of StrataCodegenTests (symlinked sources).
+        // a private cluster, and mounted in an app of the test's; tokens signed here. Also
+        // compares the descriptors the relay makes from YAML with the reference descriptors of
+        // StrataCodegenTests (symlinked sources).
         .testTarget(
             name: "StrataRelayTests",
             dependencies: [
                 "StrataSyncFixture", "StrataTestSupport", "StrataRelay", "strata-relay",
                 .product(name: "JWTKit", package: "jwt-kit"), .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Hummingbird", package: "hummingbird"),
             ]),
         .testTarget(name: "StrataDemoTests", dependencies: ["StrataDemoKit"], exclude: ["Reference"]),
 

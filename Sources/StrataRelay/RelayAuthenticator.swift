@@ -120,15 +120,15 @@ public final class RelayAuthenticator: Sendable {
         let claims: Claims
         do {
             claims = try await keys.verify(token, as: Claims.self, iteratingKeys: true)
-        } catch let error as JWTError where error.errorType == .signatureVerificationFailed {
-            return .failure(RelayAuthenticationFailure(
-                error: "invalid_signature", reason: "the token's signature does not verify with any key of the relay"))
         } catch let error as JWTError where error.errorType == .malformedToken {
             return .failure(.malformed("its header or claims cannot be decoded"))
         } catch is DecodingError {
             return .failure(.malformed("its claims are not a JSON object"))
         } catch {
-            return .failure(RelayAuthenticationFailure(error: "invalid_token", reason: "the token could not be verified"))
+            // A signature that does not verify, or one of an algorithm none of the keys
+            // uses (jwt-kit says which in words of its own: neither tells more).
+            return .failure(RelayAuthenticationFailure(
+                error: "invalid_signature", reason: "the token's signature does not verify with any key of the relay"))
         }
         return check(claims, now: now)
     }

@@ -75,6 +75,20 @@ struct RelaySettings: Codable {
 
     init() {}
 
+    /// Every key optional, the groups (`listen`, `model`, `postgres`, `jwt`) too.
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        listen = try container.decodeIfPresent(Listen.self, forKey: .listen) ?? Listen()
+        model = try container.decodeIfPresent(Model.self, forKey: .model) ?? Model()
+        postgres = try container.decodeIfPresent(Postgres.self, forKey: .postgres) ?? Postgres()
+        jwt = try container.decodeIfPresent(JWT.self, forKey: .jwt) ?? JWT()
+        schemaPolicy = try container.decodeIfPresent(String.self, forKey: .schemaPolicy)
+        connections = try container.decodeIfPresent(Int.self, forKey: .connections)
+        maxBodyBytes = try container.decodeIfPresent(Int.self, forKey: .maxBodyBytes)
+        heartbeatSeconds = try container.decodeIfPresent(Double.self, forKey: .heartbeatSeconds)
+        logLevel = try container.decodeIfPresent(String.self, forKey: .logLevel)
+    }
+
     /// The file's settings (every key optional), then the environment's over them.
     static func load(file: String?, environment: [String: String]) throws -> RelaySettings {
         var settings = RelaySettings()

@@ -1,7 +1,12 @@
 import Foundation
+import Logging
 import StrataSyncFixture
 import StrataTestSupport
 import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// What the relay refuses, and how: every refusal an HTTP status with the body
 /// `{"error": ..., "reason": ...}`; a device sees a refused token as `SyncAuthenticationError`
@@ -76,8 +81,11 @@ struct RelayRefusalTests {
         }
         // The signals stream is refused too.
         do {
-            for try await _ in try await device.server.changeSignals() { Issue.record("a signal with a token \(bad.name)") }
-            Issue.record("the signals stream ended without an error")
+            for try await _ in try await device.server.changeSignals() {
+                Issue.record("a signal with a token \(bad.name)")
+                break
+            }
+            Issue.record("the signals stream was not refused")
         } catch let error as SyncAuthenticationError {
             #expect(error.error == bad.code, "\(error)")
         }
@@ -92,6 +100,48 @@ struct RelayRefusalTests {
         let boards = try await shared.test.contents().objects["Board"] ?? [:]
         #expect(!boards.values.contains { $0["name"] == .some("Refused \(bad.name)") })
         await device.close()
+    }
+
+    @Test("A device whose token is refused syncs once its provider hands out a good one; a signals stream ends when its token expires")
+    func aRefreshedTokenGetsThrough() async throws {
+        let shared = try await Shared.get()
+        let folder = try TemporaryDirectory()
+        let keys = shared.keys
+        let refreshed = Flag()
+        var quiet = Logger(label: "strata.sync")
+        quiet.logLevel = .critical  // (the refusals, logged as warnings while they last)
+        let options = SyncOptions(
+            pollInterval: .seconds(3600), retryDelays: .milliseconds(50)...(.milliseconds(300)), logger: quiet)
+        let device = try RelayDevice(folder.path("refresh.sqlite"), relay: shared.relay, options: options) {
+            try await keys.token(expiresIn: refreshed.isSet ? 3600 : -3600)
+        }
+        try await device.store.write { db in _ = try db.insert(Board(name: "After the refresh")) }
+        await device.sync.start()
+        #expect(try await eventually { await device.sync.lastError is SyncAuthenticationError })
+        refreshed.set()
+        #expect(try await eventually {
+            let boards = try await shared.test.contents().objects["Board"] ?? [:]
+            return boards.values.contains { $0["name"] == .some("After the refresh") }
+        })
+        #expect(try await eventually { await device.sync.lastError == nil })
+        await device.close()
+
+        // A stream whose token expires in a second (and the relay's 5 seconds of leeway) ends
+        // then, without an error: the device opens another with a fresh token.
+        let shortLived = RelaySyncServer(url: shared.relay.url) { try await keys.token(expiresIn: 1) }
+        let opened = ContinuousClock.now
+        var events = 0
+        for try await _ in try await shortLived.changeSignals() { events += 1 }
+        #expect(events >= 1)
+        #expect(opened.duration(to: .now) > .seconds(4))
+        #expect(opened.duration(to: .now) < .seconds(30))
+    }
+
+    final class Flag: @unchecked Sendable {
+        private let lock = NSLock()
+        private var value = false
+        var isSet: Bool { lock.withLock { value } }
+        func set() { lock.withLock { value = true } }
     }
 
     @Test("A request without a token gets 401 missing_token; one with a good token goes through")
@@ -141,6 +191,14 @@ struct RelayRefusalTests {
         let tooBig = try await http("POST", push, token: token, body: big)
         #expect(tooBig.status == 413)
         #expect(tooBig.refusal?["error"] == "body_too_large")
+        // Sent in chunks, without a length: refused once the limit is passed.
+        var chunked = URLRequest(url: push)
+        chunked.httpMethod = "POST"
+        chunked.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+        chunked.httpBodyStream = InputStream(data: big)
+        let (chunkedBody, chunkedResponse) = try await URLSession.shared.data(for: chunked)
+        #expect((chunkedResponse as? HTTPURLResponse)?.statusCode == 413)
+        #expect(HTTPAnswer(status: 413, headers: [:], body: chunkedBody).refusal?["error"] == "body_too_large")
         // Without a token, the token is what is refused (the body is not read).
         #expect(try await http("POST", push, body: big).status == 401)
 

@@ -24,6 +24,7 @@ struct TestKeys: Sendable {
     /// The claims of a test token (seconds since 1970).
     struct Claims: JWTPayload {
         var sub: String?
+        var uid: String?
         var exp: Int?
         var nbf: Int?
         var iss: String?
@@ -33,22 +34,30 @@ struct TestKeys: Sendable {
 
     enum Signer: Sendable { case hs256, es256, forger }
 
-    /// A token for `user`: valid for an hour from now unless told otherwise.
+    /// A token for `user` (in `sub`; in `uid` too when given): valid for an hour from now
+    /// unless told otherwise; with a `kid` header when given.
     func token(
-        user: String? = "alice", signer: Signer = .hs256, expiresIn: Int? = 3600, notBefore: Int? = nil,
-        issuer: String? = nil, audience: String? = nil
+        user: String? = "alice", uid: String? = nil, signer: Signer = .hs256, kid: String? = nil, expiresIn: Int? = 3600,
+        notBefore: Int? = nil, issuer: String? = nil, audience: String? = nil
     ) async throws -> String {
         let now = Int(Date().timeIntervalSince1970)
         let claims = Claims(
-            sub: user, exp: expiresIn.map { now + $0 }, nbf: notBefore.map { now + $0 }, iss: issuer ?? self.issuer,
+            sub: user, uid: uid, exp: expiresIn.map { now + $0 }, nbf: notBefore.map { now + $0 }, iss: issuer ?? self.issuer,
             aud: audience ?? self.audience)
         let keys = JWTKeyCollection()
+        let identifier = kid.map { JWKIdentifier(string: $0) }
         switch signer {
-        case .hs256: await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
-        case .es256: await keys.add(ecdsa: ecKey)
-        case .forger: await keys.add(hmac: HMACKey(from: forgerSecret), digestAlgorithm: .sha256)
+        case .hs256: await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256, kid: identifier)
+        case .es256: await keys.add(ecdsa: ecKey, kid: identifier)
+        case .forger: await keys.add(hmac: HMACKey(from: forgerSecret), digestAlgorithm: .sha256, kid: identifier)
         }
-        return try await keys.sign(claims)
+        return try await keys.sign(claims, kid: identifier)
+    }
+
+    /// The ES256 key as a JWKS document, under `kid`.
+    func jwks(kid: String) throws -> String {
+        let parameters = try #require(ecKey.publicKey.parameters)
+        return #"{"keys": [{"kty": "EC", "crv": "P-256", "alg": "ES256", "use": "sig", "kid": "\#(kid)", "x": "\#(parameters.x)", "y": "\#(parameters.y)"}]}"#
     }
 }
 
@@ -67,8 +76,9 @@ final class RelayProcess: @unchecked Sendable {
     let url: URL
     var log: String { (try? String(contentsOfFile: folder.path("relay.log"), encoding: .utf8)) ?? "" }
 
-    /// Starts a relay for `test`'s database; `environment` adds or overrides settings.
-    init(_ test: TestServer, keys: TestKeys, environment extra: [String: String] = [:]) throws {
+    /// Starts a relay for `test`'s database; `environment` adds or overrides settings (an
+    /// empty value unsets one), `arguments` are the program's.
+    init(_ test: TestServer, keys: TestKeys, environment extra: [String: String] = [:], arguments: [String] = []) throws {
         try #require(FileManager.default.isExecutableFile(atPath: Self.executable), "build first: swift build --build-tests")
         folder = try TemporaryDirectory()
         let publicKey = folder.path("es256.pem")
@@ -85,6 +95,7 @@ final class RelayProcess: @unchecked Sendable {
         ]) { _, new in new }
         environment.merge(extra) { _, new in new }
         process.executableURL = URL(fileURLWithPath: Self.executable)
+        process.arguments = arguments
         process.environment = environment
         process.standardOutput = output
         _ = FileManager.default.createFile(atPath: folder.path("relay.log"), contents: nil)
@@ -155,8 +166,12 @@ struct RelayDevice {
     let server: RelaySyncServer
 
     init(_ path: String, relay: RelayProcess, options: SyncOptions = SyncOptions(), token: @escaping @Sendable () async throws -> String) throws {
+        try self.init(path, url: relay.url, options: options, token: token)
+    }
+
+    init(_ path: String, url: URL, options: SyncOptions = SyncOptions(), token: @escaping @Sendable () async throws -> String) throws {
         store = try Store(schema: StrataModel.schema, path: path)
-        server = RelaySyncServer(url: relay.url, token: token)
+        server = RelaySyncServer(url: url, token: token)
         sync = try StoreSync(store: store, server: server, options: options)
     }
 
