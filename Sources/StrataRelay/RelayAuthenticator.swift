@@ -63,7 +63,7 @@ public struct RelayAuthenticationFailure: Error, Sendable, Equatable, CustomStri
     static func malformed(_ why: String) -> Self { Self(error: "malformed_token", reason: "the bearer token is not a JWT: \(why)") }
 }
 
-/// A user the relay let in: who the token names, and the token's claims.
+/// A user the relay let in: who the token names, and until when.
 public struct RelayUser: Sendable, Hashable {
     /// The user id, from the configured claim.
     public var id: String

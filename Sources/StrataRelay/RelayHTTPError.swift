@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import Logging
+import PostgresNIO
 import StrataSync
 
 /// A refusal of the relay: an HTTP status and the body `{"error": "...", "reason": "..."}`
@@ -76,7 +77,10 @@ public struct RelayHTTPError: HTTPResponseError, Sendable {
         if let error = error as? SyncModelError {
             return Self(.conflict, error: "model_mismatch", reason: error.description)
         }
-        if error is SyncTimeoutError || error is SyncConnectionError {
+        let lostConnection = (error as? PSQLError).map {
+            [.serverClosedConnection, .clientClosedConnection, .connectionError].contains($0.code)
+        } ?? false
+        if error is SyncTimeoutError || error is SyncConnectionError || lostConnection {
             logger.error("the database failed", metadata: ["error": "\(error)"])
             return Self(.serviceUnavailable, error: "database_unavailable", reason: "the relay cannot reach its database now; try again later")
         }

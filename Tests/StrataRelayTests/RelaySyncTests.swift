@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import StrataSyncFixture
 import StrataTestSupport
 import Testing
@@ -112,5 +113,53 @@ struct RelaySyncTests {
         _ = try? await iterator.next()
         for device in devices { await device.close() }
         await watcher.close()
+    }
+
+    @Test("The relay listens again after the database restarted; a request while it is down gets 503")
+    func theRelayOutlivesADatabaseRestart() async throws {
+        let cluster = try PostgresCluster.start()  // its own: this test stops the server
+        defer { cluster.destroy() }
+        let test = try TestServer(cluster: cluster)
+        let keys = TestKeys()
+        let relay = try RelayProcess(test, keys: keys)
+        defer { relay.stop() }
+        let folder = try TemporaryDirectory()
+        var quiet = Logger(label: "strata.sync")
+        quiet.logLevel = .critical  // (the failures while the server is down)
+        let options = SyncOptions(pollInterval: .seconds(3600), retryDelays: .milliseconds(50)...(.milliseconds(500)), logger: quiet)
+        let a = try RelayDevice(folder.path("a.sqlite"), relay: relay, options: options) { try await keys.token(user: "a") }
+        let b = try RelayDevice(folder.path("b.sqlite"), relay: relay, options: options) { try await keys.token(user: "b") }
+        try await a.sync.sync()
+        await b.sync.start()
+        #expect(try await eventually { relay.log.contains("GET /v1/signals 200") })
+
+        try cluster.stop(mode: "immediate")
+        let pull = relay.url.appendingPathComponent("v1/pull")
+        let body = Data(#"{"device":"8A1E07E4-6A55-4D7A-9B3C-0E9B1B0A8C11","cursor":0,"limit":10}"#.utf8)
+        let token = try await keys.token()
+        var refusal: HTTPAnswer?
+        for _ in 0..<5 where refusal?.status != 503 { refusal = try await http("POST", pull, token: token, body: body) }
+        #expect(refusal?.status == 503)
+        #expect(refusal?.refusal?["error"] == "database_unavailable")
+        #expect(refusal?.refusal?["reason"]?.contains("PSQL") == false)
+
+        try cluster.startServer()
+        #expect(try await eventually { relay.log.components(separatedBy: "listening for the server's changes").count - 1 >= 2 })
+        try await a.store.write { db in _ = try db.insert(Board(name: "After the restart")) }
+        try await a.sync.sync()
+        let arrived = try await eventually(.seconds(30)) {
+            try await b.store.fetchAll(Board.self).map(\.name) == ["After the restart"]
+        }
+        #expect(arrived, "\(relay.log.suffix(3000))")
+        await a.close()
+        await b.close()
+    }
+}
+
+extension TestServer {
+    /// A database of its own in `cluster`.
+    init(cluster: PostgresCluster) throws {
+        self.cluster = cluster
+        database = try cluster.makeDatabase()
     }
 }
