@@ -10,7 +10,9 @@ let package = Package(
         .library(name: "StrataSync", targets: ["StrataSync"]),
         .library(name: "StrataSchema", targets: ["StrataSchema"]),
         .library(name: "StrataCodegen", targets: ["StrataCodegen"]),
+        .library(name: "StrataRelay", targets: ["StrataRelay"]),
         .executable(name: "strata", targets: ["strata"]),
+        .executable(name: "strata-relay", targets: ["strata-relay"]),
         .plugin(name: "StrataPlugin", targets: ["StrataPlugin"]),
         .plugin(name: "StrataGenerate", targets: ["StrataGenerate"]),
     ],
@@ -20,6 +22,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        // The relay (StrataRelay, strata-relay): the HTTP server, without its default traits
+        // (swift-configuration, which the relay does not use), and the JWTs of sign-in.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.0.0"),
     ],
     targets: [
         // libyaml, as a system library: a module map and a shim header.
@@ -72,6 +78,24 @@ let package = Package(
                 "Strata", "StrataSQL", .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]),
+        // The relay: the sync exchange over HTTP for devices without database credentials
+        // (its own product: StrataSync's users do not build Hummingbird), sign-in by JWT, and
+        // the model read from its YAML files at run time.
+        .target(
+            name: "StrataRelay",
+            dependencies: [
+                "StrataSync", "StrataSchema", .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "JWTKit", package: "jwt-kit"), .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ]),
+        // The relay as a program: configured by the environment (or a JSON file), it serves a
+        // model's YAML files.
+        .executableTarget(
+            name: "strata-relay",
+            dependencies: [
+                "StrataRelay", .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log"),
+            ]),
         // `make sync-demo`: two stores syncing through a private PostgreSQL cluster.
         .executableTarget(name: "StrataSyncDemo", dependencies: ["StrataSyncFixture"]),
         // The README's main job, on the package's own Models/.
@@ -96,6 +120,15 @@ let package = Package(
             dependencies: ["StrataSync", .product(name: "PostgresNIO", package: "postgres-nio")],
             path: "Tests/DocSnippets/SyncQuickStart",
             swiftSettings: [.unsafeFlags(["-warnings-as-errors"])], plugins: ["StrataPlugin"]),
+        // The snippets of the article "Sync for apps: the relay" (the device's side and a
+        // relay mounted in a Hummingbird app).
+        .target(
+            name: "StrataRelaySnippets",
+            dependencies: [
+                "StrataRelay", .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            path: "Tests/DocSnippets/Relay", swiftSettings: [.unsafeFlags(["-warnings-as-errors"])]),
         // The demo's scenario, interactive shell and renderer, generated model included.
         .target(name: "StrataDemoKit", dependencies: ["Strata"], plugins: ["StrataPlugin"]),
 
@@ -148,6 +181,17 @@ let package = Package(
             dependencies: [
                 "StrataSyncFixture", "StrataTestSupport", "StrataSQL", "strata", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
+            ]),
+        // The relay as a process (strata-relay, built beside this bundle) between devices and
+        // a private cluster, and mounted in an app of the test's; tokens signed here. Also
+        // compares the descriptors the relay makes from YAML with the reference descriptors of
+        // StrataCodegenTests (symlinked sources).
+        .testTarget(
+            name: "StrataRelayTests",
+            dependencies: [
+                "StrataSyncFixture", "StrataTestSupport", "StrataRelay", "strata-relay",
+                .product(name: "JWTKit", package: "jwt-kit"), .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Hummingbird", package: "hummingbird"),
             ]),
         .testTarget(name: "StrataDemoTests", dependencies: ["StrataDemoKit"], exclude: ["Reference"]),
 

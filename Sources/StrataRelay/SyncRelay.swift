@@ -1,0 +1,308 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import PostgresNIO
+import ServiceLifecycle
+import Strata
+import StrataSync
+
+/// How a ``SyncRelay`` runs.
+public struct SyncRelayConfiguration: Sendable {
+    /// The database: the relay is the only holder of its credentials.
+    public var postgres: PostgresConnection.Configuration
+    /// The model the relay serves (its tables and columns): a generated `<Model>.schema`, or
+    /// one read from the model's YAML files with ``RelayModel/load(paths:modelName:)``.
+    public var schema: SchemaDescriptor
+    /// What the relay may do to the database's schema (``PostgresSyncServer/SchemaPolicy``):
+    /// create and extend the model's tables at a device's hello (the default), or require them.
+    public var policy: PostgresSyncServer.SchemaPolicy
+    /// How many connections answer hellos, pushes and pulls (each one request at a time);
+    /// the change signals take one more.
+    public var connections: Int
+    /// Who may sync: the JWT keys and claims.
+    public var tokens: RelayTokenRules
+    /// The largest request body taken, in bytes (16 MiB by default): a larger one is refused
+    /// with 413.
+    public var maxBodySize: Int
+    /// The most log entries one pull answers with (a device asking for more gets this many,
+    /// and `hasMore`).
+    public var maxPullLimit: Int
+    /// How often a signals stream with nothing to say sends a comment, so that connections
+    /// that went away are found and proxies keep the stream open.
+    public var heartbeat: Duration
+    /// How long a request to the database may take (``PostgresSyncServer``'s `requestTimeout`).
+    public var requestTimeout: Duration
+    /// The first and longest wait before listening again after the change signals failed.
+    public var listenRetryDelays: ClosedRange<Duration>
+    /// Where the relay logs: each request at `info` (method, path, status, milliseconds);
+    /// refusals of sign-in at `notice`; the database's failures at `error`.
+    public var logger: Logger
+
+    public init(
+        postgres: PostgresConnection.Configuration, schema: SchemaDescriptor, tokens: RelayTokenRules,
+        policy: PostgresSyncServer.SchemaPolicy = .createAndExtend, connections: Int = 4, maxBodySize: Int = 16 << 20,
+        maxPullLimit: Int = 100_000, heartbeat: Duration = .seconds(15), requestTimeout: Duration = .seconds(60),
+        listenRetryDelays: ClosedRange<Duration> = .milliseconds(200) ... .seconds(10),
+        logger: Logger = Logger(label: "strata.relay")
+    ) {
+        self.postgres = postgres
+        self.schema = schema
+        self.tokens = tokens
+        self.policy = policy
+        self.connections = connections
+        self.maxBodySize = maxBodySize
+        self.maxPullLimit = maxPullLimit
+        self.heartbeat = heartbeat
+        self.requestTimeout = requestTimeout
+        self.listenRetryDelays = listenRetryDelays
+        self.logger = logger
+    }
+}
+
+/// The sync exchange over HTTP, for devices that must not hold database credentials: each
+/// route checks the device's bearer token (a JWT), takes a `Codable` message of StrataSync
+/// as JSON and answers it through the ``PostgresSyncServer``s the relay holds.
+///
+/// | route | body | answer |
+/// | --- | --- | --- |
+/// | `POST /v1/hello` | `SyncHello` | `SyncWelcome` |
+/// | `POST /v1/push` | `SyncPush` | `SyncPushResult` |
+/// | `POST /v1/pull` | `SyncPullRequest` | `SyncPullResult` |
+/// | `GET /v1/signals` | | server-sent events: `ready` once, then `change` whenever the server's data changed |
+///
+/// Every refusal is an HTTP status with the body `{"error": "...", "reason": "..."}`: 401
+/// for a missing, malformed, forged, expired, not yet valid or wrong-audience token, 413 for
+/// a body over ``SyncRelayConfiguration/maxBodySize``, 400 for a body that is not the
+/// route's message, 409 for a device whose model does not fit the server's, 503 when the
+/// database cannot be reached.
+///
+/// Mount the routes in your own Hummingbird app, and run the relay as one of its services
+/// (it listens for the server's changes, once for all the devices connected):
+///
+/// ```swift
+/// let relay = try await SyncRelay(configuration: configuration)
+/// let router = Router()
+/// relay.addRoutes(to: router)                 // /v1/hello, /v1/push, /v1/pull, /v1/signals
+/// var app = Application(router: router, configuration: .init(address: .hostname("0.0.0.0", port: 8080)))
+/// app.addServices(relay)
+/// try await app.runService()
+/// ```
+///
+/// Every signed-in user reads and writes all the data for now: there is no per-user data yet.
+public final class SyncRelay: Service, Sendable {
+    public let configuration: SyncRelayConfiguration
+    let servers: [PostgresSyncServer]
+    let signalServer: PostgresSyncServer
+    let authenticator: RelayAuthenticator
+    let hub: SignalHub
+    private let turn = Turn()
+
+    /// A relay; throws when the token rules cannot be used (no key, a key that does not
+    /// parse) or the model has no synced table.
+    public init(configuration: SyncRelayConfiguration) async throws {
+        self.configuration = configuration
+        authenticator = try await RelayAuthenticator(rules: configuration.tokens)
+        var logger = configuration.logger
+        logger[metadataKey: "component"] = "database"
+        servers = try (0..<max(1, configuration.connections)).map { _ in
+            try PostgresSyncServer(
+                configuration: configuration.postgres, schema: configuration.schema, policy: configuration.policy,
+                requestTimeout: configuration.requestTimeout, logger: logger)
+        }
+        signalServer = try PostgresSyncServer(
+            configuration: configuration.postgres, schema: configuration.schema, policy: configuration.policy,
+            requestTimeout: configuration.requestTimeout, logger: logger)
+        hub = SignalHub(logger: configuration.logger)
+    }
+
+    /// The number of devices connected to the signals route now.
+    public var connectedDevices: Int { hub.subscriberCount }
+
+    /// Listens for the server's changes (one `LISTEN`) until the task is cancelled or a
+    /// graceful shutdown, then ends every signals stream and closes the connections.
+    public func run() async throws {
+        let hub = hub
+        let server = signalServer
+        let delays = configuration.listenRetryDelays
+        await cancelWhenGracefulShutdown {
+            await hub.run(server: server, retryDelays: delays)
+        }
+        hub.finish()
+        await close()
+    }
+
+    /// Ends every signals stream and closes the database connections (a later request opens
+    /// them again).
+    public func close() async {
+        hub.finish()
+        for server in servers { await server.close() }
+        await signalServer.close()
+    }
+
+    /// The next server, in turn.
+    func server() -> PostgresSyncServer { servers[turn.next() % servers.count] }
+
+    /// Adds the relay's routes under `path` (`v1` by default: `/v1/hello`, `/v1/push`,
+    /// `/v1/pull`, `/v1/signals`) to `router`, with a middleware that answers their errors
+    /// with the relay's JSON body and logs each request.
+    public func addRoutes<Context: RequestContext>(to router: some RouterMethods<Context>, path: RouterPath = "v1") {
+        let group = router.group(path).add(middleware: RelayRequestMiddleware<Context>(logger: configuration.logger))
+        group.post("hello") { request, context in
+            try await self.exchange(request, context, SyncHello.self) { user, hello in
+                try await self.server().hello(hello)
+            }
+        }
+        group.post("push") { request, context in
+            try await self.exchange(request, context, SyncPush.self) { user, push in
+                try await self.server().push(push)
+            }
+        }
+        group.post("pull") { request, context in
+            try await self.exchange(request, context, SyncPullRequest.self) { user, pull in
+                guard pull.limit > 0 else {
+                    throw RelayHTTPError(.badRequest, error: "malformed_body", reason: "the pull's limit must be at least 1")
+                }
+                var pull = pull
+                pull.limit = min(pull.limit, self.configuration.maxPullLimit)
+                return try await self.server().pull(pull)
+            }
+        }
+        group.get("signals") { request, context in
+            try await self.signals(request, context)
+        }
+    }
+
+    /// The user of a request, or the 401 that refuses it.
+    func authenticate(_ request: Request) async throws -> RelayUser {
+        switch await authenticator.authenticate(authorization: request.headers[.authorization]) {
+        case .success(let user):
+            RequestUser.current?.id = user.id
+            return user
+        case .failure(let failure):
+            configuration.logger.notice(
+                "sign-in refused", metadata: ["path": "\(request.uri.path)", "error": "\(failure.error)"])
+            throw RelayHTTPError.unauthorized(failure)
+        }
+    }
+
+    /// Signs in, reads the body (up to the limit), decodes `Input`, answers with `body`'s
+    /// value as JSON.
+    func exchange<Input: Decodable & Sendable, Output: Encodable & Sendable>(
+        _ request: Request, _ context: some RequestContext, _ type: Input.Type,
+        _ body: @Sendable (RelayUser, Input) async throws -> Output
+    ) async throws -> Response {
+        let user = try await authenticate(request)
+        let limit = configuration.maxBodySize
+        if let length = request.headers[.contentLength].flatMap(Int.init), length > limit { throw RelayHTTPError.tooLarge(limit: limit) }
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.body.collect(upTo: limit)
+        } catch is NIOTooManyBytesError {
+            throw RelayHTTPError.tooLarge(limit: limit)
+        }
+        let input: Input
+        do {
+            input = try JSONDecoder().decode(Input.self, from: Data(buffer.readableBytesView))
+        } catch {
+            throw RelayHTTPError.malformed(String(describing: Input.self), error)
+        }
+        let output: Output
+        do {
+            output = try await body(user, input)
+        } catch {
+            throw RelayHTTPError.from(serverError: error, logger: configuration.logger)
+        }
+        let data = try JSONEncoder().encode(output)
+        return Response(
+            status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    /// `GET /v1/signals`: server-sent events: `ready` when the stream starts (the device
+    /// pulls then: whatever changed before it listened), `change` whenever the server's data
+    /// changed (at most one pending per device), and a comment every heartbeat; the stream
+    /// ends when the token expires, or when the relay stops.
+    func signals(_ request: Request, _ context: some RequestContext) async throws -> Response {
+        let user = try await authenticate(request)
+        let subscription = Subscription()
+        let changes = hub.subscribe()
+        let heartbeat = configuration.heartbeat
+        var headers: HTTPFields = [.contentType: "text/event-stream", .cacheControl: "no-cache"]
+        if let name = HTTPField.Name("X-Accel-Buffering") { headers[name] = "no" }
+        return Response(status: .ok, headers: headers, body: ResponseBody { writer in
+            let forward = Task {
+                for await _ in changes { subscription.signal(change: true) }
+                subscription.finish()
+            }
+            let beat = Task {
+                while !Task.isCancelled {
+                    try await Task.sleep(for: heartbeat)
+                    subscription.signal(change: false)
+                }
+            }
+            // The token is checked once, at the start: the stream ends when it expires.
+            let expiry = Task {
+                guard let expiresAt = user.expiresAt else { return }
+                try await Task.sleep(for: .milliseconds(Int64(max(0, expiresAt.timeIntervalSinceNow) * 1000)))
+                subscription.finish()
+            }
+            defer {
+                forward.cancel()
+                beat.cancel()
+                expiry.cancel()
+            }
+            try await writer.write(ByteBuffer(string: "retry: 1000\nevent: ready\ndata: ready\n\n"))
+            for await _ in subscription.stream.cancelOnGracefulShutdown() {
+                let (change, ping) = subscription.take()
+                if change {
+                    try await writer.write(ByteBuffer(string: "event: change\ndata: change\n\n"))
+                } else if ping {
+                    try await writer.write(ByteBuffer(string: ": heartbeat\n\n"))
+                }
+            }
+            try await writer.finish(nil)
+        })
+    }
+}
+
+/// One device's signals stream: a pending change and a pending heartbeat, each at most once.
+final class Subscription: @unchecked Sendable {
+    private let lock = NSLock()
+    private var change = false
+    private var ping = false
+    let stream: AsyncStream<Void>
+    private let continuation: AsyncStream<Void>.Continuation
+
+    init() {
+        (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+    }
+
+    func signal(change: Bool) {
+        lock.withLock {
+            if change { self.change = true } else { ping = true }
+        }
+        continuation.yield()
+    }
+
+    func take() -> (change: Bool, ping: Bool) {
+        lock.withLock {
+            defer { (change, ping) = (false, false) }
+            return (change, ping)
+        }
+    }
+
+    func finish() { continuation.finish() }
+}
+
+/// A counter that hands out turns.
+final class Turn: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = 0
+    func next() -> Int {
+        lock.withLock {
+            value &+= 1
+            return value & Int.max
+        }
+    }
+}

@@ -1,0 +1,238 @@
+import Foundation
+import Strata
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A server of record reached through a relay (`strata-relay`, or the StrataRelay routes in
+/// a Hummingbird app of yours) over HTTP: the device holds a sign-in token, never database
+/// credentials. Moving an app from direct PostgreSQL to a relay changes one line:
+///
+/// ```swift
+/// let server = RelaySyncServer(url: URL(string: "https://sync.example.com")!) {
+///     try await session.accessToken()      // your sign-in: a JWT the relay accepts
+/// }
+/// let sync = try StoreSync(store: store, server: server)
+/// ```
+///
+/// Each request asks `token` for the token to send (so that the app can refresh it), and
+/// posts the message as JSON to `<url>/v1/hello`, `/v1/push` or `/v1/pull`; the change
+/// signals are the server-sent events of `<url>/v1/signals`. A token the relay refuses fails
+/// with ``SyncAuthenticationError`` (the relay's reason in words); any other refusal with
+/// ``SyncRelayError``; a relay out of reach with Foundation's `URLError`. The background
+/// sync (``StoreSync/start()``) retries each of them, asking for the token again each time.
+public final class RelaySyncServer: SyncServer {
+    /// The relay's base URL (the routes are under `v1/`).
+    public let url: URL
+    let token: @Sendable () async throws -> String
+    let requestTimeout: Duration
+    let signalsTimeout: Duration
+    let session: URLSession
+
+    /// A server behind the relay at `url`. A request that gets no answer within
+    /// `requestTimeout` fails; a signals stream that receives nothing (not even the relay's
+    /// heartbeat) for `signalsTimeout` ends, and the background sync opens another.
+    public init(
+        url: URL, requestTimeout: Duration = .seconds(60), signalsTimeout: Duration = .seconds(60),
+        token: @escaping @Sendable () async throws -> String
+    ) {
+        self.url = url
+        self.token = token
+        self.requestTimeout = requestTimeout
+        self.signalsTimeout = signalsTimeout
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = Self.seconds(requestTimeout)
+        session = URLSession(configuration: configuration)
+    }
+
+    deinit { session.finishTasksAndInvalidate() }
+
+    static func seconds(_ duration: Duration) -> TimeInterval {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    public func hello(_ hello: SyncHello) async throws -> SyncWelcome { try await post("hello", hello) }
+
+    public func push(_ push: SyncPush) async throws -> SyncPushResult { try await post("push", push) }
+
+    public func pull(_ request: SyncPullRequest) async throws -> SyncPullResult { try await post("pull", request) }
+
+    func endpoint(_ route: String) -> URL { url.appendingPathComponent("v1").appendingPathComponent(route) }
+
+    func request(_ route: String) async throws -> URLRequest {
+        var request = URLRequest(url: endpoint(route))
+        request.setValue("Bearer \(try await token())", forHTTPHeaderField: "Authorization")
+        return request
+    }
+
+    func post<Body: Encodable, Answer: Decodable>(_ route: String, _ body: Body) async throws -> Answer {
+        var request = try await request(route)
+        request.httpMethod = "POST"
+        request.timeoutInterval = Self.seconds(requestTimeout)
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.setValue("application/json", forHTTPHeaderField: "Accept")
+        request.httpBody = try JSONEncoder().encode(body)
+        // Not cancelled with the caller: a sync under way finishes (as over PostgreSQL) when
+        // the background sync stops.
+        let session = session, sent = request
+        let (data, response) = try await Task { try await session.data(for: sent) }.value
+        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+        guard status == 200 else { throw Self.error(status: status, body: data, route: route) }
+        do {
+            return try JSONDecoder().decode(Answer.self, from: data)
+        } catch {
+            throw SyncRelayError(status: status, error: nil, reason: "the relay's answer to \(route) is not a \(Answer.self) in JSON")
+        }
+    }
+
+    /// A refusal's error: the relay's body is `{"error": "...", "reason": "..."}`.
+    static func error(status: Int, body: Data, route: String) -> any Error {
+        struct Refusal: Decodable {
+            var error: String
+            var reason: String
+        }
+        let refusal = try? JSONDecoder().decode(Refusal.self, from: body)
+        if status == 401 {
+            return SyncAuthenticationError(
+                error: refusal?.error ?? "unauthorized", reason: refusal?.reason ?? "the relay refused the token (HTTP 401)")
+        }
+        return SyncRelayError(
+            status: status, error: refusal?.error,
+            reason: refusal?.reason ?? "the relay answered \(route) with HTTP \(status)")
+    }
+
+    /// The relay's server-sent events: one signal when the stream starts (the relay
+    /// listens), then one whenever the server's data changed.
+    public func changeSignals() async throws -> AsyncThrowingStream<Void, any Error> {
+        var request = try await request("signals")
+        request.httpMethod = "GET"
+        request.setValue("text/event-stream", forHTTPHeaderField: "Accept")
+        request.timeoutInterval = Self.seconds(signalsTimeout)
+        let (stream, continuation) = AsyncThrowingStream<Void, any Error>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let reader = EventStreamReader(continuation: continuation)
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = Self.seconds(signalsTimeout)
+        let session = URLSession(configuration: configuration, delegate: reader, delegateQueue: nil)
+        let task = session.dataTask(with: request)
+        continuation.onTermination = { _ in
+            task.cancel()
+            session.invalidateAndCancel()
+        }
+        task.resume()
+        return stream
+    }
+}
+
+/// Reads a `text/event-stream` answer: each `ready` or `change` event is a signal; comments
+/// (the heartbeat) are not. An answer other than 200 ends the stream with its error.
+final class EventStreamReader: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    private let lock = NSLock()
+    private let continuation: AsyncThrowingStream<Void, any Error>.Continuation
+    private var status = 0
+    private var buffer = Data()
+
+    init(continuation: AsyncThrowingStream<Void, any Error>.Continuation) {
+        self.continuation = continuation
+    }
+
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+    ) {
+        lock.withLock { status = (response as? HTTPURLResponse)?.statusCode ?? 0 }
+        completionHandler(.allow)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        let events: Int = lock.withLock {
+            buffer.append(data)
+            guard status == 200 else { return 0 }
+            var count = 0
+            // Events end with a blank line (LF LF, or CR LF CR LF).
+            while let end = Self.eventEnd(in: buffer) {
+                let event = String(decoding: buffer[buffer.startIndex..<end.lowerBound], as: UTF8.self)
+                buffer = Data(buffer[end.upperBound...])
+                if Self.isSignal(event) { count += 1 }
+            }
+            return count
+        }
+        for _ in 0..<events { continuation.yield() }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        let (status, body) = lock.withLock { (self.status, buffer) }
+        if status != 200, status != 0 {
+            continuation.finish(throwing: RelaySyncServer.error(status: status, body: body, route: "signals"))
+        } else if let error {
+            continuation.finish(throwing: error)
+        } else {
+            continuation.finish()
+        }
+    }
+
+    static func eventEnd(in data: Data) -> Range<Data.Index>? {
+        let lf = data.range(of: Data("\n\n".utf8)), crlf = data.range(of: Data("\r\n\r\n".utf8))
+        switch (lf, crlf) {
+        case (let a?, let b?): return a.lowerBound <= b.lowerBound ? a : b
+        case (let a?, nil): return a
+        case (nil, let b?): return b
+        case (nil, nil): return nil
+        }
+    }
+
+    /// An event whose type (`event:`, `message` when absent) is `ready` or `change`, or a
+    /// bare `data:` event; comment lines (`:`) alone are not events.
+    static func isSignal(_ event: String) -> Bool {
+        var type: String?
+        var hasData = false
+        for line in event.split(omittingEmptySubsequences: true, whereSeparator: { $0 == "\n" || $0 == "\r" }) {
+            if line.hasPrefix(":") { continue }
+            if line.hasPrefix("event:") { type = line.dropFirst(6).trimmingCharacters(in: .whitespaces) }
+            if line.hasPrefix("data") { hasData = true }
+        }
+        switch type {
+        case "ready", "change": return true
+        case nil: return hasData
+        default: return false
+        }
+    }
+}
+
+/// The relay refused the device's token (HTTP 401): missing, malformed, forged, expired, not
+/// yet valid, or for another audience or issuer. `reason` is the relay's, in words. Nothing
+/// is lost: the changes stay in the store and are pushed once a token is accepted (the
+/// background sync retries, asking the token provider again each time).
+public struct SyncAuthenticationError: StrataError {
+    /// The relay's code: `missing_token`, `malformed_token`, `invalid_signature`,
+    /// `expired_token`, `token_not_yet_valid`, `wrong_audience`, `wrong_issuer`, `invalid_token`.
+    public var error: String
+    /// What was wrong, in words.
+    public var reason: String
+
+    public init(error: String, reason: String) {
+        self.error = error
+        self.reason = reason
+    }
+
+    public var description: String { "sync: the relay refused the sign-in (\(error)): \(reason)" }
+}
+
+/// The relay answered with an HTTP status other than 200 and 401: `status`, and the relay's
+/// `error` code and `reason` when it gave them (413 `body_too_large`, 400 `malformed_body`,
+/// 409 `model_mismatch`, 503 `database_unavailable`, …). The background sync retries.
+public struct SyncRelayError: StrataError {
+    public var status: Int
+    public var error: String?
+    public var reason: String
+
+    public init(status: Int, error: String?, reason: String) {
+        self.status = status
+        self.error = error
+        self.reason = reason
+    }
+
+    public var description: String {
+        "sync: the relay answered HTTP \(status)\(error.map { " (\($0))" } ?? ""): \(reason)"
+    }
+}

@@ -1,0 +1,1 @@
+../../StrataCodegenTests/Resources/EdgeCases/EdgeModel+Schema.strata.swift

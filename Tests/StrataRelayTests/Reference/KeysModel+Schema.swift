@@ -1,0 +1,1 @@
+../../StrataCodegenTests/Resources/Keys/KeysModel+Schema.strata.swift

@@ -1,0 +1,1 @@
+../../StrataCodegenTests/Resources/Naming/NamingModel+Schema.strata.swift

@@ -1,0 +1,1 @@
+../../StrataCodegenTests/Resources/Notes/NotesModel+Schema.strata.swift

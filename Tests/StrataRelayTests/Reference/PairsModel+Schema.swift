@@ -1,0 +1,1 @@
+../../StrataCodegenTests/Resources/Pairs/PairsModel+Schema.strata.swift

@@ -1,0 +1,1 @@
+../../StrataCodegenTests/Resources/Predicates/PredicateModel+Schema.strata.swift

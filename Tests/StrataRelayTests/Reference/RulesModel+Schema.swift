@@ -1,0 +1,1 @@
+../../StrataCodegenTests/Resources/Rules/RulesModel+Schema.strata.swift

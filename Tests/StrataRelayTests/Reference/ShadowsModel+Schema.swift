@@ -1,0 +1,1 @@
+../../StrataCodegenTests/Resources/Shadows/ShadowsModel+Schema.strata.swift

@@ -1,0 +1,1 @@
+../../StrataCodegenTests/Resources/Shapes/ShapesModel+Schema.strata.swift

@@ -1,0 +1,1 @@
+../../StrataCodegenTests/Resources/Todos/TodosModel+Schema.strata.swift

@@ -1,0 +1,1 @@
+../StrataSyncTests/SyncTestSupport.swift
