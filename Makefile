@@ -2,7 +2,7 @@
 SWIFT ?= swift
 DEMO_ARGS ?=
 
-.PHONY: demo sync-demo test docs build bootstrap benchmarks clean
+.PHONY: demo sync-demo relay-demo test docs build bootstrap benchmarks clean
 
 bootstrap:
 	@scripts/bootstrap
@@ -20,6 +20,13 @@ demo: bootstrap
 sync-demo: bootstrap
 	$(SWIFT) build --product StrataSyncDemo
 	$(SWIFT) run --skip-build StrataSyncDemo
+
+## Two users' devices sync through `strata-relay` (a process of its own, in front of a private
+## PostgreSQL cluster), signing in with tokens; each sees the other's changes arrive live.
+relay-demo: bootstrap
+	$(SWIFT) build --product StrataRelayDemo
+	$(SWIFT) build --product strata-relay
+	$(SWIFT) run --skip-build StrataRelayDemo
 
 ## Build everything, build the DocC catalog with warnings as errors, and run every test,
 ## the build-plugin integration test included.

@@ -96,6 +96,10 @@ let package = Package(
                 "StrataRelay", .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log"),
             ]),
+        // `make relay-demo`: two users' devices syncing through strata-relay (a process) and a
+        // private PostgreSQL cluster, signed in with tokens.
+        .executableTarget(
+            name: "StrataRelayDemo", dependencies: ["StrataSyncFixture", .product(name: "JWTKit", package: "jwt-kit")]),
         // `make sync-demo`: two stores syncing through a private PostgreSQL cluster.
         .executableTarget(name: "StrataSyncDemo", dependencies: ["StrataSyncFixture"]),
         // The README's main job, on the package's own Models/.

@@ -7,101 +7,103 @@ import StrataSyncFixture
 import StrataTestSupport
 import Testing
 
-/// The relay's other ways in: a JSON settings file with a JWKS key and another user claim,
-/// and the routes mounted in an app of one's own.
-@Suite("The relay's settings")
-struct RelaySettingsTests {
-    @Test("Settings from a --config file: a JWKS key (by kid), the user in another claim, a smaller body limit")
-    func settingsFromAFile() async throws {
-        let test = try TestServer()
-        let keys = TestKeys()
-        let folder = try TemporaryDirectory()
-        try keys.jwks(kid: "signin-2026").write(toFile: folder.path("jwks.json"), atomically: true, encoding: .utf8)
-        let settings = """
-            {
-              "jwt": { "jwksFile": "\(folder.path("jwks.json"))", "userClaim": "uid", "audience": "\(keys.audience)" },
-              "maxBodyBytes": 4096,
-              "logLevel": "info"
+extension RelayTests {
+    /// The relay's other ways in: a JSON settings file with a JWKS key and another user claim,
+    /// and the routes mounted in an app of one's own.
+    @Suite("The relay's settings")
+    struct RelaySettingsTests {
+        @Test("Settings from a --config file: a JWKS key (by kid), the user in another claim, a smaller body limit")
+        func settingsFromAFile() async throws {
+            let test = try TestServer()
+            let keys = TestKeys()
+            let folder = try TemporaryDirectory()
+            try keys.jwks(kid: "signin-2026").write(toFile: folder.path("jwks.json"), atomically: true, encoding: .utf8)
+            let settings = """
+                {
+                  "jwt": { "jwksFile": "\(folder.path("jwks.json"))", "userClaim": "uid", "audience": "\(keys.audience)" },
+                  "maxBodyBytes": 4096,
+                  "logLevel": "info"
+                }
+                """
+            try settings.write(toFile: folder.path("relay.json"), atomically: true, encoding: .utf8)
+            // The file's settings only: the test's usual keys, issuer and audience are unset.
+            let relay = try RelayProcess(
+                test, keys: keys,
+                environment: [
+                    "STRATA_RELAY_JWT_HS256_SECRET": "", "STRATA_RELAY_JWT_ES256_PUBLIC_KEY_FILE": "",
+                    "STRATA_RELAY_JWT_ISSUER": "", "STRATA_RELAY_JWT_AUDIENCE": "", "STRATA_RELAY_LOG_LEVEL": "",
+                ],
+                arguments: ["--config", folder.path("relay.json")])
+            defer { relay.stop() }
+
+            let device = try RelayDevice(folder.path("carol.sqlite"), relay: relay) {
+                try await keys.token(user: nil, uid: "carol", signer: .es256, kid: "signin-2026")
             }
-            """
-        try settings.write(toFile: folder.path("relay.json"), atomically: true, encoding: .utf8)
-        // The file's settings only: the test's usual keys, issuer and audience are unset.
-        let relay = try RelayProcess(
-            test, keys: keys,
-            environment: [
-                "STRATA_RELAY_JWT_HS256_SECRET": "", "STRATA_RELAY_JWT_ES256_PUBLIC_KEY_FILE": "",
-                "STRATA_RELAY_JWT_ISSUER": "", "STRATA_RELAY_JWT_AUDIENCE": "", "STRATA_RELAY_LOG_LEVEL": "",
-            ],
-            arguments: ["--config", folder.path("relay.json")])
-        defer { relay.stop() }
+            try await device.store.write { db in _ = try db.insert(Board(name: "Signed in with the JWKS")) }
+            #expect(try await device.sync.sync().pushedChanges == 1)
+            await device.close()
 
-        let device = try RelayDevice(folder.path("carol.sqlite"), relay: relay) {
-            try await keys.token(user: nil, uid: "carol", signer: .es256, kid: "signin-2026")
+            let pull = relay.url.appendingPathComponent("v1/pull")
+            let body = Data(#"{"device":"8A1E07E4-6A55-4D7A-9B3C-0E9B1B0A8C11","cursor":0,"limit":10}"#.utf8)
+            // The user is in uid now: a token with sub alone is refused.
+            let subOnly = try await http("POST", pull, token: try await keys.token(user: "carol", signer: .es256, kid: "signin-2026"), body: body)
+            #expect(subOnly.status == 401)
+            #expect(subOnly.refusal?["reason"] == #"the token has no user id in its claim "uid""#)
+            // The HS256 secret is not one of this relay's keys.
+            let hs256 = try await http("POST", pull, token: try await keys.token(uid: "carol"), body: body)
+            #expect(hs256.status == 401)
+            #expect(hs256.refusal?["error"] == "invalid_signature")
+            // The body limit is the file's.
+            let good = try await keys.token(user: nil, uid: "carol", signer: .es256, kid: "signin-2026")
+            #expect(try await http("POST", pull, token: good, body: body).status == 200)
+            let big = try await http("POST", pull, token: good, body: Data(repeating: UInt8(ascii: " "), count: 4097))
+            #expect(big.status == 413)
+            #expect(relay.log.contains("user=carol"))
         }
-        try await device.store.write { db in _ = try db.insert(Board(name: "Signed in with the JWKS")) }
-        #expect(try await device.sync.sync().pushedChanges == 1)
-        await device.close()
 
-        let pull = relay.url.appendingPathComponent("v1/pull")
-        let body = Data(#"{"device":"8A1E07E4-6A55-4D7A-9B3C-0E9B1B0A8C11","cursor":0,"limit":10}"#.utf8)
-        // The user is in uid now: a token with sub alone is refused.
-        let subOnly = try await http("POST", pull, token: try await keys.token(user: "carol", signer: .es256, kid: "signin-2026"), body: body)
-        #expect(subOnly.status == 401)
-        #expect(subOnly.refusal?["reason"] == #"the token has no user id in its claim "uid""#)
-        // The HS256 secret is not one of this relay's keys.
-        let hs256 = try await http("POST", pull, token: try await keys.token(uid: "carol"), body: body)
-        #expect(hs256.status == 401)
-        #expect(hs256.refusal?["error"] == "invalid_signature")
-        // The body limit is the file's.
-        let good = try await keys.token(user: nil, uid: "carol", signer: .es256, kid: "signin-2026")
-        #expect(try await http("POST", pull, token: good, body: body).status == 200)
-        let big = try await http("POST", pull, token: good, body: Data(repeating: UInt8(ascii: " "), count: 4097))
-        #expect(big.status == 413)
-        #expect(relay.log.contains("user=carol"))
-    }
+        @Test("The routes mounted in an app of one's own, under a prefix; the app stops gracefully with a signals stream open")
+        func mountedInAnApp() async throws {
+            let test = try TestServer()
+            let keys = TestKeys()
+            var logger = Logger(label: "strata.relay.tests")
+            logger.logLevel = .error
+            let relay = try await SyncRelay(configuration: SyncRelayConfiguration(
+                postgres: test.configuration, schema: StrataModel.schema,
+                tokens: RelayTokenRules(keys: [.hs256(secret: keys.secret)], issuer: keys.issuer, audience: keys.audience),
+                logger: logger))
+            let router = Router()
+            relay.addRoutes(to: router.group("sync"))
+            let (ports, port) = AsyncStream<Int>.makeStream()
+            var app = Application(
+                router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+                onServerRunning: { channel in port.yield(channel.localAddress?.port ?? 0) }, logger: logger)
+            app.addServices(relay)
+            let group = ServiceGroup(configuration: .init(services: [app], logger: logger))
+            let running = Task { try await group.run() }
+            var iterator = ports.makeAsyncIterator()
+            let bound = try #require(await iterator.next())
+            let url = try #require(URL(string: "http://127.0.0.1:\(bound)/sync"))
 
-    @Test("The routes mounted in an app of one's own, under a prefix; the app stops gracefully with a signals stream open")
-    func mountedInAnApp() async throws {
-        let test = try TestServer()
-        let keys = TestKeys()
-        var logger = Logger(label: "strata.relay.tests")
-        logger.logLevel = .error
-        let relay = try await SyncRelay(configuration: SyncRelayConfiguration(
-            postgres: test.configuration, schema: StrataModel.schema,
-            tokens: RelayTokenRules(keys: [.hs256(secret: keys.secret)], issuer: keys.issuer, audience: keys.audience),
-            logger: logger))
-        let router = Router()
-        relay.addRoutes(to: router.group("sync"))
-        let (ports, port) = AsyncStream<Int>.makeStream()
-        var app = Application(
-            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { channel in port.yield(channel.localAddress?.port ?? 0) }, logger: logger)
-        app.addServices(relay)
-        let group = ServiceGroup(configuration: .init(services: [app], logger: logger))
-        let running = Task { try await group.run() }
-        var iterator = ports.makeAsyncIterator()
-        let bound = try #require(await iterator.next())
-        let url = try #require(URL(string: "http://127.0.0.1:\(bound)/sync"))
+            let folder = try TemporaryDirectory()
+            let a = try RelayDevice(folder.path("a.sqlite"), url: url) { try await keys.token(user: "a") }
+            let b = try RelayDevice(folder.path("b.sqlite"), url: url) { try await keys.token(user: "b") }
+            try await a.store.write { db in _ = try db.insert(Board(name: "Mounted")) }
+            try await settle([a, b])
+            try await expectConverged([a, b], test)
+            #expect(try await b.store.fetchAll(Board.self).map(\.name) == ["Mounted"])
 
-        let folder = try TemporaryDirectory()
-        let a = try RelayDevice(folder.path("a.sqlite"), url: url) { try await keys.token(user: "a") }
-        let b = try RelayDevice(folder.path("b.sqlite"), url: url) { try await keys.token(user: "b") }
-        try await a.store.write { db in _ = try db.insert(Board(name: "Mounted")) }
-        try await settle([a, b])
-        try await expectConverged([a, b], test)
-        #expect(try await b.store.fetchAll(Board.self).map(\.name) == ["Mounted"])
-
-        // A signals stream is open (and counted) when the app stops: it ends, and so does the app.
-        let signals = try await b.server.changeSignals()
-        var events = signals.makeAsyncIterator()
-        _ = try await events.next()  // ready
-        #expect(relay.connectedDevices == 1)
-        let stopping = ContinuousClock.now
-        await group.triggerGracefulShutdown()
-        try await running.value
-        #expect(stopping.duration(to: .now) < .seconds(10))
-        _ = try? await events.next()
-        await a.close()
-        await b.close()
+            // A signals stream is open (and counted) when the app stops: it ends, and so does the app.
+            let signals = try await b.server.changeSignals()
+            var events = signals.makeAsyncIterator()
+            _ = try await events.next()  // ready
+            #expect(relay.connectedDevices == 1)
+            let stopping = ContinuousClock.now
+            await group.triggerGracefulShutdown()
+            try await running.value
+            #expect(stopping.duration(to: .now) < .seconds(10))
+            _ = try? await events.next()
+            await a.close()
+            await b.close()
+        }
     }
 }

@@ -233,3 +233,8 @@ func http(_ method: String, _ url: URL, token: String? = nil, body: Data? = nil,
     for (key, value) in http.allHeaderFields { headers["\(key)".lowercased()] = "\(value)" }
     return HTTPAnswer(status: http.statusCode, headers: headers, body: data)
 }
+
+/// Every relay test, one at a time: each starts relay processes (and some a cluster), which
+/// the other tests of the package, running meanwhile, share the machine with.
+@Suite("The relay", .serialized)
+enum RelayTests {}
