@@ -163,11 +163,6 @@ struct LocalRows {
 
     // MARK: - Bases
 
-    /// The local keys of `table`'s objects that have a base (a column changed here).
-    func rowidsWithBases(_ table: String, _ db: Database) throws -> [Int64] {
-        try Int64.fetchAll(db, sql: "SELECT DISTINCT rowid_ FROM stratasync_base WHERE tbl = ? ORDER BY rowid_", arguments: [table])
-    }
-
     /// Drops the base of one column of object `rowid` of `table` (it holds the agreed value).
     func dropBase(_ table: String, _ rowid: Int64, _ column: String, _ db: Database) throws {
         try db.cachedStatement(sql: "DELETE FROM stratasync_base WHERE tbl = ? AND rowid_ = ? AND col = ?")
@@ -198,6 +193,49 @@ struct LocalRows {
             result[name] = Self.text(ofAgreed: row[1], column)
         }
         return result
+    }
+
+    /// The objects of `entity` with columns changed here since they last agreed with the
+    /// server, by local key: each one's sync id, whether it is agreed (live and not new), and
+    /// the agreed values (wire text) of its changed columns. One read of the bases.
+    func changedObjects(
+        _ entity: SyncedTables.Entity, _ db: Database
+    ) throws -> [(rowid: Int64, uuid: UUID?, isAgreed: Bool, changed: [String: String?])] {
+        var result: [(rowid: Int64, uuid: UUID?, isAgreed: Bool, changed: [String: String?])] = []
+        let rows = try Row.fetchCursor(
+            db.cachedStatement(sql: """
+                SELECT b.rowid_, b.col, b.old, i.uuid, i.state FROM stratasync_base b \
+                LEFT JOIN stratasync_ids i ON i.tbl = b.tbl AND i.rowid_ = b.rowid_ AND i.state < 2 \
+                WHERE b.tbl = ? ORDER BY b.rowid_
+                """),
+            arguments: [entity.name])
+        while let row = try rows.next() {
+            let rowid: Int64 = row[0]
+            if result.last?.rowid != rowid {
+                let uuid = (row[3] as Data?).flatMap(LocalSyncState.uuid)
+                result.append((rowid, uuid, (row[4] as Int?) == 1, [:]))
+            }
+            let name: String = row[1]
+            guard let column = entity.column(named: name) else { continue }
+            result[result.count - 1].changed[name] = Self.text(ofAgreed: row[2], column)
+        }
+        return result
+    }
+
+    /// Drops every base of the objects `rowids` of `table` (they agree with the server now).
+    func dropBases(_ table: String, _ rowids: [Int64], _ db: Database) throws {
+        let statement = try db.cachedStatement(sql: "DELETE FROM stratasync_base WHERE tbl = ? AND rowid_ = ?")
+        for rowid in rowids { try statement.execute(arguments: [table, rowid]) }
+    }
+
+    /// Marks the objects `rowids` of `table` agreed with the server (they were new here).
+    func markAgreed(_ table: String, _ rowids: [Int64], _ db: Database) throws {
+        if try rowids.count == newObjectCount(table, db) {
+            // Every object of the table new here (the push is whole): one statement.
+            try db.execute(sql: "UPDATE stratasync_ids SET state = 1 WHERE state = 0 AND tbl = ?", arguments: [table])
+        } else {
+            for rowid in rowids { try markAgreed(table, rowid, db) }
+        }
     }
 
     /// The base of an agreed object: its values as last agreed with the server, from its
@@ -270,11 +308,18 @@ struct LocalRows {
         return SyncValue.text(of: value, as: column.valueType)
     }
 
-    /// The values of `entity`'s rows `rowids` as wire text, references as sync ids.
-    func values(_ entity: SyncedTables.Entity, _ rowids: [Int64], _ db: Database) throws -> [Int64: [String: String?]] {
+    /// The values of `entity`'s rows `rowids` as wire text, references as sync ids: every
+    /// column, or the columns `wanted`.
+    func values(
+        _ entity: SyncedTables.Entity, _ rowids: [Int64], only wanted: Set<String>? = nil, _ db: Database
+    ) throws -> [Int64: [String: String?]] {
         var result: [Int64: [String: String?]] = [:]
-        let columns = entity.columns
+        result.reserveCapacity(rowids.count)
+        let columns = entity.columns.filter { wanted?.contains($0.name) ?? true }
         let list = ([quoted(entity.primaryKey)] + columns.map { quoted($0.name) }).joined(separator: ", ")
+        // Many rows refer to few destinations (the cards of a board): each destination's sync
+        // id is looked up once per call.
+        var destinations: [String: [Int64: String?]] = [:]
         for start in stride(from: 0, to: rowids.count, by: 500) {
             let chunk = rowids[start..<min(start + 500, rowids.count)]
             let rows =
@@ -285,12 +330,18 @@ struct LocalRows {
                 : try Row.fetchCursor(
                     db, sql: "SELECT \(list) FROM \(quoted(entity.name)) WHERE \(quoted(entity.primaryKey)) IN (\(chunk.map(String.init).joined(separator: ",")))")
             while let row = try rows.next() {
-                var values: [String: String?] = [:]
+                var values: [String: String?] = Dictionary(minimumCapacity: columns.count)
                 for (offset, column) in columns.enumerated() {
                     let value: DatabaseValue = row[offset + 1]
                     if case .reference(let destination) = column.kind {
                         if let id = Int64.fromDatabaseValue(value) {
-                            values[column.name] = try uuid(destination, id, db)
+                            if let known = destinations[destination]?[id] {
+                                values[column.name] = known
+                            } else {
+                                let found = try uuid(destination, id, db)
+                                destinations[destination, default: [:]][id] = .some(found)
+                                values[column.name] = found
+                            }
                         } else {
                             values[column.name] = .some(nil)
                         }

@@ -14,14 +14,14 @@ extension PostgresSyncServer {
     func apply(_ push: SyncPush) async throws -> SyncPushResult {
         try await transaction { connection in
             try await connection.run(PostgresQuery(unsafeSQL: "SELECT pg_advisory_xact_lock(\(PostgresSchema.logLock))"), logger: logger)
-            let pushID = push.id.uuidString.lowercased()
+            let pushID = push.id.syncText
             let seen = try await connection.run("SELECT result FROM strata_sync_pushes WHERE push = \(pushID)::uuid", logger: logger)
             for text in try seen.decode(String.self) {
                 var result = try JSONDecoder().decode(SyncPushResult.self, from: Data(text.utf8))
                 result.isRepeat = true
                 return result
             }
-            let device = push.device.uuidString.lowercased()
+            let device = push.device.syncText
             try await connection.run("SELECT set_config('strata.device', \(device), true)", logger: logger)
             try await self.ensureCountTriggers(connection)
             // The count rules hold when the push ends: the changes are applied, the count
@@ -157,8 +157,8 @@ extension PostgresSyncServer {
         var binds = PostgresBindings()
         if let join = schema.tables.join(named: change.table) {
             guard let a = change.link?[join.column], let b = change.link?[join.inverseColumn] else { return "a link without its two objects" }
-            binds.append(a.uuidString.lowercased())
-            binds.append(b.uuidString.lowercased())
+            binds.append(a.syncText)
+            binds.append(b.syncText)
             let sql = change.kind == .unlink
                 ? "DELETE FROM \(quoted(join.name)) WHERE \(quoted(join.column)) = $1::uuid AND \(quoted(join.inverseColumn)) = $2::uuid"
                 : "INSERT INTO \(quoted(join.name)) (\(quoted(join.column)), \(quoted(join.inverseColumn))) VALUES ($1::uuid, $2::uuid) ON CONFLICT DO NOTHING"
@@ -168,7 +168,7 @@ extension PostgresSyncServer {
         guard let entity = schema.tables.entity(named: change.table), let id = change.id else {
             return "the server does not sync '\(change.table)'"
         }
-        binds.append(id.uuidString.lowercased())
+        binds.append(id.syncText)
         let key = quoted(entity.primaryKey)
         let table = quoted(entity.name)
         var names: [String] = []
@@ -233,7 +233,7 @@ extension PostgresSyncServer {
         var json = "["
         for change in changes {
             if change.id != first.id { json += "," }
-            json += "{\"k\":\"\(change.id?.uuidString.lowercased() ?? "")\""
+            json += "{\"k\":\"\(change.id?.syncText ?? "")\""
             for (offset, name) in names.enumerated() {
                 json += ",\"c\(offset)\":"
                 if let text = change.values[name] ?? nil { json += Self.jsonString(text) } else { json += "null" }
@@ -267,7 +267,7 @@ extension PostgresSyncServer {
             var found: Set<String> = []
             for id in try rows.decode(String.self) { found.insert(id) }
             return changes.indices.compactMap { index in
-                found.contains(changes[index].id?.uuidString.lowercased() ?? "") ? nil : (index, "the object was deleted on the server")
+                found.contains(changes[index].id?.syncText ?? "") ? nil : (index, "the object was deleted on the server")
             }
         }
     }

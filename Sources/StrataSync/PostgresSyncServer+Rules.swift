@@ -104,7 +104,7 @@ extension PostgresSyncServer {
               let table = error.serverInfo?[.tableName], let relationship = error.serverInfo?[.columnName],
               let rule = schema.tables.countRules.first(where: { $0.table == table && $0.relationship == relationship }),
               let detail = error.serverInfo?[.detail], let space = detail.firstIndex(of: " "),
-              let owner = UUID(uuidString: String(detail[..<space])),
+              let owner = SyncValue.uuid(String(detail[..<space])),
               let count = detail.split(separator: " ").last.flatMap({ Int($0) })
         else { return [] }
         let open = changes.indices.filter { !settled.contains($0) }
@@ -114,7 +114,7 @@ extension PostgresSyncServer {
             ownerInsert = index
         }
         var binds = PostgresBindings()
-        binds.append(owner.uuidString.lowercased())
+        binds.append(owner.syncText)
         if let join = schema.tables.join(named: rule.linksTable) {
             let other = rule.linksColumn == join.column ? join.inverseColumn : join.column
             let otherEntity = rule.linksColumn == join.column ? join.destination : join.entity
@@ -122,7 +122,7 @@ extension PostgresSyncServer {
                 PostgresQuery(unsafeSQL: "SELECT \(quoted(other))::text FROM \(quoted(join.name)) WHERE \(quoted(rule.linksColumn)) = $1::uuid", binds: binds),
                 logger: logger)
             var linked: Set<UUID> = []
-            for id in try rows.decode(String.self) { if let id = UUID(uuidString: id) { linked.insert(id) } }
+            for id in try rows.decode(String.self) { if let id = SyncValue.uuid(id) { linked.insert(id) } }
             for index in open {
                 let change = changes[index]
                 if change.table == join.name, change.link?[rule.linksColumn] == owner, let destination = change.link?[other] {
@@ -136,7 +136,7 @@ extension PostgresSyncServer {
         } else if let entity = schema.tables.entity(named: rule.linksTable) {
             let ids = open.compactMap { changes[$0].table == entity.name ? changes[$0].id : nil }
             var ids_ = PostgresBindings()
-            ids_.append(ids.map { $0.uuidString.lowercased() })
+            ids_.append(ids.map { $0.syncText })
             let rows = try await connection.run(
                 PostgresQuery(unsafeSQL: """
                     SELECT \(quoted(entity.primaryKey))::text, \(quoted(rule.linksColumn))::text FROM \(quoted(entity.name)) \
@@ -145,9 +145,9 @@ extension PostgresSyncServer {
                 logger: logger)
             var before: [UUID: UUID?] = [:]  // the objects the server has, and their owners
             for (id, key) in try rows.decode((String, String?).self) {
-                if let id = UUID(uuidString: id) { before[id] = key.flatMap(UUID.init(uuidString:)) }
+                if let id = SyncValue.uuid(id) { before[id] = key.flatMap(SyncValue.uuid) }
             }
-            let ownerText = owner.uuidString.lowercased()
+            let ownerText = owner.syncText
             for index in open {
                 let change = changes[index]
                 guard change.table == entity.name, let id = change.id else { continue }

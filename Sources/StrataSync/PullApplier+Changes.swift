@@ -12,7 +12,7 @@ extension PullApplier {
     /// here and not pushed yet.
     func upsert(_ change: SyncChange, _ db: Database) throws {
         guard let entity = tables.entity(named: change.table), let id = change.id else { return }
-        let uuid = id.uuidString.lowercased()
+        let uuid = id.syncText
         let server = change.values.filter { entity.column(named: $0.key) != nil }
         let record = try rows.record(uuid, db)  // the object, or its tombstone
         if let record, !record.isDeleted {
@@ -104,7 +104,7 @@ extension PullApplier {
 
     func delete(_ change: SyncChange, _ db: Database) throws {
         guard let entity = tables.entity(named: change.table), let id = change.id else { return }
-        let uuid = id.uuidString.lowercased()
+        let uuid = id.syncText
         guard let object = try rows.object(uuid, db) else {
             try rows.forget(uuid, db)  // deleted here too
             return
@@ -129,7 +129,7 @@ extension PullApplier {
     func undoPendingReferences(to deletes: [SyncChange], _ db: Database) throws {
         var doomed: [String: [Int64: String]] = [:]  // entity → local key → sync id
         for change in deletes {
-            guard let uuid = change.id?.uuidString.lowercased(), let object = try rows.object(uuid, db) else { continue }
+            guard let uuid = change.id?.syncText, let object = try rows.object(uuid, db) else { continue }
             doomed[change.table, default: [:]][object.rowid] = uuid
         }
         guard !doomed.isEmpty else { return }
@@ -157,7 +157,7 @@ extension PullApplier {
                         arguments: [restored, rowid])
                     try rows.agree(entity, rowid, on: [column: agreed], db)
                     try SyncConflict.record(
-                        .deletedOnServer, table: entity.name, object: UUID(uuidString: uuid),
+                        .deletedOnServer, table: entity.name, object: SyncValue.uuid(uuid),
                         reason: "\(column) was changed here to an object the server deleted: it goes back to the server's",
                         local: local, server: base, db)
                 }
@@ -168,8 +168,8 @@ extension PullApplier {
     // MARK: - Links
 
     func applyLink(_ change: SyncChange, _ db: Database) throws {
-        guard let join = tables.join(named: change.table), let a = change.link?[join.column]?.uuidString.lowercased(),
-              let b = change.link?[join.inverseColumn]?.uuidString.lowercased()
+        guard let join = tables.join(named: change.table), let a = change.link?[join.column]?.syncText,
+              let b = change.link?[join.inverseColumn]?.syncText
         else { return }
         let linked = change.kind == .link
         // An object missing here (deleted here and not pushed yet, or refused by a rule here:
@@ -228,10 +228,10 @@ extension PullApplier {
     func applied(_ change: SyncChange, current: Bool = false, _ db: Database) throws {
         if let join = tables.join(named: change.table) {
             guard let a = change.link?[join.column], let b = change.link?[join.inverseColumn] else { return }
-            try rows.setAgreedLink(join.name, a.uuidString.lowercased(), b.uuidString.lowercased(), change.kind == .link, db)
+            try rows.setAgreedLink(join.name, a.syncText, b.syncText, change.kind == .link, db)
             return
         }
-        guard let uuid = change.id?.uuidString.lowercased() else { return }
+        guard let uuid = change.id?.syncText else { return }
         switch change.kind {
         case .insert, .update:
             guard let entity = tables.entity(named: change.table), let object = try rows.object(uuid, db) else { return }
@@ -249,8 +249,8 @@ extension PullApplier {
         if let join = tables.join(named: change.table) {
             try SyncConflict.record(
                 .refusedByServer, table: change.table, object: nil, reason: refusal.reason,
-                local: change.link.map { $0.mapValues { Optional($0.uuidString.lowercased()) } }, server: nil, db)
-            guard let a = change.link?[join.column]?.uuidString.lowercased(), let b = change.link?[join.inverseColumn]?.uuidString.lowercased()
+                local: change.link.map { $0.mapValues { Optional($0.syncText) } }, server: nil, db)
+            guard let a = change.link?[join.column]?.syncText, let b = change.link?[join.inverseColumn]?.syncText
             else { return }
             if let left = try rows.object(a, db), let right = try rows.object(b, db) {
                 if change.kind == .link {
@@ -268,7 +268,7 @@ extension PullApplier {
             return
         }
         guard let entity = tables.entity(named: change.table), let id = change.id else { return }
-        let uuid = id.uuidString.lowercased()
+        let uuid = id.syncText
         let object = try rows.object(uuid, db)
         let local = try object.flatMap { try rows.values(entity, [$0.rowid], db)[$0.rowid] } ?? change.values
         try SyncConflict.record(

@@ -95,7 +95,7 @@ struct PullApplier {
         for (index, reason) in setAside.sorted(by: { $0.key < $1.key }) {
             let change = changes[index]
             options.logger.debug("not applied here (a count rule): \(change.kind) \(change.table) \(change.id?.uuidString ?? "\(change.link ?? [:])")")
-            let values = change.link.map { $0.mapValues { Optional($0.uuidString.lowercased()) } } ?? change.values
+            let values = change.link.map { $0.mapValues { Optional($0.syncText) } } ?? change.values
             try SyncConflict.record(
                 .notAppliedHere, table: change.table, object: change.id, reason: "a count rule here: \(reason)", local: nil,
                 server: values, db)
@@ -115,10 +115,10 @@ struct PullApplier {
             let linked = try rows.liveSyncIDs(relationship.destination, Int64.fetchAll(
                 db, sql: "SELECT \(quoted(inverseColumn)) FROM \(quoted(name)) WHERE \(quoted(column)) = ?", arguments: [id]), db)
             for (index, change) in changes.enumerated() {
-                if change.table == name, change.link?[column]?.uuidString.lowercased() == owner {
+                if change.table == name, change.link?[column]?.syncText == owner {
                     result.append(index)
                 } else if change.kind == .delete, change.table == relationship.destination,
-                          let other = change.id?.uuidString.lowercased(), linked.contains(other)
+                          let other = change.id?.syncText, linked.contains(other)
                 {
                     result.append(index)
                 }
@@ -132,14 +132,14 @@ struct PullApplier {
                 db, sql: "SELECT \(quoted(destination.primaryKey)) FROM \(quoted(destination.name)) WHERE \(quoted(column)) = ?",
                 arguments: [id]), db)
             for (index, change) in changes.enumerated() where change.table == destination.name {
-                guard let other = change.id?.uuidString.lowercased() else { continue }
+                guard let other = change.id?.syncText else { continue }
                 let comes = (change.values[column] ?? nil)?.lowercased() == owner
                 if here.contains(other) || (change.kind == .insert && comes) { result.append(index) }
             }
         case .foreignKey:
             break
         }
-        for (index, change) in changes.enumerated() where change.table == violation.entity && change.id?.uuidString.lowercased() == owner {
+        for (index, change) in changes.enumerated() where change.table == violation.entity && change.id?.syncText == owner {
             result.append(index)
         }
         return result
@@ -219,7 +219,7 @@ struct PullApplier {
             }
             options.logger.debug("deleted here by a delete rule, kept by the server: \(table) \(uuid)")
             try SyncConflict.record(
-                .notAppliedHere, table: table, object: UUID(uuidString: uuid),
+                .notAppliedHere, table: table, object: SyncValue.uuid(uuid),
                 reason: "deleted here by a delete rule with an object the server deleted or refused, while the server holds it elsewhere: read again from the server",
                 local: nil, server: nil, db)
             readAgain = true
@@ -229,7 +229,7 @@ struct PullApplier {
             let live = try rows.liveAmong(Array(unpushedValues.keys), db)
             for (uuid, object) in unpushedValues where !live.contains(uuid) && !recorded.contains(uuid) {
                 try SyncConflict.record(
-                    .deletedOnServer, table: object.table, object: UUID(uuidString: uuid),
+                    .deletedOnServer, table: object.table, object: SyncValue.uuid(uuid),
                     reason: "created here and not pushed yet, then deleted here by a delete rule when the server deleted an object it belonged to",
                     local: object.values, server: nil, db)
             }

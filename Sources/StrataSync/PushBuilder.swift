@@ -7,10 +7,20 @@ struct PushBuilder {
     let tables: SyncedTables
     let options: SyncOptions
 
+    /// A push to send: its changes, whether they are all of what changed, and the local keys
+    /// of the objects it inserts or updates, by table (they agree with the server once it is
+    /// recorded: see ``agree(_:_:)``).
+    struct Built {
+        var changes: [SyncChange]
+        var complete: Bool
+        var inserted: [String: [Int64]] = [:]
+        var updated: [String: [Int64]] = [:]
+    }
+
     /// The changes to push, in the order the server applies them, and whether they are all
     /// of what changed (false when the batch size cut new objects or deletions short: the
     /// rest goes in the next push, and the history is read again then). Nil: nothing.
-    func build(history: HistoryChanges?, _ db: Database) throws -> (changes: [SyncChange], complete: Bool)? {
+    func build(history: HistoryChanges?, _ db: Database) throws -> Built? {
         let rows = LocalRows(tables: tables)
         let limit = max(1, options.pushBatchSize)
 
@@ -29,12 +39,15 @@ struct PushBuilder {
 
         var values: [String: [String: String?]] = [:]  // uuid → values
         var entityOf: [String: SyncedTables.Entity] = [:]
+        var rowidOf: [String: Int64] = [:]
+        var inserted: [String: [Int64]] = [:]
         for (name, group) in Dictionary(grouping: newObjects, by: \.entity.name) {
             let entity = group[0].entity
             let read = try rows.values(entity, group.map(\.rowid), db)
             for object in group {
                 values[object.uuid] = read[object.rowid]
                 entityOf[object.uuid] = entity
+                rowidOf[object.uuid] = object.rowid
             }
             _ = name
         }
@@ -65,13 +78,13 @@ struct PushBuilder {
             // a cycle is sent as an update after the inserts.
             var state: [String: Int] = [:]
             func visit(_ uuid: String) {
-                guard state[uuid] == nil, let entity = entityOf[uuid], var own = values[uuid] else { return }
+                guard state[uuid] == nil, let entity = entityOf[uuid], var own = values[uuid], let rowid = rowidOf[uuid] else { return }
                 state[uuid] = 1
                 for (column, _) in entity.references {
                     guard let target = own[column] ?? nil, target != uuid, included.contains(target) else { continue }
                     if state[target] == 1 {
                         if entity.column(named: column)?.isOptional == true {
-                            deferred.append(SyncChange(kind: .update, table: entity.name, id: UUID(uuidString: uuid), values: [column: target]))
+                            deferred.append(SyncChange(kind: .update, table: entity.name, id: SyncValue.uuid(uuid), values: [column: target]))
                             own[column] = .some(nil)
                         }
                     } else {
@@ -79,7 +92,8 @@ struct PushBuilder {
                     }
                 }
                 state[uuid] = 2
-                inserts.append(SyncChange(kind: .insert, table: entity.name, id: UUID(uuidString: uuid), values: own))
+                inserts.append(SyncChange(kind: .insert, table: entity.name, id: SyncValue.uuid(uuid), values: own))
+                inserted[entity.name, default: []].append(rowid)
             }
             for object in newObjects where included.contains(object.uuid) { visit(object.uuid) }
         }
@@ -88,33 +102,36 @@ struct PushBuilder {
         var deletes: [SyncChange] = []
         for name in tables.dependencyOrder.reversed() {
             let found = try rows.tombstones(name, limit: max(0, limit - inserts.count - deletes.count), db)
-            deletes += found.map { SyncChange(kind: .delete, table: name, id: UUID(uuidString: $0)) }
+            deletes += found.map { SyncChange(kind: .delete, table: name, id: SyncValue.uuid($0)) }
         }
         guard complete else {
             let changes = inserts + deferred + deletes
-            return changes.isEmpty ? nil : (changes, false)
+            return changes.isEmpty ? nil : Built(changes: changes, complete: false, inserted: inserted)
         }
 
         // Updates: the agreed objects with columns changed here (their bases), each column
         // whose value differs from the agreed one. A column changed back goes from the bases.
         var updates: [SyncChange] = []
+        var updated: [String: [Int64]] = [:]
         var linkCandidates: [String: Set<[Int64]>] = [:]
         for entity in tables.entities {
-            let rowids = try rows.rowidsWithBases(entity.name, db)
-            guard !rowids.isEmpty else { continue }
-            let current = try rows.values(entity, rowids, db)
-            for rowid in rowids {
-                guard let now = current[rowid], let (uuid, agreed) = try rows.object(entity.name, rowid, db), agreed else { continue }
+            let objects = try rows.changedObjects(entity, db)
+            guard !objects.isEmpty else { continue }
+            let wanted = Set(objects.lazy.flatMap(\.changed.keys))
+            let current = try rows.values(entity, objects.map(\.rowid), only: wanted, db)
+            for object in objects {
+                guard let now = current[object.rowid], let uuid = object.uuid, object.isAgreed else { continue }
                 var changed: [String: String?] = [:]
-                for (column, value) in try rows.changedColumns(entity, rowid, db) {
+                for (column, value) in object.changed {
                     if let here = now[column], here != value {
                         changed[column] = here
                     } else {
-                        try rows.dropBase(entity.name, rowid, column, db)
+                        try rows.dropBase(entity.name, object.rowid, column, db)
                     }
                 }
                 if !changed.isEmpty {
-                    updates.append(SyncChange(kind: .update, table: entity.name, id: UUID(uuidString: uuid), values: changed))
+                    updates.append(SyncChange(kind: .update, table: entity.name, id: uuid, values: changed))
+                    updated[entity.name, default: []].append(object.rowid)
                 }
             }
         }
@@ -147,11 +164,23 @@ struct PushBuilder {
                 guard here != (try rows.isAgreedLink(join, a, b, db)) else { continue }
                 let change = SyncChange(
                     kind: here ? .link : .unlink, table: join.name,
-                    link: [join.column: UUID(uuidString: a)!, join.inverseColumn: UUID(uuidString: b)!])
+                    link: [join.column: SyncValue.uuid(a)!, join.inverseColumn: SyncValue.uuid(b)!])
                 if here { links.append(change) } else { unlinks.append(change) }
             }
         }
         let changes = inserts + deferred + updates + links + unlinks + deletes
-        return changes.isEmpty ? nil : (changes, true)
+        return changes.isEmpty ? nil : Built(changes: changes, complete: true, inserted: inserted, updated: updated)
+    }
+
+    /// Records that the server agrees with the push `built` (it is in the outbox, applied
+    /// there once whenever it arrives): the objects it inserts are agreed, and those it
+    /// updates hold the values pushed, so they keep no base (a column changed back was
+    /// dropped while building). Links agree through `applier`; deletions' tombstones stay
+    /// until the server's answer.
+    func agree(_ built: Built, _ applier: PullApplier, _ db: Database) throws {
+        let rows = LocalRows(tables: tables)
+        for (table, rowids) in built.inserted { try rows.markAgreed(table, rowids, db) }
+        for (table, rowids) in built.updated { try rows.dropBases(table, rowids, db) }
+        for change in built.changes where change.kind == .link || change.kind == .unlink { try applier.applied(change, db) }
     }
 }

@@ -100,9 +100,9 @@ public actor StoreSync {
                 try LocalSyncState.set("pushed", String(start.rawValue), db)
                 try LocalSyncState.set("seedLinks", "1", db)
             }
-            if let text = try LocalSyncState.value("device", db), let id = UUID(uuidString: text) { return id }
+            if let text = try LocalSyncState.value("device", db), let id = SyncValue.uuid(text) { return id }
             let id = UUID()
-            try LocalSyncState.set("device", id.uuidString.lowercased(), db)
+            try LocalSyncState.set("device", id.syncText, db)
             return id
         }
     }
@@ -243,10 +243,10 @@ public actor StoreSync {
         guard !welcomed else { return }
         let hello = SyncHello(device: device, model: version, tables: PostgresSchema(tables: tables).columnTypes.mapValues { Array($0.keys) })
         let welcome = try await server.hello(hello)
-        let server = welcome.server.uuidString.lowercased()
+        let server = welcome.server.syncText
         try await store.write(author: options.author) { db in
             if let known = try LocalSyncState.value("server", db), known != server {
-                throw SyncModelError.anotherServer(expected: UUID(uuidString: known) ?? UUID(), found: welcome.server)
+                throw SyncModelError.anotherServer(expected: SyncValue.uuid(known) ?? UUID(), found: welcome.server)
             }
             try LocalSyncState.set("server", server, db)
         }
@@ -304,24 +304,25 @@ public actor StoreSync {
                 history = nil
             }
             let now = try store.historyToken(db)
-            guard let (changes, complete) = try builder.build(history: history, db) else {
+            guard let built = try builder.build(history: history, db) else {
                 if let history { try LocalSyncState.set("pushed", String(history.token.rawValue), db) }
                 return nil
             }
-            let id = UUID()
-            if complete {
+            let id = UUID(), changes = built.changes
+            if built.complete {
                 let token = history?.token ?? now
                 try LocalSyncState.set("pushed", String(token.rawValue), db)
                 try LocalSyncState.remove("seedLinks", db)
             }
-            try LocalSyncState.writePush(id, body: try JSONEncoder().encode(changes), db)
+            try LocalSyncState.writePush(id, body: LocalSyncState.outboxBody(changes), db)
             // The server applies the outbox's push once, whenever it arrives: from now on its
             // objects and links are the server's as far as this store is concerned (their bases
             // and agreed states move now, not at the answer). An object of the push deleted
             // here before the answer then leaves a tombstone, whose deletion is pushed after it;
             // before, it was taken for an object never pushed, and the server kept it.
             // (Deletions' tombstones stay until the answer; a refusal is settled then.)
-            for change in changes where change.kind != .delete { try applier.applied(change, current: true, db) }
+            try builder.agree(built, applier, db)
+            try LocalSyncState.set("agreedPush", SyncValue.text(of: id), db)
             return SyncPush(id: id, device: device, changes: changes)
         }
     }
@@ -333,22 +334,30 @@ public actor StoreSync {
         let applier = PullApplier(tables: tables, options: options, store: store)
         try await store.write(author: options.author) { db in
             let refused = Dictionary(result.refused.map { ($0.index, $0) }, uniquingKeysWith: { a, _ in a })
+            // Bases already moved when the push was written (see preparePush), unless an
+            // earlier version wrote the outbox; a deletion's tombstone goes only now.
+            let agreed = try LocalSyncState.value("agreedPush", db) == SyncValue.text(of: push.id)
+            guard !refused.isEmpty || !agreed else {
+                // Nothing here changes but the state of the sync: the deletions' tombstones go.
+                for change in push.changes where change.kind == .delete { try applier.applied(change, db) }
+                try LocalSyncState.removePush(push.id, db)
+                try LocalSyncState.remove("agreedPush", db)
+                return
+            }
             try applier.withSyncDeletes(db) {
                 var recorded: Set<String> = []
                 for (index, change) in push.changes.enumerated() {
                     if let refusal = refused[index] {
                         try applier.takeServerState(after: refusal, db)
-                        if let id = change.id { recorded.insert(id.uuidString.lowercased()) }
-                    } else {
-                        // Bases already moved when the push was written (see preparePush); an
-                        // outbox written by an earlier version did not move them, and a
-                        // deletion's tombstone goes only now.
+                        if let id = change.id { recorded.insert(id.syncText) }
+                    } else if change.kind == .delete || !agreed {
                         try applier.applied(change, db)
                     }
                 }
                 return recorded
             }
             try LocalSyncState.removePush(push.id, db)
+            try LocalSyncState.remove("agreedPush", db)
         }
     }
 
@@ -513,7 +522,9 @@ public struct SyncContents: Hashable, Sendable, Codable {
     public func difference(from other: SyncContents) -> String? {
         for table in Set(objects.keys).union(other.objects.keys).sorted() {
             let mine = objects[table] ?? [:], theirs = other.objects[table] ?? [:]
-            for id in Set(mine.keys).union(theirs.keys).sorted(by: { $0.uuidString < $1.uuidString }) where mine[id] != theirs[id] {
+            // Only the first difference is named: look for one before sorting anything.
+            guard mine != theirs else { continue }
+            for id in Set(mine.keys).union(theirs.keys).sorted(by: { $0.syncText < $1.syncText }) where mine[id] != theirs[id] {
                 return "\(table) \(id): \(mine[id].map { "\($0)" } ?? "absent") vs \(theirs[id].map { "\($0)" } ?? "absent")"
             }
         }

@@ -214,3 +214,8 @@ enum SyncValue {
         }
     }
 }
+
+extension UUID {
+    /// The sync id's wire text: `uuidString.lowercased()`, written directly.
+    var syncText: String { SyncValue.text(of: self) }
+}

@@ -231,4 +231,38 @@ struct SyncWireValueTests {
         }
         #expect(LocalRows.text(ofAgreed: LocalRows.agreedValue(of: nil, reference), reference) == nil)
     }
+
+    /// A push kept in the outbox reads back, through `JSONDecoder`, as the changes written
+    /// (the body is written directly, not by `JSONEncoder`): every kind, ids, NULLs, links,
+    /// and text that needs escaping; and it reads as what `JSONEncoder` would have written.
+    @Test func aPushInTheOutboxReadsBackAsTheChangesWritten() throws {
+        let seed = UInt64.random(in: 0...UInt64.max)
+        var random = SeededGenerator(seed: seed)
+        func text() -> String {
+            let scalars = (0..<Int.random(in: 0..<10, using: &random)).compactMap { _ in
+                Unicode.Scalar([0x22, 0x5C, 0x2F, 0x0A, 0x01, 0x1F, 0x7F, 0x41, 0xE9, 0x6F22, 0x1F642][Int.random(in: 0..<11, using: &random)])
+            }
+            return String(String.UnicodeScalarView(scalars))
+        }
+        var changes: [SyncChange] = [SyncChange(kind: .insert, table: "Card", id: UUID(), values: [:])]
+        for _ in 0..<300 {
+            let kind = [SyncChange.Kind.insert, .update, .delete, .link, .unlink][Int.random(in: 0..<5, using: &random)]
+            var change = SyncChange(kind: kind, table: text())
+            switch kind {
+            case .link, .unlink:
+                change.link = ["a" + text(): UUID(), "b" + text(): UUID()]
+            default:
+                change.id = UUID()
+                for _ in 0..<Int.random(in: 0..<5, using: &random) {
+                    change.values[text()] = Bool.random(using: &random) ? .some(nil) : text()
+                }
+            }
+            changes.append(change)
+        }
+        let body = LocalSyncState.outboxBody(changes)
+        let read = try JSONDecoder().decode([SyncChange].self, from: body)
+        #expect(read == changes, "seed \(seed)")
+        #expect(read == (try JSONDecoder().decode([SyncChange].self, from: try JSONEncoder().encode(changes))), "seed \(seed)")
+        #expect(LocalSyncState.outboxBody([]) == Data("[]".utf8))
+    }
 }
