@@ -112,7 +112,9 @@ extension PostgresSyncServer {
     /// the order of its first entry), each object with its current row.
     func answerInBatch(_ request: SyncPullRequest) async throws -> PullBatch {
         try await transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") { connection in
-            let device = request.device.syncText
+            // Entries of the device's own pushes are left out, unless it asks for them (no
+            // origin is the empty text).
+            let device = request.includingOwnChanges ? "" : request.device.syncText
             // The entries the answer covers: the first `limit` after the cursor (in this
             // transaction's snapshot, every query below sees the same), counted by table.
             let window = try await connection.run(

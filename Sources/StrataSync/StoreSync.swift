@@ -385,11 +385,16 @@ public actor StoreSync {
         // same unique name, created here and not pushed yet, say): the push before this pull
         // has settled that, so read the server again from the start.
         let logger = options.logger
+        // The device's own objects are read again too (`rescanning`, until a pull from the start
+        // has been applied), so that the server's state wins for rows whose changes no trigger
+        // saw. Not while a push is under way: the server's state of its objects would be older
+        // than the store's; the push goes first (``sync()``), then the pull reads again.
         try await store.write(author: options.author) { db in
-            if try LocalSyncState.value("rescan", db) != nil {
+            if try LocalSyncState.value("rescan", db) != nil, try LocalSyncState.pendingPush(db) == nil {
                 logger.debug("reading the server again from the start")
                 try LocalSyncState.remove("rescan", db)
                 try LocalSyncState.set("cursor", "0", db)
+                try LocalSyncState.set("rescanning", "1", db)
             }
         }
         var bulk = options.insertsInBulk
@@ -415,7 +420,9 @@ public actor StoreSync {
         // whose objects came in an earlier batch of this pull goes in bulk without the store
         // being searched for them (see `PullApplier.apply`).
         let rows = LocalRows(tables: tables)
-        let startedEmpty = try await store.read { db in try !rows.hasObjects(db) }
+        let (startedEmpty, includingOwn) = try await store.read { db in
+            (try !rows.hasObjects(db), try LocalSyncState.value("rescanning", db) != nil)
+        }
         // A pull from the log's beginning (an initial sync, a rescan) reads larger batches
         // after its first: fewer statements, each rewriting fewer pages of the sync-id index
         // (its ids are random) per object. The first stays small, so that the store starts
@@ -427,13 +434,13 @@ public actor StoreSync {
         let handOver = BatchHandOver<(PullBatch, PullApplier.NewObjects?)>(capacity: 2)
         let server = server, device = device
         let reader = Task {
-            var request = SyncPullRequest(device: device, cursor: from, limit: batch)
+            var request = SyncPullRequest(device: device, cursor: from, limit: batch, includingOwnChanges: includingOwn)
             do {
                 while !Task.isCancelled {
                     let result = try await server.pullBatch(request).batch
                     guard await handOver.put((result, bulk ? applier.prepare(result) : nil)) else { return }
                     if !result.hasMore { break }
-                    request = SyncPullRequest(device: device, cursor: result.cursor, limit: limit)
+                    request = SyncPullRequest(device: device, cursor: result.cursor, limit: limit, includingOwnChanges: includingOwn)
                 }
                 handOver.finish(.success(()))
             } catch {
@@ -482,6 +489,7 @@ public actor StoreSync {
                 report.pulledChanges += count
             }
             if rescan { try LocalSyncState.set("rescan", "1", db) }
+            if includingOwn { try LocalSyncState.remove("rescanning", db) }
             try LocalSyncState.set("cursor", String(cursor), db)
             report.conflictsWhilePulling = try LocalSyncState.conflictCount(after: before, db)
             return report

@@ -142,11 +142,37 @@ public struct SyncPullRequest: Codable, Hashable, Sendable {
     public var cursor: Int64
     /// The most log entries to answer with.
     public var limit: Int
+    /// Whether the answer holds the device's own changes too (left out otherwise): a device
+    /// that reads the server again from the start (``StoreSync`` does after a table of its
+    /// store was rebuilt, say) takes the server's state of its own objects as well. Absent
+    /// from the messages of earlier versions (false).
+    public var includingOwnChanges: Bool
 
-    public init(device: UUID, cursor: Int64, limit: Int) {
+    public init(device: UUID, cursor: Int64, limit: Int, includingOwnChanges: Bool = false) {
         self.device = device
         self.cursor = cursor
         self.limit = limit
+        self.includingOwnChanges = includingOwnChanges
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case device, cursor, limit, includingOwnChanges
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        device = try container.decode(UUID.self, forKey: .device)
+        cursor = try container.decode(Int64.self, forKey: .cursor)
+        limit = try container.decode(Int.self, forKey: .limit)
+        includingOwnChanges = try container.decodeIfPresent(Bool.self, forKey: .includingOwnChanges) ?? false
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(device, forKey: .device)
+        try container.encode(cursor, forKey: .cursor)
+        try container.encode(limit, forKey: .limit)
+        if includingOwnChanges { try container.encode(true, forKey: .includingOwnChanges) }
     }
 }
 
