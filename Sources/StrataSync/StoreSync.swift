@@ -170,6 +170,8 @@ public actor StoreSync {
                         if try await self.rescanPending() { try await self.sync() }
                         delay = options.retryDelays.lowerBound
                         break
+                    } catch where Task.isCancelled {
+                        break  // stopped: what the stop cut short is not the sync's failure
                     } catch {
                         options.logger.warning("background sync failed, retrying in \(delay): \(error)")
                         await self.failed(error)

@@ -1,4 +1,5 @@
 import Foundation
+import StrataSQL
 import StrataSyncFixture
 import StrataTestSupport
 import Testing
@@ -37,5 +38,32 @@ struct SyncBackgroundTests {
         let cleared = try await eventually { await device.sync.lastError == nil }
         let left = await device.sync.lastError.map { String(describing: $0) } ?? "nil"
         #expect(cleared, "lastError: \(left)")
+    }
+
+    /// `stop()` while a background sync waits on the server: what the stop cut short is not
+    /// a failure of the sync, so `lastError` stays nil ("nil before any failure").
+    @Test func aSyncCutShortByStopIsNoError() async throws {
+        let test = try TestServer(), folder = try TemporaryDirectory()
+        let server = try PostgresSyncServer(configuration: test.configuration, schema: StrataModel.schema, requestTimeout: .seconds(20))
+        let device = try Device(folder.path("a.sqlite"), server: server)
+        defer { Task { await device.close() } }
+        try await device.sync.sync()
+        await device.sync.start()
+        // Another service's session holds the lock every push takes first: the background
+        // push of the next write waits on it.
+        let logger = Logger(label: "strata.tests")
+        let holder = try await PostgresConnection.connect(configuration: test.configuration, id: 1, logger: logger)
+        try await holder.query(PostgresQuery(unsafeSQL: "SELECT pg_advisory_lock(\(PostgreSQLDDL.logLock))"), logger: logger)
+        try await device.store.write { db in _ = try db.insert(Board(name: "Waiting")) }
+        let waiting = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
+        #expect(try await eventually(.seconds(30)) { try test.psql(waiting) != "0\n" }, "the background push waits on the lock")
+        await device.sync.stop()
+        let left = await device.sync.lastError.map { String(describing: $0) } ?? "nil"
+        #expect(await device.sync.lastError == nil, "lastError: \(left)")
+        try await holder.query(PostgresQuery(unsafeSQL: "SELECT pg_advisory_unlock(\(PostgreSQLDDL.logLock))"), logger: logger)
+        try await holder.close()
+        // Nothing lost: the next sync pushes the write.
+        try await device.sync.sync()
+        #expect(try test.psql(#"SELECT name FROM "Board" ORDER BY name"#).contains("Waiting"))
     }
 }
