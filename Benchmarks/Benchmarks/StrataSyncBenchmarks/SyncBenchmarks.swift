@@ -14,6 +14,7 @@ let benchmarks: @Sendable () -> Void = {
     registerInitialSync(objects: 100_000)
     registerWriteToBatch(objects: 10_000, samples: 300)
     registerThroughput(objects: 100_000, changes: 10_000)
+    registerLocalWrites(objects: 100_000, changes: 10_000)
 }
 
 // MARK: - Initial sync
@@ -401,3 +402,81 @@ func registerThroughput(objects: Int, changes: Int) {
         }
     }
 }
+
+// MARK: - The sync's triggers on local writes
+
+/// What the sync's triggers cost the app's own writes: one transaction that updates
+/// `changes` cards (a new title and points), or inserts as many, in a store of `objects`
+/// objects after its initial sync, beside the same store without the sync's state (its
+/// `stratasync_` tables and triggers dropped: the app as it would be without the sync).
+func registerLocalWrites(objects: Int, changes: Int) {
+    enum Kind: String { case updates = "Updates", inserts = "Inserts" }
+    final class State: @unchecked Sendable {
+        let server: SyncServerFixture
+        let device: SyncDevice
+        let plain: Store
+        var round = 0
+        init(objects: Int) async throws {
+            server = try SyncServerFixture(objects: objects)
+            device = try server.device()
+            try await device.sync.sync()
+            let copy = device.path + ".unsynced"
+            let source = try DatabaseQueue(path: device.path)
+            try await source.writeWithoutTransaction { db in try db.execute(sql: "VACUUM INTO ?", arguments: [copy]) }
+            try source.close()
+            let queue = try DatabaseQueue(path: copy)
+            try await queue.writeWithoutTransaction { db in
+                for (type, name) in try Row.fetchAll(
+                    db, sql: "SELECT type, name FROM sqlite_master WHERE name LIKE 'stratasync%' AND type IN ('trigger', 'table')"
+                ).map({ ($0[0] as String, $0[1] as String) }) where type == "trigger" || !name.hasPrefix("sqlite_") {
+                    try db.execute(sql: "DROP \(type == "trigger" ? "TRIGGER" : "TABLE") IF EXISTS \"\(name)\"")
+                }
+            }
+            try queue.close()
+            plain = try Store(schema: StrataModel.schema, path: copy)
+        }
+    }
+    for kind in [Kind.updates, .inserts] {
+        for synced in [true, false] {
+            let state = Fixture<State>()
+            Benchmark(
+                "LocalWrite.\(formatCount(changes)).\(kind.rawValue).\(synced ? "Synced" : "Unsynced")",
+                configuration: .with(
+                    [.wallClock, .cpuTotal, .mallocCountTotal], Runs(warmUp: 1, measured: 5),
+                    setup: { state.set(try await State(objects: objects)) },
+                    teardown: {
+                        let state = state.value
+                        try? state.plain.close()
+                        await state.device.close()
+                        state.server.destroy()
+                    })
+            ) { benchmark in
+                let state = state.value
+                state.round += 1
+                let round = state.round
+                let store = synced ? state.device.store : state.plain
+                benchmark.startMeasurement()
+                try await store.write { db in
+                    switch kind {
+                    case .updates:
+                        try db.execute(
+                            sql: "UPDATE Card SET title = 'Card ' || id || ' round ' || ?, points = (points + 1) % 101 WHERE id IN (SELECT id FROM Card ORDER BY id LIMIT ?)",
+                            arguments: [round, changes])
+                    case .inserts:
+                        let boards = try Int64.fetchAll(db, sql: "SELECT id FROM Board ORDER BY id")
+                        let statement = try db.makeStatement(
+                            sql: "INSERT INTO Card (title, points, estimate, due, boardID) VALUES (?, ?, ?, ?, ?)")
+                        for index in 0..<changes {
+                            try statement.execute(arguments: [
+                                "New \(round)-\(index)", index % 101, Double(index) / 4, Date(timeIntervalSince1970: 1_780_000_000 + Double(index)),
+                                boards[index % boards.count],
+                            ])
+                        }
+                    }
+                }
+                benchmark.stopMeasurement()
+            }
+        }
+    }
+}
+
