@@ -12,24 +12,36 @@ import GRDB
 /// - ``SnapshotJournal``: the options, the rows derived for the next snapshot, and what
 ///   changed since the last one;
 ///
-/// and a ``RefetchPolicy`` that says when a commit is answered by a refetch. Commits re-read
-/// only affected rows by id and place them by binary search with ``DatabaseValueOrdering``,
-/// which orders exactly as SQLite's `ORDER BY`.
+/// and a ``CommitTracker`` that takes every refetch decision. Commits re-read only affected
+/// rows by id and place them by binary search with ``DatabaseValueOrdering``, which orders
+/// exactly as SQLite's `ORDER BY`.
 ///
-/// The loading is chosen once, with the engine's type; a controller that must leave batched
-/// loading (a filter was set) replaces its engine with ``loadingEagerly()``'s.
+/// ``ResultsPipeline`` drives it: every input (a fetch, a commit, an options change, a user
+/// edit) goes through the pipeline, which asks this engine for the state and the changes,
+/// and turns them into the next snapshot and its batch.
+///
+/// The loading is chosen once, with the engine's type; results that must leave batched
+/// loading (a filter was set) replace their engine with ``loadingEagerly()``'s.
 final class ResultsEngine<Item, Section: Hashable & Sendable, Loading: ItemLoading<Item>>: AnyResultsEngine {
     let fetcher: ResultsFetcher<Item, Section>
     private(set) var index: SectionedIndex<Section, Loading.Keys>
     private(set) var loading: Loading
     private var journal: SnapshotJournal<Item, Section>
-    var policy = RefetchPolicy()
+    /// Every refetch decision.
+    private(set) var tracker = CommitTracker()
     /// The request's window, if any.
     private let window: (limit: Int?, offset: Int)?
 
     var isBatched: Bool { Loading.isBatched }
 
     var plan: ResultsQueryPlan { fetcher.plan }
+
+    var policy: RefetchPolicy {
+        get { tracker.policy }
+        set { tracker.policy = newValue }
+    }
+
+    var needsRefetch: Bool { tracker.needsRefetch }
 
     var options: ResultsOptions<Item> {
         get { journal.options }
@@ -50,7 +62,13 @@ final class ResultsEngine<Item, Section: Hashable & Sendable, Loading: ItemLoadi
     /// values, and (without post-fetch options, where rows are items) the snapshot's rows.
     func fetchAll(_ db: Database) throws {
         index.placeHints.removeAll()
-        try loading.fetchAll(db, fetcher: fetcher, index: &index, journal: &journal)
+        do {
+            try loading.fetchAll(db, fetcher: fetcher, index: &index, journal: &journal)
+        } catch {
+            tracker.failed()
+            throw error
+        }
+        tracker.fetched()
     }
 
     /// The item `id` is at `index` of `section` in the last snapshot: the next commit's
@@ -64,28 +82,40 @@ final class ResultsEngine<Item, Section: Hashable & Sendable, Loading: ItemLoadi
     /// Brings the state up to date with one commit (or several merged). Returns false when
     /// the commit cannot have changed the results.
     ///
-    /// The commit is traced once (``ResultsQueryPlan/effect(of:_:fetcher:)``); a refetch is
-    /// then decided in one place — the commit cannot be traced, or its rows cost more to
-    /// apply than a refetch of the results (``RefetchPolicy``, with each loading's measured
-    /// costs) — before anything is changed.
+    /// The ``CommitTracker`` decides first, before anything is changed: nothing to do, a
+    /// refetch, or the rows to re-read. A failure leaves the tracker asking for a refetch
+    /// on the next commit.
     @discardableResult
     func apply(_ changes: CommittedChanges, _ db: Database) throws -> Bool {
         defer { if !index.placeHints.isEmpty { index.placeHints.removeAll() } }
-        let tracked: ResultsQueryPlan.TrackedChanges
-        switch try plan.effect(of: changes, db, fetcher: fetcher) {
+        let decision: CommitTracker.Decision
+        do {
+            decision = try tracker.decide(changes, db, fetcher: fetcher, results: index.count, loading: Loading.self)
+        } catch {
+            tracker.failed()
+            throw error
+        }
+        switch decision {
         case .unaffected:
             return false
         case .refetch:
+            // (Batched: the reader stays in the old state for the snapshots made before.)
             try fetchAll(db)
             return true
-        case .items(let changes):
-            tracked = changes
-        }
-        // (Batched: the reader stays in the old state for the snapshots made before.)
-        if Loading.refetches(tracked, of: index.count, policy: policy) {
-            try fetchAll(db)
+        case .items(let tracked):
+            do {
+                try apply(tracked, db)
+            } catch {
+                tracker.failed()
+                throw error
+            }
             return true
         }
+    }
+
+    /// Applies a commit's traced rows: section objects, then the affected items removed and
+    /// placed again, their places journaled before and after.
+    private func apply(_ tracked: ResultsQueryPlan.TrackedChanges, _ db: Database) throws {
         journal.beginCommit()
         try loading.beginCommit(tracked, db, fetcher: fetcher, index: &index)
         var leaving: [Int64] = []
@@ -100,7 +130,7 @@ final class ResultsEngine<Item, Section: Hashable & Sendable, Loading: ItemLoadi
         }
         // 2. Affected items.
         let affected = tracked.affected
-        if affected.isEmpty && tracked.deleted.isEmpty { return true }
+        if affected.isEmpty && tracked.deleted.isEmpty { return }
         // 3. Remove every affected or deleted item, then insert the re-read ones; journal
         // their places before and after. In rowid order: each statement's ids are then a
         // range of the table, which SQLite reads from fewer pages than ids spread over all
@@ -111,7 +141,7 @@ final class ResultsEngine<Item, Section: Hashable & Sendable, Loading: ItemLoadi
         guard var changedRows = journal.takeRowJournal() else {
             for id in gone { try remove(id, patch: false) }
             for row in fetched { try insert(row.id, row.item, row.keys, patch: false) }
-            return true
+            return
         }
         let patch = policy.patches(changed: gone.count, sections: index.sections.count)
         if !patch,
@@ -119,7 +149,7 @@ final class ResultsEngine<Item, Section: Hashable & Sendable, Loading: ItemLoadi
                 gone: gone, reread: fetched, index: &index, journal: &journal, changedRows: &changedRows, policy: policy)
         {
             journal.putRowJournal(changedRows)
-            return true
+            return
         }
         if gone.count == 1, fetched.count <= 1, let id = gone.first {
             // One row (most commits): where it is removed from and inserted at are its places
@@ -129,7 +159,7 @@ final class ResultsEngine<Item, Section: Hashable & Sendable, Loading: ItemLoadi
                 changedRows[row.id, default: RowChange()].new = new
             }
             journal.putRowJournal(changedRows)
-            return true
+            return
         }
         for id in gone {
             if let place = try index.place(of: id) { changedRows[id] = RowChange(old: place) }
@@ -140,7 +170,7 @@ final class ResultsEngine<Item, Section: Hashable & Sendable, Loading: ItemLoadi
             if let place = try index.place(of: row.id) { changedRows[row.id, default: RowChange()].new = place }
         }
         journal.putRowJournal(changedRows)
-        return true
+        return
     }
 
     /// Removes the item `id`; returns where it was shown.
@@ -196,7 +226,7 @@ final class ResultsEngine<Item, Section: Hashable & Sendable, Loading: ItemLoadi
         guard Loading.isBatched else { return self }
         let eager = ResultsEngine<Item, Section, EagerLoading<Item>>(
             fetcher: fetcher, options: options, window: window, loading: EagerLoading())
-        eager.policy = policy
+        eager.tracker = tracker
         let ids = index.ids
         try loading.readInCurrentState { db in try eager.load(ids, db) }
         return eager
@@ -259,6 +289,8 @@ protocol AnyResultsEngine<Item, Section>: AnyObject {
     var fetcher: ResultsFetcher<Item, Section> { get }
     var options: ResultsOptions<Item> { get set }
     var policy: RefetchPolicy { get set }
+    /// True after a failed input, until the next fetch (see ``CommitTracker``).
+    var needsRefetch: Bool { get }
     /// Whether values are read in pages.
     var isBatched: Bool { get }
     func fetchAll(_ db: Database) throws
