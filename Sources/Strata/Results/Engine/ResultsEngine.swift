@@ -113,88 +113,11 @@ final class ResultsEngine<Item, Section: Hashable & Sendable, Loading: ItemLoadi
         }
     }
 
-    /// Applies a commit's traced rows: section objects, then the affected items removed and
-    /// placed again, their places journaled before and after.
+    /// Applies a commit's traced rows, the way the loading takes them (see
+    /// ``ItemLoading/apply(_:_:fetcher:index:journal:policy:)``).
     private func apply(_ tracked: ResultsQueryPlan.TrackedChanges, _ db: Database) throws {
         journal.beginCommit()
-        try loading.beginCommit(tracked, db, fetcher: fetcher, index: &index)
-        var leaving: [Int64] = []
-        defer { loading.endCommit(leaving: leaving, index: &index) }
-        // 1. Section objects.
-        if let ids = tracked.sectionObjects {
-            if ids.isEmpty {
-                journal.invalidate(try index.refreshSections(try fetcher.sectionObjects(db)))
-            } else {
-                journal.invalidate(try index.updateSections(try fetcher.sectionObjects(db, ids: ids), ids: ids))
-            }
-        }
-        // 2. Affected items.
-        let affected = tracked.affected
-        if affected.isEmpty && tracked.deleted.isEmpty { return }
-        // 3. Remove every affected or deleted item, then insert the re-read ones; journal
-        // their places before and after. In rowid order: each statement's ids are then a
-        // range of the table, which SQLite reads from fewer pages than ids spread over all
-        // of it.
-        let fetched = try loading.reread(affected.sorted(), db, fetcher: fetcher)
-        let gone = affected.union(tracked.deleted)
-        leaving = loading.mayLeave(affected: affected, reread: fetched, index: index)
-        guard var changedRows = journal.takeRowJournal() else {
-            for id in gone { try remove(id, patch: false) }
-            for row in fetched { try insert(row.id, row.item, row.keys, patch: false) }
-            return
-        }
-        let patch = policy.patches(changed: gone.count, sections: index.sections.count)
-        if !patch,
-            try loading.replaceInBulk(
-                gone: gone, reread: fetched, index: &index, journal: &journal, changedRows: &changedRows, policy: policy)
-        {
-            journal.putRowJournal(changedRows)
-            return
-        }
-        if gone.count == 1, fetched.count <= 1, let id = gone.first {
-            // One row (most commits): where it is removed from and inserted at are its places
-            // before and after, without searching for them again.
-            if let old = try remove(id, patch: patch) { changedRows[id] = RowChange(old: old) }
-            if let row = fetched.first, let new = try insert(row.id, row.item, row.keys, patch: patch) {
-                changedRows[row.id, default: RowChange()].new = new
-            }
-            journal.putRowJournal(changedRows)
-            return
-        }
-        for id in gone {
-            if let place = try index.place(of: id) { changedRows[id] = RowChange(old: place) }
-        }
-        for id in gone { try remove(id, patch: patch) }
-        for row in fetched { try insert(row.id, row.item, row.keys, patch: patch) }
-        for row in fetched {
-            if let place = try index.place(of: row.id) { changedRows[row.id, default: RowChange()].new = place }
-        }
-        journal.putRowJournal(changedRows)
-        return
-    }
-
-    /// Removes the item `id`; returns where it was shown.
-    @discardableResult
-    private func remove(_ id: Int64, patch: Bool) throws -> RowChange.Place? {
-        loading.removed(id)
-        guard let removal = try index.remove(id) else { return nil }
-        journal.removed(at: removal.index, from: removal.section, patch: patch)
-        if removal.sectionRemoved { journal.invalidate([removal.section]) }
-        return RowChange.Place(section: removal.section, index: removal.index)
-    }
-
-    /// Places the item `id` read afresh (`item` is nil when values are not kept); returns
-    /// where it is shown.
-    @discardableResult
-    private func insert(_ id: Int64, _ item: Item?, _ keys: IndexKeys, patch: Bool) throws -> RowChange.Place? {
-        loading.inserted(id, item)
-        guard let place = try index.insert(id, keys) else { return nil }
-        if let item {
-            journal.inserted(item, at: place.index, in: place.section, patch: patch)
-        } else {
-            journal.invalidate([place.section])
-        }
-        return place
+        try loading.apply(tracked, db, fetcher: fetcher, index: &index, journal: &journal, policy: policy)
     }
 
     // MARK: - Snapshots
