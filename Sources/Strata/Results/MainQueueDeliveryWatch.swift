@@ -1,14 +1,14 @@
 import Dispatch
 import Foundation
 
-extension ResultsController {
+extension ResultsOutlet {
     /// Runs `work` on the delivery queue; a delivery to the main queue is watched (see
     /// ``MainQueueDeliveryWatch``).
     func scheduleDelivery(_ work: @escaping @Sendable () -> Void) {
-        guard let ticket = MainQueueDeliveryWatch.shared.scheduled(on: deliveryQueue) else {
-            return deliveryQueue.async(execute: work)
+        guard let ticket = MainQueueDeliveryWatch.shared.scheduled(on: queue) else {
+            return queue.async(execute: work)
         }
-        deliveryQueue.async {
+        queue.async {
             MainQueueDeliveryWatch.shared.delivered(ticket)
             work()
         }

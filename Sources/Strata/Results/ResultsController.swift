@@ -70,50 +70,16 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
     public let store: Store
     /// The request, as given.
     public let request: ResultsRequest<Item, Section>
-    /// The queue every delivery happens on.
-    public let deliveryQueue: DispatchQueue
-    /// Marks the delivery queue (see ``waitForDeliveries()``): the value of
-    /// `deliveryQueueKey` on it, shared by every controller that delivers there.
-    private let deliveryQueueToken: Int
 
-    /// The token of `queue`, set on it the first time a controller delivers there.
-    private static func token(of queue: DispatchQueue) -> Int {
-        deliveryQueueTokens.withLock { next in
-            if let token = queue.getSpecific(key: deliveryQueueKey) { return token }
-            next += 1
-            queue.setSpecific(key: deliveryQueueKey, value: next)
-            return next
-        }
-    }
-
-    // Guarded by `lock`: the engine, the last computed snapshot, tracking.
-    private let lock = NSRecursiveLock()
-    private var engine: any AnyResultsEngine<Item, Section>
-    private var computed: ResultsSnapshot<Item, Section>
+    /// Guards `pipeline` and `observation`. Commits take the store's writer, then this lock.
+    private let lock = NSLock()
+    /// Every input goes through it; it returns the next snapshot and its batch.
+    private let pipeline: ResultsPipeline<Item, Section>
+    /// The commit observation while tracking; nil while paused.
     private var observation: CommitObservation?
-    private var needsRefetch = false
-    private var _deliveryMode: DeliveryMode
-    /// Incremented by every ``publish(reload:)``: the version of the snapshot it computes.
-    private var publishedVersion = 0
-    /// Tests set this to check the engine's invariants after every change.
-    var checksInvariants = false
-
-    /// The delivered snapshot and every consumer: what the controller computes reaches them
+    /// The delivered snapshot and every consumer: what the pipeline computes reaches them
     /// only through it, on the delivery queue.
-    private let outlet = ResultsOutlet<Item, Section>()
-    /// Set by a user edit (``moveItem(from:to:)``, ``deleteItem(at:)``) that changed the
-    /// delivered snapshot before its commit was delivered: updates computed before the edit's
-    /// commit (`version` lower) are folded into the next one, which is delivered as the
-    /// difference from the delivered snapshot. `touched`: the sections whose rows those
-    /// updates and the edit changed (nil: any).
-    /// `batch`: the edit's own batch while no update was skipped; an update from the
-    /// snapshot before the edit that is this very batch then leads to the edited snapshot.
-    private var pendingEdit: (version: Int, touched: Set<SectionID>?, batch: ChangeBatch?)?
-    /// The request's order as user moves read it, once computed (delivery queue only).
-    var editOrderingCache: OrderedRequest?
-
-    private typealias Event = ResultsOutlet<Item, Section>.Event
-    private typealias Subscriber = ResultsOutlet<Item, Section>.Subscriber
+    private let outlet: ResultsOutlet<Item, Section>
 
     /// Fetches the results of `request` from `store` and starts tracking its commits.
     ///
@@ -135,13 +101,11 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
     ) throws {
         self.store = store
         self.request = request
-        self.deliveryQueue = deliveryQueue
-        deliveryQueueToken = Self.token(of: deliveryQueue)
-        self._deliveryMode = mode
-        engine = try ResultsEngine.make(request: request, schema: store.schema, options: options, loading: loading, store: store)
-        computed = .empty
+        outlet = ResultsOutlet(queue: deliveryQueue, mode: mode)
+        pipeline = ResultsPipeline(engine: try ResultsEngine.make(
+            request: request, schema: store.schema, options: options, loading: loading, store: store))
         try startTracking(deliverReload: false)
-        outlet.take(computed)
+        outlet.take(pipeline.computed)
     }
 
     deinit {
@@ -150,6 +114,9 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
     }
 
     // MARK: - State
+
+    /// The queue every delivery happens on.
+    public var deliveryQueue: DispatchQueue { outlet.queue }
 
     /// The last delivered snapshot. Read it on the delivery queue to stay in step with the
     /// batches; right after `init` it is the initial fetch.
@@ -163,8 +130,8 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
 
     /// How changes are delivered; may change at any time.
     public var deliveryMode: DeliveryMode {
-        get { locked { _deliveryMode } }
-        set { locked { _deliveryMode = newValue } }
+        get { outlet.deliveryMode }
+        set { locked { outlet.deliveryMode = newValue } }
     }
 
     /// The post-fetch filter, comparator and group-row option. Setting it delivers one batch
@@ -178,41 +145,42 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
     /// then on. If that read fails, the options stay as they were and the error goes to
     /// every consumer, as a failed commit's does.
     public var options: ResultsOptions<Item> {
-        get { locked { engine.options } }
-        set {
-            locked {
-                if engine.isBatched && (newValue.filter != nil || newValue.comparator != nil) {
-                    do {
-                        engine = try engine.loadingEagerly()
-                    } catch {
-                        let error = store.typedError(error)
-                        scheduleDelivery { [self] in deliver(.failure(error)) }
-                        return
-                    }
-                }
-                engine.options = newValue
-                if observation != nil { publish(reload: false) }
-            }
-        }
+        get { locked { pipeline.options } }
+        set { updateOptions { $0 = newValue } }
     }
 
     /// The post-fetch filter (see ``ResultsOptions/filter``).
     public var filter: (@Sendable (Item) -> Bool)? {
         get { options.filter }
-        set { locked { options.filter = newValue } }
+        set { updateOptions { $0.filter = newValue } }
     }
 
     /// The post-fetch comparator (see ``ResultsOptions/comparator``).
     public var comparator: (@Sendable (Item, Item) -> Bool)? {
         get { options.comparator }
-        set { locked { options.comparator = newValue } }
+        set { updateOptions { $0.comparator = newValue } }
     }
 
     /// Whether filtered-out items are shown as one group row per section (see
     /// ``ResultsOptions/groupFilteredItems``).
     public var groupFilteredItems: Bool {
         get { options.groupFilteredItems }
-        set { locked { options.groupFilteredItems = newValue } }
+        set { updateOptions { $0.groupFilteredItems = newValue } }
+    }
+
+    /// Changes the options in one step under the lock, and sends what the pipeline computes.
+    private func updateOptions(_ change: (inout ResultsOptions<Item>) -> Void) {
+        locked {
+            var options = pipeline.options
+            change(&options)
+            do {
+                let step = try pipeline.setOptions(
+                    options, publishing: observation != nil, reloads: outlet.deliveryMode == .reloads)
+                if let step { outlet.send(step, from: self) }
+            } catch {
+                outlet.fail(with: store.typedError(error), from: self)
+            }
+        }
     }
 
     // MARK: - Pause and resume
@@ -239,186 +207,71 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
     /// between the two. The writer is taken before the lock, as commit handlers do.
     private func startTracking(deliverReload: Bool) throws {
         do {
-            try fetchAndTrack(deliverReload: deliverReload)
+            try store.checkOpen()
+            try store.writer.writeWithoutTransaction { db in
+                try locked {
+                    guard observation == nil else { return }
+                    let step = try pipeline.fetch(db, reload: deliverReload)
+                    observation = store.observeCommits(reading: { [weak self] changes, db in
+                        self?.handle(changes, db)
+                    })
+                    if let step { outlet.send(step, from: self) }
+                }
+            }
         } catch {
             throw store.typedError(error)
         }
     }
 
-    private func fetchAndTrack(deliverReload: Bool) throws {
-        try store.checkOpen()
-        try store.writer.writeWithoutTransaction { db in
-            try locked {
-                guard observation == nil else { return }
-                try engine.fetchAll(db)
-                needsRefetch = false
-                observation = store.observeCommits(reading: { [weak self] changes, db in
-                    self?.handle(changes, db)
-                })
-                if deliverReload {
-                    publish(reload: true)
-                } else {
-                    computed = engine.snapshot()
-                }
-                checkInvariants()
-            }
-        }
-    }
-
     // MARK: - Commits
 
+    /// Each commit, on the writer right after it: the pipeline's step goes to the outlet.
     private func handle(_ changes: CommittedChanges, _ db: Database) {
         locked {
             guard observation != nil else { return }
             do {
-                if needsRefetch {
-                    try engine.fetchAll(db)
-                    needsRefetch = false
-                } else {
-                    guard try engine.apply(changes, db) else { return }
+                if let step = try pipeline.commit(changes, db, reloads: outlet.deliveryMode == .reloads) {
+                    outlet.send(step, from: self)
                 }
-                checkInvariants()
-                publish(reload: false)
             } catch {
-                needsRefetch = true
-                let error = store.typedError(error)
-                scheduleDelivery { [self] in deliver(.failure(error)) }
+                outlet.fail(with: store.typedError(error), from: self)
             }
         }
     }
 
-    private func checkInvariants() {
-        #if DEBUG
-        if checksInvariants {
-            engine._checkInvariants()
-            computed._checkInvariants()
-        }
-        #endif
+    // MARK: - User edits (see ``moveItem(from:to:)-(ItemPath,_)`` and ``deleteItem(at:)-(ItemPath)``)
+
+    /// The request's order as a move reads it, computed on the first move.
+    func editOrdering() throws -> OrderedRequest {
+        try locked { try pipeline.editOrdering(request: request, schema: store.schema) }
     }
 
-    /// Computes the new snapshot and schedules its delivery (with the lock held, so deliveries
-    /// keep the order of changes).
-    private func publish(reload: Bool) {
-        let old = computed
-        let (new, changes) = engine.snapshotAndChanges()
-        computed = new
-        publishedVersion += 1
-        let version = publishedVersion
-        if reload || _deliveryMode == .reloads {
-            if !reload && old == new { return deliverUnchanged(new, version: version) }
-            scheduleDelivery { [self] in deliver(.update(.reload(new)), version: version, touched: nil) }
-            return
-        }
-        guard let batch = BatchBuilder.batch(from: old, to: new, known: changes) else {
-            // A refetch of batched results: values are not loaded to compare, so a reload.
-            scheduleDelivery { [self] in deliver(.update(.reload(new))) }
-            return
-        }
-        #if DEBUG
-        if checksInvariants { BatchBuilder._check(batch, from: old, to: new, known: changes) }
-        #endif
-        if batch.isEmpty { return deliverUnchanged(new, version: version) }
-        let touched = batch.touchedSections(from: old, to: new)
-        scheduleDelivery { [self] in deliver(.update(.batch(batch, new)), version: version, touched: touched) }
-    }
-
-    // MARK: - Delivery (on the delivery queue)
-
-    /// An update computed by `publish` (the `version`th), after a user edit: skipped when it
-    /// was computed before the edit's commit, otherwise rebased on the delivered snapshot.
-    private func deliver(_ event: Event, version: Int, touched: Set<SectionID>?) {
-        guard case .update(let update) = event, let edit = pendingEdit else { return deliver(event) }
-        let touched = edit.touched.flatMap { mine in touched.map { mine.union($0) } }
-        if version < edit.version {
-            // Computed before the edit's commit: its changes reach consumers with the next update.
-            pendingEdit = (edit.version, touched, nil)
-            return
-        }
-        pendingEdit = nil
-        guard case .batch(let commitBatch, let new) = update else {
-            // A reload (reload mode): nothing more when it is what the edit showed.
-            if update.snapshot == snapshot { return }
-            return deliver(event)
-        }
-        var userBatch = edit.batch
-        userBatch?.userEdit = nil
-        if let userBatch, userBatch == commitBatch {
-            // The edit's commit did exactly what the edit showed: nothing to deliver, and no
-            // difference to compute (a list of 100k rows would take milliseconds).
-            outlet.take(new)
-            return
-        }
-        deliverDifference(to: new, touched: touched)
-    }
-
-    /// Delivers the difference from the delivered snapshot to `new` (rows of `touched`
-    /// sections only), or, when there is none, just takes `new` as delivered.
-    private func deliverDifference(to new: ResultsSnapshot<Item, Section>, touched: Set<SectionID>?) {
-        if deliveryMode == .reloads {
-            // Consumers that asked for reloads get one, when anything differs.
-            if new == snapshot {
-                outlet.take(new)
-                return
+    /// A user edit of the row `id`, at `path` of section `section` of the delivered
+    /// snapshot, through the pipeline like a commit: `write` runs in one write transaction
+    /// that starts once the store has handed its observers what other connections committed
+    /// before it, so that the pipeline's state is the one the edit reads; the pipeline then
+    /// builds the edited snapshot and the edit's batch, which the outlet delivers before
+    /// this returns. On the delivery queue.
+    func edit(
+        _ id: Int64, at path: ItemPath, in section: SectionID,
+        write: (Database, ResultsFetcher<Item, Section>) throws -> UserEdit<Item>
+    ) throws {
+        let delivered = snapshot
+        var version = 0
+        let edit = try store.writeAfterOtherConnections { db in
+            let fetcher = locked {
+                version = pipeline.beginEdit(of: id, in: section, at: path.item)
+                return pipeline.engine.fetcher
             }
-            return deliver(.update(.reload(new)))
+            return try write(db, fetcher)
         }
-        // (Never nil: only a refetch of batched results builds no batch.)
-        let batch = BatchBuilder.batch(from: snapshot, to: new, known: .sinceUserEdit(touched: touched))!
-        if batch.isEmpty {
-            outlet.take(new)
-            return
-        }
-        deliver(.update(.batch(batch, new)))
-    }
-
-    /// A commit that changed nothing the consumers see: nothing to deliver, unless a user
-    /// edit waits for it (its own commit), which then resolves against `new`.
-    private func deliverUnchanged(_ new: ResultsSnapshot<Item, Section>, version: Int) {
-        scheduleDelivery { [self] in
-            guard let edit = pendingEdit, version >= edit.version else { return }
-            pendingEdit = nil
-            deliverDifference(to: new, touched: edit.touched)
-        }
-    }
-
-    /// Delivers a user edit's batch now (on the delivery queue, before the edit returns):
-    /// `snapshot` becomes `new`, and later updates are rebased on it (see `pendingEdit`).
-    /// `version` is ``publishedVersion`` read inside the edit's write transaction: the
-    /// updates up to it were computed before the edit's commit.
-    func deliverUserEdit(
-        _ batch: ChangeBatch, _ new: ResultsSnapshot<Item, Section>, touched: Set<SectionID>, before version: Int
-    ) {
-        dispatchPrecondition(condition: .onQueue(deliveryQueue))
-        var all: Set<SectionID>? = touched
-        if let edit = pendingEdit { all = edit.touched.map { $0.union(touched) } }
-        pendingEdit = (version + 1, all, pendingEdit == nil ? batch : nil)
-        #if DEBUG
-        if checksInvariants { BatchBuilder._checkUserEdit(batch, from: snapshot, to: new) }
-        #endif
-        // Consumers that asked for reloads get the edited snapshot as one.
-        deliver(.update(deliveryMode == .reloads ? .reload(new) : .batch(batch, new)))
-    }
-
-    /// Called by a user edit once its write returned, with the version read inside its
-    /// transaction. When nothing was computed since (the edit wrote nothing — another writer
-    /// had already made the move — or nothing the request reads), no update will resolve the
-    /// edit: the last computed snapshot, the store's state at the edit's commit, does. Updates
-    /// skipped before it are folded in, as for any update after the edit.
-    func settleUserEdit(publishedBefore version: Int) {
+        let (new, batch, touched) = locked { pipeline.edited(edit, of: delivered) }
+        outlet.deliverUserEdit(batch, new, touched: touched, before: version, from: self)
         locked {
-            // A failed commit refetches on the next one, which then resolves the edit.
-            guard publishedVersion == version, observation != nil, !needsRefetch else { return }
-            let new = computed
-            scheduleDelivery { [self] in
-                guard let edit = pendingEdit, edit.version == version + 1 else { return }
-                pendingEdit = nil
-                deliverDifference(to: new, touched: edit.touched)
-            }
+            guard observation != nil, let settled = pipeline.settled(since: version) else { return }
+            outlet.settleUserEdit(to: settled, version: version, from: self)
         }
     }
-
-    /// Hands `event` to every consumer (see ``ResultsOutlet``).
-    private func deliver(_ event: Event) { outlet.deliver(event, from: self) }
 
     // MARK: - Consumers
 
@@ -451,56 +304,13 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
     ///     if let batch = update.batch { print(batch); break }
     /// }
     /// ```
-    public var updates: AsyncThrowingStream<ResultsUpdate<Item, Section>, any Error> {
-        let (stream, continuation) = AsyncThrowingStream<ResultsUpdate<Item, Section>, any Error>.makeStream()
-        let key = UUID()
-        let finished = LockedValue(false)
-        scheduleDelivery { [weak self] in
-            guard let self else {
-                continuation.finish()
-                return
-            }
-            outlet.subscribe(Subscriber(
-                key: key, isAlive: { !finished.withLock { $0 } },
-                receive: { event in
-                    switch event {
-                    case .update(let update):
-                        continuation.yield(update)
-                    case .failure(let error):
-                        finished.withLock { $0 = true }
-                        continuation.finish(throwing: error)
-                    }
-                },
-                finish: { continuation.finish() }))
-            continuation.yield(.reload(snapshot))
-        }
-        continuation.onTermination = { [weak self] _ in
-            finished.withLock { $0 = true }
-            guard let self else { return }
-            deliveryQueue.async { self.outlet.unsubscribe(key) }
-        }
-        return stream
-    }
+    public var updates: AsyncThrowingStream<ResultsUpdate<Item, Section>, any Error> { outlet.updates() }
 
     /// Starts applying changes to `coordinatee` (held weakly): at once a ``Coordinatable/reload(_:)``
     /// with the current snapshot, then every change, and tracking failures
     /// (``Coordinatable/fail(with:)``), on the delivery queue.
     public func coordinate<C: Coordinatable>(_ coordinatee: C) where C.Item == Item, C.Section == Section {
-        weak let weakCoordinatee = coordinatee
-        nonisolated(unsafe) let subscriber = Subscriber(
-            key: UUID(), isAlive: { weakCoordinatee != nil },
-            receive: { event in
-                guard let coordinatee = weakCoordinatee else { return }
-                switch event {
-                case .update(.reload(let snapshot)): coordinatee.reload(snapshot)
-                case .update(.batch(let batch, let snapshot)): coordinatee.apply(batch, snapshot: snapshot)
-                case .failure(let error): coordinatee.fail(with: error)
-                }
-            })
-        scheduleDelivery { [self] in
-            outlet.subscribe(subscriber)
-            subscriber.receive(.update(.reload(snapshot)))
-        }
+        outlet.coordinate(coordinatee)
     }
 
     /// Waits until every change computed so far has been delivered. For tests and
@@ -512,36 +322,13 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
     /// says so, instead of dispatch's bare trap or a hang. A command-line tool that blocks its
     /// main thread passes its own `deliveryQueue` (`DispatchQueue(label: "results")`), or lets
     /// the main queue run (`dispatchMain()`, `RunLoop.main.run()`, `await` in an async `main`).
-    public func waitForDeliveries() {
-        // (`DispatchQueue.main` is not always the same object: compare labels too.)
-        let deliversOnMain = deliveryQueue === DispatchQueue.main || deliveryQueue.label == DispatchQueue.main.label
-        if Thread.isMainThread && deliversOnMain {
-            preconditionFailure(Self.deliveryDeadlockMessage(
-                "on the main thread, and this controller delivers on the main queue (the default)"))
-        }
-        if DispatchQueue.getSpecific(key: deliveryQueueKey) == deliveryQueueToken {
-            preconditionFailure(Self.deliveryDeadlockMessage("on this controller's delivery queue"))
-        }
-        deliveryQueue.sync {}
-    }
+    public func waitForDeliveries() { outlet.waitForDeliveries() }
 
     static func deliveryDeadlockMessage(_ place: String) -> String {
         "ResultsController.waitForDeliveries() was called \(place): it waits for that queue, which "
             + "cannot run while it waits, so it would never return. Create the controller with a "
             + "deliveryQueue of its own (ResultsController(store:request:deliveryQueue: DispatchQueue(label: \"results\"))), "
             + "or let the queue run instead of waiting (dispatchMain(), RunLoop.main.run(), or await in an async main)."
-    }
-
-    /// The request's fetcher (stateless), for user edits that read the request's order.
-    var fetcherForEdits: ResultsFetcher<Item, Section> { locked { engine.fetcher } }
-
-    /// The version of the last computed snapshot (see ``publish(reload:)``).
-    var currentPublishedVersion: Int { locked { publishedVersion } }
-
-    /// Inside a user edit's write: the edited row `id` is at `index` of `section` in the
-    /// delivered snapshot, which the next commit (the edit's own) checks before searching.
-    func hintEditedRow(_ id: Int64, in section: SectionID, at index: Int) {
-        locked { engine.hintPlace(of: id, in: section, at: index) }
     }
 
     // MARK: - Invariants
@@ -552,16 +339,19 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
     /// snapshot well formed. Traps on violation. For tests.
     public func _checkInvariants() {
         #if DEBUG
-        locked {
-            engine._checkInvariants()
-            computed._checkInvariants()
-        }
+        locked { pipeline._checkInvariants() }
         #endif
     }
 
-    // MARK: - Internals for tests
+    // MARK: - Internals
 
-    var engineForTesting: any AnyResultsEngine<Item, Section> { engine }
+    /// Tests set this to check the engine's invariants and every batch after every change.
+    var checksInvariants: Bool {
+        get { locked { pipeline.checksInvariants } }
+        set { locked { pipeline.checksInvariants = newValue } }
+    }
+
+    var engineForTesting: any AnyResultsEngine<Item, Section> { locked { pipeline.engine } }
 
     private func locked<T>(_ body: () throws -> T) rethrows -> T {
         lock.lock()
@@ -569,8 +359,3 @@ public final class ResultsController<Item: StrataEntity, Section: Hashable & Sen
         return try body()
     }
 }
-
-/// The key under which a results controller marks its delivery queue.
-private let deliveryQueueKey = DispatchSpecificKey<Int>()
-/// The last token given to a delivery queue.
-private let deliveryQueueTokens = LockedValue(0)

@@ -3,7 +3,9 @@
 /// have changed between them, which says how much of the two the batch must compare.
 ///
 /// The results engine says what changed (``ResultsEngine/snapshotAndChanges()``); a user edit
-/// says what the user did. ``ResultsController`` only delivers what this returns.
+/// says what the user did (``UserEdit``). ``ResultsPipeline`` builds the batches of its
+/// steps and of user edits; ``ResultsOutlet`` builds one more kind, the difference from a
+/// snapshot a user edit made to the store's state (``Known/sinceUserEdit(touched:)``).
 enum BatchBuilder {
     /// What is known to have changed from the old snapshot to the new one.
     enum Known {
@@ -24,16 +26,6 @@ enum BatchBuilder {
         /// ids, which reads no page when the store agrees with the edit (the usual answer),
         /// where the difference would read every row of the sections.
         case sinceUserEdit(touched: Set<SectionID>?)
-    }
-
-    /// What the user did to the delivered snapshot (see ``ResultsController/moveItem(from:to:)-(ItemPath,_)``
-    /// and ``ResultsController/deleteItem(at:)-(ItemPath)``).
-    enum UserEdit {
-        /// One row moved; `valueChanged` when its value changed too (a new parent).
-        case move(Move<ItemPath>, valueChanged: Bool)
-        /// The row at this path was deleted; its section too when the new snapshot has one
-        /// section fewer.
-        case delete(ItemPath)
     }
 
     /// The batch from `old` to `new`; nil when none is built (``Known/refetchedInPages``).
@@ -59,11 +51,11 @@ enum BatchBuilder {
     /// The batch of a user edit, from the snapshot the user edited (`old`) to the snapshot
     /// with the edit made (`new`), marked with ``ChangeBatch/userEdit``. Reads no row.
     static func batch<Item, Section>(
-        from old: ResultsSnapshot<Item, Section>, to new: ResultsSnapshot<Item, Section>, edit: UserEdit
+        from old: ResultsSnapshot<Item, Section>, to new: ResultsSnapshot<Item, Section>, edit: UserEdit<Item>
     ) -> ChangeBatch {
         var batch: ChangeBatch
         switch edit {
-        case .move(let move, let valueChanged):
+        case .move(let move, _, let valueChanged):
             batch = ChangeBatch(itemMoves: [move], movedAndUpdatedItems: valueChanged ? [move.to] : [])
             batch.userEdit = .move
         case .delete(let path):

@@ -12,24 +12,36 @@ import GRDB
 /// - ``SnapshotJournal``: the options, the rows derived for the next snapshot, and what
 ///   changed since the last one;
 ///
-/// and a ``RefetchPolicy`` that says when a commit is answered by a refetch. Commits re-read
-/// only affected rows by id and place them by binary search with ``DatabaseValueOrdering``,
-/// which orders exactly as SQLite's `ORDER BY`.
+/// and a ``CommitTracker`` that takes every refetch decision. Commits re-read only affected
+/// rows by id and place them by binary search with ``DatabaseValueOrdering``, which orders
+/// exactly as SQLite's `ORDER BY`.
 ///
-/// The loading is chosen once, with the engine's type; a controller that must leave batched
-/// loading (a filter was set) replaces its engine with ``loadingEagerly()``'s.
+/// ``ResultsPipeline`` drives it: every input (a fetch, a commit, an options change, a user
+/// edit) goes through the pipeline, which asks this engine for the state and the changes,
+/// and turns them into the next snapshot and its batch.
+///
+/// The loading is chosen once, with the engine's type; results that must leave batched
+/// loading (a filter was set) replace their engine with ``loadingEagerly()``'s.
 final class ResultsEngine<Item, Section: Hashable & Sendable, Loading: ItemLoading<Item>>: AnyResultsEngine {
     let fetcher: ResultsFetcher<Item, Section>
     private(set) var index: SectionedIndex<Section, Loading.Keys>
     private(set) var loading: Loading
     private var journal: SnapshotJournal<Item, Section>
-    var policy = RefetchPolicy()
+    /// Every refetch decision.
+    private(set) var tracker = CommitTracker()
     /// The request's window, if any.
     private let window: (limit: Int?, offset: Int)?
 
     var isBatched: Bool { Loading.isBatched }
 
     var plan: ResultsQueryPlan { fetcher.plan }
+
+    var policy: RefetchPolicy {
+        get { tracker.policy }
+        set { tracker.policy = newValue }
+    }
+
+    var needsRefetch: Bool { tracker.needsRefetch }
 
     var options: ResultsOptions<Item> {
         get { journal.options }
@@ -50,7 +62,13 @@ final class ResultsEngine<Item, Section: Hashable & Sendable, Loading: ItemLoadi
     /// values, and (without post-fetch options, where rows are items) the snapshot's rows.
     func fetchAll(_ db: Database) throws {
         index.placeHints.removeAll()
-        try loading.fetchAll(db, fetcher: fetcher, index: &index, journal: &journal)
+        do {
+            try loading.fetchAll(db, fetcher: fetcher, index: &index, journal: &journal)
+        } catch {
+            tracker.failed()
+            throw error
+        }
+        tracker.fetched()
     }
 
     /// The item `id` is at `index` of `section` in the last snapshot: the next commit's
@@ -64,107 +82,42 @@ final class ResultsEngine<Item, Section: Hashable & Sendable, Loading: ItemLoadi
     /// Brings the state up to date with one commit (or several merged). Returns false when
     /// the commit cannot have changed the results.
     ///
-    /// The commit is traced once (``ResultsQueryPlan/effect(of:_:fetcher:)``); a refetch is
-    /// then decided in one place — the commit cannot be traced, or its rows cost more to
-    /// apply than a refetch of the results (``RefetchPolicy``, with each loading's measured
-    /// costs) — before anything is changed.
+    /// The ``CommitTracker`` decides first, before anything is changed: nothing to do, a
+    /// refetch, or the rows to re-read. A failure leaves the tracker asking for a refetch
+    /// on the next commit.
     @discardableResult
     func apply(_ changes: CommittedChanges, _ db: Database) throws -> Bool {
         defer { if !index.placeHints.isEmpty { index.placeHints.removeAll() } }
-        let tracked: ResultsQueryPlan.TrackedChanges
-        switch try plan.effect(of: changes, db, fetcher: fetcher) {
+        let decision: CommitTracker.Decision
+        do {
+            decision = try tracker.decide(changes, db, fetcher: fetcher, results: index.count, loading: Loading.self)
+        } catch {
+            tracker.failed()
+            throw error
+        }
+        switch decision {
         case .unaffected:
             return false
         case .refetch:
+            // (Batched: the reader stays in the old state for the snapshots made before.)
             try fetchAll(db)
             return true
-        case .items(let changes):
-            tracked = changes
-        }
-        // (Batched: the reader stays in the old state for the snapshots made before.)
-        if Loading.refetches(tracked, of: index.count, policy: policy) {
-            try fetchAll(db)
+        case .items(let tracked):
+            do {
+                try apply(tracked, db)
+            } catch {
+                tracker.failed()
+                throw error
+            }
             return true
         }
+    }
+
+    /// Applies a commit's traced rows, the way the loading takes them (see
+    /// ``ItemLoading/apply(_:_:fetcher:index:journal:policy:)``).
+    private func apply(_ tracked: ResultsQueryPlan.TrackedChanges, _ db: Database) throws {
         journal.beginCommit()
-        try loading.beginCommit(tracked, db, fetcher: fetcher, index: &index)
-        var leaving: [Int64] = []
-        defer { loading.endCommit(leaving: leaving, index: &index) }
-        // 1. Section objects.
-        if let ids = tracked.sectionObjects {
-            if ids.isEmpty {
-                journal.invalidate(try index.refreshSections(try fetcher.sectionObjects(db)))
-            } else {
-                journal.invalidate(try index.updateSections(try fetcher.sectionObjects(db, ids: ids), ids: ids))
-            }
-        }
-        // 2. Affected items.
-        let affected = tracked.affected
-        if affected.isEmpty && tracked.deleted.isEmpty { return true }
-        // 3. Remove every affected or deleted item, then insert the re-read ones; journal
-        // their places before and after. In rowid order: each statement's ids are then a
-        // range of the table, which SQLite reads from fewer pages than ids spread over all
-        // of it.
-        let fetched = try loading.reread(affected.sorted(), db, fetcher: fetcher)
-        let gone = affected.union(tracked.deleted)
-        leaving = loading.mayLeave(affected: affected, reread: fetched, index: index)
-        guard var changedRows = journal.takeRowJournal() else {
-            for id in gone { try remove(id, patch: false) }
-            for row in fetched { try insert(row.id, row.item, row.keys, patch: false) }
-            return true
-        }
-        let patch = policy.patches(changed: gone.count, sections: index.sections.count)
-        if !patch,
-            try loading.replaceInBulk(
-                gone: gone, reread: fetched, index: &index, journal: &journal, changedRows: &changedRows, policy: policy)
-        {
-            journal.putRowJournal(changedRows)
-            return true
-        }
-        if gone.count == 1, fetched.count <= 1, let id = gone.first {
-            // One row (most commits): where it is removed from and inserted at are its places
-            // before and after, without searching for them again.
-            if let old = try remove(id, patch: patch) { changedRows[id] = RowChange(old: old) }
-            if let row = fetched.first, let new = try insert(row.id, row.item, row.keys, patch: patch) {
-                changedRows[row.id, default: RowChange()].new = new
-            }
-            journal.putRowJournal(changedRows)
-            return true
-        }
-        for id in gone {
-            if let place = try index.place(of: id) { changedRows[id] = RowChange(old: place) }
-        }
-        for id in gone { try remove(id, patch: patch) }
-        for row in fetched { try insert(row.id, row.item, row.keys, patch: patch) }
-        for row in fetched {
-            if let place = try index.place(of: row.id) { changedRows[row.id, default: RowChange()].new = place }
-        }
-        journal.putRowJournal(changedRows)
-        return true
-    }
-
-    /// Removes the item `id`; returns where it was shown.
-    @discardableResult
-    private func remove(_ id: Int64, patch: Bool) throws -> RowChange.Place? {
-        loading.removed(id)
-        guard let removal = try index.remove(id) else { return nil }
-        journal.removed(at: removal.index, from: removal.section, patch: patch)
-        if removal.sectionRemoved { journal.invalidate([removal.section]) }
-        return RowChange.Place(section: removal.section, index: removal.index)
-    }
-
-    /// Places the item `id` read afresh (`item` is nil when values are not kept); returns
-    /// where it is shown.
-    @discardableResult
-    private func insert(_ id: Int64, _ item: Item?, _ keys: IndexKeys, patch: Bool) throws -> RowChange.Place? {
-        loading.inserted(id, item)
-        guard let place = try index.insert(id, keys) else { return nil }
-        if let item {
-            journal.inserted(item, at: place.index, in: place.section, patch: patch)
-        } else {
-            journal.invalidate([place.section])
-        }
-        return place
+        try loading.apply(tracked, db, fetcher: fetcher, index: &index, journal: &journal, policy: policy)
     }
 
     // MARK: - Snapshots
@@ -196,7 +149,7 @@ final class ResultsEngine<Item, Section: Hashable & Sendable, Loading: ItemLoadi
         guard Loading.isBatched else { return self }
         let eager = ResultsEngine<Item, Section, EagerLoading<Item>>(
             fetcher: fetcher, options: options, window: window, loading: EagerLoading())
-        eager.policy = policy
+        eager.tracker = tracker
         let ids = index.ids
         try loading.readInCurrentState { db in try eager.load(ids, db) }
         return eager
@@ -250,24 +203,4 @@ extension ResultsEngine where Loading == EagerLoading<Item> {
         _ = index.finishBuild(builder)
         journal.reset()
     }
-}
-
-/// A ``ResultsEngine`` whatever its loading: what ``ResultsController`` holds.
-protocol AnyResultsEngine<Item, Section>: AnyObject {
-    associatedtype Item: StrataEntity
-    associatedtype Section: Hashable & Sendable
-    var fetcher: ResultsFetcher<Item, Section> { get }
-    var options: ResultsOptions<Item> { get set }
-    var policy: RefetchPolicy { get set }
-    /// Whether values are read in pages.
-    var isBatched: Bool { get }
-    func fetchAll(_ db: Database) throws
-    @discardableResult func apply(_ changes: CommittedChanges, _ db: Database) throws -> Bool
-    /// Tells the next commit where the item `id` is in the last snapshot (a user edit's row).
-    func hintPlace(of id: Int64, in section: SectionID, at index: Int)
-    func snapshot() -> ResultsSnapshot<Item, Section>
-    func snapshotAndChanges() -> (snapshot: ResultsSnapshot<Item, Section>, changes: BatchBuilder.Known)
-    /// This engine if it loads eagerly, else a new one loading eagerly in its state.
-    func loadingEagerly() throws -> any AnyResultsEngine<Item, Section>
-    func _checkInvariants()
 }

@@ -121,6 +121,17 @@ extension Store {
         }
     }
 
+    /// A ``write(_:)-94s9x`` that first hands the commit observers, in its own transaction,
+    /// what other connections committed before it: what the observers derived from the
+    /// commits is then the state `body` reads and writes. (An edit made from a derived state,
+    /// such as a drag in a list, needs that state to be the store's.)
+    func writeAfterOtherConnections<T>(_ body: (Database) throws -> T) throws -> T {
+        try write { [observer] db in
+            try observer.deliverExternalCommits(db)
+            return try body(db)
+        }
+    }
+
     private func mapHistoryErrors<T>(_ body: () throws -> T) throws -> T {
         try checkOpen()
         do {
