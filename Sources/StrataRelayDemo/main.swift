@@ -176,6 +176,8 @@ func run() async throws {
     }
 
     for device in devices { await device.sync.stop() }
+    // A last sync of each, in the foreground: what the other pushed last is on both.
+    for device in [laptop, phone, bob] { _ = try await device.sync.sync() }
     let same = try phone.sync.contents() == laptop.sync.contents()
     let bobsCards = try await bob.store.fetchAll(Card.self).map(\.title)
     say("\nAlice's two devices hold the same objects: \(same). Bob's laptop holds \(bobsCards.count) cards.")
