@@ -96,10 +96,11 @@ let package = Package(
                 "StrataRelay", .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log"),
             ]),
-        // `make relay-demo`: two users' devices syncing through strata-relay (a process) and a
-        // private PostgreSQL cluster, signed in with tokens.
+        // `make relay-demo`: two users on three devices, sharing a board, syncing through
+        // strata-relay (a process) and a private PostgreSQL cluster, signed in with tokens.
         .executableTarget(
-            name: "StrataRelayDemo", dependencies: ["StrataSyncFixture", .product(name: "JWTKit", package: "jwt-kit")]),
+            name: "StrataRelayDemo",
+            dependencies: ["StrataSyncFixture", "StrataSharingFixture", .product(name: "JWTKit", package: "jwt-kit")]),
         // `make sync-demo`: two stores syncing through a private PostgreSQL cluster.
         .executableTarget(name: "StrataSyncDemo", dependencies: ["StrataSyncFixture"]),
         // The README's main job, on the package's own Models/.
@@ -172,6 +173,11 @@ let package = Package(
                     "StrataSync", .product(name: "PostgresNIO", package: "postgres-nio"),
                 ], path: "Tests/SyncFixture",
                 exclude: ["Models"], plugins: ["StrataPlugin"]),
+        // The model of the relay's per-user data tests and of `make relay-demo`: boards shared
+        // with members, their cards and comments, private notes, labels for everyone.
+        .target(
+            name: "StrataSharingFixture", dependencies: ["StrataSync"], path: "Tests/SharingFixture",
+            exclude: ["Models"], plugins: ["StrataPlugin"]),
         // One device of the multi-device tests and of `make sync-demo`: a process with its own
         // store file, driven by lines on standard input.
         .executableTarget(
@@ -193,7 +199,7 @@ let package = Package(
         .testTarget(
             name: "StrataRelayTests",
             dependencies: [
-                "StrataSyncFixture", "StrataTestSupport", "StrataRelay", "strata-relay",
+                "StrataSyncFixture", "StrataSharingFixture", "StrataTestSupport", "StrataRelay", "strata-relay",
                 .product(name: "JWTKit", package: "jwt-kit"), .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Hummingbird", package: "hummingbird"),
             ]),

@@ -64,6 +64,9 @@ extension GenerationContext {
             if entity.primaryKey != "id" {
                 tail.append("primaryKey: \(SwiftNames.stringLiteral(entity.primaryKey))")
             }
+            if let access = entity.access {
+                tail.append("access: " + accessExpression(access))
+            }
             let hasRelationships = !entity.relationships.isEmpty
             // Transient attributes have no column.
             let stored = entity.attributes.filter { !$0.isTransient }
@@ -93,6 +96,22 @@ extension GenerationContext {
             }
         }
         w.line("),")
+    }
+
+    /// `.everyone`, `.users(owner: "ownerID", members: .init(relationship: "members", attribute: "userID"))`
+    /// or `.through("board")`.
+    private func accessExpression(_ access: Access) -> String {
+        switch access {
+        case .everyone:
+            return ".everyone"
+        case .users(let owner, let members):
+            let members = members.map {
+                ".init(relationship: \(SwiftNames.stringLiteral($0.relationship)), attribute: \(SwiftNames.stringLiteral($0.attribute)))"
+            }
+            return ".users(owner: \(owner.map(SwiftNames.stringLiteral) ?? "nil"), members: \(members ?? "nil"))"
+        case .through(let relationship):
+            return ".through(\(SwiftNames.stringLiteral(relationship)))"
+        }
     }
 
     private func attributeArguments(_ attribute: Attribute) -> [String] {

@@ -160,11 +160,30 @@ public enum JSONSchemaRenderer {
                 "relationships": ["type": objectOrNull, "propertyNames": ["pattern": identifier], "additionalProperties": ["$ref": "#/$defs/relationship"]],
                 "unique": nameList, "indexes": indexList,
                 "fetches": ["type": objectOrNull, "propertyNames": ["pattern": identifier], "additionalProperties": ["$ref": "#/$defs/fetch"]],
+                "access": [
+                    "description": "Per-user data: which signed-in users a relay serves the objects to and lets change them. Once one entity declares it, every entity does.",
+                    "oneOf": [
+                        ["const": "everyone", "description": "Every signed-in user."],
+                        [
+                            "type": "object", "additionalProperties": false,
+                            "properties": [
+                                "owner": ["type": "string", "pattern": identifier, "description": "A String or UUID attribute holding the owner's user id."],
+                                "members": ["type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*\\.[A-Za-z_][A-Za-z0-9_]*$", "description": "A one-to-many relationship and the attribute of its objects holding a member's user id: members.userID."],
+                            ] as [String: Any],
+                        ] as [String: Any],
+                        [
+                            "type": "object", "additionalProperties": false, "required": ["through"],
+                            "properties": [
+                                "through": ["type": "string", "pattern": identifier, "description": "A to-one relationship (holding its key): the object's users are those of the object it leads to."],
+                            ] as [String: Any],
+                        ] as [String: Any],
+                    ],
+                ] as [String: Any],
             ] as [String: Any],
             "allOf": [
                 [
                     "if": ["required": ["abstract"], "properties": ["abstract": ["const": true]]] as [String: Any],
-                    "then": ["properties": ["relationships": nothing, "fetches": nothing, "primaryKey": nothing]],
+                    "then": ["properties": ["relationships": nothing, "fetches": nothing, "primaryKey": nothing, "access": nothing]],
                 ] as [String: Any],
             ],
         ]

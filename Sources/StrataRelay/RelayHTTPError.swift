@@ -74,6 +74,9 @@ public struct RelayHTTPError: HTTPResponseError, Sendable {
     /// the relay's log.
     static func from(serverError error: any Error, logger: Logger) -> Self {
         if let error = error as? RelayHTTPError { return error }
+        if let error = error as? SyncDeviceOwnerError {
+            return Self(.forbidden, error: "device_of_another_user", reason: error.description)
+        }
         if let error = error as? SyncModelError {
             return Self(.conflict, error: "model_mismatch", reason: error.description)
         }

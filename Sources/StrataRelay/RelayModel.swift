@@ -71,7 +71,17 @@ private struct Converter {
             uniques: entity.uniques.map { columns($0, of: entity) },
             indexes: indexes,
             renamedFrom: entity.renamedFrom,
-            primaryKey: entity.primaryKey)
+            primaryKey: entity.primaryKey,
+            access: entity.access.map(access))
+    }
+
+    func access(_ access: Access) -> AccessDescriptor {
+        switch access {
+        case .everyone: .everyone
+        case .users(let owner, let members):
+            .users(owner: owner, members: members.map { .init(relationship: $0.relationship, attribute: $0.attribute) })
+        case .through(let relationship): .through(relationship)
+        }
     }
 
     func attribute(_ attribute: Attribute) -> AttributeDescriptor {

@@ -75,8 +75,8 @@ public struct SyncRelayConfiguration: Sendable {
 /// Every refusal is an HTTP status with the body `{"error": "...", "reason": "..."}`: 401
 /// for a missing, malformed, forged, expired, not yet valid or wrong-audience token, 413 for
 /// a body over ``SyncRelayConfiguration/maxBodySize``, 400 for a body that is not the
-/// route's message, 409 for a device whose model does not fit the server's, 503 when the
-/// database cannot be reached.
+/// route's message, 403 for a device id bound to another user, 409 for a device whose model
+/// does not fit the server's, 503 when the database cannot be reached.
 ///
 /// Mount the routes in your own Hummingbird app, and run the relay as one of its services
 /// (it listens for the server's changes, once for all the devices connected):
@@ -90,7 +90,11 @@ public struct SyncRelayConfiguration: Sendable {
 /// try await app.runService()
 /// ```
 ///
-/// Every signed-in user reads and writes all the data for now: there is no per-user data yet.
+/// Each user is served the objects of their data, as the model's `access:` declares it, and a
+/// push that reaches outside it has those changes refused (recorded in the device's conflict
+/// log with the reason); a model that declares no `access:` shares everything with every
+/// signed-in user. A device id is bound to the user who first synced with it: another user's
+/// token with that id is refused with 403 `device_of_another_user`.
 public final class SyncRelay: Service, Sendable {
     public let configuration: SyncRelayConfiguration
     let servers: [PostgresSyncServer]
@@ -151,12 +155,16 @@ public final class SyncRelay: Service, Sendable {
         let group = router.group(path).add(middleware: RelayRequestMiddleware<Context>(logger: configuration.logger))
         group.post("hello") { request, context in
             try await self.exchange(request, context, SyncHello.self) { user, hello in
-                try await self.server().hello(hello)
+                let server = self.server()
+                try await server.bind(device: hello.device, to: user.id)
+                return try await server.hello(hello)
             }
         }
         group.post("push") { request, context in
             try await self.exchange(request, context, SyncPush.self) { user, push in
-                try await self.server().push(push)
+                let server = self.server()
+                try await server.bind(device: push.device, to: user.id)
+                return try await server.push(push, user: user.id)
             }
         }
         group.post("pull") { request, context in
@@ -166,7 +174,9 @@ public final class SyncRelay: Service, Sendable {
                 }
                 var pull = pull
                 pull.limit = min(pull.limit, self.configuration.maxPullLimit)
-                return try await self.server().pull(pull)
+                let server = self.server()
+                try await server.bind(device: pull.device, to: user.id)
+                return try await server.pull(pull, user: user.id)
             }
         }
         group.get("signals") { request, context in

@@ -1,18 +1,20 @@
 // `make relay-demo`: a private PostgreSQL cluster, `strata-relay` in front of it, and two
-// users' devices that hold no database credentials: each signs in with a token (signed here,
-// as your sign-in would), syncs through the relay, and sees the other's changes arrive in its
-// live list through the relay's signals.
+// users on three devices that hold no database credentials: each signs in with a token
+// (signed here, as your sign-in would), syncs through the relay, and sees its user's data
+// only — Alice's private board stays on her phone and laptop, the board she shares with Bob
+// reaches his laptop, and changes arrive in the live lists through the relay's signals.
 import Foundation
 import JWTKit
-import StrataSyncFixture
+import StrataSharingFixture
 
 func say(_ line: String = "") { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
 
 /// The relay's program, built beside this one.
 let relayProgram = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("strata-relay")
-/// The sync tests' model, which the relay reads from its YAML (the devices have it generated).
+/// The model with per-user data (`access:`), which the relay reads from its YAML (the devices
+/// have it generated).
 let models = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    .appendingPathComponent("Tests/SyncFixture/Models")
+    .appendingPathComponent("Tests/SharingFixture/Models")
 
 /// What your sign-in would do: tokens for a user, signed with the relay's HS256 secret.
 struct SignIn: Sendable {
@@ -44,32 +46,38 @@ final class DemoDevice: @unchecked Sendable {
         let server = RelaySyncServer(url: relay) { try await signIn.token(for: user) }
         sync = try StoreSync(store: store, server: server)
         list = try ResultsController(store: store, request: Card.Fetches.byBoard, deliveryQueue: DispatchQueue(label: name))
-        let stream = list.updates
-        Task {
-            for try await update in stream {
-                if case .batch(let batch, _) = update { say("  [\(name)] batch: \(batch)") }
-            }
-        }
     }
 
     func show() {
         list.waitForDeliveries()
-        say("  \(name):")
-        for section in list.snapshot.sections {
-            say("    \(section.value.object?.name ?? "(no board)"): " + section.items.map(\.title).joined(separator: ", "))
+        let sections = list.snapshot.sections
+        say("  \(name):" + (sections.isEmpty ? " (no cards)" : ""))
+        for section in sections {
+            say("    \(section.value.object?.title ?? "(no board)"): " + section.items.map(\.title).joined(separator: ", "))
         }
     }
+
+    /// The titles of the boards this device holds.
+    func boards() async throws -> Set<String> { Set(try await store.fetchAll(Board.self).map(\.title)) }
 }
 
 struct DemoFailure: Error, CustomStringConvertible { var description: String }
+
+/// Waits (up to 20 seconds) until `condition` holds: the background syncs, woken by signals.
+func waitUntil(_ what: String, _ condition: () async throws -> Bool) async throws {
+    let deadline = ContinuousClock.now + .seconds(20)
+    while try await !condition() {
+        guard ContinuousClock.now < deadline else { throw DemoFailure(description: "not seen in 20 seconds: \(what)") }
+        try await Task.sleep(for: .milliseconds(100))
+    }
+}
 
 func run() async throws {
     guard FileManager.default.isExecutableFile(atPath: relayProgram.path) else {
         throw DemoFailure(description: "build strata-relay first: swift build --product strata-relay")
     }
-    let cluster = try PostgresCluster.start()
+    let cluster = try DemoCluster.start()
     defer { cluster.destroy() }
-    let database = try cluster.makeDatabase()
     say("A private PostgreSQL cluster listens on \(cluster.socketPath) (no TCP port).")
     let signIn = SignIn()
 
@@ -78,7 +86,7 @@ func run() async throws {
     relay.executableURL = relayProgram
     relay.environment = ProcessInfo.processInfo.environment.merging([
         "STRATA_RELAY_MODELS": models.path, "STRATA_RELAY_PG_SOCKET": cluster.socketPath,
-        "STRATA_RELAY_PG_USER": cluster.user, "STRATA_RELAY_PG_DATABASE": database, "STRATA_RELAY_PORT": "0",
+        "STRATA_RELAY_PG_USER": cluster.user, "STRATA_RELAY_PG_DATABASE": cluster.database, "STRATA_RELAY_PORT": "0",
         "STRATA_RELAY_JWT_HS256_SECRET": signIn.secret, "STRATA_RELAY_JWT_AUDIENCE": "relay-demo",
         "STRATA_RELAY_LOG_LEVEL": "warning",
     ]) { _, new in new }
@@ -101,33 +109,65 @@ func run() async throws {
         throw DemoFailure(description: "unexpected: \(text)")
     }
     say("\(text) (HTTP, loopback; PostgreSQL behind it).")
+    say("The model says who reads what (Tests/SharingFixture/Models/Sharing.yaml): a board is its owner's and its")
+    say("members' (access: { owner: ownerID, members: members.userID }), a card is its board's (through: board).")
 
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("strata-relay-demo-\(UUID().uuidString.prefix(8))")
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: folder) }
     let phone = try DemoDevice("alice's phone", user: "alice", folder: folder, relay: url, signIn: signIn)
-    let laptop = try DemoDevice("bob's laptop", user: "bob", folder: folder, relay: url, signIn: signIn)
+    let laptop = try DemoDevice("alice's laptop", user: "alice", folder: folder, relay: url, signIn: signIn)
+    let bob = try DemoDevice("bob's laptop", user: "bob", folder: folder, relay: url, signIn: signIn)
+    let devices = [phone, laptop, bob]
+    for device in devices { await device.sync.start() }
 
-    say("\n1. Both devices sync in the background, through the relay; alice adds a board on her phone.")
-    await phone.sync.start()
-    await laptop.sync.start()
+    say("\n1. Alice, on her phone, makes a private board and a board she shares with Bob.")
     try await phone.store.write { db in
-        let board = try db.insert(Board(name: "Groceries", position: 1))
-        for title in ["Milk", "Bread"] { _ = try db.insert(Card(title: title, points: 1, boardID: board.id)) }
+        let errands = try db.insert(Board(ownerID: "alice", title: "Alice's errands"))
+        for title in ["Dentist", "Passport"] { _ = try db.insert(Card(title: title, boardID: errands.id)) }
+        let groceries = try db.insert(Board(ownerID: "alice", title: "Groceries"))
+        _ = try db.insert(Member(userID: "bob", boardID: groceries.id))
+        for title in ["Milk", "Bread"] { _ = try db.insert(Card(title: title, boardID: groceries.id)) }
     }
-    try await Task.sleep(for: .seconds(1))
+    try await waitUntil("the boards on alice's laptop and bob's") {
+        let alices = try await laptop.boards(), bobs = try await bob.boards()
+        return alices.count == 2 && bobs == ["Groceries"]
+    }
+    for device in devices { device.show() }
+
+    say("\n2. Bob adds a card to the shared board: it reaches both of Alice's devices through the signals.")
+    try await bob.store.write { db in
+        guard let board = try db.fetchAll(Board.self).first else { throw DemoFailure(description: "the board did not arrive") }
+        _ = try db.insert(Card(title: "Apples", boardID: board.id))
+    }
+    try await waitUntil("Apples on alice's devices") {
+        for device in [phone, laptop] where try await !device.store.fetchAll(Card.self).contains(where: { $0.title == "Apples" }) {
+            return false
+        }
+        return true
+    }
     phone.show()
     laptop.show()
 
-    say("\n2. Bob adds a card on his laptop: it reaches alice's phone through the relay's signals.")
-    try await laptop.store.write { db in
-        guard let board = try db.fetchAll(Board.self).first else { throw DemoFailure(description: "the board did not arrive") }
-        _ = try db.insert(Card(title: "Apples", points: 2, boardID: board.id))
+    say("\n3. Bob makes the shared board his own on his laptop: the relay refuses it, his conflict log says why.")
+    try await bob.store.write { db in
+        guard var board = try db.fetchAll(Board.self).first else { return }
+        board.ownerID = "bob"
+        _ = try db.update(board)
     }
-    try await Task.sleep(for: .seconds(1))
-    phone.show()
+    try await waitUntil("the refusal on bob's laptop") { try !bob.sync.conflicts().isEmpty }
+    for conflict in try bob.sync.conflicts() { say("  [bob's laptop] \(conflict.kind): \(conflict.reason)") }
+    try await waitUntil("the owner back on bob's laptop") { try await bob.store.fetchAll(Board.self).first?.ownerID == "alice" }
+    say("  The board's owner on bob's laptop is alice again.")
 
-    say("\n3. A device with a forged token is refused, and says why.")
+    say("\n4. Alice removes Bob from the board on her laptop: it leaves his laptop, cards and all.")
+    try await laptop.store.write { db in
+        for member in try db.fetchAll(Member.self) where member.userID == "bob" { _ = try db.delete(member) }
+    }
+    try await waitUntil("the board gone from bob's laptop") { try await bob.boards().isEmpty }
+    bob.show()
+
+    say("\n5. A device with a forged token is refused, and says why.")
     let forged = RelaySyncServer(url: url) { "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJtYWxsb3J5In0.c2lnbmF0dXJl" }
     do {
         _ = try await forged.pull(SyncPullRequest(device: UUID(), cursor: 0, limit: 10))
@@ -135,11 +175,13 @@ func run() async throws {
         say("  \(error)")
     }
 
-    await phone.sync.stop()
-    await laptop.sync.stop()
+    for device in devices { await device.sync.stop() }
+    // A last sync of each, in the foreground: what the other pushed last is on both.
+    for device in [laptop, phone, bob] { _ = try await device.sync.sync() }
     let same = try phone.sync.contents() == laptop.sync.contents()
-    say("\nBoth devices hold the same objects: \(same).")
-    if !same { throw DemoFailure(description: "the devices differ") }
+    let bobsCards = try await bob.store.fetchAll(Card.self).map(\.title)
+    say("\nAlice's two devices hold the same objects: \(same). Bob's laptop holds \(bobsCards.count) cards.")
+    if !same || !bobsCards.isEmpty { throw DemoFailure(description: "the devices do not hold their users' data") }
 }
 
 do {

@@ -71,6 +71,9 @@ public struct Entity: Hashable, Sendable {
     /// `Strata.EntityID` and the table's `INTEGER PRIMARY KEY` column. `id` unless the entity
     /// or its file sets `primaryKey:`.
     public var primaryKey: String = "id"
+    /// `access:`: which users may read and write the entity's objects when the model declares
+    /// per-user data (nil: not declared).
+    public var access: Access?
     /// Where the entity is declared.
     public var location: SourceLocation
 
@@ -95,6 +98,43 @@ public struct Entity: Hashable, Sendable {
     public func attribute(named name: String) -> Attribute? { attributes.first { $0.name == name } }
     /// The relationship called `name`, if any.
     public func relationship(named name: String) -> Relationship? { relationships.first { $0.name == name } }
+}
+
+/// `access:` of an entity: which signed-in users may read and write its objects (what a
+/// relay serves each user, and what it lets each user push).
+///
+/// ```yaml
+/// Board:
+///   access: { owner: ownerID, members: members.userID }
+/// Card:
+///   access: { through: board }
+/// Label:
+///   access: everyone
+/// ```
+public enum Access: Hashable, Sendable {
+    /// `access: everyone`: every signed-in user.
+    case everyone
+    /// `access: { owner: <attribute>, members: <to-many>.<attribute> }` (either or both): the
+    /// user whose id the attribute holds, and the users whose ids the attribute of the objects
+    /// of the to-many holds.
+    case users(owner: String?, members: AccessMembers?)
+    /// `access: { through: <to-one> }`: whoever may read and write the object the to-one
+    /// relationship leads to.
+    case through(String)
+}
+
+/// `members: <relationship>.<attribute>` of an `access:`: a to-many relationship whose
+/// destination objects each hold a user id.
+public struct AccessMembers: Hashable, Sendable {
+    /// The to-many relationship (`members`).
+    public var relationship: String
+    /// The attribute of its destination that holds a user id (`userID`).
+    public var attribute: String
+
+    public init(relationship: String, attribute: String) {
+        self.relationship = relationship
+        self.attribute = attribute
+    }
 }
 
 /// One element of `indexes:`: `[notebook, -updatedAt]`, or

@@ -25,11 +25,18 @@ public struct PostgresSchema: Sendable {
     var ddl: PostgreSQLDDL { PostgreSQLDDL(schema: tables.sqlSchema) }
 
     /// Every statement, in order, as one script.
-    public var sql: String { ddl.sql }
+    public var sql: String {
+        let access = self.access.triggers.flatMap(\.sql)
+        return access.isEmpty ? ddl.sql : ddl.sql + access.map { $0 + ";\n" }.joined()
+    }
 
     /// Every statement, in order: the sync's tables, then each entity's table, its indexes
-    /// and its log trigger, then the join tables. Each can be run again (`IF NOT EXISTS`).
-    public var statements: [String] { ddl.statements }
+    /// and its log trigger, then the join tables, then the triggers of per-user data (see
+    /// `access:` in the model language). Each can be run again (`IF NOT EXISTS`, `OR REPLACE`).
+    public var statements: [String] { ddl.statements + access.triggers.flatMap(\.sql) }
+
+    /// The model's per-user data, as SQL.
+    var access: ServerAccess { ServerAccess(tables: tables) }
 
     /// The advisory lock that orders the change log (StrataSQL's `PostgreSQLDDL.logLock`).
     static var logLock: Int { PostgreSQLDDL.logLock }

@@ -110,11 +110,21 @@ extension PostgresSyncServer {
     /// ``PullBatch``). The server reads the log: which entries the answer covers, and per table
     /// the objects and links they name (other devices' entries, each object or link once, in
     /// the order of its first entry), each object with its current row.
-    func answerInBatch(_ request: SyncPullRequest) async throws -> PullBatch {
-        try await transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") { connection in
+    ///
+    /// For a `user` (a relay's pull), where the model declares per-user data: the objects and
+    /// links outside the user's data are answered as deleted, so that those that left it leave
+    /// the user's devices (the log names, with no origin, every object whose users changed
+    /// because another object changed: see ``ServerAccess``).
+    func answerInBatch(_ request: SyncPullRequest, user: String? = nil) async throws -> PullBatch {
+        let access = schema.access
+        let filters = user != nil && access.isDeclared
+        return try await transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") { connection in
             // Entries of the device's own pushes are left out, unless it asks for them (no
             // origin is the empty text).
             let device = request.includingOwnChanges ? "" : request.device.syncText
+            if let user, filters {
+                try await connection.run(PostgresQuery(unsafeSQL: ServerAccess.setUser, binds: binds(user)), logger: logger)
+            }
             // The entries the answer covers: the first `limit` after the cursor (in this
             // transaction's snapshot, every query below sees the same), counted by table.
             let window = try await connection.run(
@@ -137,8 +147,10 @@ extension PostgresSyncServer {
                 var binds = PostgresBindings()
                 binds.append(device)
                 binds.append(entity.name)
+                let present = "t.\(quoted(entity.primaryKey)) IS NOT NULL"
                 let objects = try await readObjects(
-                    of: entity, key: "e.strata_id", exists: "(t.\(quoted(entity.primaryKey)) IS NOT NULL)", order: "e.strata_seq",
+                    of: entity, key: "e.strata_id", exists: filters ? "(\(present) AND \(access.visible(entity.name, "t")))" : "(\(present))",
+                    order: "e.strata_seq",
                     from: """
                         (SELECT id AS strata_id, min(seq) AS strata_seq FROM strata_sync_log \
                         WHERE \(range) AND tbl = $2 AND id IS NOT NULL GROUP BY id) e \
@@ -155,6 +167,7 @@ extension PostgresSyncServer {
                 let rows = try await connection.run(
                     PostgresQuery(unsafeSQL: """
                         SELECT e.a, e.b, EXISTS (SELECT 1 FROM \(quoted(join.name)) j WHERE j.\(column) = e.a AND j.\(inverse) = e.b) \
+                        \(filters ? "AND coalesce(\(access.state(join.entity, id: "e.a")), false) AND coalesce(\(access.state(join.destination, id: "e.b")), false)" : "") \
                         FROM (SELECT a, b, min(seq) AS strata_seq FROM strata_sync_log \
                         WHERE \(range) AND tbl = $2 AND id IS NULL AND a IS NOT NULL AND b IS NOT NULL GROUP BY a, b) e \
                         ORDER BY e.strata_seq

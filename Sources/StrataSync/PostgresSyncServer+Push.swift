@@ -71,6 +71,7 @@ extension PostgresSyncServer {
     func applyChanges(_ all: [SyncChange], skipping: Set<Int>, _ connection: PostgresConnection) async throws -> [SyncRefusal] {
         let kept = all.indices.filter { !skipping.contains($0) }  // index here → index in the push
         let changes = kept.map { all[$0] }
+        if let user = Self.pushUser { return try await applyChecked(changes, kept: kept, user: user, connection) }
         var refused: [SyncRefusal] = []
         try await connection.run("SAVEPOINT strata_push", logger: logger)
         do {

@@ -71,6 +71,11 @@ extension PostgresSyncServer {
             let names = references.flatMap { [PostgreSQLDDL.positionTriggerName($0), PostgreSQLDDL.tieTriggerName($0)] }
             if names.contains(where: { !found.contains("\(table) \($0)") }) { statements.append((table, sql)) }
         }
+        // Per-user data: all its functions and triggers, when one trigger is missing.
+        let access = schema.access.triggers
+        if access.contains(where: { entry in entry.trigger.map { !found.contains("\(entry.table) \($0)") } ?? false }) {
+            statements += access.map { ($0.table, $0.sql) }
+        }
         guard !statements.isEmpty else { return }
         guard policy == .createAndExtend else {
             throw SyncModelError.incompatible(

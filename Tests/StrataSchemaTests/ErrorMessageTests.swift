@@ -129,7 +129,7 @@ struct ErrorMessageTests {
             "m.yaml:3:5: error: unknown key 'atributes' in entity 'A'; did you mean 'attributes'?"),
         BadModel(
             "unknown key without suggestion", "entities:\n  A:\n    colour: red\n",
-            "m.yaml:3:5: error: unknown key 'colour' in entity 'A'; expected one of: doc, abstract, extends, primaryKey, attributes, relationships, unique, indexes, fetches, renamedFrom"),
+            "m.yaml:3:5: error: unknown key 'colour' in entity 'A'; expected one of: doc, abstract, extends, primaryKey, attributes, relationships, unique, indexes, fetches, renamedFrom, access"),
         BadModel(
             "unknown attribute key", "entities:\n  A:\n    attributes:\n      a: { type: Int, optinal: true }\n",
             "m.yaml:4:23: error: unknown key 'optinal' in attribute 'A.a'; did you mean 'optional'?"),

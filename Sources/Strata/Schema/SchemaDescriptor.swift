@@ -49,13 +49,17 @@ public struct EntityDescriptor: Hashable, Sendable {
     public var indexes: [IndexDescriptor]
     /// The entity's previous name, so that a migration renames its table instead of replacing it.
     public var renamedFrom: String?
+    /// Which signed-in users may read and write the objects (the model's `access:`); nil
+    /// when the model declares no per-user data.
+    public var access: AccessDescriptor?
 
     /// An entity; see the properties for each part.
     public init(
         name: String, attributes: [AttributeDescriptor], relationships: [RelationshipDescriptor] = [],
         uniques: [[String]] = [], indexes: [IndexDescriptor] = [], renamedFrom: String? = nil,
-        primaryKey: String = "id"
+        primaryKey: String = "id", access: AccessDescriptor? = nil
     ) {
+        self.access = access
         self.name = name
         self.primaryKey = primaryKey
         self.attributes = attributes

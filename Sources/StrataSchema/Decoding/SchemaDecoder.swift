@@ -18,6 +18,7 @@ public struct SchemaDecoder {
     static let rootKeys = ["version", "primaryKey", "enums", "entities"]
     static let entityKeys = [
         "doc", "abstract", "extends", "primaryKey", "attributes", "relationships", "unique", "indexes", "fetches", "renamedFrom",
+        "access",
     ]
     static let attributeKeys = [
         "type", "optional", "default", "indexed", "unique", "transient", "doc", "renamedFrom",
@@ -28,6 +29,7 @@ public struct SchemaDecoder {
         "renamedFrom", "minCount", "maxCount",
     ]
     static let indexKeys = ["name", "columns"]
+    static let accessKeys = ["owner", "members", "through"]
     static let fetchKeys = ["where", "sort", "sections", "doc"]
     static let keySectionsKeys = ["key", "descending", "by"]
     static let entitySectionsKeys = ["entity", "sort", "where", "orphans"]
@@ -180,7 +182,67 @@ public struct SchemaDecoder {
                 if let decoded = decodeFetch(fetch, entity: name) { entity.fetches.append(decoded) }
             }
         }
+        if let access = fields["access"] {
+            sourceMap.locations[.access(of: name, .key)] = access.key.location
+            entity.access = decodeAccess(access, entity: name)
+        }
         return entity
+    }
+
+    /// `access: everyone`, or `access: { owner: a, members: r.a }`, or `access: { through: r }`.
+    mutating func decodeAccess(_ field: YAMLMappingEntry, entity name: String) -> Access? {
+        let example = "'everyone', or a mapping such as { owner: ownerID }, { members: members.userID } or { through: board }"
+        if let scalar = field.value.scalar {
+            guard !scalar.isNull, scalar.value == "everyone" else {
+                error("'access' of '\(name)' must be \(example)", at: field.value.location)
+                return nil
+            }
+            return .everyone
+        }
+        guard let entries = field.value.mapping else {
+            error("'access' of '\(name)' must be \(example), not \(field.value.kindName)", at: field.value.location)
+            return nil
+        }
+        let fields = fields(of: entries, allowed: Self.accessKeys, in: "'access' of '\(name)'")
+        var owner: String?
+        var members: AccessMembers?
+        var through: String?
+        if let field = fields["owner"], let value = string(field, "owner") {
+            owner = value
+            sourceMap.locations[.access(of: name, .owner)] = field.value.location
+        }
+        if let field = fields["members"], let value = string(field, "members") {
+            sourceMap.locations[.access(of: name, .members)] = field.value.location
+            let parts = value.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+            if parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty {
+                members = AccessMembers(relationship: parts[0], attribute: parts[1])
+            } else {
+                error(
+                    "'members' of '\(name)' names a to-many relationship and the attribute of its objects that holds a user id, e.g. members.userID",
+                    at: field.value.location)
+                return nil
+            }
+        }
+        if let field = fields["through"], let value = string(field, "through") {
+            through = value
+            sourceMap.locations[.access(of: name, .through)] = field.value.location
+        }
+        if let through {
+            if owner != nil || members != nil {
+                error(
+                    "'access' of '\(name)' has 'through' beside 'owner' or 'members': an object reached through '\(through)' is in the data of whoever may read that object; give the owner or members to that entity",
+                    at: field.key.location)
+                return nil
+            }
+            return .through(through)
+        }
+        guard owner != nil || members != nil else {
+            if fields.isEmpty, entries.isEmpty {
+                error("'access' of '\(name)' is empty; it must be \(example)", at: field.value.location)
+            }
+            return nil
+        }
+        return .users(owner: owner, members: members)
     }
 
     /// `unique: [[a, b], [c]]` and `indexes: [[a, b]]`.

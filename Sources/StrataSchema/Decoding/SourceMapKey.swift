@@ -22,6 +22,14 @@ enum SourceMapKey: Hashable, Sendable {
     case indexName(of: String, list: Int)
     /// A value written for an entity itself: `extends:`, or the key `abstract:`.
     case entity(String, EntityField)
+    /// A value written in an entity's `access:`.
+    case access(of: String, AccessField)
+
+    /// What of an `access:`: the key `access:`, or the value of `owner:`, `members:` or
+    /// `through:`.
+    enum AccessField: Hashable, Sendable {
+        case key, owner, members, through
+    }
 
     /// What of an entity: the value of `extends:`, the key `abstract:`, the value of
     /// `primaryKey:` (the entity's own, or its file's).

@@ -152,7 +152,7 @@ struct ReservedTypeNameRule: SchemaRule {
     /// Every public top-level type of the Strata runtime. (A test checks this list against
     /// `Sources/Strata`.)
     static let strataTypes: [String] = [
-        "AttributeDescriptor", "BatchOperation", "BatchValidationError", "BatchValidator", "ChangeBatch",
+        "AccessDescriptor", "AttributeDescriptor", "BatchOperation", "BatchValidationError", "BatchValidator", "ChangeBatch",
         "CommitObservation", "CommittedChanges", "ComparisonOperator", "Coordinatable", "CountExpression",
         "DatabaseValueOrdering", "DefaultValueDescriptor", "DeleteDeniedError", "DeleteRule", "DestructiveChange",
         "EntityColumns", "EntityDescriptor", "EntityID", "EntityPredicate", "HistoryChanges", "HistoryPrunedError", "HistoryToken",

@@ -32,6 +32,7 @@ public enum SchemaValidator {
         TransientAttributeRule.self,
         SortKeyRule.self,
         SectionsRule.self,
+        AccessRule.self,
     ]}
 
     /// The rules that read one entity or enum at a time, never what it refers to: they still
