@@ -83,37 +83,9 @@ extension PostgresSyncServer {
     /// a change a constraint refuses is tried again after the others, as in ``applyChanges(_:skipping:_:)``.
     func applyChecked(_ changes: [SyncChange], kept: [Int], user: String, _ connection: PostgresConnection) async throws -> [SyncRefusal] {
         try await connection.run(PostgresQuery(unsafeSQL: ServerAccess.setUser, binds: binds(user)), logger: logger)
-        /// The change's refusal if any; nil when a constraint refused it and it is not
-        /// `final` (it is then tried again after the others).
-        func attempt(_ index: Int, final: Bool) async throws -> SyncRefusal?? {
-            let change = changes[index]
-            try await connection.run("SAVEPOINT strata_change", logger: logger)
-            do {
-                var refusal: SyncRefusal?
-                if let reason = try await checked(change, connection) {
-                    refusal = try await accessRefusal(kept[index], change, reason, connection)
-                }
-                try await connection.run("RELEASE SAVEPOINT strata_change", logger: logger)
-                return .some(refusal)
-            } catch let error as PSQLError where Self.isRefusal(error) {
-                try await connection.run("ROLLBACK TO SAVEPOINT strata_change", logger: logger)
-                guard final else { return nil }
-                return .some(try await accessRefusal(kept[index], change, Self.reason(error), connection))
-            }
-        }
-        var refused: [SyncRefusal] = []
-        var failed: [Int] = []
-        for index in changes.indices {
-            switch try await attempt(index, final: false) {
-            case .some(let refusal): if let refusal { refused.append(refusal) }
-            case .none: failed.append(index)
-            }
-        }
-        for index in failed {
-            if let refusal = try await attempt(index, final: true) ?? nil { refused.append(refusal) }
-        }
-        refused.sort { $0.index < $1.index }
-        return refused
+        return try await oneByOne(
+            changes, connection, apply: { try await self.checked($0, connection) },
+            refusal: { index, change, reason in try await self.accessRefusal(kept[index], change, reason, connection) })
     }
 
     /// A refusal whose server values are the object's row only when the user may read it

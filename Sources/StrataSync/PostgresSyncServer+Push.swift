@@ -90,41 +90,51 @@ extension PostgresSyncServer {
             try await connection.run("RELEASE SAVEPOINT strata_push", logger: logger)
         } catch let error as PSQLError where Self.isRefusal(error) {
             try await connection.run("ROLLBACK TO SAVEPOINT strata_push", logger: logger)
-            refused = []
-            // A change a constraint refuses is tried once more after the others: a later
-            // change of the same push may free what it needs (a unique name that a
-            // deletion or a rename later in the push gives up, the push's order being
-            // inserts, updates, deletions).
-            /// Applies change `index` in a savepoint; nil when a constraint refused it and it
-            /// is not `final` (it is then tried again), else the change's refusal if any.
-            func attempt(_ index: Int, final: Bool) async throws -> SyncRefusal?? {
-                let change = changes[index]
-                try await connection.run("SAVEPOINT strata_change", logger: logger)
-                do {
-                    var refusal: SyncRefusal?
-                    if let reason = try await self.apply(change, connection) {
-                        refusal = try await self.refusal(kept[index], change, reason, connection)
-                    }
-                    try await connection.run("RELEASE SAVEPOINT strata_change", logger: logger)
-                    return .some(refusal)
-                } catch let error as PSQLError where Self.isRefusal(error) {
-                    try await connection.run("ROLLBACK TO SAVEPOINT strata_change", logger: logger)
-                    guard final else { return nil }
-                    return .some(try await self.refusal(kept[index], change, Self.reason(error), connection))
-                }
-            }
-            var failed: [Int] = []
-            for index in changes.indices {
-                switch try await attempt(index, final: false) {
-                case .some(let refusal): if let refusal { refused.append(refusal) }
-                case .none: failed.append(index)
-                }
-            }
-            for index in failed {
-                if let refusal = try await attempt(index, final: true) ?? nil { refused.append(refusal) }
-            }
-            refused.sort { $0.index < $1.index }
+            refused = try await oneByOne(
+                changes, connection, apply: { try await self.apply($0, connection) },
+                refusal: { index, change, reason in try await self.refusal(kept[index], change, reason, connection) })
         }
+        return refused
+    }
+
+    /// Applies `changes` one by one, each in a savepoint (`apply` answers the reason the rules
+    /// refuse one for, nil when it is applied), and returns their refusals in order (made by
+    /// `refusal`, from a change's index in `changes`). A change a constraint refuses is tried
+    /// once more after the others: a later change of the same push may free what it needs (a
+    /// unique name that a deletion or a rename later in the push gives up, the push's order
+    /// being inserts, updates, deletions).
+    func oneByOne(
+        _ changes: [SyncChange], _ connection: PostgresConnection,
+        apply: (SyncChange) async throws -> String?,
+        refusal: (Int, SyncChange, String) async throws -> SyncRefusal
+    ) async throws -> [SyncRefusal] {
+        /// The change's refusal if any; nil when a constraint refused it and it is not `final`.
+        func attempt(_ index: Int, final: Bool) async throws -> SyncRefusal?? {
+            let change = changes[index]
+            try await connection.run("SAVEPOINT strata_change", logger: logger)
+            do {
+                var refused: SyncRefusal?
+                if let reason = try await apply(change) { refused = try await refusal(index, change, reason) }
+                try await connection.run("RELEASE SAVEPOINT strata_change", logger: logger)
+                return .some(refused)
+            } catch let error as PSQLError where Self.isRefusal(error) {
+                try await connection.run("ROLLBACK TO SAVEPOINT strata_change", logger: logger)
+                guard final else { return nil }
+                return .some(try await refusal(index, change, Self.reason(error)))
+            }
+        }
+        var refused: [SyncRefusal] = []
+        var failed: [Int] = []
+        for index in changes.indices {
+            switch try await attempt(index, final: false) {
+            case .some(let refusal): if let refusal { refused.append(refusal) }
+            case .none: failed.append(index)
+            }
+        }
+        for index in failed {
+            if let refusal = try await attempt(index, final: true) ?? nil { refused.append(refusal) }
+        }
+        refused.sort { $0.index < $1.index }
         return refused
     }
 

@@ -364,23 +364,9 @@ func registerThroughput(objects: Int, changes: Int) {
                 let sync = state.device.sync
                 switch (direction, kind) {
                 case (.push, .updates):
-                    try await state.device.store.write { db in
-                        try db.execute(
-                            sql: "UPDATE Card SET title = 'Card ' || id || ' round ' || ?, points = (points + 1) % 101 WHERE id IN (SELECT id FROM Card ORDER BY id LIMIT ?)",
-                            arguments: [round, changes])
-                    }
+                    try await state.device.store.write { db in try CardWrites.update(changes, round: round, db) }
                 case (.push, .inserts):
-                    try await state.device.store.write { db in
-                        let boards = try Int64.fetchAll(db, sql: "SELECT id FROM Board ORDER BY id")
-                        let statement = try db.makeStatement(
-                            sql: "INSERT INTO Card (title, points, estimate, due, boardID) VALUES (?, ?, ?, ?, ?)")
-                        for index in 0..<changes {
-                            try statement.execute(arguments: [
-                                "New \(round)-\(index)", index % 101, Double(index) / 4, Date(timeIntervalSince1970: 1_780_000_000 + Double(index)),
-                                boards[index % boards.count],
-                            ])
-                        }
-                    }
+                    try await state.device.store.write { db in try CardWrites.insert(changes, round: round, db) }
                 case (.pull, .updates):
                     try state.server.psql("""
                         UPDATE "Card" SET title = left(title, 12) || ' round \(round)', points = (points + 1) % 101 \
@@ -404,6 +390,27 @@ func registerThroughput(objects: Int, changes: Int) {
 }
 
 // MARK: - The sync's triggers on local writes
+
+/// An app's writes of cards, in one transaction: round `round` gives the first `count` cards
+/// a new title and points, or inserts `count` new cards spread over the boards.
+enum CardWrites {
+    static func update(_ count: Int, round: Int, _ db: Database) throws {
+        try db.execute(
+            sql: "UPDATE Card SET title = 'Card ' || id || ' round ' || ?, points = (points + 1) % 101 WHERE id IN (SELECT id FROM Card ORDER BY id LIMIT ?)",
+            arguments: [round, count])
+    }
+
+    static func insert(_ count: Int, round: Int, _ db: Database) throws {
+        let boards = try Int64.fetchAll(db, sql: "SELECT id FROM Board ORDER BY id")
+        let statement = try db.makeStatement(sql: "INSERT INTO Card (title, points, estimate, due, boardID) VALUES (?, ?, ?, ?, ?)")
+        for index in 0..<count {
+            try statement.execute(arguments: [
+                "New \(round)-\(index)", index % 101, Double(index) / 4, Date(timeIntervalSince1970: 1_780_000_000 + Double(index)),
+                boards[index % boards.count],
+            ])
+        }
+    }
+}
 
 /// What the sync's triggers cost the app's own writes: one transaction that updates
 /// `changes` cards (a new title and points), or inserts as many, in a store of `objects`
@@ -458,20 +465,8 @@ func registerLocalWrites(objects: Int, changes: Int) {
                 benchmark.startMeasurement()
                 try await store.write { db in
                     switch kind {
-                    case .updates:
-                        try db.execute(
-                            sql: "UPDATE Card SET title = 'Card ' || id || ' round ' || ?, points = (points + 1) % 101 WHERE id IN (SELECT id FROM Card ORDER BY id LIMIT ?)",
-                            arguments: [round, changes])
-                    case .inserts:
-                        let boards = try Int64.fetchAll(db, sql: "SELECT id FROM Board ORDER BY id")
-                        let statement = try db.makeStatement(
-                            sql: "INSERT INTO Card (title, points, estimate, due, boardID) VALUES (?, ?, ?, ?, ?)")
-                        for index in 0..<changes {
-                            try statement.execute(arguments: [
-                                "New \(round)-\(index)", index % 101, Double(index) / 4, Date(timeIntervalSince1970: 1_780_000_000 + Double(index)),
-                                boards[index % boards.count],
-                            ])
-                        }
+                    case .updates: try CardWrites.update(changes, round: round, db)
+                    case .inserts: try CardWrites.insert(changes, round: round, db)
                     }
                 }
                 benchmark.stopMeasurement()
