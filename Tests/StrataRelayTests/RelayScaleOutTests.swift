@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import PostgresNIO
 import StrataRelay
 import StrataSharingFixture
 import StrataTestSupport
@@ -267,6 +268,59 @@ extension RelayTests {
 
             for device in devices { await device.close() }
             await admin.close()
+        }
+
+        @Test("A relay killed with SIGKILL while a push waits in the database: the push, sent again to another relay, is applied once")
+        func aRelayKilledMidPush() async throws {
+            let test = try TestServer()
+            let keys = TestKeys()
+            let environment = ["STRATA_RELAY_MODELS": Self.models]
+            let one = try RelayProcess(test, keys: keys, environment: environment)
+            defer { one.stop() }
+            let two = try RelayProcess(test, keys: keys, environment: environment)
+            defer { two.stop() }
+            let folder = try TemporaryDirectory()
+            var quiet = Logger(label: "strata.sync")
+            quiet.logLevel = .critical
+            let device = try MovingDevice("alice-phone", user: "alice", folder: folder, relay: one, keys: keys, options: SyncOptions(logger: quiet))
+            try await device.store.write { db in _ = try db.insert(Board(ownerID: "alice", title: "Before")) }
+            try await device.sync.sync()
+
+            // A session of another service locks the table of recorded pushes: relay 1's push
+            // waits there, in its transaction, when relay 1 is killed.
+            let logger = Logger(label: "strata.tests")
+            let holder = try await PostgresConnection.connect(configuration: test.configuration, id: 1, logger: logger)
+            try await holder.query("BEGIN", logger: logger)
+            try await holder.query("LOCK TABLE strata_sync_pushes IN ACCESS EXCLUSIVE MODE", logger: logger)
+            try await device.store.write { db in
+                let board = try #require(try db.fetchAll(Board.self).first)
+                _ = try db.insert(Card(title: "In flight", boardID: board.id))
+            }
+            let sync = device.sync
+            let push = Task { try await sync.push() }
+            let waiting = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
+            #expect(try await eventually { try test.psql(waiting) == "1\n" })
+            kill(one.process.processIdentifier, SIGKILL)
+            one.process.waitUntilExit()
+            try await holder.query("ROLLBACK", logger: logger)
+            try await holder.close()
+            await #expect(throws: (any Error).self) { try await push.value }
+
+            // The device moves to relay 2 and sends the same push: relay 1's transaction never
+            // committed, so it is applied now, once.
+            try await device.move(to: two)
+            try await device.sync.sync()
+            let answer = try #require(device.answers.first)
+            #expect(!answer.isRepeat)
+            #expect(answer.refused.isEmpty)
+            #expect(try test.psql(#"SELECT title FROM "Card""#) == "In flight\n")
+            #expect(try test.psql("SELECT count(*) FROM strata_sync_pushes WHERE push = '\(answer.push.uuidString.lowercased())'") == "1\n")
+            let admin = try test.server(schema: StrataModel.schema)
+            let expected = try await admin.contents(user: "alice")
+            #expect(try device.sync.contents().difference(from: expected) == nil)
+            #expect(try device.sync.conflicts().isEmpty)
+            await admin.close()
+            await device.close()
         }
 
         @Test("A database restored from an older backup: a cursor beyond its log pulls nothing; a new server id stops the devices")
