@@ -201,7 +201,7 @@ let package = Package(
             dependencies: [
                 "StrataSyncFixture", "StrataSharingFixture", "StrataTestSupport", "StrataRelay", "strata-relay",
                 .product(name: "JWTKit", package: "jwt-kit"), .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Hummingbird", package: "hummingbird"), .product(name: "PostgresNIO", package: "postgres-nio"),
             ]),
         .testTarget(name: "StrataDemoTests", dependencies: ["StrataDemoKit"], exclude: ["Reference"]),
 

@@ -95,6 +95,17 @@ public struct SyncRelayConfiguration: Sendable {
 /// log with the reason); a model that declares no `access:` shares everything with every
 /// signed-in user. A device id is bound to the user who first synced with it: another user's
 /// token with that id is refused with 403 `device_of_another_user`.
+///
+/// A relay keeps no state of its own, so any number of them can serve one database, behind a
+/// load balancer with nothing sticky: each push is applied, and its answer recorded, in the
+/// database (a push sent again, to this relay or another, gets the recorded answer and is not
+/// applied again); a pull is answered from one snapshot of the database after the device's
+/// cursor, which the device keeps; a device's user is bound in the database. What a relay
+/// holds in memory is the signals streams of the devices connected to it (a device that
+/// moves opens one on its new relay, which starts with `ready`: the device pulls then),
+/// which devices were bound to which users, read from the database and trusted for a minute
+/// (it only lets through what the database bound), and whether the database's tables have
+/// their triggers.
 public final class SyncRelay: Service, Sendable {
     public let configuration: SyncRelayConfiguration
     let servers: [PostgresSyncServer]

@@ -33,9 +33,18 @@ extension PostgresSyncServer {
 
     /// Binds `device` to `user` at its first request, and throws ``SyncDeviceOwnerError`` when
     /// it was bound to another user.
+    ///
+    /// The bindings are the database's (`strata_sync_devices`): a binding is added once, with
+    /// `ON CONFLICT DO NOTHING`, and never changed, so every relay of one database reads the
+    /// same owner for a device, whichever relay bound it. The server remembers the bindings
+    /// it read, for ``bindingMemory`` at most, to spare a transaction per request: a
+    /// remembered binding only lets through a device and user that the database bound, and
+    /// refuses nothing (a device not remembered, or remembered with another user, is looked
+    /// up again). A binding deleted from the database by hand, or lost to a restored backup,
+    /// is thus honoured by every relay within ``bindingMemory``.
     package func bind(device: UUID, to user: String) async throws {
         let id = device.syncText
-        if boundDevices[id] == user { return }
+        if let known = boundDevices[id], known.user == user, known.seen.duration(to: .now) < Self.bindingMemory { return }
         try await withDeadline {
             try await self.transaction { connection in
                 let exists = try await connection.run("SELECT to_regclass('strata_sync_devices') IS NOT NULL", logger: self.logger)
@@ -64,8 +73,11 @@ extension PostgresSyncServer {
 
     func remember(device: String, user: String) {
         if boundDevices.count > 100_000 { boundDevices.removeAll() }
-        boundDevices[device] = user
+        boundDevices[device] = (user, .now)
     }
+
+    /// How long ``bind(device:to:)`` trusts a binding it read before reading it again.
+    package static var bindingMemory: Duration { .seconds(60) }
 
     /// The start of the reason of a change refused for reaching outside the user's data.
     package static var accessRefusalPrefix: String { "outside the user's data: " }

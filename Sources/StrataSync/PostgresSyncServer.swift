@@ -65,8 +65,9 @@ public actor PostgresSyncServer: SyncServer {
     private var lastConnectionID = 0
     /// Whether the server's tables were seen to have the count triggers of this model.
     var countTriggersChecked = false
-    /// The devices seen bound to a user (``bind(device:to:)``), by lowercase id.
-    var boundDevices: [String: String] = [:]
+    /// The devices seen bound to a user (``bind(device:to:)``), by lowercase id, with when
+    /// the database last said so.
+    var boundDevices: [String: (user: String, seen: ContinuousClock.Instant)] = [:]
 
     /// The request (of ``race(timeout:_:)``) that the current task serves.
     @TaskLocal static var request: Int?
