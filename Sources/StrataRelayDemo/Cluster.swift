@@ -10,8 +10,8 @@ struct DemoCluster: Sendable {
     let destroy: @Sendable () -> Void
 
     static func start() throws -> DemoCluster {
-        let cluster = try PostgresCluster.start()
-        let database = try cluster.makeDatabase()
+        let cluster = try PostgresCluster.startBlocking()
+        let database = try cluster.makeDatabaseBlocking()
         return DemoCluster(socketPath: cluster.socketPath, user: cluster.user, database: database) { cluster.destroy() }
     }
 }

@@ -50,9 +50,9 @@ extension ResultsController {
 struct DemoFailure: Error {}
 
 func run() async throws {
-    let cluster = try PostgresCluster.start()
+    let cluster = try await PostgresCluster.start()
     defer { cluster.destroy() }
-    let database = try cluster.makeDatabase()
+    let database = try await cluster.makeDatabase()
     say("A private PostgreSQL cluster listens on \(cluster.socketPath) (no TCP port).")
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("strata-sync-demo-\(UUID().uuidString.prefix(8))")
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -108,7 +108,7 @@ func run() async throws {
     }
 
     say("\n5. Another service writes the server's tables with SQL; both devices see it.")
-    try cluster.psql("""
+    try await cluster.psql("""
         INSERT INTO "Card" (id, title, "boardID", points) SELECT gen_random_uuid(), 'Stamps', id, 1 FROM "Board" WHERE name = 'Errands'
         """, database: database)
     try await phone.sync.sync()
@@ -120,7 +120,7 @@ func run() async throws {
     let converged = try phone.sync.contents() == serverContents && laptop.sync.contents() == serverContents
     say("\nBoth stores equal the server's tables: \(converged ? "yes" : "NO")")
     say("The server's Card table:")
-    say(try cluster.psql("SELECT title, points, \"boardID\" FROM \"Card\" ORDER BY title", database: database)
+    say(try await cluster.psql("SELECT title, points, \"boardID\" FROM \"Card\" ORDER BY title", database: database)
         .split(separator: "\n").map { "  " + $0.replacingOccurrences(of: "|", with: "  ") }.joined(separator: "\n"))
     for device in [phone, laptop] {
         await device.sync.stop()

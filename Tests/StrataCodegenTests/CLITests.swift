@@ -7,8 +7,8 @@ import Testing
 @Suite struct CLITests {
     typealias Run = StrataCLI.Run
 
-    static func strata(_ arguments: [String], in directory: URL? = nil) throws -> Run {
-        try StrataCLI.run(CLIExecutable.url(), arguments, in: directory)
+    static func strata(_ arguments: [String], in directory: URL? = nil) async throws -> Run {
+        try await StrataCLI.run(CLIExecutable.url(), arguments, in: directory)
     }
 
     /// One row per bad invocation: the arguments, the exit code, and a line stderr must hold.
@@ -27,16 +27,16 @@ import Testing
     ]
 
     @Test(arguments: argumentErrors.indices)
-    func argumentError(row: Int) throws {
+    func argumentError(row: Int) async throws {
         let (arguments, status, message) = Self.argumentErrors[row]
         let directory = try ScratchDirectory.make()
         try FileManager.default.createDirectory(at: directory.appendingPathComponent("Empty"), withIntermediateDirectories: true)
-        let run = try Self.strata(arguments, in: directory)
+        let run = try await Self.strata(arguments, in: directory)
         #expect(run.status == status, "\(arguments): \(run.stderr)")
         #expect(run.stderr.split(separator: "\n").contains { $0 == message }, "\(arguments): stderr was\n\(run.stderr)")
     }
 
-    @Test func validateSaysWhatAValidModelHolds() throws {
+    @Test func validateSaysWhatAValidModelHolds() async throws {
         let directory = try ScratchDirectory.make()
         let models = directory.appendingPathComponent("Models")
         try FileManager.default.createDirectory(at: models, withIntermediateDirectories: true)
@@ -44,7 +44,7 @@ import Testing
             to: models.appendingPathComponent("Tags.yaml"), atomically: true, encoding: .utf8)
         try "entities:\n  Label:\n    attributes: { text: String }\n".write(
             to: models.appendingPathComponent("Labels.yaml"), atomically: true, encoding: .utf8)
-        let run = try Self.strata(["validate", "Models"], in: directory)
+        let run = try await Self.strata(["validate", "Models"], in: directory)
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout == "2 model files, 2 entities, 1 enum, 1 fetch: valid (no errors, no warnings)\n")
         #expect(run.stderr.isEmpty, "\(run.stderr)")
@@ -52,41 +52,41 @@ import Testing
 
     /// What the build plugin meets when a model file is added after SwiftPM planned the
     /// build: the folder holds a file the command was not given.
-    @Test func generateSaysWhenTheModelsFolderChangedAfterThePlan() throws {
+    @Test func generateSaysWhenTheModelsFolderChangedAfterThePlan() async throws {
         let directory = try ScratchDirectory.make()
         let models = directory.appendingPathComponent("Models")
         try FileManager.default.createDirectory(at: models, withIntermediateDirectories: true)
         try "entities:\n  Tag:\n    attributes: { name: String }\n".write(
             to: models.appendingPathComponent("Tags.yaml"), atomically: true, encoding: .utf8)
-        let planned = try Self.strata(["generate", "--output", "Out", "--models-folder", "Models", "Models/Tags.yaml"], in: directory)
+        let planned = try await Self.strata(["generate", "--output", "Out", "--models-folder", "Models", "Models/Tags.yaml"], in: directory)
         #expect(planned.status == 0, "\(planned.stderr)")
         try "entities:\n  Cookbook:\n    attributes: { title: String }\n".write(
             to: models.appendingPathComponent("Cookbook.yaml"), atomically: true, encoding: .utf8)
-        let added = try Self.strata(["generate", "--output", "Out", "--models-folder", "Models", "Models/Tags.yaml"], in: directory)
+        let added = try await Self.strata(["generate", "--output", "Out", "--models-folder", "Models", "Models/Tags.yaml"], in: directory)
         #expect(added.status == 1)
         #expect(added.stderr.hasPrefix("error: 'Cookbook.yaml' was added in 'Models' after SwiftPM planned this build"), "\(added.stderr)")
         #expect(added.stderr.contains("change Package.swift (a comment will do) and build again"), "\(added.stderr)")
         try FileManager.default.removeItem(at: models.appendingPathComponent("Tags.yaml"))
-        let removed = try Self.strata(
+        let removed = try await Self.strata(
             ["generate", "--output", "Out", "--models-folder", "Models", "Models/Tags.yaml", "Models/Cookbook.yaml"], in: directory)
         #expect(removed.status == 1)
         #expect(removed.stderr.hasPrefix("error: 'Tags.yaml' was removed in 'Models'"), "\(removed.stderr)")
         // Without the option (a user's own call), the files given are the model.
-        let chosen = try Self.strata(["generate", "--output", "Out", "Models/Cookbook.yaml"], in: directory)
+        let chosen = try await Self.strata(["generate", "--output", "Out", "Models/Cookbook.yaml"], in: directory)
         #expect(chosen.status == 0, "\(chosen.stderr)")
     }
 
-    @Test func modelErrorsAreCompilerStyleWithNonZeroExit() throws {
+    @Test func modelErrorsAreCompilerStyleWithNonZeroExit() async throws {
         let directory = try ScratchDirectory.make()
         try "entities:\n  Note:\n    attributes: { title: Strnig }\n".write(
             to: directory.appendingPathComponent("Bad.yaml"), atomically: true, encoding: .utf8)
-        let run = try Self.strata(["validate", "Bad.yaml"], in: directory)
+        let run = try await Self.strata(["validate", "Bad.yaml"], in: directory)
         #expect(run.status == 1)
         #expect(run.stderr.hasPrefix("Bad.yaml:3:"), "\(run.stderr)")
         #expect(run.stderr.contains(": error: "), "\(run.stderr)")
     }
 
-    @Test func generateWritesOnlyChangedFiles() throws {
+    @Test func generateWritesOnlyChangedFiles() async throws {
         let directory = try ScratchDirectory.make()
         let models = directory.appendingPathComponent("Models")
         try FileManager.default.createDirectory(at: models, withIntermediateDirectories: true)
@@ -95,7 +95,7 @@ import Testing
         try "entities:\n  Label:\n    attributes: { text: String }\n".write(
             to: models.appendingPathComponent("Labels.yml"), atomically: true, encoding: .utf8)
 
-        let first = try Self.strata(["generate", "--output", "Out", "--model-name", "Tagging", "Models"], in: directory)
+        let first = try await Self.strata(["generate", "--output", "Out", "--model-name", "Tagging", "Models"], in: directory)
         #expect(first.status == 0, "\(first.stderr)")
         let out = directory.appendingPathComponent("Out")
         let names = try FileManager.default.contentsOfDirectory(atPath: out.path).sorted()
@@ -106,7 +106,7 @@ import Testing
         for name in names {
             try FileManager.default.setAttributes([.modificationDate: old], ofItemAtPath: out.appendingPathComponent(name).path)
         }
-        let second = try Self.strata(["generate", "--output", "Out", "--model-name", "Tagging", "Models"], in: directory)
+        let second = try await Self.strata(["generate", "--output", "Out", "--model-name", "Tagging", "Models"], in: directory)
         #expect(second.status == 0, "\(second.stderr)")
         for name in names {
             let date = try FileManager.default.attributesOfItem(atPath: out.appendingPathComponent(name).path)[.modificationDate] as? Date
@@ -116,7 +116,7 @@ import Testing
         // Change one model file: only its output changes.
         try "entities:\n  Tag:\n    attributes: { name: String, color: { type: String, optional: true } }\n".write(
             to: models.appendingPathComponent("Tags.yaml"), atomically: true, encoding: .utf8)
-        let third = try Self.strata(["generate", "--output", "Out", "--model-name", "Tagging", "Models"], in: directory)
+        let third = try await Self.strata(["generate", "--output", "Out", "--model-name", "Tagging", "Models"], in: directory)
         #expect(third.status == 0, "\(third.stderr)")
         let changed = try names.filter { name in
             try FileManager.default.attributesOfItem(atPath: out.appendingPathComponent(name).path)[.modificationDate] as? Date != old
@@ -127,7 +127,7 @@ import Testing
         // Rename a model file: its old output goes, other Swift files stay.
         try FileManager.default.moveItem(at: models.appendingPathComponent("Labels.yml"), to: models.appendingPathComponent("Markers.yaml"))
         try "// mine\n".write(to: out.appendingPathComponent("Mine.swift"), atomically: true, encoding: .utf8)
-        let fourth = try Self.strata(["generate", "--output", "Out", "--model-name", "Tagging", "Models"], in: directory)
+        let fourth = try await Self.strata(["generate", "--output", "Out", "--model-name", "Tagging", "Models"], in: directory)
         #expect(fourth.status == 0, "\(fourth.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).sorted()
             == ["Markers.strata.swift", "Mine.swift", "Tagging+Schema.strata.swift", "Tags.strata.swift"])
@@ -136,7 +136,7 @@ import Testing
     /// Code checked in from an earlier version (`strata-generate`) is named `<stem>.swift`:
     /// generating again removes those files (they start with the generator's header), so
     /// nothing is declared twice, and leaves the target's own files of those names.
-    @Test func generateRemovesFilesNamedTheEarlierWay() throws {
+    @Test func generateRemovesFilesNamedTheEarlierWay() async throws {
         let directory = try ScratchDirectory.make()
         let models = directory.appendingPathComponent("Models")
         let out = directory.appendingPathComponent("Out")
@@ -150,21 +150,21 @@ import Testing
         }
         try "extension Tag {}\n".write(to: out.appendingPathComponent("Tagging.swift"), atomically: true, encoding: .utf8)
 
-        let run = try Self.strata(["generate", "--output", "Out", "--model-name", "Tagging", "Models"], in: directory)
+        let run = try await Self.strata(["generate", "--output", "Out", "--model-name", "Tagging", "Models"], in: directory)
         #expect(run.status == 0, "\(run.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).sorted()
             == ["Tagging+Schema.strata.swift", "Tagging.swift", "Tags.strata.swift"])
     }
 
-    @Test func diagramAndJSONSchema() throws {
+    @Test func diagramAndJSONSchema() async throws {
         let directory = try ScratchDirectory.make()
         try "entities:\n  Tag:\n    attributes: { name: String }\n".write(
             to: directory.appendingPathComponent("Tags.yaml"), atomically: true, encoding: .utf8)
-        let diagram = try Self.strata(["diagram", "Tags.yaml"], in: directory)
+        let diagram = try await Self.strata(["diagram", "Tags.yaml"], in: directory)
         #expect(diagram.status == 0, "\(diagram.stderr)")
         #expect(diagram.stdout == "erDiagram\n    Tag {\n        Int id PK\n        String name\n    }\n")
 
-        let schema = try Self.strata(["json-schema"])
+        let schema = try await Self.strata(["json-schema"])
         #expect(schema.status == 0)
         let object = try JSONSerialization.jsonObject(with: Data(schema.stdout.utf8)) as? [String: Any]
         #expect(object?["$schema"] as? String == "https://json-schema.org/draft/2020-12/schema")

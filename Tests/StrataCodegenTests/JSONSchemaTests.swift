@@ -90,8 +90,8 @@ func notebookModel(notebook: String) -> String {
             """)
     }
 
-    @Test func cliPrintsTheRenderersOutput() throws {
-        let run = try CLITests.strata(["json-schema"])
+    @Test func cliPrintsTheRenderersOutput() async throws {
+        let run = try await CLITests.strata(["json-schema"])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout == JSONSchemaRenderer.render())
     }
@@ -328,7 +328,7 @@ func notebookModel(notebook: String) -> String {
     ]
 
     @Test(arguments: rejections)
-    func rejects(_ row: SchemaRejection) throws {
+    func rejects(_ row: SchemaRejection) async throws {
         let failures = try Self.validator().validate(try Self.json(row.yaml))
         #expect(
             failures.contains { $0.kind == row.kind && $0.path == row.path },
@@ -337,7 +337,7 @@ func notebookModel(notebook: String) -> String {
         let directory = try ScratchDirectory.make()
         defer { try? FileManager.default.removeItem(at: directory) }
         try row.yaml.write(to: directory.appendingPathComponent("Bad.yaml"), atomically: true, encoding: .utf8)
-        let run = try CLITests.strata(["validate", "Bad.yaml"], in: directory)
+        let run = try await CLITests.strata(["validate", "Bad.yaml"], in: directory)
         #expect(run.status == 1, "strata validate accepted the model")
         #expect(run.stderr.contains(row.cliMessage), "stderr was:\n\(run.stderr)")
     }

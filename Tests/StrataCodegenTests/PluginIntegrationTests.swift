@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import StrataTestSupport
 
 /// Builds a scratch package that uses StrataPlugin, twice: the second build must not run
 /// the generator again. The consumer target treats warnings as errors, so generated code
@@ -10,7 +11,13 @@ struct PluginIntegrationTests {
     static let packageRoot = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    static func swift(_ arguments: [String], in directory: URL) throws -> (status: Int32, output: String) {
+    /// Runs `swift` with `arguments` in `directory`: a build takes minutes, waited for off the
+    /// cooperative pool (see `offThePool`).
+    static func swift(_ arguments: [String], in directory: URL) async throws -> (status: Int32, output: String) {
+        try await offThePool { try swiftBlocking(arguments, in: directory) }
+    }
+
+    static func swiftBlocking(_ arguments: [String], in directory: URL) throws -> (status: Int32, output: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["swift"] + arguments
@@ -24,7 +31,7 @@ struct PluginIntegrationTests {
         return (process.terminationStatus, String(decoding: data, as: UTF8.self))
     }
 
-    static func makeConsumer() throws -> URL {
+    static func makeConsumer() async throws -> URL {
         let directory = try ScratchDirectory.make().appendingPathComponent("Consumer")
         let sources = directory.appendingPathComponent("Sources/Consumer")
         let models = directory.appendingPathComponent("Models")
@@ -122,11 +129,11 @@ struct PluginIntegrationTests {
         return result
     }
 
-    @Test func secondBuildDoesNotRegenerate() throws {
-        let consumer = try Self.makeConsumer()
+    @Test func secondBuildDoesNotRegenerate() async throws {
+        let consumer = try await Self.makeConsumer()
         defer { try? FileManager.default.removeItem(at: consumer.deletingLastPathComponent()) }
 
-        let first = try Self.swift(["build"], in: consumer)
+        let first = try await Self.swift(["build"], in: consumer)
         #expect(first.status == 0, "\(first.output)")
         #expect(first.output.contains("Generating Strata model code for Consumer"), "\(first.output)")
         #expect(
@@ -137,18 +144,18 @@ struct PluginIntegrationTests {
 
         // A no-op build: SwiftPM may relink the tool (an input of the command) and so run the
         // generator again, but the generator must rewrite nothing, so nothing recompiles.
-        let second = try Self.swift(["build"], in: consumer)
+        let second = try await Self.swift(["build"], in: consumer)
         #expect(second.status == 0, "\(second.output)")
         #expect(Self.generatedFiles(in: consumer) == generated, "generated files were rewritten")
         #expect(!second.output.contains("Compiling Consumer"), "the consumer was recompiled:\n\(second.output)")
-        let third = try Self.swift(["build"], in: consumer)
+        let third = try await Self.swift(["build"], in: consumer)
         #expect(third.status == 0, "\(third.output)")
         #expect(Self.generatedFiles(in: consumer) == generated, "generated files were rewritten")
         if second.output.contains("Generating Strata model code") {
             print("note: SwiftPM ran the generator on a no-op build (it relinked the tool); outputs were untouched")
         }
 
-        let run = try Self.swift(["run", "--skip-build", "Consumer"], in: consumer)
+        let run = try await Self.swift(["run", "--skip-build", "Consumer"], in: consumer)
         #expect(run.status == 0, "\(run.output)")
         #expect(run.output.contains("Item,Label,Row,Shelf 1 [\"shelf\", \"label\"]"), "\(run.output)")
 
@@ -161,24 +168,24 @@ struct PluginIntegrationTests {
         let models = consumer.appendingPathComponent("Models")
         let extra = models.appendingPathComponent("Extra.yaml")
         try "entities:\n  Bin:\n    attributes: { size: String }\n".write(to: extra, atomically: true, encoding: .utf8)
-        let unplanned = try Self.swift(["build"], in: consumer)
+        let unplanned = try await Self.swift(["build"], in: consumer)
         #expect(unplanned.status != 0)
         #expect(unplanned.output.contains("error: 'Extra.yaml' was added in"), "\(unplanned.output)")
         #expect(unplanned.output.contains("change Package.swift (a comment will do) and build again"), "\(unplanned.output)")
         let manifestURL = consumer.appendingPathComponent("Package.swift")
         try (String(contentsOf: manifestURL, encoding: .utf8) + "// Extra.yaml added\n").write(
             to: manifestURL, atomically: true, encoding: .utf8)
-        let added = try Self.swift(["build"], in: consumer)
+        let added = try await Self.swift(["build"], in: consumer)
         #expect(added.status == 0, "\(added.output)")
         #expect(
             Set(Self.generatedFiles(in: consumer).keys.map(\.lastPathComponent))
                 == ["Extra.strata.swift", "Items.strata.swift", "Rows.strata.swift", "Shelves.strata.swift", "StrataModel+Schema.strata.swift"])
-        let rerun = try Self.swift(["run", "--skip-build", "Consumer"], in: consumer)
+        let rerun = try await Self.swift(["run", "--skip-build", "Consumer"], in: consumer)
         #expect(rerun.output.contains("Bin,Item,Label,Row,Shelf 1"), "\(rerun.output)")
 
         // A mistake in the model fails the build with the model's position and a suggestion.
         try "entities:\n  Bin:\n    attributes: { size: Strnig }\n".write(to: extra, atomically: true, encoding: .utf8)
-        let mistaken = try Self.swift(["build"], in: consumer)
+        let mistaken = try await Self.swift(["build"], in: consumer)
         #expect(mistaken.status != 0)
         #expect(
             mistaken.output.contains("Models/Extra.yaml:3:25: error: unknown type 'Strnig' for attribute 'Bin.size'; did you mean 'String'?"),
@@ -195,9 +202,9 @@ struct PluginIntegrationTests {
             to: consumer.appendingPathComponent("Sources/Consumer/main.swift"), atomically: true, encoding: .utf8)
         try (String(contentsOf: manifestURL, encoding: .utf8) + "// own models\n").write(
             to: manifestURL, atomically: true, encoding: .utf8)
-        let ownBuild = try Self.swift(["build"], in: consumer)
+        let ownBuild = try await Self.swift(["build"], in: consumer)
         #expect(ownBuild.status == 0, "\(ownBuild.output)")
-        let ownRun = try Self.swift(["run", "--skip-build", "Consumer"], in: consumer)
+        let ownRun = try await Self.swift(["run", "--skip-build", "Consumer"], in: consumer)
         #expect(ownRun.output.contains("[\"Crate\"] 7"), "\(ownRun.output)")
         try FileManager.default.removeItem(at: own)
 
@@ -207,7 +214,7 @@ struct PluginIntegrationTests {
         try FileManager.default.removeItem(at: consumer.appendingPathComponent("Models"))
         let manifest = consumer.appendingPathComponent("Package.swift")
         try (String(contentsOf: manifest, encoding: .utf8) + "// no model\n").write(to: manifest, atomically: true, encoding: .utf8)
-        let broken = try Self.swift(["build"], in: consumer)
+        let broken = try await Self.swift(["build"], in: consumer)
         #expect(broken.status != 0)
         #expect(broken.output.contains("StrataPlugin: target 'Consumer' has no model. Create"), "\(broken.output)")
     }

@@ -27,8 +27,8 @@ import Testing
     ]
 
     @Test(arguments: rejections)
-    func rejects(_ row: SchemaRejection) throws {
-        try JSONSchemaTests().rejects(row)
+    func rejects(_ row: SchemaRejection) async throws {
+        try await JSONSchemaTests().rejects(row)
     }
 
     @Test func acceptsCodableAttributesAndAbstractEntities() throws {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import StrataTestSupport
 
 /// The built `StrataDemo` executable, run as `make demo DEMO_ARGS=--interactive` runs it:
 /// standard input, standard output and the exit status of a real process.
@@ -27,9 +28,14 @@ struct DemoProcessTests {
     }
 
     /// Runs the executable with `arguments` and `input` on standard input.
-    static func run(_ arguments: [String], input: String) throws -> (status: Int32, stdout: String, stderr: String) {
+    static func run(_ arguments: [String], input: String) async throws -> (status: Int32, stdout: String, stderr: String) {
+        let executable = try executable()
+        return try await offThePool { try runBlocking(executable, arguments, input: input) }
+    }
+
+    static func runBlocking(_ executable: URL, _ arguments: [String], input: String) throws -> (status: Int32, stdout: String, stderr: String) {
         let process = Process()
-        process.executableURL = try executable()
+        process.executableURL = executable
         process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
         environment["NO_COLOR"] = "1"
@@ -48,7 +54,7 @@ struct DemoProcessTests {
     }
 
     @Test("--interactive reads a piped script from standard input and exits 0 at its end")
-    func interactiveScript() throws {
+    func interactiveScript() async throws {
         let script = """
             # a comment, skipped
             add "Reading list" Dune
@@ -58,7 +64,7 @@ struct DemoProcessTests {
             list
 
             """
-        let run = try Self.run(["--in-memory", "--interactive"], input: script)
+        let run = try await Self.run(["--in-memory", "--interactive"], input: script)
         #expect(run.status == 0, "stderr: \(run.stderr)")
         #expect(run.stderr.isEmpty)
         let lines = run.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
@@ -82,8 +88,8 @@ struct DemoProcessTests {
     }
 
     @Test("A bad argument: usage on standard error, status 2")
-    func badArgument() throws {
-        let run = try Self.run(["--bogus"], input: "")
+    func badArgument() async throws {
+        let run = try await Self.run(["--bogus"], input: "")
         #expect(run.status == 2)
         #expect(run.stdout.isEmpty)
         #expect(run.stderr.hasPrefix("error: unknown argument '--bogus'\nUsage: StrataDemo"))

@@ -48,10 +48,10 @@ extension RelayTests {
             let bobPhone: UserDevice
             var devices: [UserDevice] { [alicePhone, aliceLaptop, bobPhone] }
 
-            init() throws {
-                test = try TestServer()
+            init() async throws {
+                test = try await TestServer()
                 keys = TestKeys()
-                relay = try RelayProcess(
+                relay = try await RelayProcess(
                     test, keys: keys,
                     environment: ["STRATA_RELAY_MODELS": packageRoot.appendingPathComponent("Tests/SharingFixture/Models").path])
                 admin = try test.server(schema: StrataModel.schema)
@@ -131,7 +131,7 @@ extension RelayTests {
 
         @Test("Each user is served exactly their data: their own, what is shared with them, what everyone has")
         func eachUserHoldsTheirData() async throws {
-            let world = try World()
+            let world = try await World()
             try await world.populate()
             try await world.expectEachHoldsItsUsersData()
             for alice in [world.alicePhone, world.aliceLaptop] {
@@ -154,7 +154,7 @@ extension RelayTests {
 
         @Test("Every way a push could reach outside the user's data is refused with its reason, and changes nothing")
         func pushesOutsideAreRefused() async throws {
-            let world = try World()
+            let world = try await World()
             try await world.populate()
             let before = try await world.admin.contents()
             let aliceBoard = try await world.id("Board", "Alice private")
@@ -220,7 +220,7 @@ extension RelayTests {
 
         @Test("What leaves a user's data leaves their devices; what enters arrives whole")
         func objectsLeaveAndEnter() async throws {
-            let world = try World()
+            let world = try await World()
             try await world.populate()
             let bob = world.bobPhone
 
@@ -264,7 +264,7 @@ extension RelayTests {
 
             // A trusted process gives Alice's private board to Bob: it leaves both of Alice's
             // devices, and arrives whole on Bob's phone (its cards, their comments and links).
-            try world.test.psql(#"UPDATE "Board" SET "ownerID" = 'bob' WHERE title = 'Alice private'"#)
+            try await world.test.psql(#"UPDATE "Board" SET "ownerID" = 'bob' WHERE title = 'Alice private'"#)
             try await world.settle()
             try await world.expectEachHoldsItsUsersData()
             for alice in [world.alicePhone, world.aliceLaptop] {
@@ -290,7 +290,7 @@ extension RelayTests {
 
         @Test("A device id belongs to the user who first synced with it: another user's token is refused with 403")
         func aDeviceIsBoundToItsUser() async throws {
-            let world = try World()
+            let world = try await World()
             try await world.alicePhone.sync.sync()  // the server's tables
             let device = UUID()
             let body = try JSONEncoder().encode(SyncPullRequest(device: device, cursor: 0, limit: 100))

@@ -51,8 +51,8 @@ extension RelayTests {
             let relay: RelayProcess
 
             init() async throws {
-                test = try TestServer()
-                relay = try RelayProcess(test, keys: keys, environment: ["STRATA_RELAY_MAX_BODY_BYTES": "\(1 << 20)"])
+                test = try await TestServer()
+                relay = try await RelayProcess(test, keys: keys, environment: ["STRATA_RELAY_MAX_BODY_BYTES": "\(1 << 20)"])
                 Self.started = self
                 atexit { Shared.started?.relay.stop(grace: .seconds(5)) }
                 let folder = try TemporaryDirectory()
@@ -241,15 +241,15 @@ extension RelayTests {
 
         @Test("A device whose model does not fit the server's tables gets 409 with the reason, as SyncRelayError")
         func aModelThatDoesNotFitIsRefused() async throws {
-            let test = try TestServer()  // its own: its Board table is changed
+            let test = try await TestServer()  // its own: its Board table is changed
             let keys = TestKeys()
-            let relay = try RelayProcess(test, keys: keys)
+            let relay = try await RelayProcess(test, keys: keys)
             defer { relay.stop() }
             let folder = try TemporaryDirectory()
             let first = try RelayDevice(folder.path("first.sqlite"), relay: relay) { try await keys.token() }
             try await first.sync.sync()  // the relay creates the tables
             await first.close()
-            try test.psql(#"ALTER TABLE "Board" ALTER COLUMN "position" DROP DEFAULT, ALTER COLUMN "position" TYPE text"#)
+            try await test.psql(#"ALTER TABLE "Board" ALTER COLUMN "position" DROP DEFAULT, ALTER COLUMN "position" TYPE text"#)
             let device = try RelayDevice(folder.path("d.sqlite"), relay: relay) { try await keys.token() }
             do {
                 try await device.sync.sync()

@@ -128,12 +128,12 @@ extension RelayTests {
 
         @Test("Devices move between two relays of one database: nothing lost, nothing applied twice, signals from either")
         func devicesMoveBetweenRelays() async throws {
-            let test = try TestServer()
+            let test = try await TestServer()
             let keys = TestKeys()
             let environment = ["STRATA_RELAY_MODELS": Self.models]
-            let one = try RelayProcess(test, keys: keys, environment: environment)
+            let one = try await RelayProcess(test, keys: keys, environment: environment)
             defer { one.stop() }
-            let two = try RelayProcess(test, keys: keys, environment: environment)
+            let two = try await RelayProcess(test, keys: keys, environment: environment)
             defer { two.stop() }
             #expect(one.url != two.url)
             let admin = try test.server(schema: StrataModel.schema)
@@ -279,7 +279,7 @@ extension RelayTests {
             }
             #expect(alicePhone.answers.filter(\.isRepeat).map(\.push).contains(lost))
             // The database recorded each push once.
-            let pushes = try test.psql("SELECT count(*), count(DISTINCT push) FROM strata_sync_pushes")
+            let pushes = try await test.psql("SELECT count(*), count(DISTINCT push) FROM strata_sync_pushes")
             let sent = Set(devices.flatMap(\.sends))
             #expect(pushes.trimmingCharacters(in: .whitespacesAndNewlines) == "\(sent.count)|\(sent.count)")
 
@@ -289,12 +289,12 @@ extension RelayTests {
 
         @Test("A relay killed with SIGKILL while a push waits in the database: the push, sent again to another relay, is applied once")
         func aRelayKilledMidPush() async throws {
-            let test = try TestServer()
+            let test = try await TestServer()
             let keys = TestKeys()
             let environment = ["STRATA_RELAY_MODELS": Self.models]
-            let one = try RelayProcess(test, keys: keys, environment: environment)
+            let one = try await RelayProcess(test, keys: keys, environment: environment)
             defer { one.stop() }
-            let two = try RelayProcess(test, keys: keys, environment: environment)
+            let two = try await RelayProcess(test, keys: keys, environment: environment)
             defer { two.stop() }
             let folder = try TemporaryDirectory()
             var quiet = Logger(label: "strata.sync")
@@ -316,7 +316,7 @@ extension RelayTests {
             let sync = device.sync
             let push = Task { try await sync.push() }
             let waiting = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
-            #expect(try await eventually { try test.psql(waiting) == "1\n" })
+            #expect(try await eventually { try await test.psql(waiting) == "1\n" })
             kill(one.process.processIdentifier, SIGKILL)
             one.process.waitUntilExit()
             try await holder.query("ROLLBACK", logger: logger)
@@ -330,8 +330,8 @@ extension RelayTests {
             let answer = try #require(device.answers.first)
             #expect(!answer.isRepeat)
             #expect(answer.refused.isEmpty)
-            #expect(try test.psql(#"SELECT title FROM "Card""#) == "In flight\n")
-            #expect(try test.psql("SELECT count(*) FROM strata_sync_pushes WHERE push = '\(answer.push.uuidString.lowercased())'") == "1\n")
+            #expect(try await test.psql(#"SELECT title FROM "Card""#) == "In flight\n")
+            #expect(try await test.psql("SELECT count(*) FROM strata_sync_pushes WHERE push = '\(answer.push.uuidString.lowercased())'") == "1\n")
             let admin = try test.server(schema: StrataModel.schema)
             let expected = try await admin.contents(user: "alice")
             #expect(try device.sync.contents().difference(from: expected) == nil)
@@ -342,11 +342,11 @@ extension RelayTests {
 
         @Test("A database restored from an older backup: a cursor beyond its log pulls nothing; a new server id stops the devices")
         func aRestoredBackup() async throws {
-            let test = try TestServer()
+            let test = try await TestServer()
             let keys = TestKeys()
             let environment = ["STRATA_RELAY_MODELS": Self.models]
             let folder = try TemporaryDirectory()
-            var relay = try RelayProcess(test, keys: keys, environment: environment)
+            var relay = try await RelayProcess(test, keys: keys, environment: environment)
             let device = try MovingDevice("alice-phone", user: "alice", folder: folder, relay: relay, keys: keys, options: SyncOptions())
             try await device.store.write { db in _ = try db.insert(Board(ownerID: "alice", title: "Before the backup")) }
             try await device.sync.sync()
@@ -354,20 +354,20 @@ extension RelayTests {
             // The backup: a copy of the database (no connection may be open to it meanwhile).
             relay.stop()
             let backup = "b_" + test.database
-            try test.cluster.psql("CREATE DATABASE \(backup) TEMPLATE \(test.database)")
-            relay = try RelayProcess(test, keys: keys, environment: environment)
+            try await test.cluster.psql("CREATE DATABASE \(backup) TEMPLATE \(test.database)")
+            relay = try await RelayProcess(test, keys: keys, environment: environment)
             try await device.move(to: relay)
             try await device.store.write { db in _ = try db.insert(Board(ownerID: "alice", title: "After the backup")) }
             try await device.sync.sync()
-            let cursor = try #require(Int64(test.psql("SELECT max(seq) FROM strata_sync_log").trimmingCharacters(in: .whitespacesAndNewlines)))
+            let cursor = try #require(Int64(await test.psql("SELECT max(seq) FROM strata_sync_log").trimmingCharacters(in: .whitespacesAndNewlines)))
             relay.stop()
 
             // The backup restored: its log ends before the device's cursor. A pull from beyond it
             // answers nothing and keeps the cursor, so the device would not notice.
-            let restored = try RelayProcess(test, keys: keys, environment: environment.merging(["STRATA_RELAY_PG_DATABASE": backup]) { $1 })
+            let restored = try await RelayProcess(test, keys: keys, environment: environment.merging(["STRATA_RELAY_PG_DATABASE": backup]) { $1 })
             defer { restored.stop() }
             let lastRestored = try #require(Int64(
-                test.cluster.psql("SELECT max(seq) FROM strata_sync_log", database: backup).trimmingCharacters(in: .whitespacesAndNewlines)))
+                await test.cluster.psql("SELECT max(seq) FROM strata_sync_log", database: backup).trimmingCharacters(in: .whitespacesAndNewlines)))
             #expect(lastRestored < cursor)
             let server = RelaySyncServer(url: restored.url) { try await keys.token(user: "alice") }
             let answer = try await server.pull(SyncPullRequest(device: device.sync.device, cursor: cursor, limit: 100))
@@ -377,7 +377,7 @@ extension RelayTests {
 
             // What the article says to do after a restore: give the database a new server id.
             // The device's next sync stops, before it pushes or pulls anything.
-            try test.cluster.psql("UPDATE strata_sync_meta SET value = gen_random_uuid()::text WHERE key = 'server'", database: backup)
+            try await test.cluster.psql("UPDATE strata_sync_meta SET value = gen_random_uuid()::text WHERE key = 'server'", database: backup)
             try await device.move(to: restored)
             await #expect {
                 try await device.sync.sync()
@@ -385,7 +385,7 @@ extension RelayTests {
                 guard case .anotherServer = error as? SyncModelError else { return false }
                 return true
             }
-            let boards = try test.cluster.psql("SELECT title FROM \"Board\" ORDER BY title", database: backup)
+            let boards = try await test.cluster.psql("SELECT title FROM \"Board\" ORDER BY title", database: backup)
             #expect(boards.trimmingCharacters(in: .whitespacesAndNewlines) == "Before the backup")
             await device.close()
         }

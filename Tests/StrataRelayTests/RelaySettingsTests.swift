@@ -14,7 +14,7 @@ extension RelayTests {
     struct RelaySettingsTests {
         @Test("Settings from a --config file: a JWKS key (by kid), the user in another claim, a smaller body limit")
         func settingsFromAFile() async throws {
-            let test = try TestServer()
+            let test = try await TestServer()
             let keys = TestKeys()
             let folder = try TemporaryDirectory()
             try keys.jwks(kid: "signin-2026").write(toFile: folder.path("jwks.json"), atomically: true, encoding: .utf8)
@@ -27,7 +27,7 @@ extension RelayTests {
                 """
             try settings.write(toFile: folder.path("relay.json"), atomically: true, encoding: .utf8)
             // The file's settings only: the test's usual keys, issuer and audience are unset.
-            let relay = try RelayProcess(
+            let relay = try await RelayProcess(
                 test, keys: keys,
                 environment: [
                     "STRATA_RELAY_JWT_HS256_SECRET": "", "STRATA_RELAY_JWT_ES256_PUBLIC_KEY_FILE": "",
@@ -63,7 +63,7 @@ extension RelayTests {
 
         @Test("The routes mounted in an app of one's own, under a prefix; the app stops gracefully with a signals stream open")
         func mountedInAnApp() async throws {
-            let test = try TestServer()
+            let test = try await TestServer()
             let keys = TestKeys()
             var logger = Logger(label: "strata.relay.tests")
             logger.logLevel = .error

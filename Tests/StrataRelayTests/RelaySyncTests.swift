@@ -11,9 +11,9 @@ extension RelayTests {
     struct RelaySyncTests {
         @Test("Two devices sync through the relay and converge with the server's tables")
         func twoDevicesConverge() async throws {
-            let test = try TestServer()
+            let test = try await TestServer()
             let keys = TestKeys()
-            let relay = try RelayProcess(test, keys: keys)
+            let relay = try await RelayProcess(test, keys: keys)
             defer { relay.stop() }
             let folder = try TemporaryDirectory()
             // One device signs in with the HS256 secret, the other with the ES256 key.
@@ -61,9 +61,9 @@ extension RelayTests {
 
         @Test("A device's change reaches another through the relay's signals, without a pull of its own; one LISTEN for all")
         func liveChangesArriveThroughTheSignals() async throws {
-            let test = try TestServer()
+            let test = try await TestServer()
             let keys = TestKeys()
-            let relay = try RelayProcess(test, keys: keys, environment: ["STRATA_RELAY_HEARTBEAT_SECONDS": "1"])
+            let relay = try await RelayProcess(test, keys: keys, environment: ["STRATA_RELAY_HEARTBEAT_SECONDS": "1"])
             defer { relay.stop() }
             let folder = try TemporaryDirectory()
             // No timer: only a commit of the device's own, or a signal, makes it sync.
@@ -87,7 +87,7 @@ extension RelayTests {
             })
 
             // One LISTEN for the three devices: the relay's signals connection, and no other.
-            let listeners = try test.psql(
+            let listeners = try await test.psql(
                 "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND query ILIKE 'LISTEN%'")
             #expect(listeners.trimmingCharacters(in: .whitespacesAndNewlines) == "1")
 
@@ -118,11 +118,11 @@ extension RelayTests {
 
         @Test("The relay listens again after the database restarted; a request while it is down gets 503")
         func theRelayOutlivesADatabaseRestart() async throws {
-            let cluster = try PostgresCluster.start()  // its own: this test stops the server
+            let cluster = try await PostgresCluster.start()  // its own: this test stops the server
             defer { cluster.destroy() }
-            let test = try TestServer(cluster: cluster)
+            let test = try await TestServer(cluster: cluster)
             let keys = TestKeys()
-            let relay = try RelayProcess(test, keys: keys)
+            let relay = try await RelayProcess(test, keys: keys)
             defer { relay.stop() }
             let folder = try TemporaryDirectory()
             var quiet = Logger(label: "strata.sync")
@@ -134,7 +134,7 @@ extension RelayTests {
             await b.sync.start()
             #expect(try await eventually { relay.log.contains("GET /v1/signals 200") })
 
-            try cluster.stop(mode: "immediate")
+            try await cluster.stop(mode: "immediate")
             let pull = relay.url.appendingPathComponent("v1/pull")
             let body = Data(#"{"device":"8A1E07E4-6A55-4D7A-9B3C-0E9B1B0A8C11","cursor":0,"limit":10}"#.utf8)
             let token = try await keys.token()
@@ -144,7 +144,7 @@ extension RelayTests {
             #expect(refusal?.refusal?["error"] == "database_unavailable")
             #expect(refusal?.refusal?["reason"]?.contains("PSQL") == false)
 
-            try cluster.startServer()
+            try await cluster.startServer()
             #expect(try await eventually { relay.log.components(separatedBy: "listening for the server's changes").count - 1 >= 2 })
             try await a.store.write { db in _ = try db.insert(Board(name: "After the restart")) }
             try await a.sync.sync()
@@ -160,8 +160,8 @@ extension RelayTests {
 
 extension TestServer {
     /// A database of its own in `cluster`.
-    init(cluster: PostgresCluster) throws {
+    init(cluster: PostgresCluster) async throws {
         self.cluster = cluster
-        database = try cluster.makeDatabase()
+        database = try await cluster.makeDatabase()
     }
 }

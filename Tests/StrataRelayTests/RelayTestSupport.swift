@@ -78,7 +78,7 @@ final class RelayProcess: @unchecked Sendable {
 
     /// Starts a relay for `test`'s database; `environment` adds or overrides settings (an
     /// empty value unsets one), `arguments` are the program's.
-    init(_ test: TestServer, keys: TestKeys, environment extra: [String: String] = [:], arguments: [String] = []) throws {
+    init(_ test: TestServer, keys: TestKeys, environment extra: [String: String] = [:], arguments: [String] = []) async throws {
         try #require(FileManager.default.isExecutableFile(atPath: Self.executable), "build first: swift build --build-tests")
         folder = try TemporaryDirectory()
         let publicKey = folder.path("es256.pem")
@@ -101,11 +101,14 @@ final class RelayProcess: @unchecked Sendable {
         _ = FileManager.default.createFile(atPath: folder.path("relay.log"), contents: nil)
         process.standardError = FileHandle(forWritingAtPath: folder.path("relay.log"))
         try process.run()
-        guard let line = Self.readLine(output.fileHandleForReading, timeout: .seconds(60)),
+        // The wait for its first line blocks a thread of its own (see `offThePool`).
+        let handle = output.fileHandleForReading
+        let first = try await offThePool { Self.readLine(handle, timeout: .seconds(60)) }
+        guard let line = first,
             let prefix = line.range(of: "strata-relay listening on "),
             let url = URL(string: String(line[prefix.upperBound...]))
         else {
-            kill(process.processIdentifier, SIGKILL)
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
             process.waitUntilExit()
             let log = (try? String(contentsOfFile: folder.path("relay.log"), encoding: .utf8)) ?? ""
             throw RelayError("the relay did not start: \(log)")
@@ -198,16 +201,6 @@ func expectConverged(_ devices: [RelayDevice], _ test: TestServer, sourceLocatio
             contents.difference(from: server) == nil,
             "device \(index) differs from the server: \(contents.difference(from: server) ?? "")", sourceLocation: sourceLocation)
     }
-}
-
-/// Waits until `condition` holds, up to `limit` (a wait for the background, not a timing).
-func eventually(_ limit: Duration = .seconds(60), _ condition: () async throws -> Bool) async throws -> Bool {
-    let deadline = ContinuousClock.now + limit
-    while ContinuousClock.now < deadline {
-        if try await condition() { return true }
-        try await Task.sleep(for: .milliseconds(50))
-    }
-    return try await condition()
 }
 
 /// A plain HTTP exchange with the relay: the status, the headers and the body.

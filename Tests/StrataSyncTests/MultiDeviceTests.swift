@@ -3,8 +3,9 @@ import StrataSyncFixture
 import StrataTestSupport
 import Testing
 
-/// A device process (`StrataSyncDevice`, built beside this test bundle), driven line by line.
-final class DeviceRunner {
+/// A device process (`StrataSyncDevice`, built beside this test bundle), driven line by line
+/// (by one task at a time: hence unchecked).
+final class DeviceRunner: @unchecked Sendable {
     static var executable: String {
         URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
             .appendingPathComponent("StrataSyncDevice").path
@@ -50,11 +51,12 @@ final class DeviceRunner {
         input.fileHandleForWriting.write(Data((line + "\n").utf8))
     }
 
-    /// Sends a command and returns its answer (after "ok "); throws on "error …".
+    /// Sends a command and returns its answer (after "ok "); throws on "error …". The wait
+    /// for the answer blocks a thread of its own (see `offThePool`).
     @discardableResult
-    func send(_ line: String) throws -> String {
+    func send(_ line: String) async throws -> String {
         sendOnly(line)
-        let answer = try readLine()
+        let answer = try await offThePool { try self.readLine() }
         guard answer.hasPrefix("ok") else { throw DeviceError("\(name): \(line) → \(answer)") }
         return String(answer.dropFirst(answer.hasPrefix("ok ") ? 3 : 2))
     }
@@ -87,7 +89,10 @@ final class DeviceRunner {
         }
     }
 
+    /// Kills the process; nothing when it has ended, so that a signal never reaches another
+    /// process that took its id (ids are reused within minutes in a run of the tests).
     func kill() {
+        guard process.isRunning else { return }
         Foundation.kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
     }
@@ -98,8 +103,8 @@ final class DeviceRunner {
         if process.isRunning { Foundation.kill(process.processIdentifier, signal) }
     }
 
-    func contents() throws -> SyncContents {
-        try JSONDecoder().decode(SyncContents.self, from: Data(try send("contents").utf8))
+    func contents() async throws -> SyncContents {
+        try JSONDecoder().decode(SyncContents.self, from: Data(try await send("contents").utf8))
     }
 
     struct DeviceError: Error, CustomStringConvertible {
@@ -121,24 +126,25 @@ struct MultiDeviceTests {
         print("MultiDeviceTests seed \(seed), \(rounds) rounds (STRATA_SYNC_SEED, STRATA_SYNC_ROUNDS)")
         var random = SeededGenerator(seed: seed)
         // Its own cluster: this test restarts the server.
-        let cluster = try PostgresCluster.start()
+        let cluster = try await PostgresCluster.start()
         defer { cluster.destroy() }
-        let database = try cluster.makeDatabase()
+        let database = try await cluster.makeDatabase()
         let folder = try TemporaryDirectory()
         var seeds = seed
-        func launch(_ index: Int) throws -> DeviceRunner {
+        func launch(_ index: Int) async throws -> DeviceRunner {
             let device = try DeviceRunner(name: "device \(index)")
             seeds &+= 7_919
-            try device.send("open \(folder.path("device\(index).sqlite")) \(cluster.socketPath) \(database) \(seeds)")
+            try await device.send("open \(folder.path("device\(index).sqlite")) \(cluster.socketPath) \(database) \(seeds)")
             return device
         }
-        var devices = try (0..<3).map(launch)
+        var devices: [DeviceRunner] = []
+        for index in 0..<3 { devices.append(try await launch(index)) }
         defer { for device in devices { device.kill() } }
 
         for round in 0..<rounds {
             for index in devices.indices {
                 let offline = random.int(0...3) == 0
-                try devices[index].send("write \(random.int(3...25))")
+                try await devices[index].send("write \(random.int(3...25))")
                 if offline { continue }
                 switch random.int(0...9) {
                 case 0:
@@ -146,20 +152,21 @@ struct MultiDeviceTests {
                     devices[index].sendOnly("sync")
                     try await Task.sleep(for: .milliseconds(random.int(0...40)))
                     devices[index].kill()
-                    devices[index] = try launch(index)
+                    devices[index] = try await launch(index)
                 case 1:
                     // The server restarts under a sync.
                     devices[index].sendOnly("sync")
                     try await Task.sleep(for: .milliseconds(random.int(0...20)))
-                    try cluster.restart()
-                    _ = try devices[index].readLine()  // ok or error: either is fine
+                    try await cluster.restart()
+                    let device = devices[index]
+                    _ = try await offThePool { try device.readLine() }  // ok or error: either is fine
                 default:
-                    try devices[index].send("sync")
+                    try await devices[index].send("sync")
                 }
             }
             if round == rounds / 2 {
                 // One device offline for thousands of changes.
-                try devices[2].send("write 2000")
+                try await devices[2].send("write 2000")
             }
         }
         // Quiescence: everyone online, syncing until every store equals the server's tables
@@ -172,7 +179,7 @@ struct MultiDeviceTests {
                 var attempts = 0
                 while true {
                     do {
-                        try device.send("sync")
+                        try await device.send("sync")
                         break
                     } catch where attempts < 5 {
                         attempts += 1
@@ -181,45 +188,47 @@ struct MultiDeviceTests {
                 }
             }
             expected = try await server.contents()
-            if try devices.allSatisfy({ try $0.contents() == expected }) { break }
+            var converged = true
+            for device in devices where try await device.contents() != expected { converged = false }
+            if converged { break }
         }
         await server.close()
         #expect(expected.objectCount > 0, "seed \(seed)")
         for device in devices {
-            let contents = try device.contents()
+            let contents = try await device.contents()
             #expect(contents.difference(from: expected) == nil, "seed \(seed), \(device.name): \(contents.difference(from: expected) ?? "")")
             if contents != expected {
-                print("\(device.name) conflicts: \(try device.send("conflicts"))")
+                print("\(device.name) conflicts: \(try await device.send("conflicts"))")
                 for (table, objects) in expected.objects {
                     for id in objects.keys where contents.objects[table]?[id] == nil {
-                        print("\(device.name) lacks \(table) \(id): \(try device.send("object \(id.uuidString)"))")
+                        print("\(device.name) lacks \(table) \(id): \(try await device.send("object \(id.uuidString)"))")
                     }
                 }
             }
-            _ = try device.send("check")  // its live controller equals a fresh fetch
+            _ = try await device.send("check")  // its live controller equals a fresh fetch
         }
-        for device in devices { try device.send("quit") }
+        for device in devices { try await device.send("quit") }
     }
 
     @Test("Background sync rides out a server restart, and a device offline for thousands of changes catches up")
     func backgroundSyncRidesOutRestarts() async throws {
         try #require(FileManager.default.isExecutableFile(atPath: DeviceRunner.executable), "build first: swift build --build-tests")
-        let cluster = try PostgresCluster.start()
+        let cluster = try await PostgresCluster.start()
         defer { cluster.destroy() }
-        let database = try cluster.makeDatabase()
+        let database = try await cluster.makeDatabase()
         let folder = try TemporaryDirectory()
         let a = try DeviceRunner(name: "a"), b = try DeviceRunner(name: "b")
         defer { a.kill(); b.kill() }
-        try a.send("open \(folder.path("a.sqlite")) \(cluster.socketPath) \(database) 11")
-        try b.send("open \(folder.path("b.sqlite")) \(cluster.socketPath) \(database) 12")
-        try a.send("start")
-        try b.send("start")
-        try a.send("write 40")
-        try cluster.restart()
-        try b.send("write 40")
-        try cluster.stop()
-        try a.send("write 2000")  // while the server is down
-        try cluster.startServer()
+        try await a.send("open \(folder.path("a.sqlite")) \(cluster.socketPath) \(database) 11")
+        try await b.send("open \(folder.path("b.sqlite")) \(cluster.socketPath) \(database) 12")
+        try await a.send("start")
+        try await b.send("start")
+        try await a.send("write 40")
+        try await cluster.restart()
+        try await b.send("write 40")
+        try await cluster.stop()
+        try await a.send("write 2000")  // while the server is down
+        try await cluster.startServer()
         // Background syncs retry with backoff; wait until both hold what the server holds.
         let server = try PostgresSyncServer(configuration: cluster.configuration(database: database), schema: StrataModel.schema)
         defer { Task { await server.close() } }
@@ -228,18 +237,18 @@ struct MultiDeviceTests {
         while ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(500))
             let expected = try? await server.contents()
-            guard let expected, let left = try? a.contents(), let right = try? b.contents() else { continue }
+            guard let expected, let left = try? await a.contents(), let right = try? await b.contents() else { continue }
             if left == expected && right == expected { last = ""; break }
             last = left.difference(from: expected) ?? right.difference(from: expected) ?? ""
         }
         if !last.isEmpty {
-            print("a conflicts: \((try? a.send("conflicts")) ?? "-")")
-            print("b conflicts: \((try? b.send("conflicts")) ?? "-")")
+            print("a conflicts: \((try? await a.send("conflicts")) ?? "-")")
+            print("b conflicts: \((try? await b.send("conflicts")) ?? "-")")
             // Each device's record of the objects that differ, and the server's log of them.
-            if let expected = try? await server.contents(), let left = try? a.contents(), let right = try? b.contents() {
+            if let expected = try? await server.contents(), let left = try? await a.contents(), let right = try? await b.contents() {
                 for id in left.differingIDs(from: expected).union(right.differingIDs(from: expected)).prefix(3) {
-                    print("object \(id): a \((try? a.send("object \(id)")) ?? "-"); b \((try? b.send("object \(id)")) ?? "-")")
-                    let log = try? cluster.psql(
+                    print("object \(id): a \((try? await a.send("object \(id)")) ?? "-"); b \((try? await b.send("object \(id)")) ?? "-")")
+                    let log = try? await cluster.psql(
                         "SELECT seq, tbl, origin, at FROM strata_sync_log WHERE id = '\(id.uuidString.lowercased())' ORDER BY seq",
                         database: database)
                     print("server log of \(id):\n\(log ?? "-")")
@@ -251,11 +260,11 @@ struct MultiDeviceTests {
         // answer (its deletion was lost). Reproduced with two busy cores and
         // STRATA_SYNC_TRACE_DIR; fixed, see `SyncInFlightTests`.
         #expect(last == "", "not converged: \(last)")
-        try a.send("stop")
-        try b.send("stop")
-        try a.send("check")
-        try b.send("check")
-        try a.send("quit")
-        try b.send("quit")
+        try await a.send("stop")
+        try await b.send("stop")
+        try await a.send("check")
+        try await b.send("check")
+        try await a.send("quit")
+        try await b.send("quit")
     }
 }

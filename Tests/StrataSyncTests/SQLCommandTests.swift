@@ -10,12 +10,12 @@ import Testing
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 
-    static func strata(_ arguments: [String]) throws -> StrataCLI.Run {
-        try StrataCLI.run(StrataCLI.executable(), arguments, in: root)
+    static func strata(_ arguments: [String]) async throws -> StrataCLI.Run {
+        try await StrataCLI.run(StrataCLI.executable(), arguments, in: root)
     }
 
-    @Test func theCommandPrintsTheServerSchemaOfTheModelFiles() throws {
-        let run = try Self.strata(["sql", "--dialect", "postgresql", "Tests/SyncFixture/Models"])
+    @Test func theCommandPrintsTheServerSchemaOfTheModelFiles() async throws {
+        let run = try await Self.strata(["sql", "--dialect", "postgresql", "Tests/SyncFixture/Models"])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stderr == "")
         let expected = try PostgresSchema(schema: StrataModel.schema).sql
@@ -34,22 +34,22 @@ import Testing
     ]
 
     @Test(arguments: references.indices)
-    func theCommandMatchesTheDescriptorOfEveryReferenceModel(row: Int) throws {
+    func theCommandMatchesTheDescriptorOfEveryReferenceModel(row: Int) async throws {
         let (file, schema) = Self.references[row]
         // The model's name is recorded by the script: the descriptor's, as the plugin names it.
-        let run = try Self.strata([
+        let run = try await Self.strata([
             "sql", "--dialect", "postgresql", "--model-name", schema.name, "Tests/StrataCodegenTests/Resources/\(file).yaml",
         ])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout == (try PostgresSchema(schema: schema).sql), "\(file)")
     }
 
-    @Test func anUnknownDialectIsRefused() throws {
-        let run = try Self.strata(["sql", "--dialect", "sqlite", "Tests/SyncFixture/Models"])
+    @Test func anUnknownDialectIsRefused() async throws {
+        let run = try await Self.strata(["sql", "--dialect", "sqlite", "Tests/SyncFixture/Models"])
         #expect(run.status == 64)
         #expect(run.stdout == "")
         #expect(run.stderr.contains("Error: Unknown SQL dialect 'sqlite': the supported dialect is 'postgresql'."), "\(run.stderr)")
-        let missing = try Self.strata(["sql", "Tests/SyncFixture/Models"])
+        let missing = try await Self.strata(["sql", "Tests/SyncFixture/Models"])
         #expect(missing.status == 64)
         #expect(missing.stderr.contains("Missing expected argument '--dialect <dialect>'"), "\(missing.stderr)")
     }

@@ -6,20 +6,10 @@ import Testing
 
 @Suite("The background sync")
 struct SyncBackgroundTests {
-    /// Waits until `condition` holds, up to `limit` (a wait for the background, not a timing).
-    func eventually(_ limit: Duration = .seconds(120), _ condition: () async throws -> Bool) async throws -> Bool {
-        let deadline = ContinuousClock.now + limit
-        while ContinuousClock.now < deadline {
-            if try await condition() { return true }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        return try await condition()
-    }
-
     @Test func lastErrorClearsOnceASyncSucceedsAgain() async throws {
-        let cluster = try PostgresCluster.start()  // its own: this test stops the server
+        let cluster = try await PostgresCluster.start()  // its own: this test stops the server
         defer { cluster.destroy() }
-        let database = try cluster.makeDatabase()
+        let database = try await cluster.makeDatabase()
         let folder = try TemporaryDirectory()
         let server = try PostgresSyncServer(configuration: cluster.configuration(database: database), schema: StrataModel.schema)
         let options = SyncOptions(retryDelays: .milliseconds(50)...(.milliseconds(400)))
@@ -27,14 +17,14 @@ struct SyncBackgroundTests {
         defer { Task { await device.close() } }
         await device.sync.start()
         try await device.store.write { db in _ = try db.insert(Board(name: "Before")) }
-        #expect(try await eventually { (try? cluster.psql(#"SELECT count(*) FROM "Board""#, database: database)) == "1\n" })
+        #expect(try await eventually { (try? await cluster.psql(#"SELECT count(*) FROM "Board""#, database: database)) == "1\n" })
         #expect(await device.sync.lastError == nil)
 
-        try cluster.stop(mode: "immediate")
+        try await cluster.stop(mode: "immediate")
         try await device.store.write { db in _ = try db.insert(Board(name: "While down")) }
         #expect(try await eventually { await device.sync.lastError != nil })
-        try cluster.startServer()
-        #expect(try await eventually { (try? cluster.psql(#"SELECT count(*) FROM "Board""#, database: database)) == "2\n" })
+        try await cluster.startServer()
+        #expect(try await eventually { (try? await cluster.psql(#"SELECT count(*) FROM "Board""#, database: database)) == "2\n" })
         let cleared = try await eventually { await device.sync.lastError == nil }
         let left = await device.sync.lastError.map { String(describing: $0) } ?? "nil"
         #expect(cleared, "lastError: \(left)")
@@ -43,11 +33,11 @@ struct SyncBackgroundTests {
     /// `stop()` while a background sync waits on the server: what the stop cut short is not
     /// a failure of the sync, so `lastError` stays nil ("nil before any failure").
     @Test func aSyncCutShortByStopIsNoError() async throws {
-        let test = try TestServer(), folder = try TemporaryDirectory()
+        let test = try await TestServer(), folder = try TemporaryDirectory()
         // The push the stop cuts short times out, and its session ends when its connection is
         // closed, unless a process the tests started meanwhile (another test's cluster)
         // inherited the socket: the server then ends it once idle in its transaction for 10 s.
-        try test.psql("ALTER DATABASE \(test.database) SET idle_in_transaction_session_timeout = '10s'")
+        try await test.psql("ALTER DATABASE \(test.database) SET idle_in_transaction_session_timeout = '10s'")
         // The default request timeout (60 s), as every other sync test: under a full run's
         // load a first sync was seen to outlast 20 s. The stop then waits up to that long for
         // the cut-short push (it does not react to cancellation while it waits on the lock).
@@ -74,7 +64,7 @@ struct SyncBackgroundTests {
         try await holder.query(PostgresQuery(unsafeSQL: "SELECT pg_advisory_lock(\(PostgreSQLDDL.logLock))"), logger: logger)
         try await device.store.write { db in _ = try db.insert(Board(name: "Waiting")) }
         let waiting = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
-        #expect(try await eventually(.seconds(30)) { try test.psql(waiting) != "0\n" }, "the background push waits on the lock")
+        #expect(try await eventually(.seconds(30)) { try await test.psql(waiting) != "0\n" }, "the background push waits on the lock")
         await device.sync.stop()
         let left = await device.sync.lastError.map { String(describing: $0) } ?? "nil"
         #expect(await device.sync.lastError == nil, "lastError: \(left)")
@@ -82,6 +72,6 @@ struct SyncBackgroundTests {
         try await holder.close()
         // Nothing lost: the next sync pushes the write.
         try await syncAgainOnTimeout()
-        #expect(try test.psql(#"SELECT name FROM "Board" ORDER BY name"#).contains("Waiting"))
+        #expect(try await test.psql(#"SELECT name FROM "Board" ORDER BY name"#).contains("Waiting"))
     }
 }

@@ -32,7 +32,7 @@ struct SyncBatchTests {
     }
 
     @Test func aPushOfManyInsertsAndUpdatesKeepsEveryValueAndRefusesOnlyWhatItMust() async throws {
-        let test = try TestServer(), folder = try TemporaryDirectory()
+        let test = try await TestServer(), folder = try TemporaryDirectory()
         let a = try Device(folder.path("a.sqlite"), test), b = try Device(folder.path("b.sqlite"), test)
         defer { Task { await a.close(); await b.close() } }
         let titles = ["plain", "quote \" and \\ backslash", "line\nbreak\ttab", "unicode é 😀", "slash / and {json}"]
@@ -55,7 +55,7 @@ struct SyncBatchTests {
         // updates, of which the deleted card's is refused and the others applied.
         let doomed = try #require(try await a.store.fetchAll(Card.self).first { $0.title == "plain" })
         let doomedID = try #require(try a.sync.syncID(of: "Card", id: doomed.id.rawValue))
-        try test.psql("DELETE FROM \"Card\" WHERE id = '\(doomedID.uuidString.lowercased())'")
+        try await test.psql("DELETE FROM \"Card\" WHERE id = '\(doomedID.uuidString.lowercased())'")
         try await a.store.write { db in
             for var card in try db.fetchAll(Card.self) {
                 card.title += " (edited)"
@@ -75,7 +75,7 @@ struct SyncBatchTests {
     }
 
     @Test func aRunOfInsertsThatTheServerRefusesFallsBackToOneByOne() async throws {
-        let test = try TestServer(), folder = try TemporaryDirectory()
+        let test = try await TestServer(), folder = try TemporaryDirectory()
         let a = try Device(folder.path("a.sqlite"), test), b = try Device(folder.path("b.sqlite"), test)
         defer { Task { await a.close(); await b.close() } }
         // B takes the name "Two" first; A's run of three boards then breaks the unique name.
@@ -94,14 +94,14 @@ struct SyncBatchTests {
     }
 
     @Test func aPullThatARuleHereRefusesStillAppliesTheRest() async throws {
-        let test = try TestServer(), folder = try TemporaryDirectory()
+        let test = try await TestServer(), folder = try TemporaryDirectory()
         let a = try Device(folder.path("a.sqlite"), test)
         defer { Task { await a.close() } }
         try await a.sync.sync()
         // A creates "Taken" and does not push it; the server gets boards from another service,
         // one of them named "Taken": the pull applies all but that one, and records it.
         try await a.store.write { db in _ = try db.insert(Board(name: "Taken")) }
-        try test.psql("""
+        try await test.psql("""
             INSERT INTO "Board" (id, name, position) SELECT gen_random_uuid(), 'Board ' || n, n FROM generate_series(1, 50) n;
             INSERT INTO "Board" (id, name, position) VALUES (gen_random_uuid(), 'Taken', 99)
             """)

@@ -23,8 +23,8 @@ struct SyncBulkPullTests {
     /// deletions and repeated entries. (No crates or shelves: their `minCount` cannot hold
     /// between two pull batches when an owner and its links fall in different batches; see
     /// the fallback test for counts.)
-    static func seed(_ test: TestServer) throws {
-        try test.psql("""
+    static func seed(_ test: TestServer) async throws {
+        try await test.psql("""
             BEGIN;
             INSERT INTO "Board" (id, name, position) SELECT gen_random_uuid(), 'Board ' || n, n % 7 FROM generate_series(1, 12) n;
             INSERT INTO "Card" (id, title, stage, points, estimate, small, done, due, token, blob, price, link, "boardID") \
@@ -52,7 +52,7 @@ struct SyncBulkPullTests {
     static func deviceOfSeededServer(_ test: TestServer, _ folder: TemporaryDirectory) async throws -> Device {
         let device = try Device(folder.path("store.sqlite"), test, options: options(bulk: true, batch: 5_000))
         try await device.sync.push()
-        try seed(test)
+        try await seed(test)
         return device
     }
 
@@ -65,7 +65,7 @@ struct SyncBulkPullTests {
         let byChange = try Device(folder.path("one.sqlite"), test, options: options(bulk: false))
         try await bulk.sync.push()
         try await byChange.sync.push()
-        try seed(test)
+        try await seed(test)
         return (bulk, byChange)
     }
 
@@ -159,7 +159,7 @@ struct SyncBulkPullTests {
     }
 
     @Test func anInitialSyncInBulkWritesWhatChangeByChangeWrites() async throws {
-        let test = try TestServer(), folder = try TemporaryDirectory()
+        let test = try await TestServer(), folder = try TemporaryDirectory()
         let messages = Messages()
         let (bulk, byChange) = try await Self.bulkAndByChangeOfSeededServer(test, folder, messages)
         defer { Task { await bulk.close(); await byChange.close() } }
@@ -185,7 +185,7 @@ struct SyncBulkPullTests {
 
         // Later pulls of new objects (inserted on the server after the first sync) go in bulk
         // too, their references to objects pulled before included, and end the same.
-        try test.psql("""
+        try await test.psql("""
             INSERT INTO "Card" (id, title, "boardID") SELECT gen_random_uuid(), 'Later ' || n, \
             (SELECT id FROM "Board" ORDER BY name LIMIT 1) FROM generate_series(1, 50) n;
             INSERT INTO "Label" (id, name) VALUES (gen_random_uuid(), 'Later label');
@@ -202,7 +202,7 @@ struct SyncBulkPullTests {
     /// an object (updated on the server after it was logged) are searched as before. The file
     /// ends as change by change.
     @Test func anInitialSyncTakesItsBatchesForNewWithoutSearchingTheStore() async throws {
-        let test = try TestServer(), folder = try TemporaryDirectory()
+        let test = try await TestServer(), folder = try TemporaryDirectory()
         let messages = Messages()
         let (bulk, byChange) = try await Self.bulkAndByChangeOfSeededServer(test, folder, messages)
         defer { Task { await bulk.close(); await byChange.close() } }
@@ -218,7 +218,7 @@ struct SyncBulkPullTests {
 
         // A later pull, on a store that has sync ids, searches the store.
         messages.clear()
-        try test.psql("""
+        try await test.psql("""
             INSERT INTO "Card" (id, title, "boardID") SELECT gen_random_uuid(), 'Later ' || n, \
             (SELECT id FROM "Board" ORDER BY name LIMIT 1) FROM generate_series(1, 50) n;
             """)
@@ -232,7 +232,7 @@ struct SyncBulkPullTests {
     /// after all: the insert of their sync ids refuses it, the transaction is rolled back, and
     /// nothing of it is left (the sync then applies it change by change).
     @Test func aBatchWronglyTakenForNewIsRefusedByItsSyncIDs() async throws {
-        let test = try TestServer(), folder = try TemporaryDirectory()
+        let test = try await TestServer(), folder = try TemporaryDirectory()
         let device = try await Self.deviceOfSeededServer(test, folder)
         defer { Task { await device.close() } }
         try await device.sync.sync()
@@ -260,7 +260,7 @@ struct SyncBulkPullTests {
     /// The bulk insert's statements hold thousands of rows each; with a few rows per statement
     /// (several full statements and a shorter last one per run of rows), the file ends the same.
     @Test func bulkStatementsOfAFewRowsEachWriteWhatChangeByChangeWrites() async throws {
-        let test = try TestServer(), folder = try TemporaryDirectory()
+        let test = try await TestServer(), folder = try TemporaryDirectory()
         let messages = Messages()
         var options = Self.options(bulk: true, batch: 150)
         options.bulkStatementValues = 30  // 7 sync ids and bases, or 2 cards, per statement
@@ -269,7 +269,7 @@ struct SyncBulkPullTests {
         defer { Task { await bulk.close(); await byChange.close() } }
         try await bulk.sync.push()  // the hello makes the server's tables
         try await byChange.sync.push()
-        try Self.seed(test)
+        try await Self.seed(test)
         #expect(try await bulk.sync.sync() == (try await byChange.sync.sync()))
         #expect(messages.all.contains { $0.contains("inserted in bulk") })
         #expect(!messages.all.contains { $0.contains("refused in bulk") })
@@ -315,7 +315,7 @@ struct SyncBulkPullTests {
     }
 
     @Test func aBulkBatchThatARuleHereRefusesFallsBackAndIsReportedAsBefore() async throws {
-        let test = try TestServer(), folder = try TemporaryDirectory()
+        let test = try await TestServer(), folder = try TemporaryDirectory()
         let messages = Messages()
         let bulk = try Device(folder.path("bulk.sqlite"), test, options: Self.recording(Self.options(bulk: true, batch: 5_000), messages))
         let byChange = try Device(folder.path("one.sqlite"), test, options: Self.options(bulk: false, batch: 5_000))
@@ -323,7 +323,7 @@ struct SyncBulkPullTests {
         try await bulk.sync.push()  // the hello makes the server's tables
         try await byChange.sync.push()
         let crate = "00000000-0000-4000-8000-00000000000c"
-        try test.psql("""
+        try await test.psql("""
             BEGIN;
             INSERT INTO "Crate" (id, name) VALUES ('\(crate)', 'Full');
             INSERT INTO "Bottle" (id, name) SELECT ('00000000-0000-4000-8000-00000000000' || n)::uuid, 'Bottle ' || n FROM generate_series(1, 3) n;
@@ -336,7 +336,7 @@ struct SyncBulkPullTests {
         // A service that bypassed the server's count check adds a fourth bottle to the crate,
         // with new boards: this store's maxCount 3 refuses the batch in bulk; change by change,
         // the link is set aside and recorded, and the rest applied.
-        try test.psql("""
+        try await test.psql("""
             INSERT INTO "Board" (id, name, position) SELECT gen_random_uuid(), 'Board ' || n, n FROM generate_series(1, 20) n;
             ALTER TABLE "Bottle_crates" DISABLE TRIGGER strata_sync_count;
             INSERT INTO "Bottle" (id, name) VALUES ('00000000-0000-4000-8000-000000000004', 'Bottle 4');
@@ -354,7 +354,7 @@ struct SyncBulkPullTests {
         Self.expectSame(try Self.dump(bulk), try Self.dump(byChange))
         // The server back in range; the next pulls read it again from the start (every object
         // known: change by change) and converge.
-        try test.psql("DELETE FROM \"Bottle_crates\" WHERE \"bottleID\" = '00000000-0000-4000-8000-000000000004'")
+        try await test.psql("DELETE FROM \"Bottle_crates\" WHERE \"bottleID\" = '00000000-0000-4000-8000-000000000004'")
         #expect(try await bulk.sync.sync() == (try await byChange.sync.sync()))
         try await expectConverged([bulk, byChange], test)
 
@@ -365,7 +365,7 @@ struct SyncBulkPullTests {
         for device in [bulk, byChange] {
             try await device.store.write { db in _ = try db.insert(Board(name: "Taken")) }
         }
-        try test.psql("""
+        try await test.psql("""
             INSERT INTO "Board" (id, name, position) SELECT gen_random_uuid(), 'More ' || n, n FROM generate_series(1, 50) n;
             INSERT INTO "Board" (id, name, position) VALUES (gen_random_uuid(), 'Taken', 99);
             """)
@@ -393,7 +393,7 @@ struct SyncBulkPullTests {
     /// a column left out is left out of the row (it keeps its default) and of the base, in bulk
     /// as change by change.
     @Test func anotherServersObjectsWithoutSomeColumnsGoInBulkAsChangeByChange() async throws {
-        let test = try TestServer(), folder = try TemporaryDirectory()
+        let test = try await TestServer(), folder = try TemporaryDirectory()
         let messages = Messages()
         let stores = try ["bulk", "one"].map { try Store(schema: StrataModel.schema, path: folder.path("\($0).sqlite")) }
         let syncs = [
@@ -402,7 +402,7 @@ struct SyncBulkPullTests {
         ]
         defer { Task { for sync in syncs { await sync.stop() }; for store in stores { try? store.close() } } }
         for sync in syncs { try await sync.push() }  // the hello makes the server's tables
-        try Self.seed(test)
+        try await Self.seed(test)
         let reports = (try await syncs[0].sync(), try await syncs[1].sync())
         #expect(reports.0 == reports.1)
         #expect(reports.0.pulledChanges > 300)

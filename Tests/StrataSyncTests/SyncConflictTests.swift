@@ -17,7 +17,7 @@ struct SyncConflictTests {
     }
 
     @Test func anUpdateOfAnObjectDeletedOnTheServerGivesWayToTheDeletion() async throws {
-        let test = try TestServer(), folder = try TemporaryDirectory()
+        let test = try await TestServer(), folder = try TemporaryDirectory()
         let (a, b) = try await twoDevices(test, folder)
         defer { Task { await a.close(); await b.close() } }
         try await a.store.write { db in _ = try db.delete(try db.fetchAll(Card.self)[0]) }
@@ -39,7 +39,7 @@ struct SyncConflictTests {
     }
 
     @Test func aDeletionPulledOverAnEditNotPushedYetIsRecorded() async throws {
-        let test = try TestServer(), folder = try TemporaryDirectory()
+        let test = try await TestServer(), folder = try TemporaryDirectory()
         let (a, b) = try await twoDevices(test, folder)
         defer { Task { await a.close(); await b.close() } }
         try await a.store.write { db in _ = try db.delete(try db.fetchAll(Card.self)[0]) }
@@ -58,7 +58,7 @@ struct SyncConflictTests {
     }
 
     @Test func aCascadeOnOneDeviceWinsOverChildrenAddedOnAnother() async throws {
-        let test = try TestServer(), folder = try TemporaryDirectory()
+        let test = try await TestServer(), folder = try TemporaryDirectory()
         let (a, b) = try await twoDevices(test, folder)
         defer { Task { await a.close(); await b.close() } }
         try await a.store.write { db in _ = try db.delete(try db.fetchAll(Board.self)[0]) }  // cascades to the card
@@ -83,7 +83,7 @@ struct SyncConflictTests {
         // server has the card in a board B could not take (its name clashes with one B made):
         // the card goes with B's refused board here, but the server still holds it, and the
         // server is read again.
-        let test = try TestServer(), folder = try TemporaryDirectory()
+        let test = try await TestServer(), folder = try TemporaryDirectory()
         let (a, b) = try await twoDevices(test, folder)
         defer { Task { await a.close(); await b.close() } }
         try await a.store.write { db in
@@ -114,7 +114,7 @@ struct SyncConflictTests {
         // and gives its old name to a new one, all in one push: the push applies new objects
         // before updates and deletions, and each new board is applied on its second try, after
         // the change that frees its name. Nothing is refused.
-        let test = try TestServer(), folder = try TemporaryDirectory()
+        let test = try await TestServer(), folder = try TemporaryDirectory()
         let (a, b) = try await twoDevices(test, folder)
         defer { Task { await a.close(); await b.close() } }
         try await a.store.write { db in _ = try db.insert(Board(name: "Archive")) }
@@ -135,7 +135,7 @@ struct SyncConflictTests {
     }
 
     @Test func twoDevicesInsertingTheSameUniqueValueKeepTheFirstToReachTheServer() async throws {
-        let test = try TestServer(), folder = try TemporaryDirectory()
+        let test = try await TestServer(), folder = try TemporaryDirectory()
         let a = try Device(folder.path("a.sqlite"), test), b = try Device(folder.path("b.sqlite"), test)
         defer { Task { await a.close(); await b.close() } }
         try await a.store.write { db in _ = try db.insert(Board(name: "Inbox", position: 1)) }
@@ -156,7 +156,7 @@ struct SyncConflictTests {
 
     @Test func aValueTheServerRefusesIsReplacedByTheServers() async throws {
         // A device on an older model without the length rule pushes a title that is too long.
-        let test = try TestServer(), folder = try TemporaryDirectory()
+        let test = try await TestServer(), folder = try TemporaryDirectory()
         let (a, _) = try await twoDevices(test, folder)
         var lax = StrataModel.schema
         let card = lax.entities.firstIndex { $0.name == "Card" }!

@@ -31,14 +31,14 @@ struct SyncConnectionErrorTests {
 
     @Test("a wrong password: authentication failed for the role (28P01)")
     func wrongPassword() async throws {
-        let test = try TestServer()
+        let test = try await TestServer()
         let role = "pw_" + UUID().uuidString.prefix(8).lowercased()
-        try test.psql("CREATE ROLE \(role) LOGIN PASSWORD 'right-password'")
+        try await test.psql("CREATE ROLE \(role) LOGIN PASSWORD 'right-password'")
         // This role alone logs in with a password on the cluster's socket.
         let hba = test.cluster.dataFolder.appendingPathComponent("pg_hba.conf")
         let rules = try String(contentsOf: hba, encoding: .utf8)
         try ("local all \(role) scram-sha-256\n" + rules).write(to: hba, atomically: false, encoding: .utf8)
-        try test.psql("SELECT pg_reload_conf()")
+        try await test.psql("SELECT pg_reload_conf()")
         var configuration = test.cluster.configuration(user: role, database: test.database)
         configuration.password = "wrong-password"
         let error = try await Self.failure(configuration)
@@ -53,7 +53,7 @@ struct SyncConnectionErrorTests {
 
     @Test("a database that does not exist (3D000)")
     func missingDatabase() async throws {
-        let test = try TestServer()
+        let test = try await TestServer()
         let error = try await Self.failure(test.cluster.configuration(database: "no_such_database"))
         let typed = try #require(error as? SyncConnectionError, "\(String(reflecting: error))")
         #expect(typed.reason == .databaseDoesNotExist(database: "no_such_database"))
@@ -63,10 +63,10 @@ struct SyncConnectionErrorTests {
 
     @Test("a role without a privilege: the object, what sync needs on it, the GRANT (42501)")
     func missingPrivilege() async throws {
-        let test = try TestServer()
-        try test.psql(try PostgresSchema(schema: StrataModel.schema).sql)
+        let test = try await TestServer()
+        try await test.psql(try PostgresSchema(schema: StrataModel.schema).sql)
         // The article's role without its grants on the entity and join tables.
-        let role = try SyncRoleTests.makeRole(
+        let role = try await SyncRoleTests.makeRole(
             test, statements: try SyncRoleTests.articleStatements().filter { !$0.contains("UPDATE, DELETE") })
         let error = try await Self.failure(test.cluster.configuration(user: role, database: test.database), policy: .requireExisting)
         let typed = try #require(error as? SyncConnectionError, "\(String(reflecting: error))")
@@ -82,9 +82,9 @@ struct SyncConnectionErrorTests {
 
     @Test("the log's sequence: USAGE")
     func missingSequencePrivilege() async throws {
-        let test = try TestServer()
-        try test.psql(try PostgresSchema(schema: StrataModel.schema).sql)
-        let role = try SyncRoleTests.makeRole(
+        let test = try await TestServer()
+        try await test.psql(try PostgresSchema(schema: StrataModel.schema).sql)
+        let role = try await SyncRoleTests.makeRole(
             test, statements: try SyncRoleTests.articleStatements().filter { !$0.contains("SEQUENCE") })
         let error = try await Self.failure(test.cluster.configuration(user: role, database: test.database), policy: .requireExisting)
         let typed = try #require(error as? SyncConnectionError, "\(String(reflecting: error))")

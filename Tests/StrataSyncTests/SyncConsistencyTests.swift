@@ -16,7 +16,7 @@ struct SyncConsistencyTests {
     }
 
     @Test func aPullOfManyBatchesShowsOnlyWholeTransactionsOfAnotherService() async throws {
-        let test = try TestServer(), folder = try TemporaryDirectory()
+        let test = try await TestServer(), folder = try TemporaryDirectory()
         let a = try Device(folder.path("a.sqlite"), test)
         // Three log entries a batch: every transaction below writes four.
         let b = try Device(folder.path("b.sqlite"), test, options: SyncOptions(pullBatchSize: 3))
@@ -31,7 +31,7 @@ struct SyncConsistencyTests {
         // Another service moves points between the two cards and adds two fillers, in one
         // transaction each time: its invariant is a sum of 100 and fillers in pairs.
         for k in 1...20 {
-            try test.psql("""
+            try await test.psql("""
                 BEGIN;
                 UPDATE "Card" SET points = \(k) WHERE title = 'left';
                 UPDATE "Card" SET points = \(100 - k) WHERE title = 'right';

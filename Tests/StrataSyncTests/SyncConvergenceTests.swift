@@ -6,7 +6,7 @@ import Testing
 @Suite("Two devices and a server")
 struct SyncConvergenceTests {
     @Test func changesOfEitherDeviceReachTheOther() async throws {
-        let test = try TestServer(), folder = try TemporaryDirectory()
+        let test = try await TestServer(), folder = try TemporaryDirectory()
         let a = try Device(folder.path("a.sqlite"), test), b = try Device(folder.path("b.sqlite"), test)
         defer { Task { await a.close(); await b.close() } }
 
@@ -47,7 +47,7 @@ struct SyncConvergenceTests {
     }
 
     @Test func concurrentEditsMergePerColumn() async throws {
-        let test = try TestServer(), folder = try TemporaryDirectory()
+        let test = try await TestServer(), folder = try TemporaryDirectory()
         let a = try Device(folder.path("a.sqlite"), test), b = try Device(folder.path("b.sqlite"), test)
         defer { Task { await a.close(); await b.close() } }
         try await a.store.write { db in
@@ -83,7 +83,7 @@ struct SyncConvergenceTests {
     }
 
     @Test func anObjectThatExistedBeforeSyncGetsAnIdentity() async throws {
-        let test = try TestServer(), folder = try TemporaryDirectory()
+        let test = try await TestServer(), folder = try TemporaryDirectory()
         let path = folder.path("a.sqlite")
         do {
             let store = try Store(schema: StrataModel.schema, path: path)

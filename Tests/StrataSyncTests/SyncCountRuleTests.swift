@@ -17,8 +17,8 @@ struct SyncCountRuleTests {
     }
 
     /// How many bottles the server's crate `crate` (a sync id) holds.
-    func serverBottles(_ test: TestServer, crate: String) throws -> Int {
-        Int(try test.psql("SELECT count(*) FROM \"Bottle_crates\" WHERE \"crateID\" = '\(crate)'")
+    func serverBottles(_ test: TestServer, crate: String) async throws -> Int {
+        Int(try await test.psql("SELECT count(*) FROM \"Bottle_crates\" WHERE \"crateID\" = '\(crate)'")
             .trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
     }
 
@@ -66,7 +66,7 @@ struct SyncCountRuleTests {
         // maxCount 3. The crate holds b1. A links b2 and b3 (3 here), B links b4 (2 there);
         // B pushes first. A's push would make 4: its last link (b3) is refused, its first
         // (b2) and the rest of its push (a rename, a new bottle) are applied.
-        let test = try TestServer(), folder = try TemporaryDirectory()
+        let test = try await TestServer(), folder = try TemporaryDirectory()
         let (a, b) = try await twoDevices(test, folder, names: ["b1", "b2", "b3", "b4"], inCrate: 1)
         defer { Task { await a.close(); await b.close() } }
         let crate = try crateID(a)
@@ -87,7 +87,7 @@ struct SyncCountRuleTests {
         try await expectConverged([a, b], test)
 
         let crateUUID = try uuid(a, "Crate", crate)
-        #expect(try serverBottles(test, crate: crateUUID) == 3)
+        #expect(try await serverBottles(test, crate: crateUUID) == 3)
         for device in [a, b] {
             #expect(try bottles(device, crate: "C") == ["b1 renamed", "b2", "b4"])
             #expect(try await device.store.fetchCount(Bottle.self) == 5)
@@ -105,7 +105,7 @@ struct SyncCountRuleTests {
     @Test func unlinksPastMinCountFromTwoDevicesRefuseTheLaterPushsUnlink() async throws {
         // minCount 1. The crate holds b1 and b2; A unlinks b1, B unlinks b2, B pushes first:
         // A's unlink is refused and b1 goes back into the crate on A; A's rename of b2 is applied.
-        let test = try TestServer(), folder = try TemporaryDirectory()
+        let test = try await TestServer(), folder = try TemporaryDirectory()
         let (a, b) = try await twoDevices(test, folder, names: ["b1", "b2"], inCrate: 2)
         defer { Task { await a.close(); await b.close() } }
         let crate = try crateID(a)
@@ -120,7 +120,7 @@ struct SyncCountRuleTests {
         try await settle([a, b])
         try await expectConverged([a, b], test)
 
-        #expect(try serverBottles(test, crate: try uuid(a, "Crate", crate)) == 1)
+        #expect(try await serverBottles(test, crate: try uuid(a, "Crate", crate)) == 1)
         for device in [a, b] {
             #expect(try bottles(device, crate: "C") == ["b1"])
             #expect(Set(try await device.store.fetchAll(Bottle.self).map(\.name)) == ["b1", "b2 seen by A"])
@@ -138,7 +138,7 @@ struct SyncCountRuleTests {
         // x, shelf 2 holds y and z. A moves y to shelf 1 and renames z; B adds a bottle w to
         // shelf 1 and pushes first. A's move would make shelf 1 hold 3: refused (y stays on
         // shelf 2, on A too); the rename is applied.
-        let test = try TestServer(), folder = try TemporaryDirectory()
+        let test = try await TestServer(), folder = try TemporaryDirectory()
         let a = try Device(folder.path("a.sqlite"), test), b = try Device(folder.path("b.sqlite"), test)
         defer { Task { await a.close(); await b.close() } }
         try await a.store.write { db in
@@ -186,38 +186,38 @@ struct SyncCountRuleTests {
     @Test func theServerTablesRefuseCountsOutOfRangeFromAnyWriter() async throws {
         // Another service writing the server's tables with SQL is held to the count rules at
         // its commit (a deferred constraint trigger): an owner made with too few, a fourth link.
-        let test = try TestServer(), folder = try TemporaryDirectory()
+        let test = try await TestServer(), folder = try TemporaryDirectory()
         let (a, _) = try await twoDevices(test, folder, names: ["b1", "b2", "b3", "b4"], inCrate: 3)
         defer { Task { await a.close() } }
         let crate = try uuid(a, "Crate", try crateID(a))
         let b4 = try uuid(a, "Bottle", try bottleID(a, "b4"))
-        #expect(throws: (any Error).self) {
-            try test.psql("INSERT INTO \"Bottle_crates\" (\"crateID\", \"bottleID\") VALUES ('\(crate)', '\(b4)')")
+        await #expect(throws: (any Error).self) {
+            try await test.psql("INSERT INTO \"Bottle_crates\" (\"crateID\", \"bottleID\") VALUES ('\(crate)', '\(b4)')")
         }
-        #expect(throws: (any Error).self) {
-            try test.psql("INSERT INTO \"Crate\" (id, name) VALUES (gen_random_uuid(), 'empty')")
+        await #expect(throws: (any Error).self) {
+            try await test.psql("INSERT INTO \"Crate\" (id, name) VALUES (gen_random_uuid(), 'empty')")
         }
         // Within one transaction, an owner made before its links is fine.
-        try test.psql("""
+        try await test.psql("""
             BEGIN;
             INSERT INTO "Crate" (id, name) VALUES ('00000000-0000-4000-8000-000000000001', 'D');
             INSERT INTO "Bottle_crates" ("crateID", "bottleID") VALUES ('00000000-0000-4000-8000-000000000001', '\(b4)');
             COMMIT;
             """)
-        #expect(try serverBottles(test, crate: crate) == 3)
-        #expect(try serverBottles(test, crate: "00000000-0000-4000-8000-000000000001") == 1)
+        #expect(try await serverBottles(test, crate: crate) == 3)
+        #expect(try await serverBottles(test, crate: "00000000-0000-4000-8000-000000000001") == 1)
     }
 
     @Test func aPulledCountOutOfRangeIsSetAsideAndTheRestApplies() async throws {
         // A service that bypassed the server's check (its trigger disabled) links a fourth
         // bottle and adds a board: the pull applies the board, sets the link aside and records
         // it; once the server is back in range, the device converges.
-        let test = try TestServer(), folder = try TemporaryDirectory()
+        let test = try await TestServer(), folder = try TemporaryDirectory()
         let (a, _) = try await twoDevices(test, folder, names: ["b1", "b2", "b3", "b4"], inCrate: 3)
         defer { Task { await a.close() } }
         let crate = try uuid(a, "Crate", try crateID(a))
         let b4 = try uuid(a, "Bottle", try bottleID(a, "b4"))
-        try test.psql("""
+        try await test.psql("""
             ALTER TABLE "Bottle_crates" DISABLE TRIGGER strata_sync_count;
             INSERT INTO "Bottle_crates" ("crateID", "bottleID") VALUES ('\(crate)', '\(b4)');
             INSERT INTO "Board" (id, name) VALUES (gen_random_uuid(), 'Pulled');
@@ -233,7 +233,7 @@ struct SyncCountRuleTests {
         #expect(conflict.reason.contains("maxCount 3"), "\(conflict.reason)")
         // Syncing again does not fail either (the server is read again, the link set aside again).
         try await a.sync.sync()
-        try test.psql("DELETE FROM \"Bottle_crates\" WHERE \"crateID\" = '\(crate)' AND \"bottleID\" = '\(b4)'")
+        try await test.psql("DELETE FROM \"Bottle_crates\" WHERE \"crateID\" = '\(crate)' AND \"bottleID\" = '\(b4)'")
         try await a.sync.sync()
         try await a.sync.sync()
         try await expectConverged([a], test)

@@ -200,25 +200,25 @@ struct SyncHistoryCheckTests {
         let rounds = environment["STRATA_CHECK_ROUNDS"].flatMap(Int.init) ?? 60
         print("history check: STRATA_CHECK_SEED=\(seed) STRATA_CHECK_ROUNDS=\(rounds)")
         var random = SeededGenerator(seed: seed)
-        let cluster = try PostgresCluster.start()  // its own: this test restarts and stops the server
+        let cluster = try await PostgresCluster.start()  // its own: this test restarts and stops the server
         defer { cluster.destroy() }
-        let database = try cluster.makeDatabase()
+        let database = try await cluster.makeDatabase()
         let folder = try TemporaryDirectory()
         let names = ["a", "b", "c"]
         var devices: [String: DeviceRunner] = [:]
-        func open(_ name: String) throws {
+        func open(_ name: String) async throws {
             let device = try DeviceRunner(name: name)
             // Two log entries a batch: a pull of another device's transaction takes several.
-            try device.send("open \(folder.path("\(name).sqlite")) \(cluster.socketPath) \(database) \(seed) 2")
-            try device.send("observe \(folder.path("\(name).states"))")
+            try await device.send("open \(folder.path("\(name).sqlite")) \(cluster.socketPath) \(database) \(seed) 2")
+            try await device.send("observe \(folder.path("\(name).states"))")
             devices[name] = device
         }
         defer { for device in devices.values { device.kill() } }
-        for name in names { try open(name) }
+        for name in names { try await open(name) }
         // The tables, then the server's record of every register write (in commit order: the
         // trigger takes the log's lock first), then the registers.
-        try devices["a"]!.send("sync")
-        try cluster.psql("""
+        try await devices["a"]!.send("sync")
+        try await cluster.psql("""
             CREATE TABLE checker_writes (position bigserial PRIMARY KEY, tx bigint NOT NULL, key text NOT NULL, value bigint NOT NULL);
             CREATE FUNCTION checker_write() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
               PERFORM pg_advisory_xact_lock(\(PostgreSQLDDL.logLock));
@@ -228,11 +228,11 @@ struct SyncHistoryCheckTests {
             """, database: database)
         var history = SyncHistory()
         history.writes[0] = Set(Self.keys)
-        try cluster.psql(
+        try await cluster.psql(
             "INSERT INTO \"Register\" (id, name, value) VALUES " + Self.keys.map { "(gen_random_uuid(), '\($0)', 0)" }.joined(separator: ", "),
             database: database)
-        for name in names { try devices[name]!.send("sync") }
-        for name in names { try devices[name]!.send("start") }
+        for name in names { try await devices[name]!.send("sync") }
+        for name in names { try await devices[name]!.send("start") }
 
         var nextID = 1
         var paused: [String: Int] = [:]  // device → rounds left
@@ -262,7 +262,7 @@ struct SyncHistoryCheckTests {
                 nextID += 1
                 let reads = pick(random.int(1...3)), writes = pick(random.int(1...3))
                 history.writes[id] = Set(writes)
-                let answer = try devices[name]!.send("txn \(id) \(reads.joined(separator: ",")) \(writes.joined(separator: ","))")
+                let answer = try await devices[name]!.send("txn \(id) \(reads.joined(separator: ",")) \(writes.joined(separator: ","))")
                 history.transactions[name, default: []].append((id, Self.registers(answer[...])))
             case 55..<70 where !serverDown && paused.isEmpty:
                 // Another service's transaction (a paused device may hold the log's lock).
@@ -270,24 +270,24 @@ struct SyncHistoryCheckTests {
                 nextID += 1
                 let writes = pick(random.int(1...3))
                 history.writes[id] = Set(writes)
-                try cluster.psql(
+                try await cluster.psql(
                     "BEGIN; " + writes.map { "UPDATE \"Register\" SET value = \(id) WHERE name = '\($0)';" }.joined(separator: " ") + " COMMIT;",
                     database: database)
             case 70..<76:
                 if serverDown {
-                    try cluster.startServer()
+                    try await cluster.startServer()
                     serverDown = false
                 } else if random.int(0...1) == 0 {
-                    try cluster.restart()
+                    try await cluster.restart()
                 } else {
-                    try cluster.stop(mode: "immediate")
+                    try await cluster.stop(mode: "immediate")
                     serverDown = true
                 }
             case 76..<83 where !running.isEmpty:
                 let name = running[random.int(0...(running.count - 1))]
                 devices[name]!.kill()
-                try open(name)
-                if !offline.contains(name) { try devices[name]!.send("start") }
+                try await open(name)
+                if !offline.contains(name) { try await devices[name]!.send("start") }
             case 83..<88 where !running.isEmpty:
                 let name = running[random.int(0...(running.count - 1))]
                 devices[name]!.signal(SIGSTOP)
@@ -295,9 +295,9 @@ struct SyncHistoryCheckTests {
             case 88..<96 where !running.isEmpty:
                 let name = running[random.int(0...(running.count - 1))]
                 if offline.remove(name) != nil {
-                    try devices[name]!.send("start")
+                    try await devices[name]!.send("start")
                 } else {
-                    try devices[name]!.send("stop")
+                    try await devices[name]!.send("stop")
                     offline.insert(name)
                 }
             default:
@@ -307,8 +307,8 @@ struct SyncHistoryCheckTests {
         // Quiescence: every device running, online, and the server up; then every store
         // equals the server's tables, by the background sync alone.
         for name in paused.keys { devices[name]!.signal(SIGCONT) }
-        if serverDown { try cluster.startServer() }
-        for name in offline { try devices[name]!.send("start") }
+        if serverDown { try await cluster.startServer() }
+        for name in offline { try await devices[name]!.send("start") }
         let server = try PostgresSyncServer(configuration: cluster.configuration(database: database), schema: StrataModel.schema)
         defer { Task { await server.close() } }
         let deadline = ContinuousClock.now + .seconds(180)
@@ -317,7 +317,7 @@ struct SyncHistoryCheckTests {
             if let expected = try? await server.contents() {
                 difference = nil
                 for name in names {
-                    guard let contents = try? devices[name]!.contents() else { difference = "\(name) did not answer"; break }
+                    guard let contents = try? await devices[name]!.contents() else { difference = "\(name) did not answer"; break }
                     if let different = contents.difference(from: expected) { difference = "\(name): \(different)"; break }
                 }
                 if difference == nil { break }
@@ -330,7 +330,7 @@ struct SyncHistoryCheckTests {
             let text = (try? String(contentsOfFile: folder.path("\(name).states"), encoding: .utf8)) ?? ""
             history.observed[name] = text.split(separator: "\n").map(Self.registers)
         }
-        let rows = try cluster.psql("SELECT position, tx, key, value FROM checker_writes ORDER BY position", database: database)
+        let rows = try await cluster.psql("SELECT position, tx, key, value FROM checker_writes ORDER BY position", database: database)
         for line in rows.split(separator: "\n") {
             let fields = line.split(separator: "|")
             guard fields.count == 4, let position = Int64(fields[0]), let tx = Int64(fields[1]), let value = Int(fields[3]) else { continue }

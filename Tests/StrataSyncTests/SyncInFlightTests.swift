@@ -47,7 +47,7 @@ actor LosingServer: SyncServer {
 struct SyncInFlightTests {
     @Test(arguments: ["request lost", "answer lost"])
     func anObjectDeletedWhileItsPushIsInFlightIsDeletedOnTheServer(_ fault: String) async throws {
-        let test = try TestServer(), folder = try TemporaryDirectory()
+        let test = try await TestServer(), folder = try TemporaryDirectory()
         let losing = LosingServer(try test.server())
         let a = try Device(folder.path("a.sqlite"), server: try test.server())
         let store = try Store(schema: StrataModel.schema, path: folder.path("b.sqlite"))
@@ -74,7 +74,7 @@ struct SyncInFlightTests {
     }
 
     @Test func editsAndLinksMadeWhileAPushIsInFlightFollowIt() async throws {
-        let test = try TestServer(), folder = try TemporaryDirectory()
+        let test = try await TestServer(), folder = try TemporaryDirectory()
         let losing = LosingServer(try test.server())
         let store = try Store(schema: StrataModel.schema, path: folder.path("b.sqlite"))
         let b = try StoreSync(store: store, server: losing)

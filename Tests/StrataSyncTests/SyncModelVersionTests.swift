@@ -26,7 +26,7 @@ struct SyncModelVersionTests {
     }
 
     @Test func anOlderAndANewerDeviceInteroperateAfterAnAdditiveChange() async throws {
-        let test = try TestServer(), folder = try TemporaryDirectory()
+        let test = try await TestServer(), folder = try TemporaryDirectory()
         let old = try Device(folder.path("old.sqlite"), test)
         defer { Task { await old.close() } }
         try await old.store.write { db in
@@ -38,7 +38,7 @@ struct SyncModelVersionTests {
         let new = try Device(folder.path("new.sqlite"), test, schema: Self.newer)
         defer { Task { await new.close() } }
         try await new.sync.sync()
-        #expect(try test.psql("SELECT count(*) FROM information_schema.columns WHERE table_name = 'Card' AND column_name = 'color'") == "1\n")
+        #expect(try await test.psql("SELECT count(*) FROM information_schema.columns WHERE table_name = 'Card' AND column_name = 'color'") == "1\n")
         try await new.store.write { db in
             try db.execute(sql: "UPDATE Card SET color = 'red', title = 'Both'")
         }
@@ -49,12 +49,12 @@ struct SyncModelVersionTests {
         try await old.store.write { db in try db.execute(sql: "UPDATE Card SET points = 5") }
         try await old.sync.sync()
         try await new.sync.sync()
-        #expect(try test.psql("SELECT color || ' ' || points FROM \"Card\"") == "red 5\n")
+        #expect(try await test.psql("SELECT color || ' ' || points FROM \"Card\"") == "red 5\n")
         #expect(try await new.store.read { db in try String.fetchOne(db, sql: "SELECT color || ' ' || points FROM Card") } == "red 5")
     }
 
     @Test func aColumnOfAnotherTypeIsRefusedNamingBothVersions() async throws {
-        let test = try TestServer(), folder = try TemporaryDirectory()
+        let test = try await TestServer(), folder = try TemporaryDirectory()
         let a = try Device(folder.path("a.sqlite"), test)
         defer { Task { await a.close() } }
         try await a.sync.sync()
@@ -70,9 +70,9 @@ struct SyncModelVersionTests {
     }
 
     @Test func tablesMadeFromTheScriptNameTheirModel() async throws {
-        let test = try TestServer(), folder = try TemporaryDirectory()
-        try test.psql(try PostgresSchema(schema: StrataModel.schema).sql)
-        #expect(try test.psql("SELECT value FROM strata_sync_meta WHERE key = 'model'").contains(
+        let test = try await TestServer(), folder = try TemporaryDirectory()
+        try await test.psql(try PostgresSchema(schema: StrataModel.schema).sql)
+        #expect(try await test.psql("SELECT value FROM strata_sync_meta WHERE key = 'model'").contains(
             try PostgresSchema(schema: StrataModel.schema).version.fingerprint))
         let other = Self.modelWithTextPoints
         let b = try Device(folder.path("b.sqlite"), test, schema: other, policy: .requireExisting)
@@ -87,14 +87,14 @@ struct SyncModelVersionTests {
     /// table and the position triggers of ordered lists: a device that may change the schema
     /// adds them at its hello, and one that may not says which tables lack them.
     @Test func aServerMadeByAnEarlierVersionGetsTheTriggersOfThisOne() async throws {
-        let test = try TestServer(), folder = try TemporaryDirectory()
-        try test.psql(try PostgresSchema(schema: StrataModel.schema).sql)
+        let test = try await TestServer(), folder = try TemporaryDirectory()
+        try await test.psql(try PostgresSchema(schema: StrataModel.schema).sql)
         let triggers = """
             SELECT c.relname || ' ' || t.tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid \
             WHERE t.tgname LIKE 'strata_sync_lock' OR t.tgname LIKE 'strata_sync_position_%' OR t.tgname LIKE 'strata_sync_ties_%' \
             ORDER BY 1
             """
-        let made = try test.psql(triggers)
+        let made = try await test.psql(triggers)
         #expect(made.contains("Track \(PostgreSQLDDL.lockTriggerName)"))
         #expect(made.contains("Track strata_sync_position_"))
         #expect(made.contains("Track strata_sync_ties_"))
@@ -102,9 +102,9 @@ struct SyncModelVersionTests {
         for line in made.split(separator: "\n") {
             let words = line.split(separator: " ")
             guard words.count == 2 else { continue }
-            try test.psql(#"DROP TRIGGER "\#(words[1])" ON "\#(words[0])""#)
+            try await test.psql(#"DROP TRIGGER "\#(words[1])" ON "\#(words[0])""#)
         }
-        #expect(try test.psql(triggers).trimmingCharacters(in: .whitespacesAndNewlines) == "")
+        #expect(try await test.psql(triggers).trimmingCharacters(in: .whitespacesAndNewlines) == "")
 
         let strict = try Device(folder.path("strict.sqlite"), test, policy: .requireExisting)
         defer { Task { await strict.close() } }
@@ -116,26 +116,26 @@ struct SyncModelVersionTests {
         let device = try Device(folder.path("a.sqlite"), test)
         defer { Task { await device.close() } }
         try await device.sync.sync()
-        #expect(try test.psql(triggers) == made)
+        #expect(try await test.psql(triggers) == made)
         // And they work: a track appended without a position on the server goes last.
         try await device.store.write { db in
             let album = try db.insert(Album(title: "R", slug: "r"))
             _ = try db.insert(Track(title: "t1", albumID: album.id))
         }
         try await device.sync.sync()
-        try test.psql(#"INSERT INTO "Track" (id, title, "albumID") SELECT gen_random_uuid(), 't2', id FROM "Album""#)
-        #expect(try test.psql(#"SELECT string_agg(title, ',' ORDER BY "albumPosition") FROM "Track""#).contains("t1,t2"))
+        try await test.psql(#"INSERT INTO "Track" (id, title, "albumID") SELECT gen_random_uuid(), 't2', id FROM "Album""#)
+        #expect(try await test.psql(#"SELECT string_agg(title, ',' ORDER BY "albumPosition") FROM "Track""#).contains("t1,t2"))
         try await strict.sync.sync()
     }
 
     @Test func aServerThatMayNotBeChangedNeedsItsTables() async throws {
-        let test = try TestServer(), folder = try TemporaryDirectory()
+        let test = try await TestServer(), folder = try TemporaryDirectory()
         let store = try Store(schema: StrataModel.schema, path: folder.path("a.sqlite"))
         let server = try test.server(policy: .requireExisting)
         let sync = try StoreSync(store: store, server: server)
         await #expect(throws: SyncModelError.serverHasNoTables) { try await sync.sync() }
         // Applied by whoever manages the database, from the script.
-        try test.psql(try PostgresSchema(schema: StrataModel.schema).sql)
+        try await test.psql(try PostgresSchema(schema: StrataModel.schema).sql)
         try await sync.sync()
         await server.close()
         try store.close()

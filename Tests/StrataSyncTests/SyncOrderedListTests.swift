@@ -42,15 +42,15 @@ struct SyncOrderedListTests {
     }
 
     /// The server's tracks that share an album and a position with another.
-    func serverTies(_ test: TestServer) throws -> String {
-        try test.psql("""
+    func serverTies(_ test: TestServer) async throws -> String {
+        try await test.psql("""
             SELECT string_agg(title, ',' ORDER BY title) FROM "Track" WHERE "albumID" IS NOT NULL \
             GROUP BY "albumID", "albumPosition" HAVING count(*) > 1
             """)
     }
 
     @Test func tracksAppendedOnTwoDevicesOfflineAreInOneOrderOnEveryDevice() async throws {
-        let (test, folder) = (try TestServer(), try TemporaryDirectory())
+        let (test, folder) = (try await TestServer(), try TemporaryDirectory())
         let (a, b) = try twoDevices(test, folder)
         defer { Task { await a.close(); await b.close() } }
         try await a.store.write { db in
@@ -73,12 +73,12 @@ struct SyncOrderedListTests {
         // The later to reach the server goes second, on every device.
         #expect(try await titles(a, album: "r1") == ["t1", "from-A", "from-B"])
         #expect(try await titles(b, album: "r1") == ["t1", "from-A", "from-B"])
-        #expect(try serverTies(test) == "")
+        #expect(try await serverTies(test) == "")
         try await expectConverged([a, b], test)
     }
 
     @Test func aRemovalFromAListRacingAMoveWithinItEndsWithoutAPosition() async throws {
-        let (test, folder) = (try TestServer(), try TemporaryDirectory())
+        let (test, folder) = (try await TestServer(), try TemporaryDirectory())
         let (a, b) = try twoDevices(test, folder)
         defer { Task { await a.close(); await b.close() } }
         try await a.store.write { db in
@@ -93,12 +93,12 @@ struct SyncOrderedListTests {
         for device in [a, b, a, b] { try await device.sync.sync() }
         #expect(try await place(a, "y") == "- -")
         #expect(try await place(b, "y") == "- -")
-        #expect(try test.psql(#"SELECT "albumID" IS NULL, "albumPosition" IS NULL FROM "Track" WHERE title = 'y'"#) == "t|t\n")
+        #expect(try await test.psql(#"SELECT "albumID" IS NULL, "albumPosition" IS NULL FROM "Track" WHERE title = 'y'"#) == "t|t\n")
         try await expectConverged([a, b], test)
     }
 
     @Test func aPositionAnotherServiceLeavesOutIsTheServersOnEveryDevice() async throws {
-        let (test, folder) = (try TestServer(), try TemporaryDirectory())
+        let (test, folder) = (try await TestServer(), try TemporaryDirectory())
         let (a, b) = try twoDevices(test, folder)
         defer { Task { await a.close(); await b.close() } }
         try await a.store.write { db in
@@ -109,14 +109,14 @@ struct SyncOrderedListTests {
         try await settle([a, b])
         // Another service inserts a track without a position, and moves one to another album
         // without a position.
-        try test.psql("""
+        try await test.psql("""
             INSERT INTO "Track" (id, title, "albumID") SELECT gen_random_uuid(), 'by SQL', id FROM "Album" WHERE slug = 'one';
             INSERT INTO "Track" (id, title, "albumID", "albumPosition") SELECT gen_random_uuid(), 'loose', NULL, 5 FROM "Album" WHERE slug = 'one';
             """)
-        #expect(try test.psql(#"SELECT "albumPosition" FROM "Track" WHERE title = 'by SQL'"#) == "131072\n")
-        #expect(try test.psql(#"SELECT "albumPosition" IS NULL FROM "Track" WHERE title = 'loose'"#) == "t\n")
+        #expect(try await test.psql(#"SELECT "albumPosition" FROM "Track" WHERE title = 'by SQL'"#) == "131072\n")
+        #expect(try await test.psql(#"SELECT "albumPosition" IS NULL FROM "Track" WHERE title = 'loose'"#) == "t\n")
         try await settle([a, b])
-        try test.psql(#"UPDATE "Track" SET "albumID" = (SELECT id FROM "Album" WHERE slug = 'two') WHERE title = 'first'"#)
+        try await test.psql(#"UPDATE "Track" SET "albumID" = (SELECT id FROM "Album" WHERE slug = 'two') WHERE title = 'first'"#)
         try await settle([a, b])
         #expect(try await titles(a, album: "one") == ["by SQL"])
         #expect(try await place(b, "first") == "two 65536")
@@ -124,7 +124,7 @@ struct SyncOrderedListTests {
     }
 
     @Test func aMoveToAnotherParentAtThePositionTheRowHadHereKeepsTheServersPosition() async throws {
-        let (test, folder) = (try TestServer(), try TemporaryDirectory())
+        let (test, folder) = (try await TestServer(), try TemporaryDirectory())
         let (a, b) = try twoDevices(test, folder)
         defer { Task { await a.close(); await b.close() } }
         try await a.store.write { db in
@@ -140,9 +140,9 @@ struct SyncOrderedListTests {
         // one before z, at 65536: the position A's store still has for b. To A's store, the
         // pull reads as a parent changed with its position unchanged, which its triggers
         // answer by placing b last; the server's position must win.
-        try test.psql(#"UPDATE "Track" SET "albumPosition" = 98304 WHERE title = 'b'"#)
-        try test.psql(#"UPDATE "Track" SET "albumID" = (SELECT id FROM "Album" WHERE slug = 'one'), "albumPosition" = 65536 WHERE title = 'b'"#)
-        #expect(try test.psql(#"SELECT "albumPosition" FROM "Track" WHERE title = 'b'"#) == "65536\n")
+        try await test.psql(#"UPDATE "Track" SET "albumPosition" = 98304 WHERE title = 'b'"#)
+        try await test.psql(#"UPDATE "Track" SET "albumID" = (SELECT id FROM "Album" WHERE slug = 'one'), "albumPosition" = 65536 WHERE title = 'b'"#)
+        #expect(try await test.psql(#"SELECT "albumPosition" FROM "Track" WHERE title = 'b'"#) == "65536\n")
         try await a.sync.sync()
         #expect(try await titles(a, album: "one") == ["b", "z"])
         #expect(try await place(a, "b") == "one 65536")
@@ -151,7 +151,7 @@ struct SyncOrderedListTests {
     }
 
     @Test func aUniqueCollisionMetOnAPullLeavesNoReferenceBrokenAndNothingWipedSilently() async throws {
-        let (test, folder) = (try TestServer(), try TemporaryDirectory())
+        let (test, folder) = (try await TestServer(), try TemporaryDirectory())
         let (a, b) = try twoDevices(test, folder)
         defer { Task { await a.close(); await b.close() } }
         try await settle([a, b])
@@ -172,7 +172,7 @@ struct SyncOrderedListTests {
         #expect(try await place(a, "t2") == "dup 131072")
         try await a.store.write { db in try db.execute(sql: "UPDATE Track SET title = 't1 retitled' WHERE title = 't1'") }
         try await a.sync.sync()
-        #expect(try test.psql(#"SELECT a.title FROM "Track" t JOIN "Album" a ON a.id = t."albumID" WHERE t.title = 't1 retitled'"#) == "Theirs\n")
+        #expect(try await test.psql(#"SELECT a.title FROM "Track" t JOIN "Album" a ON a.id = t."albumID" WHERE t.title = 't1 retitled'"#) == "Theirs\n")
         try await settle([a, b])
         #expect(try await place(b, "t1 retitled") == "dup 65536")
         try await expectConverged([a, b], test)

@@ -7,7 +7,7 @@ import Testing
 @Suite("Pushes apply once; the server's schema and other writers")
 struct SyncProtocolTests {
     @Test func theSamePushTwiceLeavesTheServerAsOnePushWould() async throws {
-        let test = try TestServer(), folder = try TemporaryDirectory()
+        let test = try await TestServer(), folder = try TemporaryDirectory()
         let a = try Device(folder.path("a.sqlite"), test)
         defer { Task { await a.close() } }
         try await a.sync.sync()
@@ -17,25 +17,25 @@ struct SyncProtocolTests {
         }
         let push = try #require(try await a.sync.preparePush())
         let first = try await a.server.push(push)
-        let logAfterFirst = try test.psql("SELECT count(*) FROM strata_sync_log")
+        let logAfterFirst = try await test.psql("SELECT count(*) FROM strata_sync_log")
         let contentsAfterFirst = try await test.contents()
         // The same push again, and a push whose answer was lost: the device sends its outbox again.
         let second = try await a.server.push(push)
         #expect(second.isRepeat)
         #expect(second.refused == first.refused)
         try await a.sync.push()
-        #expect(try test.psql("SELECT count(*) FROM strata_sync_log") == logAfterFirst)
+        #expect(try await test.psql("SELECT count(*) FROM strata_sync_log") == logAfterFirst)
         #expect(try await test.contents() == contentsAfterFirst)
         #expect(contentsAfterFirst.objects["Card"]?.count == 5)
         try await expectConverged([a], test)
     }
 
     @Test func theServerSchemaIsMadeFromTheModel() async throws {
-        let test = try TestServer(), folder = try TemporaryDirectory()
+        let test = try await TestServer(), folder = try TemporaryDirectory()
         let a = try Device(folder.path("a.sqlite"), test)
         defer { Task { await a.close() } }
         try await a.sync.sync()
-        let columns = try test.psql("""
+        let columns = try await test.psql("""
             SELECT column_name || ' ' || data_type || ' ' || is_nullable FROM information_schema.columns \
             WHERE table_name = 'Card' ORDER BY column_name
             """).split(separator: "\n").map(String.init)
@@ -44,7 +44,7 @@ struct SyncProtocolTests {
             "estimate double precision NO", "id uuid NO", "link text YES", "points bigint NO", "price numeric YES",
             "small smallint NO", "stage text NO", "title text NO", "token uuid YES",
         ])
-        let constraints = try test.psql("""
+        let constraints = try await test.psql("""
             SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid IN ('"Card"'::regclass, '"Board"'::regclass, '"Card_labels"'::regclass) ORDER BY 1
             """)
         #expect(constraints.contains("FOREIGN KEY (\"boardID\") REFERENCES \"Board\"(id) ON DELETE CASCADE"))
@@ -58,12 +58,12 @@ struct SyncProtocolTests {
     }
 
     @Test func anotherServiceWritingTheTablesIsSeenByDevices() async throws {
-        let test = try TestServer(), folder = try TemporaryDirectory()
+        let test = try await TestServer(), folder = try TemporaryDirectory()
         let a = try Device(folder.path("a.sqlite"), test)
         defer { Task { await a.close() } }
         try await a.store.write { db in _ = try db.insert(Board(name: "Inbox")) }
         try await a.sync.sync()
-        try test.psql("""
+        try await test.psql("""
             INSERT INTO "Card" (id, title, "boardID", due, estimate) \
             SELECT gen_random_uuid(), 'From a service', id, '2030-01-02 03:04:05.678+00', 2.5 FROM "Board";
             UPDATE "Board" SET position = 7
@@ -74,14 +74,14 @@ struct SyncProtocolTests {
         #expect(cards.first?.estimate == 2.5)
         #expect(cards.first?.due == ISO8601DateFormatter.fractional.date(from: "2030-01-02T03:04:05.678Z"))
         #expect(try await a.store.fetchAll(Board.self).map(\.position) == [7])
-        try test.psql("DELETE FROM \"Board\"")  // cascades on the server, and in the store
+        try await test.psql("DELETE FROM \"Board\"")  // cascades on the server, and in the store
         try await a.sync.sync()
         #expect(try await a.store.fetchCount(Card.self) == 0)
         try await expectConverged([a], test)
     }
 
     @Test func aLiveControllerReceivesPulledChangesAsBatches() async throws {
-        let test = try TestServer(), folder = try TemporaryDirectory()
+        let test = try await TestServer(), folder = try TemporaryDirectory()
         let a = try Device(folder.path("a.sqlite"), test), b = try Device(folder.path("b.sqlite"), test)
         defer { Task { await a.close(); await b.close() } }
         try await a.store.write { db in _ = try db.insert(Board(name: "Inbox")) }

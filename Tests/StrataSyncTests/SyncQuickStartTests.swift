@@ -23,7 +23,7 @@ struct SyncQuickStartTests {
             .appendingPathComponent("StrataSyncQuickStart").path
     }
 
-    @Test func theRecipesClusterAndTheProgramSyncTwoStores() throws {
+    @Test func theRecipesClusterAndTheProgramSyncTwoStores() async throws {
         try #require(FileManager.default.isExecutableFile(atPath: Self.program), "build it first: swift build --build-tests")
         let folder = try TemporaryDirectory()
         let root = getuid() == 0
@@ -37,7 +37,8 @@ struct SyncQuickStartTests {
             _ = try FirstRun.run("/bin/chmod", ["755", folder.url.path])
             shell = ["/usr/sbin/runuser", "-u", "postgres", "--"] + shell
         }
-        let made = try FirstRun.spawn(shell)
+        let argv = shell
+        let made = try await offThePool { try FirstRun.spawn(argv) }
         let pgCtl = "\(PostgresCluster.binaries()?.path ?? "/usr/bin")/pg_ctl"
         defer {
             let stop = [pgCtl, "-D", pg.appendingPathComponent("data").path, "-m", "immediate", "stop"]
@@ -47,12 +48,12 @@ struct SyncQuickStartTests {
 
         let laptop = folder.url.appendingPathComponent("laptop"), phone = folder.url.appendingPathComponent("phone")
         for device in [laptop, phone] { try FileManager.default.createDirectory(at: device, withIntermediateDirectories: true) }
-        let first = try FirstRun.run(Self.program, [], in: laptop, environment: ["NOTES_PG": pg.path])
+        let first = try await offThePool { try FirstRun.run(Self.program, [], in: laptop, environment: ["NOTES_PG": pg.path]) }
         #expect(first.status == 0, "\(first.output)")
         #expect(first.output.hasPrefix("pushed 1 (0 refused by the server), pulled 0 (0 conflicts); 0 conflicts recorded\n"), "\(first.output)")
         #expect(first.output.contains("synced through "), "\(first.output)")
         // Another store pulls what the first pushed.
-        let second = try FirstRun.run(Self.program, [], in: phone, environment: ["NOTES_PG": pg.path])
+        let second = try await offThePool { try FirstRun.run(Self.program, [], in: phone, environment: ["NOTES_PG": pg.path]) }
         #expect(second.status == 0, "\(second.output)")
         #expect(second.output.hasPrefix("pushed 1 (0 refused by the server), pulled 1 (0 conflicts)"), "\(second.output)")
     }

@@ -8,11 +8,11 @@ import Testing
 @Suite("A least-privilege role")
 struct SyncRoleTests {
     @Test func aRoleWithTheArticlesGrantsSyncsAndIsRefusedEverythingElse() async throws {
-        let test = try TestServer()
+        let test = try await TestServer()
         // The owner (the cluster's superuser) applies the script and keeps a table of its own.
-        try test.psql(try PostgresSchema(schema: StrataModel.schema).sql)
-        try test.psql("CREATE TABLE owner_notes (body text); INSERT INTO owner_notes VALUES ('the owner''s')")
-        let role = try Self.makeRole(test, statements: try Self.articleStatements())
+        try await test.psql(try PostgresSchema(schema: StrataModel.schema).sql)
+        try await test.psql("CREATE TABLE owner_notes (body text); INSERT INTO owner_notes VALUES ('the owner''s')")
+        let role = try await Self.makeRole(test, statements: try Self.articleStatements())
 
         let failure = try await Self.roundTrip(test, role: role) { a, b in
             try await expectConverged([a, b], test)
@@ -50,7 +50,7 @@ struct SyncRoleTests {
             }
         }
         try await connection.close()
-        #expect(try test.psql("SELECT body FROM owner_notes") == "the owner's\n")
+        #expect(try await test.psql("SELECT body FROM owner_notes") == "the owner's\n")
 
         // A device with a newer model may not extend the tables through the role.
         let folder = try TemporaryDirectory()
@@ -63,7 +63,7 @@ struct SyncRoleTests {
             #expect(Self.sqlState(of: error) == "42501", "\(String(reflecting: error))")
         }
         await newer.close()
-        #expect(try test.psql("SELECT count(*) FROM information_schema.columns WHERE table_name = 'Card' AND column_name = 'color'") == "0\n")
+        #expect(try await test.psql("SELECT count(*) FROM information_schema.columns WHERE table_name = 'Card' AND column_name = 'color'") == "0\n")
     }
 
     /// Each privilege of each GRANT is needed: without any one of them the same round trip
@@ -87,9 +87,9 @@ struct SyncRoleTests {
         }
         #expect(variants.count == 8, "the article's GRANTs changed: \(statements)")
         for variant in variants {
-            let test = try TestServer()
-            try test.psql(try PostgresSchema(schema: StrataModel.schema).sql)
-            let role = try Self.makeRole(test, statements: variant.statements)
+            let test = try await TestServer()
+            try await test.psql(try PostgresSchema(schema: StrataModel.schema).sql)
+            let role = try await Self.makeRole(test, statements: variant.statements)
             let failure = try await Self.roundTrip(test, role: role)
             #expect(failure != nil, "without \(variant.missing) the round trip still succeeded")
         }
@@ -98,9 +98,9 @@ struct SyncRoleTests {
     @Test func aMissingPrivilegeFailsThePushAndGivesUpNothing() async throws {
         // A permission error is not a refusal of the data: the push fails and is sent again
         // later, and the device keeps its object (it is not "refused" and deleted here).
-        let test = try TestServer()
-        try test.psql(try PostgresSchema(schema: StrataModel.schema).sql)
-        let role = try Self.makeRole(test, statements: try Self.articleStatements().filter { !$0.contains("SEQUENCE") })
+        let test = try await TestServer()
+        try await test.psql(try PostgresSchema(schema: StrataModel.schema).sql)
+        let role = try await Self.makeRole(test, statements: try Self.articleStatements().filter { !$0.contains("SEQUENCE") })
         let folder = try TemporaryDirectory()
         let a = try Device(folder.path("a.sqlite"), test, policy: .requireExisting, user: role)
         defer { Task { await a.close() } }
@@ -110,7 +110,7 @@ struct SyncRoleTests {
         #expect(try await a.store.fetchAll(Board.self).map(\.name) == ["Inbox"])
         #expect(try a.sync.conflicts().isEmpty)
         // Granted, the same push goes through.
-        try test.psql("GRANT USAGE ON SEQUENCE strata_sync_log_seq_seq TO \(role)")
+        try await test.psql("GRANT USAGE ON SEQUENCE strata_sync_log_seq_seq TO \(role)")
         try await a.sync.sync()
         try await expectConverged([a], test)
     }
@@ -145,10 +145,10 @@ struct SyncRoleTests {
     }
 
     /// Runs `statements` (the article's, or some of them) for a new role, and returns its name.
-    static func makeRole(_ test: TestServer, statements: [String]) throws -> String {
+    static func makeRole(_ test: TestServer, statements: [String]) async throws -> String {
         let role = "sync_" + UUID().uuidString.prefix(8).lowercased()
         let script = statements.map { $0.replacingOccurrences(of: "notes_sync", with: role) + ";\n" }.joined()
-        try test.psql(script)
+        try await test.psql(script)
         return role
     }
 

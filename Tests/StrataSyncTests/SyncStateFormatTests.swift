@@ -28,7 +28,7 @@ struct SyncStateFormatTests {
     }
 
     @Test func anObjectAgreedWithTheServerKeepsItsIdAndNoBase() async throws {
-        let (test, folder) = (try TestServer(), try TemporaryDirectory())
+        let (test, folder) = (try await TestServer(), try TemporaryDirectory())
         let a = try Device(folder.path("a.sqlite"), test), b = try Device(folder.path("b.sqlite"), test)
         defer { Task { await a.close(); await b.close() } }
         try await a.store.write { db in
@@ -52,7 +52,7 @@ struct SyncStateFormatTests {
     /// A local edit keeps the agreed value of exactly the columns it changed; what a pull
     /// writes keeps none; a push clears them; a column changed back is not pushed.
     @Test func aLocalEditKeepsTheAgreedValueOfExactlyTheColumnsItChanged() async throws {
-        let (test, folder) = (try TestServer(), try TemporaryDirectory())
+        let (test, folder) = (try await TestServer(), try TemporaryDirectory())
         let a = try Device(folder.path("a.sqlite"), test), b = try Device(folder.path("b.sqlite"), test)
         defer { Task { await a.close(); await b.close() } }
         let card = try await a.store.write { db in
@@ -93,7 +93,7 @@ struct SyncStateFormatTests {
         let report = try await b.sync.push()
         #expect(report.pushedChanges == 1)
         #expect(try Self.bases(b) == [])
-        let server = try test.psql(#"SELECT title || ' ' || points || ' ' || stage || ' ' || estimate FROM "Card""#).trimmingCharacters(in: .whitespacesAndNewlines)
+        let server = try await test.psql(#"SELECT title || ' ' || points || ' ' || stage || ' ' || estimate FROM "Card""#).trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(server == "From B 5 todo 2.5", "the server has \(server)")
         try await a.sync.sync()
         try await expectConverged([a, b], test)
@@ -118,7 +118,7 @@ struct SyncStateFormatTests {
     /// objects, is read again from the server's start, whose state wins for a change of an
     /// old column that no trigger saw; and the store keeps syncing.
     @Test func aStoreMigratedByANewVersionOfTheAppPushesItsNewColumnAndReadsTheRebuiltTableAgain() async throws {
-        let (test, folder) = (try TestServer(), try TemporaryDirectory())
+        let (test, folder) = (try await TestServer(), try TemporaryDirectory())
         let path = folder.path("a.sqlite")
         let old = try Device(path, test), b = try Device(folder.path("b.sqlite"), test)
         defer { Task { await b.close() } }
@@ -149,7 +149,7 @@ struct SyncStateFormatTests {
         try await a.sync.sync()
         try await a.sync.sync()
 
-        #expect(try test.psql(#"SELECT title || ' ' || points || ' ' || coalesce(color, '-') FROM "Card" ORDER BY title"#)
+        #expect(try await test.psql(#"SELECT title || ' ' || points || ' ' || coalesce(color, '-') FROM "Card" ORDER BY title"#)
             == "C1 1 red\nC2 2 grey\nC3 42 grey\n")
         #expect(try await a.store.read { db in
             try String.fetchAll(db, sql: "SELECT title || ' ' || points || ' ' || color FROM Card ORDER BY title")
@@ -171,7 +171,7 @@ struct SyncStateFormatTests {
     /// yet, is migrated in place when the sync starts: nothing is lost or sent twice, and it
     /// goes on syncing with a device of this release.
     @Test func aStoreOfTheFirstFormatIsMigratedInPlaceAndKeepsSyncing() async throws {
-        let (test, folder) = (try TestServer(), try TemporaryDirectory())
+        let (test, folder) = (try await TestServer(), try TemporaryDirectory())
         let path = folder.path("a.sqlite")
         let previous = try Device(path, test)
         let b = try Device(folder.path("b.sqlite"), test)

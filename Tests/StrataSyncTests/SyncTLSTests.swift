@@ -17,15 +17,15 @@ struct SyncTLSTests {
         let folder: TemporaryDirectory
         var devices: [DeviceRunner] = []
 
-        init() throws {
+        init() async throws {
             try #require(FileManager.default.isExecutableFile(atPath: DeviceRunner.executable), "build first: swift build --build-tests")
-            cluster = try PostgresCluster.startTLS()
+            cluster = try await PostgresCluster.startTLS()
             do {
-                database = try cluster.makeDatabase()
+                database = try await cluster.makeDatabase()
                 folder = try TemporaryDirectory()
                 // The server's tables, made here (over the Unix socket), so that what reaches
                 // them can be read before any device got through.
-                try cluster.psql(try PostgresSchema(schema: StrataModel.schema).sql, database: database)
+                try await cluster.psql(try PostgresSchema(schema: StrataModel.schema).sql, database: database)
             } catch {
                 cluster.destroy()
                 throw error
@@ -68,14 +68,14 @@ struct SyncTLSTests {
         }
 
         /// How many pushes the server applied.
-        func pushCount() throws -> Int {
-            Int(try cluster.psql("SELECT count(*) FROM strata_sync_pushes", database: database).trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+        func pushCount() async throws -> Int {
+            Int(try await cluster.psql("SELECT count(*) FROM strata_sync_pushes", database: database).trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
         }
 
         /// The connections to the database over TCP, from the server's statistics: TLS on
         /// ("t" or "f"), its protocol, the client's address; one line each.
-        func tcpSessions() throws -> [String] {
-            try cluster.psql("""
+        func tcpSessions() async throws -> [String] {
+            try await cluster.psql("""
                 SELECT s.ssl, coalesce(s.version, '-'), a.client_addr
                 FROM pg_stat_ssl s JOIN pg_stat_activity a ON a.pid = s.pid
                 WHERE a.datname = '\(database)' AND a.client_addr IS NOT NULL
@@ -90,9 +90,9 @@ struct SyncTLSTests {
     }
 
     /// Syncs each device in turn, `rounds` times round.
-    func settle(_ devices: [DeviceRunner], rounds: Int = 2) throws {
+    func settle(_ devices: [DeviceRunner], rounds: Int = 2) async throws {
         for _ in 0..<rounds {
-            for device in devices { try device.send("sync") }
+            for device in devices { try await device.send("sync") }
         }
     }
 
@@ -105,44 +105,44 @@ struct SyncTLSTests {
 
     @Test("Two device processes sync over TLS with the server's certificate verified, and converge")
     func twoDevicesConvergeOverTLS() async throws {
-        let setup = try Setup()
+        let setup = try await Setup()
         defer { setup.destroy() }
         let a = try setup.device("a"), b = try setup.device("b")
-        try a.send(setup.openTLS("a.sqlite", seed: 21))
-        try b.send(setup.openTLS("b.sqlite", seed: 22))
+        try await a.send(setup.openTLS("a.sqlite", seed: 21))
+        try await b.send(setup.openTLS("b.sqlite", seed: 22))
 
         // Each makes a board, cards, a label and a link; then each edits, deletes and links
         // what the other made.
-        try a.send("scripted A insert")
-        try b.send("scripted B insert")
-        try settle([a, b])
-        try a.send("scripted B change")
-        try b.send("scripted A change")
-        try settle([a, b])
+        try await a.send("scripted A insert")
+        try await b.send("scripted B insert")
+        try await settle([a, b])
+        try await a.send("scripted B change")
+        try await b.send("scripted A change")
+        try await settle([a, b])
         let server = try await setup.serverContents()
         #expect(cardTitles(server) == ["A first, edited", "A third", "B first, edited", "B third"])
         #expect(linkCount(server) == 4)
         for device in [a, b] {
-            let contents = try device.contents()
+            let contents = try await device.contents()
             #expect(contents.difference(from: server) == nil, "\(device.name): \(contents.difference(from: server) ?? "")")
         }
 
         // Then seeded random changes on both (cascades and unique names included).
-        try a.send("write 40")
-        try b.send("write 40")
-        try settle([a, b], rounds: 3)
+        try await a.send("write 40")
+        try await b.send("write 40")
+        try await settle([a, b], rounds: 3)
         let final = try await setup.serverContents()
         #expect(final.objectCount > 0)
-        let left = try a.contents(), right = try b.contents()
+        let left = try await a.contents(), right = try await b.contents()
         #expect(left.difference(from: right) == nil, "a and b differ: \(left.difference(from: right) ?? "")")
         #expect(left.difference(from: final) == nil, "a differs from the server: \(left.difference(from: final) ?? "")")
         #expect(right.difference(from: final) == nil, "b differs from the server: \(right.difference(from: final) ?? "")")
-        _ = try a.send("check")
-        _ = try b.send("check")
+        _ = try await a.send("check")
+        _ = try await b.send("check")
 
         // Each device keeps its connection open between syncs: the server sees both, each
         // with TLS, from its namespace's loopback.
-        let sessions = try setup.tcpSessions()
+        let sessions = try await setup.tcpSessions()
         #expect(sessions.count == 2, "\(sessions)")
         for session in sessions {
             let fields = session.split(separator: "|").map(String.init)
@@ -153,121 +153,121 @@ struct SyncTLSTests {
         let authorized = setup.serverLog().filter { $0.contains("connection authorized") && $0.contains("database=\(setup.database)") }
         let overTLS = authorized.filter { $0.contains("SSL enabled") }
         #expect(overTLS.count >= 2, "\(authorized)")
-        try a.send("quit")
-        try b.send("quit")
+        try await a.send("quit")
+        try await b.send("quit")
     }
 
     @Test("A device that does not trust the server's CA cannot sync, and keeps its data")
     func untrustedServerIsRefused() async throws {
-        let setup = try Setup()
+        let setup = try await Setup()
         defer { setup.destroy() }
         // A CA of its own, unrelated to the one that signed the server's certificate.
         let otherCA = try PostgresCluster.makeCertificateAuthority(in: setup.folder.url.appendingPathComponent("other-ca"), name: "Unrelated CA")
         let device = try setup.device("untrusting")
-        try device.send(setup.openTLS("c.sqlite", seed: 31, ca: otherCA))
-        try device.send("scripted C insert")
-        try device.send("write 20")
-        let local = try device.contents()
+        try await device.send(setup.openTLS("c.sqlite", seed: 31, ca: otherCA))
+        try await device.send("scripted C insert")
+        try await device.send("write 20")
+        let local = try await device.contents()
         #expect(local.objectCount > 0)
 
-        let failure = #expect(throws: DeviceRunner.DeviceError.self) { try device.send("sync") }
+        let failure = await #expect(throws: DeviceRunner.DeviceError.self) { try await device.send("sync") }
         let message = failure?.description ?? ""
         #expect(message.contains("CERTIFICATE_VERIFY_FAILED"), "\(message)")
-        #expect(try device.contents() == local, "the device lost data when its sync failed")
+        #expect(try await device.contents() == local, "the device lost data when its sync failed")
         #expect(try await setup.serverContents().objectCount == 0, "data reached the server without a verified certificate")
-        #expect(try setup.pushCount() == 0)
-        try device.send("quit")
+        #expect(try await setup.pushCount() == 0)
+        try await device.send("quit")
 
         // Reopened with the server's CA and name, the same store syncs all it has.
         let trusting = try setup.device("trusting")
-        try trusting.send(setup.openTLS("c.sqlite", seed: 33))
-        #expect(try trusting.contents() == local)
-        try trusting.send("sync")
+        try await trusting.send(setup.openTLS("c.sqlite", seed: 33))
+        #expect(try await trusting.contents() == local)
+        try await trusting.send("sync")
         let server = try await setup.serverContents()
         #expect(server.objectCount == local.objectCount)
         #expect(local.difference(from: server) == nil, "\(local.difference(from: server) ?? "")")
-        #expect(try setup.tcpSessions().allSatisfy { $0.hasPrefix("t|") })
-        try trusting.send("quit")
+        #expect(try await setup.tcpSessions().allSatisfy { $0.hasPrefix("t|") })
+        try await trusting.send("quit")
     }
 
     @Test("A device that connects without TLS is refused by the server, and keeps its data")
     func connectionWithoutTLSIsRefused() async throws {
-        let setup = try Setup()
+        let setup = try await Setup()
         defer { setup.destroy() }
         let plain = try setup.device("plain")
-        try plain.send("open-tcp \(setup.folder.path("d.sqlite")) \(PostgresCluster.tlsHost) \(setup.cluster.port) \(setup.database) 41")
-        try plain.send("scripted D insert")
-        try plain.send("write 20")
-        let local = try plain.contents()
+        try await plain.send("open-tcp \(setup.folder.path("d.sqlite")) \(PostgresCluster.tlsHost) \(setup.cluster.port) \(setup.database) 41")
+        try await plain.send("scripted D insert")
+        try await plain.send("write 20")
+        let local = try await plain.contents()
         #expect(local.objectCount > 0)
 
-        let failure = #expect(throws: DeviceRunner.DeviceError.self) { try plain.send("sync") }
+        let failure = await #expect(throws: DeviceRunner.DeviceError.self) { try await plain.send("sync") }
         let message = failure?.description ?? ""
         #expect(message.contains("pg_hba.conf rejects connection") && message.contains("no encryption"), "\(message)")
-        #expect(try plain.contents() == local, "the device lost data when its sync failed")
+        #expect(try await plain.contents() == local, "the device lost data when its sync failed")
         #expect(try await setup.serverContents().objectCount == 0, "data reached the server without TLS")
-        #expect(try setup.pushCount() == 0)
-        try plain.send("quit")
+        #expect(try await setup.pushCount() == 0)
+        try await plain.send("quit")
 
         // The same store, over TLS (for the certificate's name, localhost): everything it had
         // reaches the server.
         let tls = try setup.device("tls")
-        try tls.send(setup.openTLS("d.sqlite", seed: 42))
-        try tls.send("sync")
+        try await tls.send(setup.openTLS("d.sqlite", seed: 42))
+        try await tls.send("sync")
         let server = try await setup.serverContents()
         #expect(server.objectCount == local.objectCount)
         #expect(local.difference(from: server) == nil, "\(local.difference(from: server) ?? "")")
-        try tls.send("quit")
+        try await tls.send("quit")
     }
 
     @Test("A device that trusts the server's CA but asks for another name cannot sync, and keeps its data")
     func wrongServerNameIsRefused() async throws {
-        let setup = try Setup()
+        let setup = try await Setup()
         defer { setup.destroy() }
         // The right CA, at the right address, for a name the certificate does not hold: the
         // chain verifies, the name does not (and the certificate lists no address to fall
         // back on).
         let device = try setup.device("misnamed")
-        try device.send(setup.openTLS("e.sqlite", seed: 51, serverName: "db.example.com"))
-        try device.send("scripted E insert")
-        try device.send("write 20")
-        let local = try device.contents()
+        try await device.send(setup.openTLS("e.sqlite", seed: 51, serverName: "db.example.com"))
+        try await device.send("scripted E insert")
+        try await device.send("write 20")
+        let local = try await device.contents()
         #expect(local.objectCount > 0)
 
-        let failure = #expect(throws: DeviceRunner.DeviceError.self) { try device.send("sync") }
+        let failure = await #expect(throws: DeviceRunner.DeviceError.self) { try await device.send("sync") }
         let message = failure?.description ?? ""
         #expect(message.contains("failedToValidateHostname") && message.contains("Couldn't find db.example.com in certificate from peer"),
                 "\(message)")
         #expect(!message.contains("CERTIFICATE_VERIFY_FAILED"), "the chain should verify: \(message)")
-        #expect(try device.contents() == local, "the device lost data when its sync failed")
+        #expect(try await device.contents() == local, "the device lost data when its sync failed")
         #expect(try await setup.serverContents().objectCount == 0, "data reached the server for a name its certificate does not hold")
-        #expect(try setup.pushCount() == 0)
+        #expect(try await setup.pushCount() == 0)
         // The handshake is the client's to refuse: the server never saw a TLS client log in.
         let overTLS = setup.serverLog().filter { $0.contains("connection authorized") && $0.contains("SSL enabled") }
         #expect(overTLS.isEmpty, "\(overTLS)")
-        try device.send("quit")
+        try await device.send("quit")
 
         // Nor one that asks for no name: connected to 127.0.0.1, it looks for that address in
         // the certificate, which lists none.
         let unnamed = try setup.device("unnamed")
-        try unnamed.send(setup.openTLS("e.sqlite", seed: 52, serverName: "-"))
-        let unnamedFailure = #expect(throws: DeviceRunner.DeviceError.self) { try unnamed.send("sync") }
+        try await unnamed.send(setup.openTLS("e.sqlite", seed: 52, serverName: "-"))
+        let unnamedFailure = await #expect(throws: DeviceRunner.DeviceError.self) { try await unnamed.send("sync") }
         let unnamedMessage = unnamedFailure?.description ?? ""
         #expect(unnamedMessage.contains("failedToValidateHostname") && unnamedMessage.contains("Couldn't find <none> in certificate from peer"),
                 "\(unnamedMessage)")
-        #expect(try unnamed.contents() == local, "the device lost data when its sync failed")
-        #expect(try setup.pushCount() == 0)
-        try unnamed.send("quit")
+        #expect(try await unnamed.contents() == local, "the device lost data when its sync failed")
+        #expect(try await setup.pushCount() == 0)
+        try await unnamed.send("quit")
 
         // Reopened with the certificate's name, the same store syncs all it has.
         let named = try setup.device("named")
-        try named.send(setup.openTLS("e.sqlite", seed: 53, serverName: PostgresCluster.tlsServerName))
-        #expect(try named.contents() == local)
-        try named.send("sync")
+        try await named.send(setup.openTLS("e.sqlite", seed: 53, serverName: PostgresCluster.tlsServerName))
+        #expect(try await named.contents() == local)
+        try await named.send("sync")
         let server = try await setup.serverContents()
         #expect(server.objectCount == local.objectCount)
         #expect(local.difference(from: server) == nil, "\(local.difference(from: server) ?? "")")
-        #expect(try setup.tcpSessions().allSatisfy { $0.hasPrefix("t|") })
-        try named.send("quit")
+        #expect(try await setup.tcpSessions().allSatisfy { $0.hasPrefix("t|") })
+        try await named.send("quit")
     }
 }

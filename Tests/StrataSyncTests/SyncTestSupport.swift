@@ -13,7 +13,7 @@ enum SharedCluster {
         lock.lock()
         defer { lock.unlock() }
         if let started { return started }
-        let cluster = try PostgresCluster.start()
+        let cluster = try PostgresCluster.startBlocking()
         started = cluster
         atexit { SharedCluster.started?.destroy() }
         return cluster
@@ -25,9 +25,15 @@ struct TestServer {
     let cluster: PostgresCluster
     let database: String
 
-    init() throws {
+    /// A new database in the shared cluster (started by the first test that asks), made off
+    /// the cooperative pool (see `offThePool`).
+    init() async throws {
+        self = try await offThePool { try TestServer(blocking: ()) }
+    }
+
+    private init(blocking: Void) throws {
         cluster = try SharedCluster.get()
-        database = try cluster.makeDatabase()
+        database = try cluster.makeDatabaseBlocking()
     }
 
     var configuration: PostgresConnection.Configuration { cluster.configuration(database: database) }
@@ -41,7 +47,7 @@ struct TestServer {
     }
 
     @discardableResult
-    func psql(_ sql: String) throws -> String { try cluster.psql(sql, database: database) }
+    func psql(_ sql: String) async throws -> String { try await cluster.psql(sql, database: database) }
 
     /// What the server's tables hold.
     func contents() async throws -> SyncContents {
@@ -103,4 +109,15 @@ extension SyncContents {
         }
         return ids
     }
+}
+
+/// Waits until `condition` holds, up to `limit` (a wait for the background or the server,
+/// not a timing): asked again every 50 ms.
+func eventually(_ limit: Duration = .seconds(120), _ condition: () async throws -> Bool) async throws -> Bool {
+    let deadline = ContinuousClock.now + limit
+    while ContinuousClock.now < deadline {
+        if try await condition() { return true }
+        try await Task.sleep(for: .milliseconds(50))
+    }
+    return try await condition()
 }

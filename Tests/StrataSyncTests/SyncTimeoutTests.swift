@@ -27,23 +27,13 @@ struct SyncTimeoutTests {
         }
     }
 
-    /// Waits until `condition` holds, up to `limit` (a wait for the server, not a timing).
-    func eventually(_ limit: Duration = .seconds(30), _ condition: () throws -> Bool) async throws -> Bool {
-        let deadline = ContinuousClock.now + limit
-        while ContinuousClock.now < deadline {
-            if try condition() { return true }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        return try condition()
-    }
-
     @Test("another session holds the log's lock: the sync times out, then goes through once it is released")
     func aRequestWaitingOnALockTimesOut() async throws {
-        let test = try TestServer(), folder = try TemporaryDirectory()
+        let test = try await TestServer(), folder = try TemporaryDirectory()
         // The timed-out transaction's session ends when its connection is closed, unless a
         // process the tests started meanwhile (a cluster's server) inherited the socket: the
         // server then ends it once it has been idle in its transaction for 20 s.
-        try test.psql("ALTER DATABASE \(test.database) SET idle_in_transaction_session_timeout = '20s'")
+        try await test.psql("ALTER DATABASE \(test.database) SET idle_in_transaction_session_timeout = '20s'")
         let first = try Device(folder.path("a.sqlite"), test)  // makes the tables
         defer { Task { await first.close() } }
         try await first.sync.sync()
@@ -60,25 +50,25 @@ struct SyncTimeoutTests {
         let start = ContinuousClock.now
         await #expect(throws: SyncTimeoutError.self) { try await device.sync.sync() }
         #expect(ContinuousClock.now - start < Self.timeout + .seconds(90), "the timeout is \(Self.timeout)")
-        #expect(try test.psql(#"SELECT count(*) FROM "Board""#) == "0\n")
+        #expect(try await test.psql(#"SELECT count(*) FROM "Board""#) == "0\n")
 
         try await holder.query(PostgresQuery(unsafeSQL: "SELECT pg_advisory_unlock(\(PostgreSQLDDL.logLock))"), logger: logger)
         try await syncAgain(device)
-        #expect(try test.psql(#"SELECT name FROM "Board""#) == "Waited\n")
+        #expect(try await test.psql(#"SELECT name FROM "Board""#) == "Waited\n")
         // The timed-out transaction's session ends: none is left in a transaction or waiting
         // for a lock.
         let others = """
             SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() \
             AND (state LIKE 'idle in transaction%' OR wait_event_type = 'Lock')
             """
-        #expect(try await eventually { try test.psql(others) == "0\n" })
+        #expect(try await eventually { try await test.psql(others) == "0\n" })
     }
 
     @Test("a server that accepts no connection: the sync times out, then goes through once it does")
     func aRequestWaitingForAConnectionTimesOut() async throws {
-        let cluster = try PostgresCluster.start()  // its own: this test stops the server's postmaster
+        let cluster = try await PostgresCluster.start()  // its own: this test stops the server's postmaster
         defer { cluster.destroy() }
-        let database = try cluster.makeDatabase()
+        let database = try await cluster.makeDatabase()
         let folder = try TemporaryDirectory()
         let first = try Device(folder.path("a.sqlite"), server: try PostgresSyncServer(
             configuration: cluster.configuration(database: database), schema: StrataModel.schema))
@@ -103,6 +93,6 @@ struct SyncTimeoutTests {
         #expect(took < Self.timeout + .seconds(90), "the timeout is \(Self.timeout), the connect timeout 300 s")
 
         try await syncAgain(device)
-        #expect(try cluster.psql(#"SELECT name FROM "Board""#, database: database) == "Waited\n")
+        #expect(try await cluster.psql(#"SELECT name FROM "Board""#, database: database) == "Waited\n")
     }
 }

@@ -48,7 +48,7 @@ struct SyncWireValueTests {
     /// the common era, around 1970 and 2000, after 9999 and infinite, empty and NUL-free
     /// data, long decimals, text with quotes, escapes and non-ASCII letters, NULL everywhere
     /// it may be; then random dates and doubles (seeded).
-    static func seedEdges(_ test: TestServer, seed: UInt64) throws {
+    static func seedEdges(_ test: TestServer, seed: UInt64) async throws {
         var random = SeededGenerator(seed: seed)
         var dates = [
             "4713-11-24 00:00:00+00 BC", "0044-03-15 12:00:00+00 BC", "0001-12-31 23:59:59.999+00 BC", "0001-01-01 00:00:00+00",
@@ -93,16 +93,16 @@ struct SyncWireValueTests {
                 """)
         }
         sql += rows.joined(separator: ",\n") + ";"
-        try test.psql(sql)
+        try await test.psql(sql)
     }
 
     /// Each column of each row, read in binary and kept as the store keeps it: the same wire
     /// text, and the same stored value, as reading the column as the server's text.
     @Test func everyColumnReadsAsItsWireText() async throws {
         let seed = UInt64.random(in: 0...UInt64.max)
-        let test = try TestServer()
-        try test.psql(try PostgresSchema(schema: StrataModel.schema).sql)
-        try Self.seedEdges(test, seed: seed)
+        let test = try await TestServer()
+        try await test.psql(try PostgresSchema(schema: StrataModel.schema).sql)
+        try await Self.seedEdges(test, seed: seed)
         let server = try test.server()
         let connection = try await PostgresConnection.connect(configuration: test.configuration, id: 1, logger: Logger(label: "strata.tests"))
         defer { Task { try? await connection.close() } }
@@ -140,7 +140,7 @@ struct SyncWireValueTests {
     @Test func datesAreWrittenAsTheServerWritesThem() async throws {
         let seed = UInt64.random(in: 0...UInt64.max)
         var random = SeededGenerator(seed: seed)
-        let test = try TestServer()
+        let test = try await TestServer()
         // Dates at the edges of the range, of eras, centuries and leap days, and random ones
         // (microseconds from 2000), each as the server holds it in a column of the model's
         // dates (milliseconds): the server says how many microseconds from 2000 it is, and its text.
@@ -155,7 +155,7 @@ struct SyncWireValueTests {
             values.append("timestamptz '2000-01-01 00:00:00+00' + \(microseconds) * interval '1 microsecond'")
         }
         let list = values.map { "((\($0))::timestamptz(3))" }.joined(separator: ", ")
-        let output = try test.psql("""
+        let output = try await test.psql("""
             SELECT ((extract(epoch FROM ts) * 1000000) - 946684800000000)::int8 || ' ' || \
             to_char(ts AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.MS') FROM (VALUES \(list)) AS t(ts)
             """)
@@ -174,7 +174,7 @@ struct SyncWireValueTests {
     /// The bases and values prepared for the bulk insert from a batch as the server reads it
     /// are those prepared from the same batch's changes (as another server would send them).
     @Test func aBatchPreparesAsItsChangesPrepare() async throws {
-        let test = try TestServer(), folder = try TemporaryDirectory()
+        let test = try await TestServer(), folder = try TemporaryDirectory()
         let device = try await SyncBulkPullTests.deviceOfSeededServer(test, folder)
         defer { Task { await device.close() } }
         let server = try test.server()

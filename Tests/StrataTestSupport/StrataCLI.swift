@@ -31,8 +31,13 @@ public enum StrataCLI {
         return found
     }
 
-    /// Runs `executable` with `arguments` in `directory` (the current one when nil).
-    public static func run(_ executable: URL, _ arguments: [String], in directory: URL? = nil) throws -> Run {
+    /// Runs `executable` with `arguments` in `directory` (the current one when nil), waited
+    /// for off the cooperative pool (see `offThePool`).
+    public static func run(_ executable: URL, _ arguments: [String], in directory: URL? = nil) async throws -> Run {
+        try await offThePool { try runBlocking(executable, arguments, in: directory) }
+    }
+
+    static func runBlocking(_ executable: URL, _ arguments: [String], in directory: URL? = nil) throws -> Run {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments

@@ -40,7 +40,7 @@ extension PostgresCluster {
     /// Makes a cluster that listens on 127.0.0.1 with TLS in a new network namespace, and
     /// starts it. The namespace is deleted by ``destroy()``, or when this process ends however
     /// it ends.
-    public static func startTLS() throws -> PostgresCluster {
+    public static func startTLSBlocking() throws -> PostgresCluster {
         guard isRoot else {
             throw ClusterError(
                 "a TLS test cluster listens on 127.0.0.1 in a network namespace of its own (ip netns), so as not to listen on "
@@ -82,7 +82,7 @@ extension PostgresCluster {
                 ])
                 try writeHostRules(cluster.dataFolder.appendingPathComponent("pg_hba.conf"))
                 try cluster.run("/bin/chown", ["postgres:postgres", cluster.dataFolder.appendingPathComponent("pg_hba.conf").path], asServer: false)
-                try cluster.startServer()
+                try cluster.startServerBlocking()
                 try cluster.watchOwner()
                 try cluster.run(binaries.appendingPathComponent("createdb").path, ["-h", folder.path, "-p", "\(port)", "-U", cluster.user, cluster.database])
             } catch {

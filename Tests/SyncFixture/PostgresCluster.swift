@@ -45,8 +45,9 @@ public final class PostgresCluster: @unchecked Sendable {
 
     static var isRoot: Bool { getuid() == 0 }
 
-    /// Makes a cluster in a new temporary folder and starts it.
-    public static func start() throws -> PostgresCluster {
+    /// Makes a cluster in a new temporary folder and starts it, blocking the calling thread
+    /// (tests call ``start()``, which runs it off the cooperative pool; see `offThePool`).
+    public static func startBlocking() throws -> PostgresCluster {
         guard let binaries = binaries() else { throw ClusterError("PostgreSQL is not installed (no initdb); run scripts/bootstrap") }
         let folder = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("strata-pg-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -55,7 +56,7 @@ public final class PostgresCluster: @unchecked Sendable {
         try cluster.run(binaries.appendingPathComponent("initdb").path, [
             "-D", cluster.dataFolder.path, "-U", cluster.user, "-A", "trust", "-E", "UTF8", "--no-locale", "--no-sync",
         ])
-        try cluster.startServer()
+        try cluster.startServerBlocking()
         try cluster.watchOwner()
         try cluster.run(binaries.appendingPathComponent("createdb").path, ["-h", folder.path, "-p", "\(cluster.port)", "-U", cluster.user, cluster.database])
         return cluster
@@ -70,7 +71,7 @@ public final class PostgresCluster: @unchecked Sendable {
     }
 
     /// Starts the server (after ``stop()`` or ``kill()``).
-    public func startServer() throws {
+    public func startServerBlocking() throws {
         try run(binaries.appendingPathComponent("pg_ctl").path, [
             "-D", dataFolder.path, "-l", logFile.path, "-w", "-t", "60", "-o",
             "\(listenOptions) -c unix_socket_directories='\(folder.path)' -c fsync=off -c max_connections=200",
@@ -88,19 +89,19 @@ public final class PostgresCluster: @unchecked Sendable {
     }
 
     /// Stops the server: `fast` ends every connection and shuts down cleanly.
-    public func stop(mode: String = "fast") throws {
+    public func stopBlocking(mode: String = "fast") throws {
         try run(binaries.appendingPathComponent("pg_ctl").path, ["-D", dataFolder.path, "-m", mode, "-w", "stop"])
     }
 
     /// Stops the server and starts it again: every connection is cut.
-    public func restart() throws {
-        try stop(mode: "immediate")
-        try startServer()
+    public func restartBlocking() throws {
+        try stopBlocking(mode: "immediate")
+        try startServerBlocking()
     }
 
     /// Stops the server and removes the folder (and the network namespace).
     public func destroy() {
-        try? stop(mode: "immediate")
+        try? stopBlocking(mode: "immediate")
         try? FileManager.default.removeItem(at: folder)
         if let namespace { Self.deleteNamespace(namespace) }
     }
@@ -112,15 +113,15 @@ public final class PostgresCluster: @unchecked Sendable {
     }
 
     /// Makes a new, empty database and returns its name.
-    public func makeDatabase() throws -> String {
+    public func makeDatabaseBlocking() throws -> String {
         let name = "t_" + UUID().uuidString.prefix(12).lowercased().replacingOccurrences(of: "-", with: "")
-        try psql("CREATE DATABASE \(name)")
+        try psqlBlocking("CREATE DATABASE \(name)")
         return name
     }
 
     /// Runs SQL with `psql` and returns what it printed (unaligned, tuples only).
     @discardableResult
-    public func psql(_ sql: String, user: String? = nil, database: String? = nil) throws -> String {
+    public func psqlBlocking(_ sql: String, user: String? = nil, database: String? = nil) throws -> String {
         try run(binaries.appendingPathComponent("psql").path, [
             "-h", folder.path, "-p", "\(port)", "-U", user ?? self.user, "-d", database ?? self.database, "-v", "ON_ERROR_STOP=1", "-X", "-q", "-A", "-t",
             "-c", sql,
