@@ -217,8 +217,7 @@ extension RelayTests {
             #expect(try await eventually(.seconds(30)) { try await serverCards().contains("Renamed by Bob") })
 
             // 4. Relay 1 is killed; its devices move to relay 2 (Bob's with his signals stream).
-            kill(one.process.processIdentifier, SIGKILL)
-            one.process.waitUntilExit()
+            one.kill()
             try await bobPhone.move(to: two)
             try await alicePhone.move(to: two)
             await bobPhone.sync.start()
@@ -317,8 +316,7 @@ extension RelayTests {
             let push = Task { try await sync.push() }
             let waiting = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
             #expect(try await eventually { try await test.psql(waiting) == "1\n" })
-            kill(one.process.processIdentifier, SIGKILL)
-            one.process.waitUntilExit()
+            one.kill()
             try await holder.query("ROLLBACK", logger: logger)
             try await holder.close()
             await #expect(throws: (any Error).self) { try await push.value }

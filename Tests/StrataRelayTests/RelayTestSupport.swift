@@ -108,8 +108,7 @@ final class RelayProcess: @unchecked Sendable {
             let prefix = line.range(of: "strata-relay listening on "),
             let url = URL(string: String(line[prefix.upperBound...]))
         else {
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-            process.waitUntilExit()
+            process.killAndReap()
             let log = (try? String(contentsOfFile: folder.path("relay.log"), encoding: .utf8)) ?? ""
             throw RelayError("the relay did not start: \(log)")
         }
@@ -137,24 +136,33 @@ final class RelayProcess: @unchecked Sendable {
         }
     }
 
+    /// The relay's exit status once it has ended and been reaped here (see
+    /// `Process.reap(within:)`: Foundation may never learn that it ended).
+    private var ended: Int32??
+
     /// Stops the relay with SIGTERM (SIGKILL after `grace`); its exit status, or nil when
     /// it had to be killed.
     @discardableResult
     func stop(grace: Duration = .seconds(20)) -> Int32? {
-        guard process.isRunning else { return process.terminationStatus }
-        kill(process.processIdentifier, SIGTERM)
-        let deadline = ContinuousClock.now + grace
-        while process.isRunning, ContinuousClock.now < deadline { usleep(20_000) }
-        guard !process.isRunning else {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            return nil
+        if let ended { return ended }
+        Foundation.kill(process.processIdentifier, SIGTERM)
+        if let status = process.reap(within: grace) {
+            ended = .some(status)
+            return status
         }
-        process.waitUntilExit()
-        return process.terminationStatus
+        kill()
+        return nil
     }
 
-    deinit { if process.isRunning { stop(grace: .seconds(5)) } }
+    /// Kills the relay (SIGKILL) and reaps it; nothing once it has ended, so that a signal
+    /// never reaches another process that took its id.
+    func kill() {
+        guard ended == nil else { return }
+        process.killAndReap()
+        ended = .some(nil)
+    }
+
+    deinit { if ended == nil { stop(grace: .seconds(5)) } }
 
     struct RelayError: Error, CustomStringConvertible {
         var description: String

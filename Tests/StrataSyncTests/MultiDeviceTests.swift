@@ -89,18 +89,22 @@ final class DeviceRunner: @unchecked Sendable {
         }
     }
 
-    /// Kills the process; nothing when it has ended, so that a signal never reaches another
-    /// process that took its id (ids are reused within minutes in a run of the tests).
+    /// Whether ``kill()`` reaped the process (Foundation may never learn that it ended).
+    private var reaped = false
+
+    /// Kills the process and reaps it (see `Process.killAndReap()`); nothing when it has
+    /// ended, so that a signal never reaches another process that took its id (ids are
+    /// reused within minutes in a run of the tests).
     func kill() {
-        guard process.isRunning else { return }
-        Foundation.kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        guard !reaped, process.isRunning else { return }
+        reaped = true
+        process.killAndReap()
     }
 
     /// Stops the process (SIGSTOP) or lets it go on (SIGCONT); nothing when it has ended, so
     /// that a signal never reaches another process that took its id.
     func signal(_ signal: Int32) {
-        if process.isRunning { Foundation.kill(process.processIdentifier, signal) }
+        if !reaped, process.isRunning { Foundation.kill(process.processIdentifier, signal) }
     }
 
     func contents() async throws -> SyncContents {

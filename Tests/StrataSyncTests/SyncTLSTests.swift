@@ -34,7 +34,7 @@ struct SyncTLSTests {
 
         /// Kills the devices left, stops the server, deletes its folder and namespace.
         func destroy() {
-            for device in devices where device.process.isRunning { device.kill() }
+            for device in devices { device.kill() }
             cluster.destroy()
         }
 

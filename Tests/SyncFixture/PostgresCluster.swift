@@ -129,7 +129,7 @@ public final class PostgresCluster: @unchecked Sendable {
     }
 
     /// Programs are started one at a time (Foundation's `Process` was seen to crash when
-    /// several tests started programs at once).
+    /// several tests started programs at once; kept, as the order of a cluster's programs).
     static let launches = NSLock()
 
     /// Runs a program in ``folder`` and returns its output: as the server's user when
@@ -144,50 +144,63 @@ public final class PostgresCluster: @unchecked Sendable {
 
     /// Runs `argv` in `folder` and returns its output (nothing unless `capture`); throws when
     /// it fails, with what it printed.
+    ///
+    /// Spawned and waited for here, not with Foundation's `Process`: it was seen never to
+    /// return from `waitUntilExit()` after `pg_ctl start` (the server left running holds
+    /// what the program inherited). The program inherits no descriptor but its standard
+    /// ones (`closefrom`): a server started here would otherwise hold, for its whole life,
+    /// the test process's sockets and pipes of that moment (a connection the test closed
+    /// would stay open on the server; a device process's end would never be seen).
+    /// Its output goes to files (a server that `pg_ctl start` leaves running would keep a
+    /// pipe open), read once it has ended.
     @discardableResult
     static func run(_ argv: [String], in folder: URL, capture: Bool = true, name: String? = nil, logFile: URL? = nil) throws -> String {
         launches.lock()
         defer { launches.unlock() }
-        let process = Process()
         let name = name ?? URL(fileURLWithPath: argv[0]).lastPathComponent
-        process.executableURL = URL(fileURLWithPath: argv[0])
-        process.arguments = Array(argv.dropFirst())
-        process.currentDirectoryURL = folder
-        // The server that `pg_ctl start` leaves running would keep a pipe open: its output
-        // goes to the log file, and nothing is read from it here.
-        guard capture else {
-            // Foundation's Process was seen never to return from waitUntilExit here: spawn
-            // and wait by hand, output to /dev/null.
-            var actions: posix_spawn_file_actions_t = posix_spawn_file_actions_t()
-            posix_spawn_file_actions_init(&actions)
-            defer { posix_spawn_file_actions_destroy(&actions) }
-            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-            posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-            posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-            var cArguments = argv.map { strdup($0) } + [nil]
-            defer { for pointer in cArguments { free(pointer) } }
-            var pid: pid_t = 0
-            let spawned = posix_spawn(&pid, argv[0], &actions, nil, &cArguments, environ)
-            guard spawned == 0 else { throw ClusterError("cannot start \(argv[0]): \(spawned)") }
-            var status: Int32 = 0
-            while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
-            guard status == 0 else {
-                throw ClusterError("\(name) failed (\(status))\(logFile.map { "; see \($0.path)" } ?? "")")
-            }
-            return ""
+        let outputs = FileManager.default.temporaryDirectory.appendingPathComponent("strata-run-\(UUID().uuidString)")
+        let outPath = outputs.path + ".out", errPath = outputs.path + ".err"
+        defer {
+            try? FileManager.default.removeItem(atPath: outPath)
+            try? FileManager.default.removeItem(atPath: errPath)
         }
-        let output = Pipe(), errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        let errorData = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw ClusterError("\(name) failed (\(process.terminationStatus)): "
-                + String(decoding: errorData, as: UTF8.self) + String(decoding: data, as: UTF8.self))
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, capture ? outPath : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_addopen(&actions, 2, capture ? errPath : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        _ = folder.path.withCString { SpawnActions.addChdir(&actions, $0) }
+        _ = SpawnActions.addCloseFrom(&actions, 3)
+        var cArguments = argv.map { strdup($0) } + [nil]
+        defer { for pointer in cArguments { free(pointer) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, argv[0], &actions, nil, &cArguments, environ)
+        guard spawned == 0 else { throw ClusterError("cannot start \(argv[0]): \(spawned)") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        let output = capture ? ((try? String(contentsOfFile: outPath, encoding: .utf8)) ?? "") : ""
+        guard status == 0 else {
+            let errors = capture ? ((try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "") : ""
+            let exit = status & 0x7f == 0 ? (status >> 8) & 0xff : status
+            throw ClusterError("\(name) failed (\(exit))\(capture ? ": " + errors + output : "")\(logFile.map { "; see \($0.path)" } ?? "")")
         }
-        return String(decoding: data, as: UTF8.self)
+        return output
+    }
+
+    /// glibc's `posix_spawn_file_actions_addchdir_np` and `…_addclosefrom_np` (2.29 and 2.34),
+    /// which Swift's Glibc module does not declare: looked up by name.
+    public enum SpawnActions {
+        public typealias AddChdir = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> Int32
+        public typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+
+        public static let addChdir: AddChdir = unsafeBitCast(symbol("posix_spawn_file_actions_addchdir_np"), to: AddChdir.self)
+        public static let addCloseFrom: AddCloseFrom = unsafeBitCast(symbol("posix_spawn_file_actions_addclosefrom_np"), to: AddCloseFrom.self)
+
+        static func symbol(_ name: String) -> UnsafeMutableRawPointer {
+            guard let found = dlsym(nil, name) else { fatalError("\(name) is missing: glibc 2.34 or later is needed") }
+            return found
+        }
     }
 
     public struct ClusterError: Error, CustomStringConvertible {

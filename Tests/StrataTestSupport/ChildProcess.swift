@@ -1,0 +1,45 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Ending the processes a test started, without Foundation's `waitUntilExit()`.
+///
+/// Foundation learns that a child ended from a socket the child holds open: a child started
+/// meanwhile (by another test of the same run) can inherit that socket, and then
+/// `waitUntilExit()` never returns and `isRunning` stays true (seen: a run held for
+/// fifteen minutes by a killed device process). These functions reap the child with
+/// `waitpid` themselves; a caller keeps its own record that the child ended, and never
+/// signals it again (process ids are reused within minutes in a run of the tests).
+extension Process {
+    /// Waits up to `limit` for the process to end and reaps it; its exit status (the signal's
+    /// number when a signal ended it), or nil when it is still running at the limit.
+    public func reap(within limit: Duration) -> Int32? {
+        let deadline = ContinuousClock.now + limit
+        while true {
+            var status: Int32 = 0
+            let result = waitpid(processIdentifier, &status, WNOHANG)
+            if result == processIdentifier {
+                let signal = status & 0x7f
+                return signal == 0 ? (status >> 8) & 0xff : signal
+            }
+            if result == -1 && errno == EINTR { continue }
+            if result == -1 {
+                // Reaped already, by Foundation: its status is known, or will be at once.
+                let known = ContinuousClock.now + .seconds(1)
+                while isRunning && ContinuousClock.now < known { usleep(1_000) }
+                return isRunning ? 0 : terminationStatus
+            }
+            if ContinuousClock.now >= deadline { return nil }
+            usleep(5_000)
+        }
+    }
+
+    /// Kills the process (SIGKILL) and reaps it: it has ended when this returns.
+    @discardableResult
+    public func killAndReap() -> Int32? {
+        kill(processIdentifier, SIGKILL)
+        return reap(within: .seconds(30))
+    }
+}
