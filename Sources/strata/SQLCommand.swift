@@ -4,7 +4,8 @@ import StrataSQL
 import StrataSchema
 
 /// `strata sql --dialect postgresql Models`: the DDL of a sync server's tables for the model,
-/// the same statements as StrataSync's `PostgresSchema(schema:).sql`.
+/// the same statements as StrataSync's `PostgresSchema(schema:).sql` but the triggers of
+/// per-user data (`access:`), which it names on standard error when the model declares any.
 struct SQLCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sql",
@@ -13,7 +14,9 @@ struct SQLCommand: ParsableCommand {
             The statements are those StrataSync's PostgresSchema(schema:).sql gives for the \
             generated schema descriptor: the sync's own tables, one table per entity (with its \
             keys, checks, indexes and log trigger), one per many-to-many join table, and the \
-            triggers that check the count rules (minCount, maxCount) at commit.
+            triggers that check the count rules (minCount, maxCount) at commit. The triggers \
+            of per-user data (access:) are not written yet: a note on standard error names \
+            the entities that declare it.
             """
     )
 
@@ -32,7 +35,17 @@ struct SQLCommand: ParsableCommand {
     func run() throws {
         let (schema, _) = try model.load()
         switch SQLDialect(rawValue: dialect) {
-        case .postgresql?: print(PostgreSQLDDL(schema: SQLSchema(schema)).sql, terminator: "")
+        case .postgresql?:
+            print(PostgreSQLDDL(schema: SQLSchema(schema)).sql, terminator: "")
+            let declared = schema.entities.filter { $0.access != nil }.map(\.name)
+            if !declared.isEmpty {
+                FileHandle.standardError.write(Data("""
+                    note: the triggers of the per-user data (access: of \(declared.joined(separator: ", "))) are not in \
+                    this script: apply StrataSync's PostgresSchema(schema:).sql of the model, or let the relay or a \
+                    device make them (createAndExtend)
+
+                    """.utf8))
+            }
         case nil: throw ExitCode.validationFailure
         }
     }

@@ -44,6 +44,17 @@ import Testing
         #expect(run.stdout == (try PostgresSchema(schema: schema).sql), "\(file)")
     }
 
+    /// A model with per-user data: the script has its tables but not the triggers of
+    /// `access:` (PostgresSchema's has them), and the command says so on standard error.
+    @Test func aModelWithPerUserDataIsNamedOnStandardError() async throws {
+        let run = try await Self.strata(["sql", "--dialect", "postgresql", "Tests/SharingFixture/Models"])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("CREATE TABLE IF NOT EXISTS \"Board\""))
+        #expect(!run.stdout.contains("strata_sync_access"))
+        #expect(run.stderr.hasPrefix("note: the triggers of the per-user data (access: of Board,"), "\(run.stderr)")
+        #expect(run.stderr.contains("PostgresSchema(schema:).sql"), "\(run.stderr)")
+    }
+
     @Test func anUnknownDialectIsRefused() async throws {
         let run = try await Self.strata(["sql", "--dialect", "sqlite", "Tests/SyncFixture/Models"])
         #expect(run.status == 64)
