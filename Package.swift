@@ -137,11 +137,10 @@ let package = Package(
         // The demo's scenario, interactive shell and renderer, generated model included.
         .target(name: "StrataDemoKit", dependencies: ["Strata"], plugins: ["StrataPlugin"]),
 
-        // What several test targets share: the seeded generator, temporary folders, the strata CLI runner.
-        .target(name: "StrataTestSupport", path: "Tests/StrataTestSupport"),
-        // What the tests of live results share (they need Strata, which the targets above do
-        // not): the recorder of a controller's deliveries, the list that replays its batches.
-        .target(name: "StrataResultsTestSupport", dependencies: ["Strata"], path: "Tests/StrataResultsTestSupport"),
+        // What the test targets share: the seeded generator, temporary folders, the strata CLI
+        // runner, waits off the cooperative pool and child processes reaped by hand, the
+        // recorder of a controller's deliveries and the list that replays its batches.
+        .target(name: "StrataTestSupport", dependencies: ["Strata"], path: "Tests/StrataTestSupport"),
         .testTarget(
             name: "StrataSchemaTests",
             dependencies: ["StrataSchema", "StrataTestSupport"],
@@ -156,7 +155,7 @@ let package = Package(
         .testTarget(
             name: "StrataGeneratedTests",
             dependencies: [
-                "Strata", "StrataTestSupport", "StrataResultsTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+                "Strata", "StrataTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
         // Compiles the reference output for a model whose entities are named like GRDB's,
@@ -166,7 +165,7 @@ let package = Package(
             name: "StrataTests",
             // SQLite's C API, for the fault-injecting file system of the fault-injection tests.
             dependencies: [
-                "Strata", "StrataTestSupport", "StrataResultsTestSupport", .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                "Strata", "StrataTestSupport", .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]),
         // The sync tests' model, shared by the tests and the device processes they start.
         .target(name: "StrataSyncFixture", dependencies: [
@@ -214,7 +213,7 @@ let package = Package(
         .testTarget(
             name: "StrataCorpusTests",
             dependencies: [
-                "Strata", "StrataResultsTestSupport", "CorpusFinance", "CorpusTasks", "CorpusPhotos", "CorpusMessaging",
+                "Strata", "StrataTestSupport", "CorpusFinance", "CorpusTasks", "CorpusPhotos", "CorpusMessaging",
             ]
         ),
     ],

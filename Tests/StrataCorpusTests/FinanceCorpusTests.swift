@@ -1,7 +1,7 @@
 import CorpusFinance
 import Foundation
 import Strata
-import StrataResultsTestSupport
+import StrataTestSupport
 import Testing
 
 /// The finance app's model on a real store file: typed writes, generated fetches, a live

@@ -1,7 +1,7 @@
 import CorpusMessaging
 import Foundation
 import Strata
-import StrataResultsTestSupport
+import StrataTestSupport
 import Testing
 
 /// The messenger's model: conversations ordered by their last activity, so that a new

@@ -1,7 +1,7 @@
 import CorpusPhotos
 import Foundation
 import Strata
-import StrataResultsTestSupport
+import StrataTestSupport
 import Testing
 
 /// The photo library's model: binary data, URLs, UUIDs, people linked many-to-many, and an

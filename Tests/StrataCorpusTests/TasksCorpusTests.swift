@@ -1,7 +1,7 @@
 import CorpusTasks
 import Foundation
 import Strata
-import StrataResultsTestSupport
+import StrataTestSupport
 import Testing
 
 /// The task app's model: projects whose tasks and steps keep the user's order.

@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 import Strata
-import StrataResultsTestSupport
+import StrataTestSupport
 import Testing
 
 // The Keys model (Resources/Keys.yaml) compiled and used on real store files: primary keys

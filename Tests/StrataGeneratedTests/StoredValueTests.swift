@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 import Strata
-import StrataResultsTestSupport
+import StrataTestSupport
 import Testing
 
 // Rows that another program wrote: every SQLite storage class in every attribute type of

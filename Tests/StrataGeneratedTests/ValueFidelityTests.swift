@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 import Strata
-import StrataResultsTestSupport
+import StrataTestSupport
 import Testing
 
 // What goes in comes out, or is refused with a typed error at write time: the decisions of

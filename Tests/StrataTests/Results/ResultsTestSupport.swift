@@ -1,4 +1,3 @@
-@_exported import StrataResultsTestSupport
 @_exported import StrataTestSupport
 import Dispatch
 import Foundation
