@@ -48,8 +48,8 @@ struct BatchedLoading<Item: StrataEntity>: ItemLoading {
     /// costs of its own (``RefetchPolicy/batched``), also for the rows the commit wrote itself
     /// (their values are kept for older snapshots).
     static func refetches(_ tracked: ResultsQueryPlan.TrackedChanges, of count: Int, policy: RefetchPolicy) -> Bool {
-        policy.refetches(affected: tracked.rowCount, of: count, batched: true)
-            || policy.refetches(affected: tracked.own.count, of: count, batched: true)
+        policy.refetches(affected: tracked.rowCount, of: count, costs: policy.batched)
+            || policy.refetches(affected: tracked.own.count, of: count, costs: policy.batched)
     }
 
     /// Keeps, for older snapshots, the values this commit changes, then moves the reader to

@@ -68,7 +68,7 @@ struct EagerLoading<Item: StrataEntity>: ItemLoading {
     }
 
     static func refetches(_ tracked: ResultsQueryPlan.TrackedChanges, of count: Int, policy: RefetchPolicy) -> Bool {
-        policy.refetches(affected: tracked.rowCount, of: count)
+        policy.refetches(affected: tracked.rowCount, of: count, costs: policy.eager)
     }
 
     /// Re-reads the affected rows with their values; above the patch limit, merges them in

@@ -79,10 +79,9 @@ struct RefetchPolicy: Hashable, Sendable {
     /// No commit refetches for its size (tests); other reasons still refetch.
     static var never: RefetchPolicy { RefetchPolicy(minimum: .max) }
 
-    /// Whether `affected` items out of `count` are better answered by a refetch (`batched`:
-    /// for a compact index, whose costs are ``batched``).
-    func refetches(affected: Int, of count: Int, batched: Bool = false) -> Bool {
-        let costs = batched ? self.batched : eager
-        return affected > minimum && Double(affected) * costs.changedRow > Double(count) * costs.resultRow
+    /// Whether `affected` items out of `count` are better answered by a refetch, at the
+    /// `costs` of the loading that asks (its own: ``eager`` or ``batched``).
+    func refetches(affected: Int, of count: Int, costs: Costs) -> Bool {
+        affected > minimum && Double(affected) * costs.changedRow > Double(count) * costs.resultRow
     }
 }

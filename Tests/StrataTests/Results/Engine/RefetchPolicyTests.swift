@@ -14,7 +14,7 @@ struct RefetchPolicyTests {
 
     /// The first commit size out of `count` results that refetches.
     private static func firstRefetch(_ policy: RefetchPolicy, of count: Int, batched: Bool = false) -> Int? {
-        (0...count).first { policy.refetches(affected: $0, of: count, batched: batched) }
+        (0...count).first { policy.refetches(affected: $0, of: count, costs: batched ? policy.batched : policy.eager) }
     }
 
     @Test("the break-even follows the costs per row, whatever they are")
@@ -29,8 +29,8 @@ struct RefetchPolicyTests {
                 #expect(
                     Self.firstRefetch(policy, of: count) == expected,
                     "costs \(changedRow) / \(resultRow) at \(count) results: refetch from \(expected) rows")
-                #expect(!policy.refetches(affected: expected - 1, of: count), "below the break-even: incremental")
-                #expect(policy.refetches(affected: count, of: count), "a full change: a refetch")
+                #expect(!policy.refetches(affected: expected - 1, of: count, costs: policy.eager), "below the break-even: incremental")
+                #expect(policy.refetches(affected: count, of: count, costs: policy.eager), "a full change: a refetch")
             }
         }
     }
@@ -59,12 +59,12 @@ struct RefetchPolicyTests {
     func minimum() {
         let policy = RefetchPolicy(minimum: 64, eager: Costs(changedRow: 1_000, resultRow: 1), batched: Costs(changedRow: 1_000, resultRow: 1))
         for count in [1, 64, 65, 1_000] {
-            #expect(!policy.refetches(affected: min(count, 64), of: count))
-            #expect(!policy.refetches(affected: min(count, 64), of: count, batched: true))
+            #expect(!policy.refetches(affected: min(count, 64), of: count, costs: policy.eager))
+            #expect(!policy.refetches(affected: min(count, 64), of: count, costs: policy.batched))
         }
-        #expect(policy.refetches(affected: 65, of: 65))
-        #expect(RefetchPolicy.always.refetches(affected: 1, of: 1_000_000))
-        #expect(!RefetchPolicy.never.refetches(affected: 1_000_000, of: 1_000_000))
+        #expect(policy.refetches(affected: 65, of: 65, costs: policy.eager))
+        #expect(RefetchPolicy.always.refetches(affected: 1, of: 1_000_000, costs: RefetchPolicy.always.eager))
+        #expect(!RefetchPolicy.never.refetches(affected: 1_000_000, of: 1_000_000, costs: RefetchPolicy.never.eager))
     }
 
     /// The calibration of 2026-11-28 (Benchmarks/README.md, "Calibrating the refetch
@@ -74,11 +74,11 @@ struct RefetchPolicyTests {
     @Test("the calibrated costs: eager refetches 50,000 changed rows of 100,000, not 25,000; batched 10,000, not 500")
     func calibrated() {
         let policy = RefetchPolicy()
-        #expect(!policy.refetches(affected: 25_000, of: 100_000))
-        #expect(policy.refetches(affected: 50_000, of: 100_000))
-        #expect(!policy.refetches(affected: 500, of: 100_000, batched: true))
-        #expect(policy.refetches(affected: 1_000, of: 100_000, batched: true))
-        #expect(policy.refetches(affected: 10_000, of: 100_000, batched: true))
+        #expect(!policy.refetches(affected: 25_000, of: 100_000, costs: policy.eager))
+        #expect(policy.refetches(affected: 50_000, of: 100_000, costs: policy.eager))
+        #expect(!policy.refetches(affected: 500, of: 100_000, costs: policy.batched))
+        #expect(policy.refetches(affected: 1_000, of: 100_000, costs: policy.batched))
+        #expect(policy.refetches(affected: 10_000, of: 100_000, costs: policy.batched))
         #expect(policy.eager == RefetchPolicy.eagerCosts && policy.batched == RefetchPolicy.batchedCosts)
     }
 }
