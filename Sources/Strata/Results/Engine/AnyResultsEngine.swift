@@ -9,7 +9,7 @@ protocol AnyResultsEngine<Item, Section>: AnyObject {
     var policy: RefetchPolicy { get set }
     /// True after a failed input, until the next fetch (see ``CommitTracker``).
     var needsRefetch: Bool { get }
-    /// Whether values are read in pages.
+    /// Whether values are read in pages (for tests: the engine's steps ask their loading).
     var isBatched: Bool { get }
     func fetchAll(_ db: Database) throws
     @discardableResult func apply(_ changes: CommittedChanges, _ db: Database) throws -> Bool

@@ -64,10 +64,11 @@ final class ResultsPipeline<Item: StrataEntity, Section: Hashable & Sendable> {
     }
 
     /// New post-fetch options; their step when `publishing` (the results are tracked).
-    /// Batched results turn eager for a filter or a comparator, which read every value:
-    /// when that read fails, the options stay as they were and the error is thrown.
+    /// A filter or a comparator reads every value: the engine loads eagerly from then on
+    /// (``ResultsEngine/loadingEagerly()``, itself when it does already); when that read
+    /// fails, the options stay as they were and the error is thrown.
     func setOptions(_ options: ResultsOptions<Item>, publishing: Bool, reloads: Bool) throws -> ResultsStep<Item, Section>? {
-        if engine.isBatched && (options.filter != nil || options.comparator != nil) {
+        if options.filter != nil || options.comparator != nil {
             engine = try engine.loadingEagerly()
         }
         engine.options = options
