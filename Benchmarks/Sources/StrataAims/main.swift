@@ -284,7 +284,7 @@ table(
     ["k", "eager", "runs", "open ÷ commit", "batched", "runs", "open ÷ commit", "refetch + diff baseline", "runs", "baseline ÷ eager"],
     [true, true, true, true, true, true, true, true, true, true], rows)
 
-// The calibration of `RefetchPolicy` (Sources/Strata/Results/Engine/ItemPayload.swift): what
+// The calibration of `RefetchPolicy` (Sources/Strata/Results/Engine/RefetchPolicy.swift): what
 // one more changed row costs the incremental path (the slope between two commits well under
 // the break-even, applied incrementally: eager 1,000 and 25,000 rows, batched 10 and 100), and
 // what a commit of every row (always a refetch) costs per result row. The policy refetches
