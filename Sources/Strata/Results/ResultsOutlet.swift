@@ -112,9 +112,15 @@ final class ResultsOutlet<Item: StrataEntity, Section: Hashable & Sendable>: @un
         lock.unlock()
     }
 
-    /// Ends every subscriber (the controller goes away).
+    /// Ends every subscriber (the controller goes away), on the delivery queue after what is
+    /// scheduled there: `subscribers` is the queue's alone (the controller's `deinit` runs on
+    /// whatever thread let it go, while the queue may be adding or removing a subscriber).
     func finishAll() {
-        for subscriber in subscribers { subscriber.finish() }
+        scheduleDelivery { [self] in
+            let ended = subscribers
+            subscribers.removeAll()
+            for subscriber in ended { subscriber.finish() }
+        }
     }
 
     // MARK: - Steps (scheduled on the delivery queue, in the order they are sent)

@@ -20,6 +20,32 @@ import Testing
         #expect(controller.snapshot.items.map(\.title) == ["a"])
     }
 
+    /// A controller let go while its `updates` sequences subscribe and end on the delivery
+    /// queue: every sequence ends (the controller's end reaches each on that queue; it once
+    /// read the subscribers from the releasing thread while the queue changed them, and
+    /// crashed). Repeated, the releases falling at different points of the queue's work.
+    @Test(.timeLimit(.minutes(2))) func sequencesEndWhenTheControllerGoesAwayWhileTheySubscribeAndEnd() async throws {
+        let store = try Store.inMemory(schema: NotesModel.schema)
+        _ = try await store.write { db in try db.note("a") }
+        let queue = DispatchQueue(label: "strata.tests.delivery")
+        for round in 0..<200 {
+            var controller: ResultsController<Note, NoSection>? = try ResultsController(store: store, request: Note.Fetches.all, deliveryQueue: queue)
+            let kept = controller!.updates, dropped = controller!.updates
+            let consumer = Task {
+                var updates = 0
+                for try await _ in kept { updates += 1 }
+                return updates
+            }
+            // A sequence ended by its consumer: its end removes it on the queue.
+            let cancelled = Task { for try await _ in dropped { break } }
+            if round % 2 == 0 { await Task.yield() }
+            controller = nil
+            _ = try await cancelled.value
+            let received = try await consumer.value
+            #expect(received <= 1, "round \(round): \(received) updates")
+        }
+    }
+
     /// Concurrent writers on a file store (a database pool: reads run beside the writer),
     /// option changes from another thread, pause and resume: every delivered batch replays,
     /// and the end state equals a fresh fetch.
