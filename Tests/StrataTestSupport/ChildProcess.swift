@@ -14,7 +14,9 @@ import Glibc
 /// signals it again (process ids are reused within minutes in a run of the tests).
 extension Process {
     /// Waits up to `limit` for the process to end and reaps it; its exit status (the signal's
-    /// number when a signal ended it), or nil when it is still running at the limit.
+    /// number when a signal ended it), -1 when Foundation reaped it first and has not yet
+    /// recorded its status (it has ended all the same), or nil when it is still running at
+    /// the limit.
     public func reap(within limit: Duration) -> Int32? {
         let deadline = ContinuousClock.now + limit
         while true {
@@ -26,10 +28,10 @@ extension Process {
             }
             if result == -1 && errno == EINTR { continue }
             if result == -1 {
-                // Reaped already, by Foundation: its status is known, or will be at once.
-                let known = ContinuousClock.now + .seconds(1)
+                // Reaped already, by Foundation, which records its status in the same step.
+                let known = max(deadline, ContinuousClock.now + .seconds(1))
                 while isRunning && ContinuousClock.now < known { usleep(1_000) }
-                return isRunning ? 0 : terminationStatus
+                return isRunning ? -1 : terminationStatus
             }
             if ContinuousClock.now >= deadline { return nil }
             usleep(5_000)
