@@ -1,0 +1,198 @@
+import Foundation
+import GRDB
+import StrataTestSupport
+import Testing
+
+@testable import Strata
+
+/// Each loading on its own (``EagerLoading``, ``BatchedLoading``), driven through
+/// ``ItemLoading`` the way the engine drives it but without the engine or its tracker: a
+/// fetch, then seeded random commits, each handed to the loading as the changes the test
+/// itself made (``ResultsQueryPlan/TrackedChanges``, with unchanged rows added to what is
+/// re-read, which must change nothing). After every commit the parts keep their invariants,
+/// the snapshot equals a plain reference read with SQL (not with the results code), and every
+/// snapshot made earlier still reads as the state it was made in.
+@Suite("Each loading, alone")
+struct ItemLoadingTests {
+    /// One of the two loadings over `Note.Fetches.byNotebook`, in a store file of its own.
+    final class Drive<Loading: ItemLoading<Note>> {
+        let folder: URL
+        let store: Store
+        let fetcher: ResultsFetcher<Note, Notebook>
+        var index: SectionedIndex<Notebook, Loading.Keys>
+        var journal = SnapshotJournal<Note, Notebook>(options: ResultsOptions())
+        var loading: Loading
+        let policy: RefetchPolicy
+
+        init(policy: RefetchPolicy, makeLoading: (Store, String) -> Loading) throws {
+            folder = FileManager.default.temporaryDirectory.appendingPathComponent("strata-loading-\(UUID())")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let path = folder.appendingPathComponent("notes.sqlite").path
+            store = try Store(schema: NotesModel.schema, path: path)
+            let plan = try ResultsQueryPlan(request: Note.Fetches.byNotebook, schema: store.schema)
+            fetcher = ResultsFetcher(plan: plan)
+            index = SectionedIndex(kind: plan.sectionKind, itemDescending: plan.itemDescending)
+            loading = makeLoading(store, path)
+            self.policy = policy
+        }
+
+        deinit {
+            try? store.close()
+            try? FileManager.default.removeItem(at: folder)
+        }
+
+        func fetchAll() throws {
+            try store.writer.writeWithoutTransaction { db in
+                try loading.fetchAll(db, fetcher: fetcher, index: &index, journal: &journal)
+            }
+        }
+
+        /// Hands a commit that already happened to the loading, as the engine does.
+        func apply(_ tracked: ResultsQueryPlan.TrackedChanges) throws {
+            try store.writer.writeWithoutTransaction { db in
+                journal.beginCommit()
+                try loading.apply(tracked, db, fetcher: fetcher, index: &index, journal: &journal, policy: policy)
+            }
+        }
+
+        func snapshot() -> ResultsSnapshot<Note, Notebook> { loading.snapshotAndChanges(&journal, index).snapshot }
+
+        func checkInvariants() {
+            index._checkInvariants()
+            loading._checkInvariants(against: index)
+            journal._checkInvariants(against: index)
+        }
+    }
+
+    /// What a snapshot shows, as plain values: each section's notebook and its notes in order.
+    struct Shown: Equatable, CustomStringConvertible {
+        var sections: [(notebook: Notebook, notes: [Note])]
+
+        static func == (a: Shown, b: Shown) -> Bool {
+            a.sections.count == b.sections.count
+                && zip(a.sections, b.sections).allSatisfy { $0.notebook == $1.notebook && $0.notes == $1.notes }
+        }
+
+        var description: String {
+            sections.map { "\($0.notebook.name): " + $0.notes.map { "\($0.id.rawValue) \($0.title)" }.joined(separator: ", ") }
+                .joined(separator: " | ")
+        }
+
+        /// The reference: read with SQL alone, in the request's documented order (sections by
+        /// position, then name; notes pinned first, then by title; ties by id). Notes without
+        /// a notebook are in no section; a notebook without notes shows no section.
+        static func reference(_ db: Database) throws -> Shown {
+            let notebooks = try Notebook.fetchAll(db, sql: "SELECT * FROM Notebook ORDER BY position, name, id")
+            let notes = try Note.fetchAll(db, sql: "SELECT * FROM Note ORDER BY pinned DESC, title, id")
+            let byNotebook = Dictionary(grouping: notes.filter { $0.notebookID != nil }, by: { $0.notebookID! })
+            return Shown(sections: notebooks.compactMap { notebook in
+                guard let notes = byNotebook[notebook.id], !notes.isEmpty else { return nil }
+                return (notebook, notes)
+            })
+        }
+
+        /// What `snapshot` shows, reading its rows (a batched snapshot loads its pages).
+        init(_ snapshot: ResultsSnapshot<Note, Notebook>) {
+            sections = snapshot.sections.compactMap { section in
+                let notes = section.rows.compactMap(\.item)
+                guard let notebook = section.value.object, !notes.isEmpty else { return nil }
+                return (notebook, notes)
+            }
+        }
+
+        init(sections: [(notebook: Notebook, notes: [Note])]) { self.sections = sections }
+    }
+
+    enum Kind: String, CaseIterable { case eager, batched }
+
+    @Test("random commits: the snapshot is the reference's, and earlier snapshots keep their state",
+          arguments: Kind.allCases, ["default", "patch always", "merge always"])
+    func randomCommits(_ kind: Kind, _ policyName: String) throws {
+        // How the loading takes a commit's rows: patched in place one by one, or (eager) the
+        // changed sections merged again, on several threads when the merge minimum is 0.
+        let policy: RefetchPolicy = switch policyName {
+        case "patch always": RefetchPolicy(patchLimit: .max, patchLimitPerSection: 0)
+        case "merge always": RefetchPolicy(patchLimit: 0, patchLimitPerSection: 0, parallelMergeMinimum: 0)
+        default: RefetchPolicy()
+        }
+        switch kind {
+        case .eager:
+            try run(Drive(policy: policy) { _, _ in EagerLoading<Note>() }, "\(kind), \(policyName)")
+        case .batched:
+            try run(Drive(policy: policy) { store, path in
+                BatchedLoading<Note>(store: store, path: path, pageSize: 2, cachedPages: 2)
+            }, "\(kind), \(policyName)")
+        }
+    }
+
+    func run<Loading>(_ drive: Drive<Loading>, _ name: String) throws {
+        let seed = partTestSeed("ItemLoadingTests.randomCommits(\(name))")
+        var random = SeededGenerator(seed: seed)
+        try drive.store.write { db in
+            for (i, name) in ["Work", "Home", "Misc"].enumerated() { try db.notebook(name, position: i) }
+        }
+        try drive.fetchAll()
+        drive.checkInvariants()
+        // Earlier snapshots, each with what it showed when it was made; read again after
+        // every commit (a batched snapshot reads unloaded pages then).
+        var earlier: [(snapshot: ResultsSnapshot<Note, Notebook>, shown: Shown)] = []
+        for round in 0..<40 {
+            let context = "\(name), seed \(seed), round \(round)"
+            var tracked = ResultsQueryPlan.TrackedChanges(affected: [], deleted: [], own: [], sectionObjects: nil)
+            try drive.store.write { db in
+                let ids = try Int64.fetchAll(db, sql: "SELECT id FROM Note ORDER BY id")
+                let notebooks = try Notebook.fetchAll(db, sql: "SELECT * FROM Notebook ORDER BY id")
+                let parent = Int.random(in: 0...notebooks.count, using: &random)  // count: none
+                let target = ids.isEmpty ? nil : ids[Int.random(in: 0..<ids.count, using: &random)]
+                let title = "t\(Int.random(in: 0..<6, using: &random))"
+                switch Int.random(in: 0..<6, using: &random) {
+                case 0, 1:
+                    for i in 0..<Int.random(in: 1...5, using: &random) {
+                        let note = try db.note(
+                            "\(title)\(i)", in: parent < notebooks.count ? notebooks[parent] : nil,
+                            pinned: Bool.random(using: &random))
+                        tracked.affected.insert(note.id.rawValue)
+                    }
+                case 2 where target != nil:
+                    var note = try Note.fetchOne(db, key: target!)!
+                    note.title = title
+                    note.body = String(repeating: "b", count: Int.random(in: 0...40, using: &random))
+                    note.pinned.toggle()
+                    try note.update(db)
+                    tracked.affected.insert(target!)
+                case 3 where target != nil:
+                    var note = try Note.fetchOne(db, key: target!)!
+                    note.notebookID = parent < notebooks.count ? notebooks[parent].id : nil
+                    try note.update(db)
+                    tracked.affected.insert(target!)
+                case 4 where target != nil:
+                    for id in ids where id % 3 == target! % 3 && Bool.random(using: &random) {
+                        _ = try Note.deleteOne(db, key: id)
+                        tracked.deleted.insert(id)
+                    }
+                default:
+                    var notebook = notebooks[Int.random(in: 0..<notebooks.count, using: &random)]
+                    notebook.position = Int.random(in: 0..<4, using: &random)
+                    try notebook.update(db)
+                    tracked.sectionObjects = [notebook.id.rawValue]
+                }
+                // Rows re-read that did not change: they must stay as they are.
+                for id in ids where !tracked.deleted.contains(id) && Int.random(in: 0..<8, using: &random) == 0 {
+                    tracked.affected.insert(id)
+                }
+            }
+            tracked.own = tracked.affected.union(tracked.deleted)
+            try drive.apply(tracked)
+            drive.checkInvariants()
+            let snapshot = drive.snapshot()
+            snapshot._checkInvariants()
+            let reference = try drive.store.read { db in try Shown.reference(db) }
+            #expect(Shown(snapshot) == reference, "\(context): the snapshot is the reference's")
+            for (age, old) in earlier.enumerated() {
+                #expect(Shown(old.snapshot) == old.shown, "\(context): a snapshot \(earlier.count - age) commits old reads as it was made")
+            }
+            earlier.append((snapshot, reference))
+            if earlier.count > 4 { earlier.removeFirst() }
+        }
+    }
+}
