@@ -22,9 +22,11 @@ enum BatchBuilder {
         /// built and the new snapshot is delivered as a reload.
         case refetchedInPages
         /// The delivered snapshot, which a user edit made, to the store's state: only the rows
-        /// of these sections (nil: any) may differ. Batched snapshots are first compared by
-        /// ids, which reads no page when the store agrees with the edit (the usual answer),
-        /// where the difference would read every row of the sections.
+        /// of these sections (nil: any) may differ. The two are first compared (the usual
+        /// answer is that the store agrees with the edit): rows compare without reading what
+        /// their storage need not read (a batched section compares ids, and values only of
+        /// items changed in between: no page), where the difference would read every row of
+        /// the sections.
         case sinceUserEdit(touched: Set<SectionID>?)
     }
 
@@ -42,8 +44,7 @@ enum BatchBuilder {
         case .refetchedInPages:
             return nil
         case .sinceUserEdit(let touched):
-            let batched = new.sections.contains { $0.rows.isBatched }
-            if batched && new == old { return ChangeBatch() }
+            if new.agrees(with: old, in: touched) { return ChangeBatch() }
             return ChangeBatch(from: old, to: new, changedSections: touched)
         }
     }
@@ -107,5 +108,19 @@ enum BatchBuilder {
             preconditionFailure("invalid user edit batch \(batch): \(error)")
         }
         #endif
+    }
+}
+
+extension ResultsSnapshot {
+    /// Whether `other` has the same sections (ids and values, in order) and, in `touched`
+    /// (nil: every section), the same rows: equal, for a snapshot whose other sections'
+    /// rows are known not to differ.
+    func agrees(with other: ResultsSnapshot, in touched: Set<SectionID>?) -> Bool {
+        guard sections.count == other.sections.count else { return false }
+        for (mine, theirs) in zip(sections, other.sections) {
+            guard mine.id == theirs.id, mine.value == theirs.value else { return false }
+            if touched?.contains(mine.id) ?? true, mine.rows != theirs.rows { return false }
+        }
+        return true
     }
 }

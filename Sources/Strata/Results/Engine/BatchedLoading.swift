@@ -18,7 +18,6 @@ struct BatchedLoading<Item: StrataEntity>: ItemLoading {
         self.cachedPages = cachedPages
     }
 
-    static var isBatched: Bool { true }
     /// Values are not loaded to compare: the batch builder reloads.
     static var refetched: BatchBuilder.Known { .refetchedInPages }
 

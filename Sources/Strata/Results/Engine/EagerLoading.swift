@@ -5,7 +5,6 @@ struct EagerLoading<Item: StrataEntity>: ItemLoading {
     typealias Keys = FullIndexKeys
     private(set) var payload = ItemPayload<Item>()
 
-    static var isBatched: Bool { false }
     static var refetched: BatchBuilder.Known { .anything }
 
     mutating func fetchAll<Section>(

@@ -12,9 +12,6 @@ protocol ItemLoading<Item> {
     /// What the index keeps of each item.
     associatedtype Keys: IndexKeyStore
 
-    /// Whether values are read in pages (see ``ResultsLoading``).
-    static var isBatched: Bool { get }
-
     /// Replaces the whole state with a fresh fetch: `index`, the values, and the snapshot's
     /// rows where the journal keeps them.
     mutating func fetchAll<Section>(

@@ -32,7 +32,8 @@ final class ResultsEngine<Item, Section: Hashable & Sendable, Loading: ItemLoadi
     /// The request's window, if any.
     private let window: (limit: Int?, offset: Int)?
 
-    var isBatched: Bool { Loading.isBatched }
+    /// Whether the values are read in pages (for tests: nothing in the engine asks).
+    var isBatched: Bool { Loading.self is BatchedLoading<Item>.Type }
 
     var plan: ResultsQueryPlan { fetcher.plan }
 
@@ -146,7 +147,7 @@ final class ResultsEngine<Item, Section: Hashable & Sendable, Loading: ItemLoadi
     /// commit applied): every value and every key read once, in that state. This engine is
     /// left as it was.
     func loadingEagerly() throws -> any AnyResultsEngine<Item, Section> {
-        guard Loading.isBatched else { return self }
+        if self is ResultsEngine<Item, Section, EagerLoading<Item>> { return self }
         let eager = ResultsEngine<Item, Section, EagerLoading<Item>>(
             fetcher: fetcher, options: options, window: window, loading: EagerLoading())
         eager.tracker = tracker
