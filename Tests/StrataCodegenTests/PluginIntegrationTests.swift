@@ -27,8 +27,7 @@ struct PluginIntegrationTests {
         process.standardError = pipe
         try process.run()
         let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        return (process.waitForExit().status, String(decoding: data, as: UTF8.self))
     }
 
     static func makeConsumer() async throws -> URL {

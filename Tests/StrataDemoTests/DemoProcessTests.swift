@@ -49,8 +49,7 @@ struct DemoProcessTests {
         try stdin.fileHandleForWriting.close()
         let out = stdout.fileHandleForReading.readDataToEndOfFile()
         let err = stderr.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
+        return (process.waitForExit().status, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
     }
 
     @Test("--interactive reads a piped script from standard input and exits 0 at its end")

@@ -101,7 +101,7 @@ enum FirstRun {
         process.standardOutput = handle
         process.standardError = handle
         try process.run()
-        process.waitUntilExit()
-        return (process.terminationStatus, try String(contentsOf: log, encoding: .utf8))
+        let status = process.waitForExit().status
+        return (status, try String(contentsOf: log, encoding: .utf8))
     }
 }

@@ -48,9 +48,8 @@ public enum StrataCLI {
         try process.run()
         let outData = out.fileHandleForReading.readDataToEndOfFile()
         let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
         return Run(
-            status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+            status: process.waitForExit().status, stdout: String(decoding: outData, as: UTF8.self),
             stderr: String(decoding: errData, as: UTF8.self))
     }
 }

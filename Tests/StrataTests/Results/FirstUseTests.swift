@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import StrataTestSupport
 import GRDB
 import Testing
 @testable import Strata
@@ -97,8 +98,8 @@ struct FirstUseTests {
         process.standardError = output
         try process.run()
         let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationReason, process.terminationStatus, String(decoding: data, as: UTF8.self))
+        let exit = process.waitForExit()
+        return (exit.reason, exit.status, String(decoding: data, as: UTF8.self))
     }
 
     /// The probe, a command-line tool built beside this test bundle.

@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import GRDB
 import Testing
 @testable import Strata
@@ -50,9 +51,9 @@ struct CrashTests {
             if Self.lastCommitted(output) ?? -1 >= 300 { break }
         }
         kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        let exit = process.exit(within: .seconds(60))
         output.append(pipe.fileHandleForReading.readDataToEndOfFile())
-        #expect(process.terminationReason == .uncaughtSignal)
+        #expect(exit?.reason == .uncaughtSignal)
         let last = try #require(Self.lastCommitted(output), "the child reported no commit")
         // The child's writer ran with the durability asked for.
         #expect(String(decoding: output, as: UTF8.self).hasPrefix("synchronous \(durability == .normal ? 1 : 2)\n"))

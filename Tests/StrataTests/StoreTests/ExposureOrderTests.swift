@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import GRDB
 import Testing
 @testable import Strata
@@ -68,10 +69,15 @@ struct ExposureOrderTests {
 
         func quit() {
             try? input.fileHandleForWriting.close()
-            process.waitUntilExit()
+            _ = process.waitForExit()
+            ended = true
         }
 
-        deinit { if process.isRunning { process.terminate() } }
+        /// Whether the process ended and was reaped: its id is not signalled again (ids are
+        /// reused within minutes in a run of the tests).
+        private var ended = false
+
+        deinit { if !ended { process.killAndReap() } }
     }
 
     /// A commit observer's view of the notes: the ids that exist, kept from the deliveries

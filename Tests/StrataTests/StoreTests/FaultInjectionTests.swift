@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import GRDB
 import Testing
 @testable import Strata
@@ -88,7 +89,7 @@ struct FaultInjectionTests {
         process.standardError = FileHandle.nullDevice
         try process.run()
         let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        _ = process.waitForExit()
         return output
     }
 
@@ -102,8 +103,7 @@ struct FaultInjectionTests {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         guard (try? process.run()) != nil else { return false }
-        process.waitUntilExit()
-        return process.terminationStatus == 0
+        return process.waitForExit().status == 0
     }()
 
     @Test(

@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import GRDB
 import Testing
 @testable import Strata
@@ -24,6 +25,8 @@ struct MultiProcessTests {
     /// A running child: its output is collected as it comes.
     final class Child: @unchecked Sendable {
         let process = Process()
+        /// How the child ended, once ``finish()`` returned.
+        private(set) var exit: (reason: Process.TerminationReason, status: Int32)?
         private let lock = NSLock()
         private var data = Data()
         private let done = DispatchSemaphore(value: 0)
@@ -72,7 +75,7 @@ struct MultiProcessTests {
         /// Waits for the child to exit; returns its output.
         @discardableResult
         func finish() -> [String] {
-            process.waitUntilExit()
+            exit = process.waitForExit()
             _ = done.wait(timeout: .now() + 60)
             return lines
         }
@@ -186,7 +189,7 @@ struct MultiProcessTests {
         writer.wait { writer.committed >= 40 }
         kill(writer.process.processIdentifier, SIGKILL)
         writer.finish()
-        #expect(writer.process.terminationReason == .uncaughtSignal)
+        #expect(writer.exit?.reason == .uncaughtSignal)
         #expect(writer.committed >= 40, "\(writer.lines.suffix(3))")
         try Self.waitForQuiescence([harness])
         try harness.check()
