@@ -8,7 +8,8 @@ import StrataSync
 /// (`error`, a short code; `reason`, what was wrong in words).
 public struct RelayHTTPError: HTTPResponseError, Sendable {
     public var status: HTTPResponse.Status
-    /// The short code: `missing_token`, `expired_token`, `body_too_large`, `malformed_body`, …
+    /// The short code: `missing_token`, `expired_token`, `body_too_large`, `malformed_body`,
+    /// `incomplete_body`, `unsupported_media_type`, …
     public var error: String
     /// What was wrong, in words (never a secret, nor the database's own error).
     public var reason: String
@@ -44,6 +45,16 @@ public struct RelayHTTPError: HTTPResponseError, Sendable {
 
     static func tooLarge(limit: Int) -> Self {
         Self(.contentTooLarge, error: "body_too_large", reason: "the body is larger than the relay takes (\(limit) bytes)")
+    }
+
+    static func unsupportedMediaType(_ contentType: String) -> Self {
+        Self(
+            .unsupportedMediaType, error: "unsupported_media_type",
+            reason: "the body must be JSON (Content-Type: application/json), not \(contentType.prefix(100))")
+    }
+
+    static func incompleteBody() -> Self {
+        Self(.badRequest, error: "incomplete_body", reason: "the body ended before its length, or its connection failed")
     }
 
     static func malformed(_ what: String, _ error: any Error) -> Self {
