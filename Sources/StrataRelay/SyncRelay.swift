@@ -86,10 +86,16 @@ public struct SyncRelayConfiguration: Sendable {
 /// let relay = try await SyncRelay(configuration: configuration)
 /// let router = Router()
 /// relay.addRoutes(to: router)                 // /v1/hello, /v1/push, /v1/pull, /v1/signals
-/// var app = Application(router: router, configuration: .init(address: .hostname("0.0.0.0", port: 8080)))
+/// var app = Application(
+///     router: router,
+///     server: .http1(configuration: .init(idleTimeout: .seconds(60))),  // silent connections close
+///     configuration: .init(address: .hostname("0.0.0.0", port: 8080)))
 /// app.addServices(relay)
 /// try await app.runService()
 /// ```
+///
+/// The idle timeout is the server's, not the relay's: without one (Hummingbird's default), a
+/// client that sends half a request and then nothing keeps its connection for ever.
 ///
 /// Each user is served the objects of their data, as the model's `access:` declares it, and a
 /// push that reaches outside it has those changes refused (recorded in the device's conflict

@@ -29,6 +29,7 @@ import StrataSync
 /// | `STRATA_RELAY_JWT_REQUIRE_EXP` | `jwt.requireExpiry` | refuse tokens without `exp` (true) |
 /// | `STRATA_RELAY_MAX_BODY_BYTES` | `maxBodyBytes` | the largest body (16 MiB) |
 /// | `STRATA_RELAY_HEARTBEAT_SECONDS` | `heartbeatSeconds` | the signals' heartbeat (15) |
+/// | `STRATA_RELAY_IDLE_TIMEOUT_SECONDS` | `idleTimeoutSeconds` | how long a connection may send nothing while the relay waits for a request or its body, before it is closed (60; 0: never) |
 /// | `STRATA_RELAY_LOG_LEVEL` | `logLevel` | `trace` … `critical` (`info`) |
 struct RelaySettings: Codable {
     struct Listen: Codable {
@@ -71,6 +72,7 @@ struct RelaySettings: Codable {
     var connections: Int?
     var maxBodyBytes: Int?
     var heartbeatSeconds: Double?
+    var idleTimeoutSeconds: Double?
     var logLevel: String?
 
     init() {}
@@ -86,6 +88,7 @@ struct RelaySettings: Codable {
         connections = try container.decodeIfPresent(Int.self, forKey: .connections)
         maxBodyBytes = try container.decodeIfPresent(Int.self, forKey: .maxBodyBytes)
         heartbeatSeconds = try container.decodeIfPresent(Double.self, forKey: .heartbeatSeconds)
+        idleTimeoutSeconds = try container.decodeIfPresent(Double.self, forKey: .idleTimeoutSeconds)
         logLevel = try container.decodeIfPresent(String.self, forKey: .logLevel)
     }
 
@@ -134,8 +137,22 @@ struct RelaySettings: Codable {
         }
         settings.maxBodyBytes = try number("MAX_BODY_BYTES", Int.self) ?? settings.maxBodyBytes
         settings.heartbeatSeconds = try number("HEARTBEAT_SECONDS", Double.self) ?? settings.heartbeatSeconds
+        settings.idleTimeoutSeconds = try number("IDLE_TIMEOUT_SECONDS", Double.self) ?? settings.idleTimeoutSeconds
         settings.logLevel = string("LOG_LEVEL") ?? settings.logLevel
         return settings
+    }
+
+    /// How long a connection may send nothing while the relay waits for its next request or
+    /// the rest of one (60 seconds by default; nil for 0: never closed for that). A response
+    /// under way (a signals stream) is not cut by it.
+    var idleTimeout: Duration? {
+        get throws {
+            let seconds = idleTimeoutSeconds ?? 60
+            guard seconds >= 0, seconds.isFinite else {
+                throw RelayConfigurationError("the idle timeout \(seconds) is not a number of seconds (0: never)")
+            }
+            return seconds == 0 ? nil : .milliseconds(Int64(seconds * 1000))
+        }
     }
 
     var level: Logger.Level {

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import Logging
+import NIOCore
 import ServiceLifecycle
 import StrataRelay
 
@@ -77,8 +78,12 @@ struct StrataRelayCommand {
         router.add(middleware: RelayErrorMiddleware(logger: logger))  // 404s in JSON too
         relay.addRoutes(to: router)
         let host = settings.listen.host ?? "127.0.0.1"
+        // A connection that sends nothing for the idle timeout while a request (or the rest of
+        // one) is awaited is closed: half-sent requests and idle connections do not pile up.
+        let idleTimeout = try settings.idleTimeout.map { TimeAmount($0) }
         let app = Application(
             router: router,
+            server: .http1(configuration: .init(idleTimeout: idleTimeout)),
             configuration: .init(address: .hostname(host, port: settings.listen.port ?? 8080)),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? settings.listen.port ?? 8080
