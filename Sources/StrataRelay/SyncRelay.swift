@@ -97,6 +97,13 @@ public struct SyncRelayConfiguration: Sendable {
 /// The idle timeout is the server's, not the relay's: without one (Hummingbird's default), a
 /// client that sends half a request and then nothing keeps its connection for ever.
 ///
+/// The relay records metrics through swift-metrics, for whatever backend the app
+/// bootstrapped (none: nothing is recorded): `strata_relay_requests_total` (by `route` and
+/// `status`), `strata_relay_request_duration_seconds` (a timer, by `route`: hellos, pushes
+/// and pulls), `strata_relay_refusals_total` (by `reason`, the refusal's `error` code) and
+/// `strata_relay_signal_streams` (a gauge). `strata-relay` serves them at `GET /metrics`
+/// in Prometheus's text format.
+///
 /// Each user is served the objects of their data, as the model's `access:` declares it, and a
 /// push that reaches outside it has those changes refused (recorded in the device's conflict
 /// log with the reason); a model that declares no `access:` shares everything with every

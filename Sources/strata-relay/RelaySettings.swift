@@ -30,6 +30,7 @@ import StrataSync
 /// | `STRATA_RELAY_MAX_BODY_BYTES` | `maxBodyBytes` | the largest body (16 MiB) |
 /// | `STRATA_RELAY_HEARTBEAT_SECONDS` | `heartbeatSeconds` | the signals' heartbeat (15) |
 /// | `STRATA_RELAY_IDLE_TIMEOUT_SECONDS` | `idleTimeoutSeconds` | how long a connection may send nothing while the relay waits for a request or its body, before it is closed (60; 0: never) |
+/// | `STRATA_RELAY_METRICS` | `metrics` | serve the metrics in Prometheus's text format at `GET /metrics` on the relay's port (true) |
 /// | `STRATA_RELAY_LOG_LEVEL` | `logLevel` | `trace` … `critical` (`info`) |
 struct RelaySettings: Codable {
     struct Listen: Codable {
@@ -73,6 +74,7 @@ struct RelaySettings: Codable {
     var maxBodyBytes: Int?
     var heartbeatSeconds: Double?
     var idleTimeoutSeconds: Double?
+    var metrics: Bool?
     var logLevel: String?
 
     init() {}
@@ -89,6 +91,7 @@ struct RelaySettings: Codable {
         maxBodyBytes = try container.decodeIfPresent(Int.self, forKey: .maxBodyBytes)
         heartbeatSeconds = try container.decodeIfPresent(Double.self, forKey: .heartbeatSeconds)
         idleTimeoutSeconds = try container.decodeIfPresent(Double.self, forKey: .idleTimeoutSeconds)
+        metrics = try container.decodeIfPresent(Bool.self, forKey: .metrics)
         logLevel = try container.decodeIfPresent(String.self, forKey: .logLevel)
     }
 
@@ -138,6 +141,10 @@ struct RelaySettings: Codable {
         settings.maxBodyBytes = try number("MAX_BODY_BYTES", Int.self) ?? settings.maxBodyBytes
         settings.heartbeatSeconds = try number("HEARTBEAT_SECONDS", Double.self) ?? settings.heartbeatSeconds
         settings.idleTimeoutSeconds = try number("IDLE_TIMEOUT_SECONDS", Double.self) ?? settings.idleTimeoutSeconds
+        if let text = string("METRICS") {
+            guard let flag = Bool(text.lowercased()) else { throw RelayConfigurationError("STRATA_RELAY_METRICS=\(text) is not true or false") }
+            settings.metrics = flag
+        }
         settings.logLevel = string("LOG_LEVEL") ?? settings.logLevel
         return settings
     }

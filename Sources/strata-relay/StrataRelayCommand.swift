@@ -1,7 +1,9 @@
 import Foundation
 import Hummingbird
 import Logging
+import Metrics
 import NIOCore
+import Prometheus
 import ServiceLifecycle
 import StrataRelay
 
@@ -62,6 +64,10 @@ struct StrataRelayCommand {
             return handler
         }
         let logger = Logger(label: "strata.relay")
+        // The relay's metrics (RelayMetrics in StrataRelay) go to a Prometheus registry that
+        // GET /metrics writes out; the library bootstraps nothing, an app mounting it does.
+        let registry = PrometheusCollectorRegistry()
+        if settings.metrics ?? true { MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry)) }
         guard let paths = settings.model.paths, !paths.isEmpty else {
             throw RelayConfigurationError("no model: set STRATA_RELAY_MODELS to the model's YAML files or folder")
         }
@@ -77,6 +83,13 @@ struct StrataRelayCommand {
         let router = Router()
         router.add(middleware: RelayErrorMiddleware(logger: logger))  // 404s in JSON too
         relay.addRoutes(to: router)
+        if settings.metrics ?? true {
+            router.get("metrics") { _, _ in
+                Response(
+                    status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                    body: ResponseBody(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
+            }
+        }
         let host = settings.listen.host ?? "127.0.0.1"
         // A connection that sends nothing for the idle timeout while a request (or the rest of
         // one) is awaited is closed: half-sent requests and idle connections do not pile up.
