@@ -83,7 +83,8 @@ extension RelayTests {
                 limit: .seconds(15)
             ) { during = try await shared.timedSync() }
             #expect(during < .seconds(5), "a device's sync took \(during) beside a half-open request")
-            let closed = try #require(closings.first ?? nil, "the relay kept a half-sent request head open for 15 seconds")
+            #expect(closings.count == 1)
+            let closed = try #require(closings[0], "the relay kept a half-sent request head open for 15 seconds")
             #expect(closed >= Self.idleTimeout - .milliseconds(500), "closed after \(closed), before the idle timeout")
             #expect(closed < Self.idleTimeout + .seconds(5), "closed after \(closed)")
         }
