@@ -100,6 +100,7 @@ let package = Package(
                 "StrataRelay", .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"), .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
             ]),
         // `make relay-demo`: two users on three devices, sharing a board, syncing through
         // strata-relay (a process) and a private PostgreSQL cluster, signed in with tokens.

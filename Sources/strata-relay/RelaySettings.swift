@@ -11,6 +11,7 @@ import StrataSync
 /// | environment | file | meaning |
 /// | --- | --- | --- |
 /// | `STRATA_RELAY_HOST`, `STRATA_RELAY_PORT` | `listen.host`, `listen.port` | where to listen (127.0.0.1:8080; port 0: any free port, printed) |
+/// | `STRATA_RELAY_TLS_CERTIFICATE_FILE`, `STRATA_RELAY_TLS_KEY_FILE` | `listen.tlsCertificateFile`, `listen.tlsKeyFile` | serve HTTPS with this certificate chain and private key (PEM); both or neither (plain HTTP) |
 /// | `STRATA_RELAY_MODELS` | `model.paths` | the model's YAML files or folders (`:`-separated) |
 /// | `STRATA_RELAY_MODEL_NAME` | `model.name` | the model's name, as the app's build plugin names it (StrataModel) |
 /// | `STRATA_RELAY_PG_HOST`, `STRATA_RELAY_PG_PORT` | `postgres.host`, `postgres.port` | the database server over TCP |
@@ -36,6 +37,8 @@ struct RelaySettings: Codable {
     struct Listen: Codable {
         var host: String?
         var port: Int?
+        var tlsCertificateFile: String?
+        var tlsKeyFile: String?
     }
     struct Model: Codable {
         var paths: [String]?
@@ -112,6 +115,8 @@ struct RelaySettings: Codable {
         }
         settings.listen.host = string("HOST") ?? settings.listen.host
         settings.listen.port = try number("PORT", Int.self) ?? settings.listen.port
+        settings.listen.tlsCertificateFile = string("TLS_CERTIFICATE_FILE") ?? settings.listen.tlsCertificateFile
+        settings.listen.tlsKeyFile = string("TLS_KEY_FILE") ?? settings.listen.tlsKeyFile
         if let paths = string("MODELS") { settings.model.paths = paths.split(separator: ":").map(String.init) }
         settings.model.name = string("MODEL_NAME") ?? settings.model.name
         settings.postgres.host = string("PG_HOST") ?? settings.postgres.host
@@ -159,6 +164,28 @@ struct RelaySettings: Codable {
                 throw RelayConfigurationError("the idle timeout \(seconds) is not a number of seconds (0: never)")
             }
             return seconds == 0 ? nil : .milliseconds(Int64(seconds * 1000))
+        }
+    }
+
+    /// The relay's own TLS: its certificate chain and private key, read from their PEM files
+    /// (nil without them: plain HTTP).
+    func serverTLS() throws -> TLSConfiguration? {
+        switch (listen.tlsCertificateFile, listen.tlsKeyFile) {
+        case (nil, nil):
+            return nil
+        case (let certificateFile?, let keyFile?):
+            let chain: [NIOSSLCertificate]
+            let key: NIOSSLPrivateKey
+            do { chain = try NIOSSLCertificate.fromPEMFile(certificateFile) } catch {
+                throw RelayConfigurationError("cannot read the TLS certificate chain from \(certificateFile): \(error)")
+            }
+            do { key = try NIOSSLPrivateKey(file: keyFile, format: .pem) } catch {
+                throw RelayConfigurationError("cannot read the TLS private key from \(keyFile): \(error)")
+            }
+            guard !chain.isEmpty else { throw RelayConfigurationError("no certificate in \(certificateFile)") }
+            return TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
+        default:
+            throw RelayConfigurationError("TLS needs both STRATA_RELAY_TLS_CERTIFICATE_FILE and STRATA_RELAY_TLS_KEY_FILE")
         }
     }
 

@@ -1,5 +1,7 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
+import HummingbirdTLS
 import Logging
 import Metrics
 import NIOCore
@@ -9,8 +11,9 @@ import StrataRelay
 
 /// `strata-relay [--config FILE]`: the sync relay for a model's YAML files, configured by
 /// the environment (see RelaySettings.swift and the article "Sync for apps: the relay").
-/// Prints `strata-relay listening on http://HOST:PORT` on standard output once it listens
-/// (the port it was given, or the one it got for port 0); logs go to standard error. Stops
+/// Prints `strata-relay listening on http://HOST:PORT` (`https` with TLS) on standard output
+/// once it listens (the port it was given, or the one it got for port 0); logs go to standard
+/// error. Stops
 /// gracefully on SIGTERM or SIGINT: the signals streams end, requests under way finish.
 @main
 struct StrataRelayCommand {
@@ -94,14 +97,18 @@ struct StrataRelayCommand {
         // A connection that sends nothing for the idle timeout while a request (or the rest of
         // one) is awaited is closed: half-sent requests and idle connections do not pile up.
         let idleTimeout = try settings.idleTimeout.map { TimeAmount($0) }
+        var server = HTTPServerBuilder.http1(configuration: .init(idleTimeout: idleTimeout))
+        let tls = try settings.serverTLS()
+        if let tls { server = try .tls(server, tlsConfiguration: tls) }
+        let scheme = tls == nil ? "http" : "https"
         let app = Application(
             router: router,
-            server: .http1(configuration: .init(idleTimeout: idleTimeout)),
+            server: server,
             configuration: .init(address: .hostname(host, port: settings.listen.port ?? 8080)),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? settings.listen.port ?? 8080
                 // Unbuffered: a parent reading the pipe gets the line at once.
-                FileHandle.standardOutput.write(Data("strata-relay listening on http://\(host):\(port)\n".utf8))
+                FileHandle.standardOutput.write(Data("strata-relay listening on \(scheme)://\(host):\(port)\n".utf8))
             },
             logger: logger)
         logger.info(
