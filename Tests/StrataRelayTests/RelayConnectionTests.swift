@@ -83,6 +83,7 @@ extension RelayTests {
                 limit: .seconds(15)
             ) { during = try await shared.timedSync() }
             #expect(during < .seconds(5), "a device's sync took \(during) beside a half-open request")
+            print("relay, slowloris: a device's sync beside it took \(during); the connection closed after \(closings[0].map { "\($0)" } ?? "-")")
             #expect(closings.count == 1)
             let closed = try #require(closings[0], "the relay kept a half-sent request head open for 15 seconds")
             #expect(closed >= Self.idleTimeout - .milliseconds(500), "closed after \(closed), before the idle timeout")
@@ -158,8 +159,10 @@ extension RelayTests {
             #expect(syncs.allSatisfy { $0 < .seconds(5) }, "syncs beside 200 idle connections took \(syncs)")
             let open = closings.filter { $0 == nil }.count
             #expect(open == 0, "\(open) of 200 idle connections still open after 20 seconds")
-            let latest = closings.compactMap { $0 }.max() ?? .zero
+            let closed = closings.compactMap { $0 }
+            let latest = closed.max() ?? .zero
             #expect(latest < Self.idleTimeout + .seconds(8), "the last idle connection closed after \(latest)")
+            print("relay, 200 idle connections: syncs beside them took \(syncs.map { "\($0)" }.joined(separator: ", ")); closed after \(closed.min() ?? .zero) to \(latest)")
         }
 
         @Test("A signals stream is not an idle connection: it stays open past the idle timeout, with its heartbeats")
