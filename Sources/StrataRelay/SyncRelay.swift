@@ -76,8 +76,9 @@ public struct SyncRelayConfiguration: Sendable {
 /// for a missing, malformed, forged, expired, not yet valid or wrong-audience token, 413 for
 /// a body over ``SyncRelayConfiguration/maxBodySize``, 415 for a body whose `Content-Type`
 /// is not JSON (a body without one is read as JSON), 400 for a body that is not the route's
-/// message or that ended before its length, 403 for a device id bound to another user, 409 for a device whose model
-/// does not fit the server's, 503 when the database cannot be reached.
+/// message or that ended before its length, 403 for a device id bound to another user, 409
+/// for a device whose model does not fit the server's, 503 when the database cannot be
+/// reached.
 ///
 /// Mount the routes in your own Hummingbird app, and run the relay as one of its services
 /// (it listens for the server's changes, once for all the devices connected):
