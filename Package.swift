@@ -26,6 +26,10 @@ let package = Package(
         // (swift-configuration, which the relay does not use), and the JWTs of sign-in.
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.0.0"),
+        // The relay's metrics: the API (StrataRelay records, whoever mounts it bootstraps), and
+        // the Prometheus backend that strata-relay bootstraps and serves at /metrics.
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         // libyaml, as a system library: a module map and a shim header.
@@ -86,7 +90,7 @@ let package = Package(
             dependencies: [
                 "StrataSync", "StrataSchema", .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"), .product(name: "Logging", package: "swift-log"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Metrics", package: "swift-metrics"),
             ]),
         // The relay as a program: configured by the environment (or a JSON file), it serves a
         // model's YAML files.
@@ -95,6 +99,8 @@ let package = Package(
             dependencies: [
                 "StrataRelay", .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"), .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
             ]),
         // `make relay-demo`: two users on three devices, sharing a board, syncing through
         // strata-relay (a process) and a private PostgreSQL cluster, signed in with tokens.

@@ -8,7 +8,8 @@ import StrataSync
 /// (`error`, a short code; `reason`, what was wrong in words).
 public struct RelayHTTPError: HTTPResponseError, Sendable {
     public var status: HTTPResponse.Status
-    /// The short code: `missing_token`, `expired_token`, `body_too_large`, `malformed_body`, …
+    /// The short code: `missing_token`, `expired_token`, `body_too_large`, `malformed_body`,
+    /// `incomplete_body`, `unsupported_media_type`, …
     public var error: String
     /// What was wrong, in words (never a secret, nor the database's own error).
     public var reason: String
@@ -44,6 +45,16 @@ public struct RelayHTTPError: HTTPResponseError, Sendable {
 
     static func tooLarge(limit: Int) -> Self {
         Self(.contentTooLarge, error: "body_too_large", reason: "the body is larger than the relay takes (\(limit) bytes)")
+    }
+
+    static func unsupportedMediaType(_ contentType: String) -> Self {
+        Self(
+            .unsupportedMediaType, error: "unsupported_media_type",
+            reason: "the body must be JSON (Content-Type: application/json), not \(contentType.prefix(100))")
+    }
+
+    static func incompleteBody() -> Self {
+        Self(.badRequest, error: "incomplete_body", reason: "the body ended before its length, or its connection failed")
     }
 
     static func malformed(_ what: String, _ error: any Error) -> Self {
@@ -101,18 +112,17 @@ struct RelayRequestMiddleware<Context: RequestContext>: RouterMiddleware {
         let start = ContinuousClock.now
         let user = RequestUser()
         let response: Response
+        let refusal: RelayHTTPError?
         do {
             response = try await RequestUser.$current.withValue(user) { try await next(request, context) }
-        } catch let error as RelayHTTPError {
-            response = try error.response(from: request, context: context)
-        } catch let error as HTTPError {
-            // The router's own refusals (no such route, a method it does not take).
-            response = try RelayHTTPError(error.status, error: "http_\(error.status.code)", reason: error.body ?? error.status.reasonPhrase)
-                .response(from: request, context: context)
+            refusal = nil
         } catch {
-            response = try RelayHTTPError.from(serverError: error, logger: logger).response(from: request, context: context)
+            let refused = self.refusal(for: error)
+            refusal = refused
+            response = try refused.response(from: request, context: context)
         }
         let elapsed = start.duration(to: .now)
+        RelayMetrics.record(path: request.uri.path, status: Int(response.status.code), error: refusal?.error, elapsed: elapsed)
         let milliseconds = Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000
         logger.info(
             "\(request.method) \(request.uri.path) \(response.status.code)",
@@ -121,6 +131,21 @@ struct RelayRequestMiddleware<Context: RequestContext>: RouterMiddleware {
                 "ms": "\((milliseconds * 10).rounded() / 10)",
             ])
         return response
+    }
+}
+
+extension RelayRequestMiddleware {
+    /// The refusal that answers `error`.
+    func refusal(for error: any Error) -> RelayHTTPError {
+        switch error {
+        case let error as RelayHTTPError:
+            return error
+        case let error as HTTPError:
+            // The router's own refusals (no such route, a method it does not take).
+            return RelayHTTPError(error.status, error: "http_\(error.status.code)", reason: error.body ?? error.status.reasonPhrase)
+        default:
+            return RelayHTTPError.from(serverError: error, logger: logger)
+        }
     }
 }
 
@@ -137,6 +162,7 @@ public struct RelayErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         do {
             return try await next(request, context)
         } catch let error as RelayHTTPError {
+            RelayMetrics.record(path: request.uri.path, status: Int(error.status.code), error: error.error, elapsed: .zero)
             return try error.response(from: request, context: context)
         } catch let error as HTTPError {
             logger.info("\(request.method) \(request.uri.path) \(error.status.code)", metadata: ["status": "\(error.status.code)"])
@@ -146,10 +172,13 @@ public struct RelayErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             case .methodNotAllowed: reason = "the route \(request.uri.path) does not take \(request.method)"
             default: reason = error.body ?? error.status.reasonPhrase
             }
-            return try RelayHTTPError(error.status, error: error.status == .notFound ? "not_found" : "http_\(error.status.code)", reason: reason)
-                .response(from: request, context: context)
+            let refusal = RelayHTTPError(error.status, error: error.status == .notFound ? "not_found" : "http_\(error.status.code)", reason: reason)
+            RelayMetrics.record(path: request.uri.path, status: Int(error.status.code), error: refusal.error, elapsed: .zero)
+            return try refusal.response(from: request, context: context)
         } catch {
-            return try RelayHTTPError.from(serverError: error, logger: logger).response(from: request, context: context)
+            let refusal = RelayHTTPError.from(serverError: error, logger: logger)
+            RelayMetrics.record(path: request.uri.path, status: Int(refusal.status.code), error: refusal.error, elapsed: .zero)
+            return try refusal.response(from: request, context: context)
         }
     }
 }

@@ -30,6 +30,7 @@ final class SignalHub: Sendable {
         let added = state.lock.withLock { () -> Bool in
             guard !state.finished else { return false }
             state.subscribers[id] = continuation
+            RelayMetrics.record(signalStreams: state.subscribers.count)  // (under the lock: in order)
             return true
         }
         guard added else {
@@ -38,7 +39,10 @@ final class SignalHub: Sendable {
         }
         continuation.onTermination = { [weak self] _ in
             guard let self else { return }
-            _ = self.state.lock.withLock { self.state.subscribers.removeValue(forKey: id) }
+            self.state.lock.withLock {
+                _ = self.state.subscribers.removeValue(forKey: id)
+                RelayMetrics.record(signalStreams: self.state.subscribers.count)
+            }
         }
         return stream
     }
@@ -58,6 +62,7 @@ final class SignalHub: Sendable {
     func finish() {
         let subscribers = state.lock.withLock { () -> [AsyncStream<Void>.Continuation] in
             state.finished = true
+            RelayMetrics.record(signalStreams: 0)
             defer { state.subscribers = [:] }
             return Array(state.subscribers.values)
         }

@@ -74,9 +74,11 @@ public struct SyncRelayConfiguration: Sendable {
 ///
 /// Every refusal is an HTTP status with the body `{"error": "...", "reason": "..."}`: 401
 /// for a missing, malformed, forged, expired, not yet valid or wrong-audience token, 413 for
-/// a body over ``SyncRelayConfiguration/maxBodySize``, 400 for a body that is not the
-/// route's message, 403 for a device id bound to another user, 409 for a device whose model
-/// does not fit the server's, 503 when the database cannot be reached.
+/// a body over ``SyncRelayConfiguration/maxBodySize``, 415 for a body whose `Content-Type`
+/// is not JSON (a body without one is read as JSON), 400 for a body that is not the route's
+/// message or that ended before its length, 403 for a device id bound to another user, 409
+/// for a device whose model does not fit the server's, 503 when the database cannot be
+/// reached.
 ///
 /// Mount the routes in your own Hummingbird app, and run the relay as one of its services
 /// (it listens for the server's changes, once for all the devices connected):
@@ -85,10 +87,23 @@ public struct SyncRelayConfiguration: Sendable {
 /// let relay = try await SyncRelay(configuration: configuration)
 /// let router = Router()
 /// relay.addRoutes(to: router)                 // /v1/hello, /v1/push, /v1/pull, /v1/signals
-/// var app = Application(router: router, configuration: .init(address: .hostname("0.0.0.0", port: 8080)))
+/// var app = Application(
+///     router: router,
+///     server: .http1(configuration: .init(idleTimeout: .seconds(60))),  // silent connections close
+///     configuration: .init(address: .hostname("0.0.0.0", port: 8080)))
 /// app.addServices(relay)
 /// try await app.runService()
 /// ```
+///
+/// The idle timeout is the server's, not the relay's: without one (Hummingbird's default), a
+/// client that sends half a request and then nothing keeps its connection for ever.
+///
+/// The relay records metrics through swift-metrics, for whatever backend the app
+/// bootstrapped (none: nothing is recorded): `strata_relay_requests_total` (by `route` and
+/// `status`), `strata_relay_request_duration_seconds` (a timer, by `route`: hellos, pushes
+/// and pulls), `strata_relay_refusals_total` (by `reason`, the refusal's `error` code) and
+/// `strata_relay_signal_streams` (a gauge). `strata-relay` serves them at `GET /metrics`
+/// in Prometheus's text format.
 ///
 /// Each user is served the objects of their data, as the model's `access:` declares it, and a
 /// push that reaches outside it has those changes refused (recorded in the device's conflict
@@ -215,6 +230,9 @@ public final class SyncRelay: Service, Sendable {
         _ body: @Sendable (RelayUser, Input) async throws -> Output
     ) async throws -> Response {
         let user = try await authenticate(request)
+        if let contentType = request.headers[.contentType], !Self.isJSON(contentType: contentType) {
+            throw RelayHTTPError.unsupportedMediaType(contentType)
+        }
         let limit = configuration.maxBodySize
         if let length = request.headers[.contentLength].flatMap(Int.init), length > limit { throw RelayHTTPError.tooLarge(limit: limit) }
         let buffer: ByteBuffer
@@ -222,6 +240,9 @@ public final class SyncRelay: Service, Sendable {
             buffer = try await request.body.collect(upTo: limit)
         } catch is NIOTooManyBytesError {
             throw RelayHTTPError.tooLarge(limit: limit)
+        } catch {
+            // The connection ended (or failed) before the body did.
+            throw RelayHTTPError.incompleteBody()
         }
         let input: Input
         do {
@@ -238,6 +259,13 @@ public final class SyncRelay: Service, Sendable {
         let data = try JSONEncoder().encode(output)
         return Response(
             status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    /// Whether a `Content-Type` names JSON: `application/json` or a `+json` type, with any
+    /// parameters (`; charset=utf-8`).
+    static func isJSON(contentType: String) -> Bool {
+        let type = contentType.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        return type == "application/json" || (type.hasPrefix("application/") && type.hasSuffix("+json"))
     }
 
     /// `GET /v1/signals`: server-sent events: `ready` when the stream starts (the device

@@ -11,6 +11,7 @@ import StrataSync
 /// | environment | file | meaning |
 /// | --- | --- | --- |
 /// | `STRATA_RELAY_HOST`, `STRATA_RELAY_PORT` | `listen.host`, `listen.port` | where to listen (127.0.0.1:8080; port 0: any free port, printed) |
+/// | `STRATA_RELAY_TLS_CERTIFICATE_FILE`, `STRATA_RELAY_TLS_KEY_FILE` | `listen.tlsCertificateFile`, `listen.tlsKeyFile` | serve HTTPS with this certificate chain and private key (PEM); both or neither (plain HTTP) |
 /// | `STRATA_RELAY_MODELS` | `model.paths` | the model's YAML files or folders (`:`-separated) |
 /// | `STRATA_RELAY_MODEL_NAME` | `model.name` | the model's name, as the app's build plugin names it (StrataModel) |
 /// | `STRATA_RELAY_PG_HOST`, `STRATA_RELAY_PG_PORT` | `postgres.host`, `postgres.port` | the database server over TCP |
@@ -29,11 +30,15 @@ import StrataSync
 /// | `STRATA_RELAY_JWT_REQUIRE_EXP` | `jwt.requireExpiry` | refuse tokens without `exp` (true) |
 /// | `STRATA_RELAY_MAX_BODY_BYTES` | `maxBodyBytes` | the largest body (16 MiB) |
 /// | `STRATA_RELAY_HEARTBEAT_SECONDS` | `heartbeatSeconds` | the signals' heartbeat (15) |
+/// | `STRATA_RELAY_IDLE_TIMEOUT_SECONDS` | `idleTimeoutSeconds` | how long a connection may send nothing while the relay waits for a request or its body, before it is closed (60; 0: never) |
+/// | `STRATA_RELAY_METRICS` | `metrics` | serve the metrics in Prometheus's text format at `GET /metrics` on the relay's port (true) |
 /// | `STRATA_RELAY_LOG_LEVEL` | `logLevel` | `trace` … `critical` (`info`) |
 struct RelaySettings: Codable {
     struct Listen: Codable {
         var host: String?
         var port: Int?
+        var tlsCertificateFile: String?
+        var tlsKeyFile: String?
     }
     struct Model: Codable {
         var paths: [String]?
@@ -71,6 +76,8 @@ struct RelaySettings: Codable {
     var connections: Int?
     var maxBodyBytes: Int?
     var heartbeatSeconds: Double?
+    var idleTimeoutSeconds: Double?
+    var metrics: Bool?
     var logLevel: String?
 
     init() {}
@@ -86,6 +93,8 @@ struct RelaySettings: Codable {
         connections = try container.decodeIfPresent(Int.self, forKey: .connections)
         maxBodyBytes = try container.decodeIfPresent(Int.self, forKey: .maxBodyBytes)
         heartbeatSeconds = try container.decodeIfPresent(Double.self, forKey: .heartbeatSeconds)
+        idleTimeoutSeconds = try container.decodeIfPresent(Double.self, forKey: .idleTimeoutSeconds)
+        metrics = try container.decodeIfPresent(Bool.self, forKey: .metrics)
         logLevel = try container.decodeIfPresent(String.self, forKey: .logLevel)
     }
 
@@ -106,6 +115,8 @@ struct RelaySettings: Codable {
         }
         settings.listen.host = string("HOST") ?? settings.listen.host
         settings.listen.port = try number("PORT", Int.self) ?? settings.listen.port
+        settings.listen.tlsCertificateFile = string("TLS_CERTIFICATE_FILE") ?? settings.listen.tlsCertificateFile
+        settings.listen.tlsKeyFile = string("TLS_KEY_FILE") ?? settings.listen.tlsKeyFile
         if let paths = string("MODELS") { settings.model.paths = paths.split(separator: ":").map(String.init) }
         settings.model.name = string("MODEL_NAME") ?? settings.model.name
         settings.postgres.host = string("PG_HOST") ?? settings.postgres.host
@@ -134,8 +145,48 @@ struct RelaySettings: Codable {
         }
         settings.maxBodyBytes = try number("MAX_BODY_BYTES", Int.self) ?? settings.maxBodyBytes
         settings.heartbeatSeconds = try number("HEARTBEAT_SECONDS", Double.self) ?? settings.heartbeatSeconds
+        settings.idleTimeoutSeconds = try number("IDLE_TIMEOUT_SECONDS", Double.self) ?? settings.idleTimeoutSeconds
+        if let text = string("METRICS") {
+            guard let flag = Bool(text.lowercased()) else { throw RelayConfigurationError("STRATA_RELAY_METRICS=\(text) is not true or false") }
+            settings.metrics = flag
+        }
         settings.logLevel = string("LOG_LEVEL") ?? settings.logLevel
         return settings
+    }
+
+    /// How long a connection may send nothing while the relay waits for its next request or
+    /// the rest of one (60 seconds by default; nil for 0: never closed for that). A response
+    /// under way (a signals stream) is not cut by it.
+    var idleTimeout: Duration? {
+        get throws {
+            let seconds = idleTimeoutSeconds ?? 60
+            guard seconds >= 0, seconds.isFinite else {
+                throw RelayConfigurationError("the idle timeout \(seconds) is not a number of seconds (0: never)")
+            }
+            return seconds == 0 ? nil : .milliseconds(Int64(seconds * 1000))
+        }
+    }
+
+    /// The relay's own TLS: its certificate chain and private key, read from their PEM files
+    /// (nil without them: plain HTTP).
+    func serverTLS() throws -> TLSConfiguration? {
+        switch (listen.tlsCertificateFile, listen.tlsKeyFile) {
+        case (nil, nil):
+            return nil
+        case (let certificateFile?, let keyFile?):
+            let chain: [NIOSSLCertificate]
+            let key: NIOSSLPrivateKey
+            do { chain = try NIOSSLCertificate.fromPEMFile(certificateFile) } catch {
+                throw RelayConfigurationError("cannot read the TLS certificate chain from \(certificateFile): \(error)")
+            }
+            do { key = try NIOSSLPrivateKey(file: keyFile, format: .pem) } catch {
+                throw RelayConfigurationError("cannot read the TLS private key from \(keyFile): \(error)")
+            }
+            guard !chain.isEmpty else { throw RelayConfigurationError("no certificate in \(certificateFile)") }
+            return TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
+        default:
+            throw RelayConfigurationError("TLS needs both STRATA_RELAY_TLS_CERTIFICATE_FILE and STRATA_RELAY_TLS_KEY_FILE")
+        }
     }
 
     var level: Logger.Level {

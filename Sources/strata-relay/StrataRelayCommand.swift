@@ -1,13 +1,19 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
+import HummingbirdTLS
 import Logging
+import Metrics
+import NIOCore
+import Prometheus
 import ServiceLifecycle
 import StrataRelay
 
 /// `strata-relay [--config FILE]`: the sync relay for a model's YAML files, configured by
 /// the environment (see RelaySettings.swift and the article "Sync for apps: the relay").
-/// Prints `strata-relay listening on http://HOST:PORT` on standard output once it listens
-/// (the port it was given, or the one it got for port 0); logs go to standard error. Stops
+/// Prints `strata-relay listening on http://HOST:PORT` (`https` with TLS) on standard output
+/// once it listens (the port it was given, or the one it got for port 0); logs go to standard
+/// error. Stops
 /// gracefully on SIGTERM or SIGINT: the signals streams end, requests under way finish.
 @main
 struct StrataRelayCommand {
@@ -61,6 +67,10 @@ struct StrataRelayCommand {
             return handler
         }
         let logger = Logger(label: "strata.relay")
+        // The relay's metrics (RelayMetrics in StrataRelay) go to a Prometheus registry that
+        // GET /metrics writes out; the library bootstraps nothing, an app mounting it does.
+        let registry = PrometheusCollectorRegistry()
+        if settings.metrics ?? true { MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry)) }
         guard let paths = settings.model.paths, !paths.isEmpty else {
             throw RelayConfigurationError("no model: set STRATA_RELAY_MODELS to the model's YAML files or folder")
         }
@@ -76,14 +86,29 @@ struct StrataRelayCommand {
         let router = Router()
         router.add(middleware: RelayErrorMiddleware(logger: logger))  // 404s in JSON too
         relay.addRoutes(to: router)
+        if settings.metrics ?? true {
+            router.get("metrics") { _, _ in
+                Response(
+                    status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                    body: ResponseBody(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
+            }
+        }
         let host = settings.listen.host ?? "127.0.0.1"
+        // A connection that sends nothing for the idle timeout while a request (or the rest of
+        // one) is awaited is closed: half-sent requests and idle connections do not pile up.
+        let idleTimeout = try settings.idleTimeout.map { TimeAmount($0) }
+        var server = HTTPServerBuilder.http1(configuration: .init(idleTimeout: idleTimeout))
+        let tls = try settings.serverTLS()
+        if let tls { server = try .tls(server, tlsConfiguration: tls) }
+        let scheme = tls == nil ? "http" : "https"
         let app = Application(
             router: router,
+            server: server,
             configuration: .init(address: .hostname(host, port: settings.listen.port ?? 8080)),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? settings.listen.port ?? 8080
                 // Unbuffered: a parent reading the pipe gets the line at once.
-                FileHandle.standardOutput.write(Data("strata-relay listening on http://\(host):\(port)\n".utf8))
+                FileHandle.standardOutput.write(Data("strata-relay listening on \(scheme)://\(host):\(port)\n".utf8))
             },
             logger: logger)
         logger.info(

@@ -196,6 +196,8 @@ extension RelayTests {
             var chunked = URLRequest(url: push)
             chunked.httpMethod = "POST"
             chunked.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+            // (URLSession would call it a form: application/x-www-form-urlencoded, refused with 415.)
+            chunked.setValue("application/json", forHTTPHeaderField: "Content-Type")
             chunked.httpBodyStream = InputStream(data: big)
             let (chunkedBody, chunkedResponse) = try await URLSession.shared.data(for: chunked)
             #expect((chunkedResponse as? HTTPURLResponse)?.statusCode == 413)

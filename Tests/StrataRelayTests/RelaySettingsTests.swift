@@ -12,7 +12,7 @@ extension RelayTests {
     /// and the routes mounted in an app of one's own.
     @Suite("The relay's settings")
     struct RelaySettingsTests {
-        @Test("Settings from a --config file: a JWKS key (by kid), the user in another claim, a smaller body limit")
+        @Test("Settings from a --config file: a JWKS key (by kid), the user in another claim, a smaller body limit, an idle timeout, no metrics")
         func settingsFromAFile() async throws {
             let test = try await TestServer()
             let keys = TestKeys()
@@ -22,6 +22,8 @@ extension RelayTests {
                 {
                   "jwt": { "jwksFile": "\(folder.path("jwks.json"))", "userClaim": "uid", "audience": "\(keys.audience)" },
                   "maxBodyBytes": 4096,
+                  "idleTimeoutSeconds": 1.5,
+                  "metrics": false,
                   "logLevel": "info"
                 }
                 """
@@ -59,6 +61,15 @@ extension RelayTests {
             let big = try await http("POST", pull, token: good, body: Data(repeating: UInt8(ascii: " "), count: 4097))
             #expect(big.status == 413)
             #expect(relay.log.contains("user=carol"))
+            // No metrics; a silent connection is closed after the file's 1.5 seconds.
+            #expect(try await http("GET", relay.url.appendingPathComponent("metrics"), contentType: nil).status == 404)
+            let closed = try await offThePool { () -> Duration? in
+                let connection = try RawConnection(relay.url)
+                let opened = ContinuousClock.now
+                return connection.readUntilClosed(timeout: .seconds(15)).closed ? opened.duration(to: .now) : nil
+            }
+            let after = try #require(closed, "a silent connection stayed open for 15 seconds")
+            #expect(after > .seconds(1) && after < .seconds(8), "closed after \(after)")
         }
 
         @Test("The routes mounted in an app of one's own, under a prefix; the app stops gracefully with a signals stream open")

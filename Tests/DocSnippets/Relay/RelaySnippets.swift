@@ -40,7 +40,10 @@ func mountTheRelay(secret: String, publicKeyPEM: String) async throws {
                                 issuer: "https://auth.example.com", audience: "notes-sync")))
     let router = Router()
     relay.addRoutes(to: router)   // POST /v1/hello, /v1/push, /v1/pull; GET /v1/signals
-    var app = Application(router: router, configuration: .init(address: .hostname("0.0.0.0", port: 8080)))
+    var app = Application(
+        router: router,
+        server: .http1(configuration: .init(idleTimeout: .seconds(60))),  // silent connections close
+        configuration: .init(address: .hostname("0.0.0.0", port: 8080)))
     app.addServices(relay)        // the relay's one LISTEN, for every device
     try await app.runService()    // until SIGTERM or SIGINT
 }
