@@ -19,19 +19,12 @@ extension RelayTests {
 
         /// One relay and one database for the suite, and the bodies a real device sent it
         /// (its hello, pushes and pulls), to mangle.
-        final class Shared: @unchecked Sendable {
-            nonisolated(unsafe) static var started: Shared?
+        final class Shared: SharedRelay, @unchecked Sendable {
             static let instance = Task { try await Shared() }
-            let test: TestServer
-            let keys = TestKeys()
-            let relay: RelayProcess
             private(set) var recorded: [RecordingServer.Message] = []
 
             init() async throws {
-                test = try await TestServer()
-                relay = try await RelayProcess(test, keys: keys, environment: ["STRATA_RELAY_MAX_BODY_BYTES": "\(RelayBodyTests.limit)"])
-                Self.started = self
-                atexit { Shared.started?.relay.stop(grace: .seconds(5)) }
+                try await super.init(environment: ["STRATA_RELAY_MAX_BODY_BYTES": "\(RelayBodyTests.limit)"])
                 let folder = try TemporaryDirectory()
                 let keys = keys
                 let recorder = RecordingServer(RelaySyncServer(url: relay.url) { try await keys.token() })

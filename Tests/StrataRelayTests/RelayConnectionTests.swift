@@ -11,24 +11,12 @@ extension RelayTests {
     struct RelayConnectionTests {
         static let idleTimeout = Duration.seconds(2)
 
-        final class Shared: @unchecked Sendable {
-            nonisolated(unsafe) static var started: Shared?
+        final class Shared: SharedRelay, @unchecked Sendable {
             static let instance = Task { try await Shared() }
-            let test: TestServer
-            let keys = TestKeys()
-            let relay: RelayProcess
 
             init() async throws {
-                test = try await TestServer()
-                relay = try await RelayProcess(
-                    test, keys: keys, environment: ["STRATA_RELAY_IDLE_TIMEOUT_SECONDS": "2", "STRATA_RELAY_HEARTBEAT_SECONDS": "0.5"])
-                Self.started = self
-                atexit { Shared.started?.relay.stop(grace: .seconds(5)) }
-                let folder = try TemporaryDirectory()
-                let keys = keys
-                let first = try RelayDevice(folder.path("first.sqlite"), relay: relay) { try await keys.token() }
-                try await first.sync.sync()
-                await first.close()
+                try await super.init(environment: ["STRATA_RELAY_IDLE_TIMEOUT_SECONDS": "2", "STRATA_RELAY_HEARTBEAT_SECONDS": "0.5"])
+                try await syncAFirstDevice()
             }
 
             static func get() async throws -> Shared { try await instance.value }

@@ -43,23 +43,12 @@ extension RelayTests {
 
         /// One relay and one database for the whole suite (each test adds its own devices), its
         /// tables made by a device that signed in.
-        final class Shared: @unchecked Sendable {
-            nonisolated(unsafe) static var started: Shared?
+        final class Shared: SharedRelay, @unchecked Sendable {
             static let instance = Task { try await Shared() }
-            let test: TestServer
-            let keys = TestKeys()
-            let relay: RelayProcess
 
             init() async throws {
-                test = try await TestServer()
-                relay = try await RelayProcess(test, keys: keys, environment: ["STRATA_RELAY_MAX_BODY_BYTES": "\(1 << 20)"])
-                Self.started = self
-                atexit { Shared.started?.relay.stop(grace: .seconds(5)) }
-                let folder = try TemporaryDirectory()
-                let keys = keys
-                let first = try RelayDevice(folder.path("first.sqlite"), relay: relay) { try await keys.token() }
-                try await first.sync.sync()
-                await first.close()
+                try await super.init(environment: ["STRATA_RELAY_MAX_BODY_BYTES": "\(1 << 20)"])
+                try await syncAFirstDevice()
             }
 
             static func get() async throws -> Shared { try await instance.value }

@@ -239,3 +239,38 @@ func http(_ method: String, _ url: URL, token: String? = nil, body: Data? = nil,
 /// the other tests of the package, running meanwhile, share the machine with.
 @Suite("The relay", .serialized)
 enum RelayTests {}
+
+/// A relay and its database that the tests of one suite share: started by the suite's first
+/// test (a subclass's `static let instance = Task { … }`), stopped when the test process exits.
+class SharedRelay: @unchecked Sendable {
+    let test: TestServer
+    let keys = TestKeys()
+    let relay: RelayProcess
+
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var started: [RelayProcess] = []
+
+    /// A relay in front of a new database, with `environment` added to its own.
+    init(environment: [String: String]) async throws {
+        test = try await TestServer()
+        relay = try await RelayProcess(test, keys: keys, environment: environment)
+        let relay = relay
+        Self.lock.withLock {
+            if Self.started.isEmpty { atexit { SharedRelay.stopAll() } }
+            Self.started.append(relay)
+        }
+    }
+
+    /// A device signs in and syncs once, which makes the server's tables.
+    func syncAFirstDevice() async throws {
+        let folder = try TemporaryDirectory()
+        let keys = keys
+        let first = try RelayDevice(folder.path("first.sqlite"), relay: relay) { try await keys.token() }
+        try await first.sync.sync()
+        await first.close()
+    }
+
+    private static func stopAll() {
+        for relay in lock.withLock({ started }) { relay.stop(grace: .seconds(5)) }
+    }
+}
