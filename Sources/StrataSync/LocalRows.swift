@@ -7,6 +7,13 @@ import Strata
 struct LocalRows {
     let tables: SyncedTables
 
+    /// SQL of the packed key of the object whose table is named by the first parameter and
+    /// whose local key is the second.
+    static let key = LocalSyncState.packedKeySQL("?2", LocalSyncState.numberSQL("?1"))
+    /// SQL of the condition on `stratasync_ids` (aliased `i`) that finds the sync id bound
+    /// as the first parameter.
+    static let byID = LocalSyncState.uuidMatchSQL("i", "?1")
+
     /// What the file knows of an object: its local key, and whether the server has agreed on
     /// it, or it is a tombstone.
     struct Record {
@@ -20,8 +27,7 @@ struct LocalRows {
     /// The sync id of a live object.
     func uuid(_ table: String, _ rowid: Int64, _ db: Database) throws -> String? {
         try Data.fetchOne(
-            db.cachedStatement(sql: "SELECT uuid FROM stratasync_ids WHERE tbl = ? AND rowid_ = ? AND state < 2"),
-            arguments: [table, rowid]
+            db.cachedStatement(sql: "SELECT uuid FROM stratasync_ids WHERE k = \(Self.key)"), arguments: [table, rowid]
         ).map(LocalSyncState.text)
     }
 
@@ -34,15 +40,14 @@ struct LocalRows {
     /// The local key of a live object.
     func rowid(_ uuid: String, _ db: Database) throws -> Int64? {
         guard let blob = LocalSyncState.blob(uuid) else { return nil }
-        return try Int64.fetchOne(
-            db.cachedStatement(sql: "SELECT rowid_ FROM stratasync_ids WHERE uuid = ? AND state < 2"), arguments: [blob])
+        return try Int64.fetchOne(db.cachedStatement(sql: "SELECT i.k >> 10 FROM stratasync_ids i WHERE \(Self.byID)"), arguments: [blob])
     }
 
     /// The sync id of the live object of `table` with local key `rowid`, and whether the
     /// server agreed on it.
     func object(_ table: String, _ rowid: Int64, _ db: Database) throws -> (uuid: String, isAgreed: Bool)? {
         guard let row = try Row.fetchOne(
-            db.cachedStatement(sql: "SELECT uuid, state FROM stratasync_ids WHERE tbl = ? AND rowid_ = ? AND state < 2"),
+            db.cachedStatement(sql: "SELECT uuid, state FROM stratasync_ids WHERE k = \(Self.key)"),
             arguments: [table, rowid])
         else { return nil }
         return (LocalSyncState.text(row[0]), (row[1] as Int) == 1)
@@ -50,19 +55,21 @@ struct LocalRows {
 
     /// Whether the store has a sync id at all (false before an initial sync).
     func hasObjects(_ db: Database) throws -> Bool {
-        try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM stratasync_ids)") ?? false
+        try Bool.fetchOne(
+            db, sql: "SELECT EXISTS (SELECT 1 FROM stratasync_ids) OR EXISTS (SELECT 1 FROM stratasync_tombstones)") ?? false
     }
 
     /// The sync id of the live object `rowid` of `table` (nil for none, or a tombstone).
     func liveSyncID(_ table: String, _ rowid: Int64, _ db: Database) throws -> UUID? {
         try Data.fetchOne(
-            db, sql: "SELECT uuid FROM stratasync_ids WHERE tbl = ? AND rowid_ = ? AND state < 2", arguments: [table, rowid]
+            db.cachedStatement(sql: "SELECT uuid FROM stratasync_ids WHERE k = \(Self.key)"), arguments: [table, rowid]
         ).flatMap(LocalSyncState.uuid)
     }
 
     /// Every live object of `entity`, by sync id, with its values as wire text.
     func liveObjects(_ entity: SyncedTables.Entity, _ db: Database) throws -> [UUID: [String: String?]] {
-        let ids = try Row.fetchAll(db, sql: "SELECT rowid_, uuid FROM stratasync_ids WHERE tbl = ? AND state < 2", arguments: [entity.name])
+        let ids = try Row.fetchAll(
+            db, sql: "SELECT k >> 10, uuid FROM stratasync_ids WHERE k & 1023 = \(LocalSyncState.numberSQL("?"))", arguments: [entity.name])
         let values = try self.values(entity, ids.map { $0[0] }, db)
         var objects: [UUID: [String: String?]] = [:]
         for id in ids { if let row = values[id[0]], let uuid = LocalSyncState.uuid(id[1]) { objects[uuid] = row } }
@@ -73,54 +80,65 @@ struct LocalRows {
     func liveLinks(_ join: SyncedTables.Join, _ db: Database) throws -> Set<String> {
         let pairs = try Row.fetchAll(db, sql: """
             SELECT x.uuid, y.uuid FROM \(quoted(join.name)) j \
-            JOIN stratasync_ids x ON x.tbl = ? AND x.rowid_ = j.\(quoted(join.column)) AND x.state < 2 \
-            JOIN stratasync_ids y ON y.tbl = ? AND y.rowid_ = j.\(quoted(join.inverseColumn)) AND y.state < 2
+            JOIN stratasync_ids x ON x.k = \(LocalSyncState.packedKeySQL("j.\(quoted(join.column))", LocalSyncState.numberSQL("?1"))) \
+            JOIN stratasync_ids y ON y.k = \(LocalSyncState.packedKeySQL("j.\(quoted(join.inverseColumn))", LocalSyncState.numberSQL("?2")))
             """, arguments: [join.entity, join.destination])
         return Set(pairs.map { "\(LocalSyncState.text($0[0])) \(LocalSyncState.text($0[1]))" })
     }
 
     /// What the file knows of an object: live or a tombstone.
     func record(_ uuid: String, _ db: Database) throws -> Record? {
-        guard let blob = LocalSyncState.blob(uuid), let row = try Row.fetchOne(
-            db.cachedStatement(sql: "SELECT rowid_, state FROM stratasync_ids WHERE uuid = ?"), arguments: [blob])
-        else { return nil }
-        return Record(rowid: row[0], state: row[1])
+        guard let blob = LocalSyncState.blob(uuid) else { return nil }
+        if let row = try Row.fetchOne(
+            db.cachedStatement(sql: "SELECT i.k >> 10, i.state FROM stratasync_ids i WHERE \(Self.byID)"), arguments: [blob])
+        {
+            return Record(rowid: row[0], state: row[1])
+        }
+        return try Int64.fetchOne(
+            db.cachedStatement(sql: "SELECT rowid_ FROM stratasync_tombstones WHERE uuid = ?"), arguments: [blob]
+        ).map { Record(rowid: $0, state: 2) }
     }
 
     // MARK: - Objects by state
 
     /// How many objects of `table` are new here (not acknowledged by the server).
     func newObjectCount(_ table: String, _ db: Database) throws -> Int {
-        try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM stratasync_ids WHERE state = 0 AND tbl = ?", arguments: [table]) ?? 0
+        try Int.fetchOne(
+            db, sql: "SELECT COUNT(*) FROM stratasync_ids WHERE state = 0 AND k & 1023 = \(LocalSyncState.numberSQL("?"))", arguments: [table]
+        ) ?? 0
     }
 
     /// The first `limit` objects of `table` new here, by local key.
     func newObjects(_ table: String, limit: Int, _ db: Database) throws -> [(rowid: Int64, uuid: String)] {
         try Row.fetchAll(
-            db, sql: "SELECT rowid_, uuid FROM stratasync_ids WHERE state = 0 AND tbl = ? ORDER BY rowid_ LIMIT ?", arguments: [table, limit]
+            db, sql: """
+                SELECT k >> 10, uuid FROM stratasync_ids WHERE state = 0 AND k & 1023 = \(LocalSyncState.numberSQL("?1")) ORDER BY k LIMIT ?2
+                """, arguments: [table, limit]
         ).map { ($0[0], LocalSyncState.text($0[1])) }
     }
 
     /// Every object new here: its sync id, table and local key.
     func newObjects(_ db: Database) throws -> [(uuid: String, table: String, rowid: Int64)] {
-        try Row.fetchAll(db, sql: "SELECT uuid, tbl, rowid_ FROM stratasync_ids WHERE state = 0").map {
+        try Row.fetchAll(
+            db, sql: "SELECT i.uuid, t.tbl, i.k >> 10 FROM stratasync_ids i JOIN stratasync_tables t ON t.n = i.k & 1023 WHERE i.state = 0"
+        ).map {
             (LocalSyncState.text($0[0]), $0[1], $0[2])
         }
     }
 
     /// How many tombstones the file keeps.
     func tombstoneCount(_ db: Database) throws -> Int {
-        try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM stratasync_ids WHERE state = 2") ?? 0
+        try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM stratasync_tombstones") ?? 0
     }
 
     /// Every tombstone: its sync id and table.
     func tombstones(_ db: Database) throws -> [(uuid: String, table: String)] {
-        try Row.fetchAll(db, sql: "SELECT uuid, tbl FROM stratasync_ids WHERE state = 2").map { (LocalSyncState.text($0[0]), $0[1]) }
+        try Row.fetchAll(db, sql: "SELECT uuid, tbl FROM stratasync_tombstones").map { (LocalSyncState.text($0[0]), $0[1]) }
     }
 
     /// The sync ids of the first `limit` tombstones of `table`.
     func tombstones(_ table: String, limit: Int, _ db: Database) throws -> [String] {
-        try Data.fetchAll(db, sql: "SELECT uuid FROM stratasync_ids WHERE state = 2 AND tbl = ? LIMIT ?", arguments: [table, limit])
+        try Data.fetchAll(db, sql: "SELECT uuid FROM stratasync_tombstones WHERE tbl = ? LIMIT ?", arguments: [table, limit])
             .map(LocalSyncState.text)
     }
 
@@ -130,10 +148,8 @@ struct LocalRows {
         let blobs = uuids.compactMap(LocalSyncState.blob)
         for start in stride(from: 0, to: blobs.count, by: 500) {
             let chunk = Array(blobs[start..<min(start + 500, blobs.count)])
-            let marks = Array(repeating: "?", count: chunk.count).joined(separator: ",")
-            live.formUnion(try Data.fetchAll(
-                db, sql: "SELECT uuid FROM stratasync_ids WHERE state < 2 AND uuid IN (\(marks))", arguments: StatementArguments(chunk)
-            ).map(LocalSyncState.text))
+            live.formUnion(try Data.fetchAll(db, sql: Self.anyOfSQL(chunk.count, "uuid"), arguments: StatementArguments(chunk))
+                .map(LocalSyncState.text))
         }
         return live
     }
@@ -147,18 +163,32 @@ struct LocalRows {
 
     /// Records the sync id of an object a pull inserts, agreed with the server.
     func insertAgreed(_ uuid: String, _ table: String, _ rowid: Int64, _ db: Database) throws {
-        try db.cachedStatement(sql: "INSERT INTO stratasync_ids (uuid, tbl, rowid_, state) VALUES (?, ?, ?, 1)")
-            .execute(arguments: [LocalSyncState.blob(uuid), table, rowid])
+        try db.cachedStatement(sql: "INSERT INTO stratasync_ids (k, uuid, state) VALUES (\(Self.key), ?3, 1)")
+            .execute(arguments: [table, rowid, LocalSyncState.blob(uuid)])
     }
 
-    /// What the bulk insert writes its sync ids into: the table, its columns, and the state
-    /// of the objects it writes (agreed).
-    static let bulkIDs = (table: "stratasync_ids", columns: ["uuid", "tbl", "rowid_", "state"], state: Int64(1))
+    /// What the bulk insert writes its sync ids into: the table, its columns (the packed
+    /// key, see ``LocalSyncState/packedKey(_:_:)``, and the id), and the state of the objects
+    /// it writes (agreed).
+    static let bulkIDs = (table: "stratasync_ids", columns: ["k", "uuid", "state"], state: Int64(1))
+
+    /// A statement that selects `result` of the live objects among `count` sync ids (16 bytes
+    /// each, bound in order as `?1`…), through the index on their first bytes.
+    static func anyOfSQL(_ count: Int, _ result: String) -> String {
+        let marks = (1...max(count, 1)).map { "?\($0)" }
+        return """
+            SELECT \(result) FROM stratasync_ids WHERE substr(uuid, 1, 4) IN (\(marks.map { "substr(\($0), 1, 4)" }.joined(separator: ","))) \
+            AND uuid IN (\(marks.joined(separator: ",")))
+            """
+    }
 
     /// A statement that tells whether any of `count` sync ids (16 bytes each, bound in order)
     /// is known here, live or a tombstone.
     static func anyKnownSQL(_ count: Int) -> String {
-        "SELECT 1 FROM stratasync_ids WHERE uuid IN (\(Array(repeating: "?", count: count).joined(separator: ","))) LIMIT 1"
+        let marks = (1...max(count, 1)).map { "?\($0)" }.joined(separator: ",")
+        return """
+            SELECT 1 WHERE EXISTS (\(anyOfSQL(count, "1"))) OR EXISTS (SELECT 1 FROM stratasync_tombstones WHERE uuid IN (\(marks)))
+            """
     }
 
     // MARK: - Bases
@@ -177,7 +207,7 @@ struct LocalRows {
 
     /// Marks object `rowid` of `table` agreed with the server (it was new here).
     func markAgreed(_ table: String, _ rowid: Int64, _ db: Database) throws {
-        try db.cachedStatement(sql: "UPDATE stratasync_ids SET state = 1 WHERE tbl = ? AND rowid_ = ? AND state = 0")
+        try db.cachedStatement(sql: "UPDATE stratasync_ids SET state = 1 WHERE k = \(Self.key) AND state = 0")
             .execute(arguments: [table, rowid])
     }
 
@@ -205,7 +235,7 @@ struct LocalRows {
         let rows = try Row.fetchCursor(
             db.cachedStatement(sql: """
                 SELECT b.rowid_, b.col, b.old, i.uuid, i.state FROM stratasync_base b \
-                LEFT JOIN stratasync_ids i ON i.tbl = b.tbl AND i.rowid_ = b.rowid_ AND i.state < 2 \
+                LEFT JOIN stratasync_ids i ON i.k = \(LocalSyncState.packedKeySQL("b.rowid_", LocalSyncState.numberSQL("b.tbl"))) \
                 WHERE b.tbl = ? ORDER BY b.rowid_
                 """),
             arguments: [entity.name])
@@ -232,7 +262,8 @@ struct LocalRows {
     func markAgreed(_ table: String, _ rowids: [Int64], _ db: Database) throws {
         if try rowids.count == newObjectCount(table, db) {
             // Every object of the table new here (the push is whole): one statement.
-            try db.execute(sql: "UPDATE stratasync_ids SET state = 1 WHERE state = 0 AND tbl = ?", arguments: [table])
+            try db.execute(
+                sql: "UPDATE stratasync_ids SET state = 1 WHERE state = 0 AND k & 1023 = \(LocalSyncState.numberSQL("?"))", arguments: [table])
         } else {
             for rowid in rowids { try markAgreed(table, rowid, db) }
         }
@@ -408,9 +439,9 @@ struct LocalRows {
     /// objects.
     func agreedLinkPairs(_ join: SyncedTables.Join, _ db: Database) throws -> [[Int64]] {
         try Row.fetchAll(db, sql: """
-            SELECT x.rowid_, y.rowid_ FROM stratasync_links l \
-            JOIN stratasync_ids x ON x.uuid = l.a AND x.state < 2 \
-            JOIN stratasync_ids y ON y.uuid = l.b AND y.state < 2 WHERE l.tbl = ?
+            SELECT x.k >> 10, y.k >> 10 FROM stratasync_links l \
+            JOIN stratasync_ids x ON \(LocalSyncState.uuidMatchSQL("x", "l.a")) \
+            JOIN stratasync_ids y ON \(LocalSyncState.uuidMatchSQL("y", "l.b")) WHERE l.tbl = ?
             """, arguments: [join.name]).map { [$0[0], $0[1]] }
     }
 
@@ -419,9 +450,11 @@ struct LocalRows {
     func forget(_ uuid: String, _ db: Database) throws {
         guard let blob = LocalSyncState.blob(uuid) else { return }
         try db.cachedStatement(sql: """
-            DELETE FROM stratasync_base WHERE (tbl, rowid_) IN (SELECT tbl, rowid_ FROM stratasync_ids WHERE uuid = ? AND state < 2)
+            DELETE FROM stratasync_base WHERE (tbl, rowid_) IN (SELECT t.tbl, i.k >> 10 FROM stratasync_ids i \
+            JOIN stratasync_tables t ON t.n = i.k & 1023 WHERE \(Self.byID))
             """).execute(arguments: [blob])
-        try db.cachedStatement(sql: "DELETE FROM stratasync_ids WHERE uuid = ?").execute(arguments: [blob])
+        try db.cachedStatement(sql: "DELETE FROM stratasync_ids AS i WHERE \(Self.byID)").execute(arguments: [blob])
+        try db.cachedStatement(sql: "DELETE FROM stratasync_tombstones WHERE uuid = ?").execute(arguments: [blob])
         try db.cachedStatement(sql: "DELETE FROM stratasync_links WHERE a = ? OR b = ?").execute(arguments: [blob, blob])
     }
 }

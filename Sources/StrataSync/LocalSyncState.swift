@@ -4,11 +4,17 @@ import Strata
 
 /// The sync's state inside the store file, written in the same transactions as the data it
 /// describes, so that a device killed at any point restarts from a consistent state. Its
-/// format (2; see Docs/Decisions.md, "The base is sparse"):
+/// format (3; see Docs/Decisions.md, "The sync's state costs what it keeps"):
 ///
-/// - `stratasync_ids`: each synced object's sync id (`uuid`, 16 bytes) for its local key
-///   (`tbl`, `rowid_`), and its `state`: 0 new here (the server has not acknowledged it),
-///   1 agreed with the server, 2 a tombstone (deleted here; its deletion not pushed yet).
+/// - `stratasync_tables`: a number for each synced table (`n`, from 1), kept for good: a
+///   local key is stored with its table's number packed in (``packedKeySQL(_:_:)``).
+/// - `stratasync_ids`: each live synced object's sync id (`uuid`, 16 bytes), keyed by its
+///   packed local key `k` (the local key times 1,024 plus the table's number, the table's
+///   rowid), and its `state`: 0 new here (the server has not acknowledged it), 1 agreed with
+///   the server. An index on the id's first 4 bytes finds an object by its sync id (the
+///   whole id compared in the row).
+/// - `stratasync_tombstones`: the sync id, table and local key of each agreed object deleted
+///   here whose deletion is not pushed yet (few).
 /// - `stratasync_base`: the base of an agreed object, sparsely: for each column changed here
 ///   since the object last agreed with the server, the value they agreed on (a reference's
 ///   as its destination's sync id). A column without a row here holds the agreed value. A
@@ -26,24 +32,38 @@ import Strata
 /// agreed value of every column changed, and keep a tombstone of every deleted object,
 /// whichever program writes the file. They are named `stratasync_…` (a store's migrations
 /// leave them alone, but rebuilding a table drops them): the sync makes them again, and
-/// catches up on the rows written meanwhile, every time it starts. A store of the first
-/// format (text ids, a whole JSON base per object) is migrated in place the first time the
-/// sync starts on it.
+/// catches up on the rows written meanwhile, every time it starts. A store of an earlier
+/// format (1: text ids and a whole JSON base per object; 2: ids keyed by id and indexed by
+/// table name and local key) is migrated in place the first time the sync starts on it.
+///
+/// A synced table's local keys lie within ±2^53 (``maximumKey``): a row with a key beyond is
+/// refused by its insert trigger, with an error that says so.
 enum LocalSyncState {
     /// The format of the sync's state this version writes.
-    static let format = 2
+    static let format = 3
+
+    /// How many tables the packed keys leave room for (a table's number is below it).
+    static let tableSlots: Int64 = 1024
+
+    /// The largest local key a synced table may hold (its packed key fits 64 bits); the
+    /// smallest is its opposite.
+    static let maximumKey: Int64 = Int64.max / 1024
 
     static let createSQL = [
+        "CREATE TABLE IF NOT EXISTS stratasync_tables (n INTEGER PRIMARY KEY, tbl TEXT NOT NULL UNIQUE)",
+        "CREATE TABLE IF NOT EXISTS stratasync_ids (k INTEGER PRIMARY KEY, uuid BLOB NOT NULL, state INTEGER NOT NULL DEFAULT 0)",
+        // By sync id: its first 4 bytes (a look-up compares the whole id in the row). A query
+        // names the same expression (``uuidMatchSQL(_:_:)``): SQLite uses an index on an
+        // expression only for that expression.
+        "CREATE INDEX IF NOT EXISTS stratasync_ids_uuid ON stratasync_ids (substr(uuid, 1, 4))",
+        // The objects new here (few, and read at every push). Each query names the condition
+        // (`state = 0`): SQLite uses a partial index only for a query whose terms include it.
+        "CREATE INDEX IF NOT EXISTS stratasync_ids_new ON stratasync_ids (k) WHERE state = 0",
         """
-        CREATE TABLE IF NOT EXISTS stratasync_ids (uuid BLOB NOT NULL PRIMARY KEY, tbl TEXT NOT NULL, \
-        rowid_ INTEGER NOT NULL, state INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID
+        CREATE TABLE IF NOT EXISTS stratasync_tombstones (uuid BLOB NOT NULL PRIMARY KEY, tbl TEXT NOT NULL, \
+        rowid_ INTEGER NOT NULL) WITHOUT ROWID
         """,
-        "CREATE INDEX IF NOT EXISTS stratasync_ids_row ON stratasync_ids (tbl, rowid_)",
-        // The objects new here and the tombstones (few, and read at every push and pull). Each
-        // query names its state as these conditions do (`state = 0`, `state = 2`): SQLite uses
-        // a partial index only for a query whose terms include the index's condition.
-        "CREATE INDEX IF NOT EXISTS stratasync_ids_new ON stratasync_ids (tbl, rowid_) WHERE state = 0",
-        "CREATE INDEX IF NOT EXISTS stratasync_ids_tombstones ON stratasync_ids (tbl) WHERE state = 2",
+        "CREATE INDEX IF NOT EXISTS stratasync_tombstones_row ON stratasync_tombstones (tbl, rowid_)",
         """
         CREATE TABLE IF NOT EXISTS stratasync_base (tbl TEXT NOT NULL, rowid_ INTEGER NOT NULL, col TEXT NOT NULL, old, \
         PRIMARY KEY (tbl, rowid_, col)) WITHOUT ROWID
@@ -58,6 +78,48 @@ enum LocalSyncState {
         object TEXT, kind TEXT NOT NULL, reason TEXT NOT NULL, local TEXT, server TEXT)
         """,
     ]
+
+    // MARK: - Packed keys
+
+    /// SQL of the packed key (`stratasync_ids.k`) of local key `key` in the table numbered
+    /// `number` (both SQL expressions).
+    static func packedKeySQL(_ key: String, _ number: String) -> String { "(\(key) * 1024 + \(number))" }
+
+    /// SQL of the number of the table named by the SQL expression `table` (NULL for a table
+    /// without one).
+    static func numberSQL(_ table: String) -> String { "(SELECT n FROM stratasync_tables WHERE tbl = \(table))" }
+
+    /// SQL that is true for the row of `stratasync_ids` aliased `alias` whose sync id is the
+    /// SQL expression `uuid` (through the index on its first bytes).
+    static func uuidMatchSQL(_ alias: String, _ uuid: String) -> String {
+        "substr(\(alias).uuid, 1, 4) = substr(\(uuid), 1, 4) AND \(alias).uuid = \(uuid)"
+    }
+
+    /// The packed key of local key `key` in the table numbered `number`.
+    static func packedKey(_ key: Int64, _ number: Int64) -> Int64 { key &* tableSlots &+ number }
+
+    /// The local key and the table's number a packed key holds.
+    static func unpack(_ packed: Int64) -> (key: Int64, number: Int64) { (packed >> 10, packed & (tableSlots - 1)) }
+
+    /// Each synced table's number (numbering the tables that have none yet, for good).
+    @discardableResult
+    static func numberTables(_ tables: SyncedTables, _ db: Database) throws -> [String: Int64] {
+        var numbers = try tableNumbers(db)
+        for entity in tables.entities where numbers[entity.name] == nil {
+            let next = (numbers.values.max() ?? 0) + 1
+            guard next < tableSlots else { throw SyncSetupError.tooManyTables(numbers.count) }
+            try db.execute(sql: "INSERT INTO stratasync_tables (n, tbl) VALUES (?, ?)", arguments: [next, entity.name])
+            numbers[entity.name] = next
+        }
+        return numbers
+    }
+
+    /// The number of each table the file has numbered.
+    static func tableNumbers(_ db: Database) throws -> [String: Int64] {
+        var numbers: [String: Int64] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT tbl, n FROM stratasync_tables") { numbers[row[0]] = row[1] }
+        return numbers
+    }
 
     // MARK: - Sync ids
 
@@ -92,16 +154,20 @@ enum LocalSyncState {
     static func deleteTriggerName(_ entity: SyncedTables.Entity) -> String { "stratasync_delete_\(entity.name)" }
     static func updateTriggerName(_ entity: SyncedTables.Entity) -> String { "stratasync_update_\(entity.name)" }
 
-    /// The triggers of `entity`'s table: its insert, delete and update triggers.
-    static func triggers(for entity: SyncedTables.Entity) -> [String] {
+    /// The triggers of `entity`'s table: its insert, delete and update triggers, with the
+    /// tables' numbers `numbers` (``numberTables(_:_:)``).
+    static func triggers(for entity: SyncedTables.Entity, numbers: [String: Int64]) -> [String] {
         let table = quoted(entity.name), key = quoted(entity.primaryKey), name = literal(entity.name)
+        let number = String(numbers[entity.name] ?? 0)
+        let oldKey = packedKeySQL("OLD.\(key)", number), newKey = packedKeySQL("NEW.\(key)", number)
         // An agreed column's value, as `stratasync_base` keeps it: a reference's as the sync id
         // of its destination (live, or a tombstone deleted in the same transaction).
         func agreed(_ column: SyncedTables.Column) -> String {
             if case .reference(let destination) = column.kind {
+                let c = "OLD.\(quoted(column.name))"
                 return """
-                    (SELECT uuid FROM stratasync_ids WHERE tbl = \(literal(destination)) AND rowid_ = OLD.\(quoted(column.name)) \
-                    ORDER BY state LIMIT 1)
+                    COALESCE((SELECT uuid FROM stratasync_ids WHERE k = \(packedKeySQL(c, String(numbers[destination] ?? 0)))), \
+                    (SELECT uuid FROM stratasync_tombstones WHERE tbl = \(literal(destination)) AND rowid_ = \(c)))
                     """
             }
             return "OLD.\(quoted(column.name))"
@@ -114,20 +180,21 @@ enum LocalSyncState {
                 """
         }
         var statements = [
-            // The row's sync id, unless it has one (every row a pull inserts has): the look-up is
-            // the trigger's condition, not the `INSERT`'s, because an `INSERT … SELECT` that
-            // reads its own table goes through a temporary table, which SQLite opened and closed
-            // for every row. A random 16 bytes: the server's `uuid` columns take any.
+            // The row's sync id, unless it has one (every row a pull inserts has: the primary
+            // key ignores this one). A random 16 bytes: the server's `uuid` columns take any. A
+            // key whose packed form does not fit 64 bits is refused.
             """
-            CREATE TRIGGER IF NOT EXISTS \(quoted(insertTriggerName(entity))) AFTER INSERT ON \(table) \
-            WHEN (SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM stratasync_ids WHERE tbl = \(name) AND rowid_ = NEW.\(key) AND state < 2)) \
-            BEGIN INSERT OR IGNORE INTO stratasync_ids (uuid, tbl, rowid_, state) VALUES (randomblob(16), \(name), NEW.\(key), 0); END
+            CREATE TRIGGER IF NOT EXISTS \(quoted(insertTriggerName(entity))) AFTER INSERT ON \(table) BEGIN \
+            SELECT RAISE(ABORT, 'Strata sync: a synced table''s keys lie within -\(maximumKey)...\(maximumKey)') \
+            WHERE NEW.\(key) NOT BETWEEN -\(maximumKey) AND \(maximumKey); \
+            INSERT OR IGNORE INTO stratasync_ids (k, uuid, state) VALUES (\(newKey), randomblob(16), 0); END
             """,
             // An object the server never had goes; an agreed one leaves a tombstone.
             """
             CREATE TRIGGER IF NOT EXISTS \(quoted(deleteTriggerName(entity))) AFTER DELETE ON \(table) BEGIN \
-            DELETE FROM stratasync_ids WHERE tbl = \(name) AND rowid_ = OLD.\(key) AND state = 0; \
-            UPDATE stratasync_ids SET state = 2 WHERE tbl = \(name) AND rowid_ = OLD.\(key) AND state = 1; \
+            INSERT OR IGNORE INTO stratasync_tombstones (uuid, tbl, rowid_) \
+            SELECT uuid, \(name), OLD.\(key) FROM stratasync_ids WHERE k = \(oldKey) AND state = 1; \
+            DELETE FROM stratasync_ids WHERE k = \(oldKey); \
             DELETE FROM stratasync_base WHERE tbl = \(name) AND rowid_ = OLD.\(key); END
             """,
         ]
@@ -135,7 +202,7 @@ enum LocalSyncState {
             statements.append("""
                 CREATE TRIGGER IF NOT EXISTS \(quoted(updateTriggerName(entity))) AFTER UPDATE ON \(table) \
                 WHEN NOT EXISTS (SELECT 1 FROM stratasync_applying) \
-                AND EXISTS (SELECT 1 FROM stratasync_ids WHERE tbl = \(name) AND rowid_ = OLD.\(key) AND state = 1) BEGIN \
+                AND EXISTS (SELECT 1 FROM stratasync_ids WHERE k = \(oldKey) AND state = 1) BEGIN \
                 \(records.joined(separator: " ")) END
                 """)
         }
@@ -161,50 +228,64 @@ enum LocalSyncState {
     /// it held agreed objects may have changed unseen: the server is read again from the
     /// start at the next pull (its state wins for those rows).
     static func prepare(_ tables: SyncedTables, _ db: Database) throws {
-        let firstFormat = try db.tableExists("stratasync_objects")
-        if firstFormat {
-            try LocalSyncStateMigration.fromFirstFormat(tables, db)
-        } else {
-            for statement in createSQL { try db.execute(sql: statement) }
+        let earlierFormat: Int? =
+            if try db.tableExists("stratasync_objects") { 1 }
+            else if try db.tableExists("stratasync_ids"), try db.columns(in: "stratasync_ids").contains(where: { $0.name == "tbl" }) { 2 }
+            else { nil }
+        switch earlierFormat {
+        case 1: try LocalSyncStateMigration.fromFirstFormat(tables, db)
+        case 2: try LocalSyncStateMigration.fromSecondFormat(tables, db)
+        default: for statement in createSQL { try db.execute(sql: statement) }
         }
+        let numbers = try numberTables(tables, db)
         var readAgain = false
         for entity in tables.entities {
+            let number = numbers[entity.name] ?? 0
             // A trigger of this name other than this version's text goes (an earlier version's).
-            for statement in triggers(for: entity) {
+            for statement in triggers(for: entity, numbers: numbers) {
                 let name = triggerName(of: statement)
                 let stored = try String.fetchOne(
                     db, sql: "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?", arguments: [name])
                 if let stored, stored != storedSQL(of: statement) { try db.execute(sql: "DROP TRIGGER \(quoted(name))") }
-                if stored == nil, name == updateTriggerName(entity), !firstFormat {
+                if stored == nil, name == updateTriggerName(entity), earlierFormat == nil {
                     readAgain = try readAgain || Bool.fetchOne(
-                        db, sql: "SELECT EXISTS (SELECT 1 FROM stratasync_ids WHERE tbl = ? AND state = 1)", arguments: [entity.name]) == true
+                        db, sql: "SELECT EXISTS (SELECT 1 FROM stratasync_ids WHERE k & 1023 = ? AND state = 1)", arguments: [number]) == true
                 }
                 try db.execute(sql: statement)
             }
             let table = quoted(entity.name), key = quoted(entity.primaryKey), name = literal(entity.name)
+            // Rows written while the triggers were missing: a key beyond the packed range is
+            // refused as the insert trigger refuses it.
+            if let beyond = try Int64.fetchOne(
+                db, sql: "SELECT \(key) FROM \(table) WHERE \(key) < -\(maximumKey) OR \(key) > \(maximumKey) LIMIT 1")
+            {
+                throw DatabaseError(
+                    message: "Strata sync: a synced table's keys lie within -\(maximumKey)...\(maximumKey); \(entity.name) holds \(beyond)")
+            }
             try db.execute(sql: """
-                INSERT INTO stratasync_ids (uuid, tbl, rowid_, state) SELECT randomblob(16), \(name), \(key), 0 FROM \(table) \
-                WHERE \(key) NOT IN (SELECT rowid_ FROM stratasync_ids WHERE tbl = \(name) AND state < 2)
+                INSERT OR IGNORE INTO stratasync_ids (k, uuid, state) SELECT \(packedKeySQL(key, String(number))), randomblob(16), 0 \
+                FROM \(table)
                 """)
+            // An id whose row is gone: a new object's goes, an agreed one's becomes a tombstone.
+            let gone = "k & 1023 = \(number) AND (k >> 10) NOT IN (SELECT \(key) FROM \(table))"
             try db.execute(sql: """
-                DELETE FROM stratasync_ids WHERE tbl = \(name) AND state = 0 AND rowid_ NOT IN (SELECT \(key) FROM \(table))
+                INSERT OR IGNORE INTO stratasync_tombstones (uuid, tbl, rowid_) \
+                SELECT uuid, \(name), k >> 10 FROM stratasync_ids WHERE state = 1 AND \(gone)
                 """)
+            try db.execute(sql: "DELETE FROM stratasync_ids WHERE \(gone)")
             try db.execute(sql: """
                 DELETE FROM stratasync_base WHERE tbl = \(name) AND rowid_ NOT IN (SELECT \(key) FROM \(table))
                 """)
-            try db.execute(sql: """
-                UPDATE stratasync_ids SET state = 2 WHERE tbl = \(name) AND state = 1 AND rowid_ NOT IN (SELECT \(key) FROM \(table))
-                """)
         }
         if readAgain { try set("rescan", "1", db) }
-        try recordColumns(tables, db)
+        try recordColumns(tables, numbers: numbers, db)
         try set("format", String(format), db)
     }
 
     /// Records the columns of each synced table, and gives the agreed objects of a table that
     /// gained columns since (a migration of the store) a base of nil in each new column: their
     /// values here are pushed, as any value changed here since the last agreement.
-    static func recordColumns(_ tables: SyncedTables, _ db: Database) throws {
+    static func recordColumns(_ tables: SyncedTables, numbers: [String: Int64], _ db: Database) throws {
         for entity in tables.entities {
             let names = entity.columns.map(\.name)
             let key = "columns.\(entity.name)"
@@ -214,9 +295,9 @@ enum LocalSyncState {
                     try db.execute(
                         sql: """
                             INSERT OR IGNORE INTO stratasync_base (tbl, rowid_, col, old) \
-                            SELECT tbl, rowid_, ?, NULL FROM stratasync_ids WHERE tbl = ? AND state = 1
+                            SELECT ?, k >> 10, ?, NULL FROM stratasync_ids WHERE k & 1023 = ? AND state = 1
                             """,
-                        arguments: [name, entity.name])
+                        arguments: [entity.name, name, numbers[entity.name] ?? 0])
                 }
             }
             try set(key, names.joined(separator: ","), db)

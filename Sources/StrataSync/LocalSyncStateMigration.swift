@@ -2,33 +2,87 @@ import Foundation
 import GRDB
 import Strata
 
-/// Migrates the sync's state of a store file from its first format to the second (see
-/// ``LocalSyncState``), in place, in the transaction that prepares the sync:
+/// Migrates the sync's state of a store file from an earlier format to this version's (see
+/// ``LocalSyncState``), in place, in the transaction that prepares the sync.
 ///
+/// From the first format:
 /// - `stratasync_objects` (a 36-character text id and a whole JSON base per object) becomes
-///   `stratasync_ids` (16-byte ids, a state) and `stratasync_base` (the agreed value of each
-///   column that differs here from it: what the first format found by comparing the row
-///   with its base);
-/// - `stratasync_links` keeps its pairs, as 16-byte ids;
-/// - the first format's triggers go (``LocalSyncState/prepare(_:_:)`` makes this version's).
+///   `stratasync_ids` and `stratasync_tombstones` (16-byte ids) and `stratasync_base` (the
+///   agreed value of each column that differs here from it: what the first format found by
+///   comparing the row with its base);
+/// - `stratasync_links` keeps its pairs, as 16-byte ids.
 ///
+/// From the second format:
+/// - `stratasync_ids` (keyed by id, indexed by table name and local key, tombstones among
+///   the objects) becomes the tables' numbers, `stratasync_ids` keyed by packed local key,
+///   and `stratasync_tombstones`; the bases and links are kept as they are.
+///
+/// The earlier format's triggers go (``LocalSyncState/prepare(_:_:)`` makes this version's).
 /// Nothing is sent or lost: a change made here and not pushed before the migration is pushed
 /// after it, and the server sees the same device. A file migrated cannot be synced by an
 /// earlier version of Strata again.
 enum LocalSyncStateMigration {
+    /// An object as an earlier format kept it: its 16-byte id, table, local key, and state
+    /// (0 new here, 1 agreed, 2 a tombstone).
+    struct Object {
+        var uuid: Data
+        var table: String
+        var rowid: Int64
+        var state: Int
+    }
+
+    static func fromSecondFormat(_ tables: SyncedTables, _ db: Database) throws {
+        let objects = try Row.fetchAll(db, sql: "SELECT uuid, tbl, rowid_, state FROM stratasync_ids").map {
+            Object(uuid: $0[0], table: $0[1], rowid: $0[2], state: $0[3])
+        }
+        try dropTriggers(db)
+        try db.execute(sql: "DROP TABLE stratasync_ids")
+        for statement in LocalSyncState.createSQL { try db.execute(sql: statement) }
+        try write(objects, tables, db)
+    }
+
+    /// Writes `objects` in this version's tables (numbering their tables).
+    static func write(_ objects: [Object], _ tables: SyncedTables, _ db: Database) throws {
+        var numbers = try LocalSyncState.numberTables(tables, db)
+        // A table the model no longer syncs keeps its objects' state (as the earlier format
+        // did): it is numbered too.
+        for table in Set(objects.map(\.table)) where numbers[table] == nil {
+            let next = (numbers.values.max() ?? 0) + 1
+            guard next < LocalSyncState.tableSlots else { throw SyncSetupError.tooManyTables(numbers.count) }
+            try db.execute(sql: "INSERT INTO stratasync_tables (n, tbl) VALUES (?, ?)", arguments: [next, table])
+            numbers[table] = next
+        }
+        let live = try db.makeStatement(sql: "INSERT OR IGNORE INTO stratasync_ids (k, uuid, state) VALUES (?, ?, ?)")
+        let tombstone = try db.makeStatement(sql: "INSERT OR IGNORE INTO stratasync_tombstones (uuid, tbl, rowid_) VALUES (?, ?, ?)")
+        for object in objects {
+            if object.state == 2 {
+                try tombstone.execute(arguments: [object.uuid, object.table, object.rowid])
+            } else {
+                let number = numbers[object.table] ?? 0
+                try live.execute(arguments: [LocalSyncState.packedKey(object.rowid, number), object.uuid, object.state])
+            }
+        }
+    }
+
+    static func dropTriggers(_ db: Database) throws {
+        for name in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'stratasync\\_%' ESCAPE '\\'") {
+            try db.execute(sql: "DROP TRIGGER \(quoted(name))")
+        }
+    }
+
     static func fromFirstFormat(_ tables: SyncedTables, _ db: Database) throws {
-        struct Object {
+        struct FirstObject {
             var uuid: Data
             var table: String
             var rowid: Int64
             var base: String?
             var deleted: Bool
         }
-        var objects: [Object] = []
+        var objects: [FirstObject] = []
         let cursor = try Row.fetchCursor(db, sql: "SELECT uuid, tbl, rowid_, base, deleted FROM stratasync_objects")
         while let row = try cursor.next() {
             guard let uuid = LocalSyncState.blob(row[0] as String) else { continue }
-            objects.append(Object(uuid: uuid, table: row[1], rowid: row[2], base: row[3], deleted: row[4]))
+            objects.append(FirstObject(uuid: uuid, table: row[1], rowid: row[2], base: row[3], deleted: row[4]))
         }
         var links: [(table: String, a: Data, b: Data)] = []
         if try db.tableExists("stratasync_links") {
@@ -37,18 +91,14 @@ enum LocalSyncStateMigration {
                 links.append((row[0], a, b))
             }
         }
-        for name in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'stratasync\\_%' ESCAPE '\\'") {
-            try db.execute(sql: "DROP TRIGGER \(quoted(name))")
-        }
+        try dropTriggers(db)
         try db.execute(sql: "DROP TABLE stratasync_objects")
         try db.execute(sql: "DROP TABLE IF EXISTS stratasync_links")
         for statement in LocalSyncState.createSQL { try db.execute(sql: statement) }
 
-        let insertID = try db.makeStatement(sql: "INSERT OR IGNORE INTO stratasync_ids (uuid, tbl, rowid_, state) VALUES (?, ?, ?, ?)")
-        for object in objects {
-            let state = object.deleted ? 2 : object.base == nil ? 0 : 1
-            try insertID.execute(arguments: [object.uuid, object.table, object.rowid, state])
-        }
+        try write(
+            objects.map { Object(uuid: $0.uuid, table: $0.table, rowid: $0.rowid, state: $0.deleted ? 2 : $0.base == nil ? 0 : 1) },
+            tables, db)
         let insertLink = try db.makeStatement(sql: "INSERT OR IGNORE INTO stratasync_links (tbl, a, b) VALUES (?, ?, ?)")
         for link in links { try insertLink.execute(arguments: [link.table, link.a, link.b]) }
 

@@ -31,9 +31,6 @@ extension PullApplier {
         var entities: [Int] = []
         var present: [UInt64] = []
         var starts: [Int] = []
-        /// Per entity (an index in `tables.entities`), its name: what `stratasync_ids.tbl`
-        /// holds.
-        var tables: [BulkValue] = []
         /// The present columns' values of every object, one object after the other, in the
         /// entity's column order; a reference's is NULL here, and set by ``references``.
         var values: [BulkValue] = []
@@ -199,11 +196,6 @@ extension PullApplier {
         }
 
         var new = NewObjects()
-        for layout in layouts {
-            var name = layout.entity.name
-            let text = name.withUTF8 { new.append($0, as: .text) }
-            new.tables.append(text)
-        }
         new.uuids.reserveCapacity(objects.count)
         new.entities.reserveCapacity(objects.count)
         new.present.reserveCapacity(objects.count)
@@ -342,10 +334,11 @@ extension PullApplier {
         // is rolled back: see `apply`). The sync ids are random: each statement changes pages
         // all over their index, which SQLite otherwise copied into that journal first.
         let ids = LocalRows.bulkIDs
+        let numbered = try LocalSyncState.tableNumbers(db)
+        let numbers = entities.map { numbered[$0.name] ?? 0 }
         try insertRows(into: ids.table, columns: ids.columns, rows: 0..<new.count, orFail: true, db) { position, statement, index in
+            try Self.bind(.integer(LocalSyncState.packedKey(keys[position], numbers[new.entities[position]])), bytes, to: statement, at: &index)
             try Self.bind(new.uuids[position], bytes, to: statement, at: &index)
-            try Self.bind(new.tables[new.entities[position]], bytes, to: statement, at: &index)
-            try Self.bind(.integer(keys[position]), bytes, to: statement, at: &index)
             try Self.bind(.integer(ids.state), bytes, to: statement, at: &index)
         }
         reference = 0

@@ -231,6 +231,9 @@ public enum SyncSetupError: StrataError {
     /// The store does not record its change history (``Store/Options/recordsHistory`` is off),
     /// which the sync reads to know what to push.
     case historyNotRecorded
+    /// The store file already numbers this many synced tables (the most its sync state
+    /// leaves room for, 1,023, counting every table it ever synced) and the model adds more.
+    case tooManyTables(Int)
 
     public var description: String {
         switch self {
@@ -240,6 +243,8 @@ public enum SyncSetupError: StrataError {
             "\(entity).\(relationship) leads to \(destination), which does not sync: sync both ends of every relationship"
         case .historyNotRecorded:
             "the store does not record its change history (Store.Options.recordsHistory is off); sync reads it to know what to push"
+        case .tooManyTables(let count):
+            "the store file syncs \(count) tables already, the most its sync state leaves room for"
         }
     }
 }

@@ -154,8 +154,13 @@ struct SyncWireTextTests {
         let path = folder.path("store.sqlite")
         func open() throws -> (Store, StoreSync) { try Self.openUnconnected(path) }
         let board = try #require(try SyncedTables(schema: StrataModel.schema, only: nil).entity(named: "Board"))
-        let current = LocalSyncState.storedSQL(of: LocalSyncState.triggers(for: board)[0])
-        #expect(current.hasPrefix("CREATE TRIGGER \"stratasync_insert_Board\" AFTER INSERT ON \"Board\" WHEN (SELECT 1 WHERE NOT EXISTS"))
+        let numbers: [String: Int64] = try {
+            let (store, _) = try open()
+            defer { try? store.close() }
+            return try store.read { db in try LocalSyncState.tableNumbers(db) }
+        }()
+        let current = LocalSyncState.storedSQL(of: LocalSyncState.triggers(for: board, numbers: numbers)[0])
+        #expect(current.hasPrefix("CREATE TRIGGER \"stratasync_insert_Board\" AFTER INSERT ON \"Board\" BEGIN SELECT RAISE"))
         let trigger = "SELECT rowid, sql FROM sqlite_master WHERE type = 'trigger' AND name = 'stratasync_insert_Board'"
         do {
             let (store, _) = try open()
@@ -166,7 +171,8 @@ struct SyncWireTextTests {
                 try db.execute(sql: "DROP TRIGGER \"stratasync_insert_Board\"")
                 try db.execute(sql: """
                     CREATE TRIGGER "stratasync_insert_Board" AFTER INSERT ON "Board" BEGIN \
-                    INSERT OR IGNORE INTO stratasync_ids (uuid, tbl, rowid_) VALUES (randomblob(16), 'Board', NEW."id"); END
+                    INSERT OR IGNORE INTO stratasync_ids (k, uuid) \
+                    VALUES (NEW."id" * 1024 + (SELECT n FROM stratasync_tables WHERE tbl = 'Board'), randomblob(16)); END
                     """)
                 _ = try db.insert(Board(name: "Before"))
             }
@@ -192,12 +198,15 @@ struct SyncWireTextTests {
         try await store.write { db in
             let key = (try Int64.fetchOne(db, sql: "SELECT MAX(id) FROM Board") ?? 0) + 1
             try db.execute(
-                sql: "INSERT INTO stratasync_ids (uuid, tbl, rowid_, state) VALUES (?, 'Board', ?, 1)",
-                arguments: [LocalSyncState.blob(given), key])
+                sql: "INSERT INTO stratasync_ids (k, uuid, state) VALUES (?, ?, 1)",
+                arguments: [LocalSyncState.packedKey(key, try #require(numbers["Board"])), LocalSyncState.blob(given)])
             try db.execute(sql: "INSERT INTO Board (id, name, position) VALUES (?, 'Pulled', 0)", arguments: [key])
         }
         let counts = try await store.read { db in
-            try Int.fetchAll(db, sql: "SELECT COUNT(*) FROM stratasync_ids WHERE tbl = 'Board' GROUP BY rowid_ ORDER BY rowid_")
+            try Int.fetchAll(db, sql: """
+                SELECT COUNT(*) FROM stratasync_ids WHERE k & 1023 = (SELECT n FROM stratasync_tables WHERE tbl = 'Board') \
+                GROUP BY k >> 10 ORDER BY k >> 10
+                """)
         }
         #expect(counts == [1, 1, 1])
         let pulled = try await store.read { db in try Int64.fetchOne(db, sql: "SELECT id FROM Board WHERE name = 'Pulled'") }

@@ -92,7 +92,7 @@ struct SyncBulkPullTests {
                 """)
             for name in names {
                 // The sync's tables have no rowid, and keep sync ids as 16 bytes: written as text.
-                let order = ["stratasync_ids": "tbl, rowid_, state, uuid", "stratasync_base": "1, 2, 3", "stratasync_links": "1, 2, 3"][name] ?? "rowid"
+                let order = ["stratasync_tombstones": "1", "stratasync_base": "1, 2, 3", "stratasync_links": "1, 2, 3"][name] ?? "rowid"
                 for row in try Row.fetchAll(db, sql: "SELECT * FROM \(name) ORDER BY \(order)") {
                     let cells = row.columnNames.map { column -> String in
                         let value: DatabaseValue = row[column]

@@ -7,9 +7,10 @@ import StrataSyncFixture
 import StrataTestSupport
 import Testing
 
-/// The sync's state in the store file (format 2): a 16-byte id per object, a base only for
-/// the columns changed here since the last agreement, and the in-place migration of a store
-/// of the first format (text ids, a whole JSON base per object).
+/// The sync's state in the store file (format 3): a 16-byte id per object keyed by its packed
+/// local key, a base only for the columns changed here since the last agreement, and the
+/// in-place migration of a store of the first format (text ids, a whole JSON base per object)
+/// and of the second (ids keyed by id, indexed by table name and local key).
 @Suite("The sync's state in the store file")
 struct SyncStateFormatTests {
     /// The rows of `stratasync_base`, as "table column" (sorted).
@@ -166,11 +167,35 @@ struct SyncStateFormatTests {
             == ["C1 1", "C3 42", "Seen 2"])
     }
 
-    /// A store synced by the previous release (the first format: 36-character text ids, a
+    /// A store synced by an earlier release (the first format: 36-character text ids, a
     /// whole JSON base per object), with a change, a deletion and a new object not pushed
     /// yet, is migrated in place when the sync starts: nothing is lost or sent twice, and it
     /// goes on syncing with a device of this release.
     @Test func aStoreOfTheFirstFormatIsMigratedInPlaceAndKeepsSyncing() async throws {
+        try await Self.migratedInPlaceKeepsSyncing(rewrite: FirstFormat.rewrite) { db in
+            try Row.fetchAll(db, sql: "SELECT uuid, deleted, base IS NULL AND deleted = 0 AS new FROM stratasync_objects").map {
+                (LocalSyncState.blob($0["uuid"] as String) ?? Data(), $0["deleted"], $0["new"])
+            }
+        }
+    }
+
+    /// The same from the second format (16-byte ids keyed by id and indexed by table name and
+    /// local key, tombstones among the objects, the same bases and links): the previous
+    /// release.
+    @Test func aStoreOfTheSecondFormatIsMigratedInPlaceAndKeepsSyncing() async throws {
+        try await Self.migratedInPlaceKeepsSyncing(rewrite: SecondFormat.rewrite) { db in
+            try Row.fetchAll(db, sql: "SELECT uuid, state FROM stratasync_ids").map { ($0["uuid"], $0["state"] == 2, $0["state"] == 0) }
+        }
+    }
+
+    /// Syncs a store, rewrites its state as an earlier format held it (`rewrite`), writes it
+    /// as that release's app would (an edit, a deletion with a cascade, a new object), and
+    /// opens it with this release: the state is migrated (`earlier` reads the earlier
+    /// format's objects: id, deleted, new), the three changes are pushed once, and the store
+    /// goes on syncing with a device of this release.
+    static func migratedInPlaceKeepsSyncing(
+        rewrite: @escaping @Sendable (SyncedTables, Database) throws -> Void, earlier: @escaping @Sendable (Database) throws -> [(Data, Bool, Bool)]
+    ) async throws {
         let (test, folder) = (try await TestServer(), try TemporaryDirectory())
         let path = folder.path("a.sqlite")
         let previous = try Device(path, test)
@@ -191,10 +216,10 @@ struct SyncStateFormatTests {
         let before = try previous.sync.contents()
         await previous.close()
 
-        // The file as the previous release kept it, then written by that release's app.
+        // The file as the earlier release kept it, then written by that release's app.
         let tables = try SyncedTables(schema: StrataModel.schema, only: nil)
         let queue = try DatabaseQueue(path: path)
-        try await queue.write { db in try FirstFormat.rewrite(tables, db) }
+        try await queue.write { db in try rewrite(tables, db) }
         try queue.close()
         do {
             let store = try Store(schema: StrataModel.schema, path: path)
@@ -209,37 +234,34 @@ struct SyncStateFormatTests {
             }
             try store.close()
         }
-        let firstFormat = try DatabaseQueue(path: path)
-        let oldIDs = try firstFormat.read { db in
-            try Row.fetchAll(db, sql: "SELECT uuid, deleted, base IS NULL AS new FROM stratasync_objects")
-        }
-        try firstFormat.close()
-        #expect(oldIDs.filter { $0["deleted"] == true }.count == 4)  // B3 and its three cards
-        #expect(oldIDs.filter { $0["new"] == true && $0["deleted"] == false }.count == 1)
+        let earlierFile = try DatabaseQueue(path: path)
+        let oldIDs = try await earlierFile.read(earlier)
+        try earlierFile.close()
+        #expect(oldIDs.filter { $0.1 }.count == 4)  // B3 and its three cards
+        #expect(oldIDs.filter { $0.2 }.count == 1)
 
         // This release opens it.
         let a = try Device(path, test)
         defer { Task { await a.close() } }
         let state = try await a.store.read { db in
             (
-                try db.tableExists("stratasync_objects"),
+                try db.tableExists("stratasync_objects") || db.columns(in: "stratasync_ids").contains { $0.name == "tbl" },
                 try String.fetchOne(db, sql: "SELECT value FROM stratasync_state WHERE key = 'format'"),
-                try Int.fetchAll(db, sql: "SELECT state FROM stratasync_ids ORDER BY state"),
+                try Int.fetchAll(db, sql: "SELECT state FROM stratasync_ids UNION ALL SELECT 2 FROM stratasync_tombstones ORDER BY 1"),
                 try String.fetchAll(db, sql: "SELECT tbl || ' ' || col FROM stratasync_base"),
                 try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM stratasync_links")
             )
         }
         #expect(state.0 == false)
-        #expect(state.1 == "2")
+        #expect(state.1 == "3")
         #expect(state.2.filter { $0 == 0 }.count == 1 && state.2.filter { $0 == 2 }.count == 4 && state.2.count == oldIDs.count)
         #expect(state.3 == ["Card title"])
         #expect(state.4 == 12)
-        // The same ids as before, as 16 bytes.
-        for row in oldIDs where row["deleted"] == false && row["new"] == false {
-            let id = try #require(UUID(uuidString: row["uuid"]))
-            #expect(try await a.store.read { db in
-                try Bool.fetchOne(db, sql: "SELECT 1 FROM stratasync_ids WHERE uuid = ?", arguments: [LocalSyncState.blob(id)])
-            } == true)
+        // The same ids as before: each agreed object's, live, and each tombstone's.
+        let rows = LocalRows(tables: tables)
+        for (id, deleted, new) in oldIDs where !new {
+            let record = try await a.store.read { db in try rows.record(LocalSyncState.text(id), db) }
+            #expect(record?.isDeleted == deleted && record?.isAgreed == !deleted)
         }
 
         let report = try await a.sync.sync()
@@ -304,7 +326,7 @@ enum FirstFormat {
     /// Rewrites the sync's state of a file of this release (everything agreed) as the first
     /// format held it: each object's base is its values now, as wire text.
     static func rewrite(_ tables: SyncedTables, _ db: Database) throws {
-        let ids = try Row.fetchAll(db, sql: "SELECT uuid, tbl, rowid_, state FROM stratasync_ids")
+        let ids = try SecondFormat.objects(db)
         let links = try Row.fetchAll(db, sql: "SELECT tbl, a, b FROM stratasync_links")
         let rows = LocalRows(tables: tables)
         var bases: [Data: String] = [:]
@@ -316,7 +338,7 @@ enum FirstFormat {
         for name in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'stratasync%'") {
             try db.execute(sql: "DROP TRIGGER \(quoted(name))")
         }
-        for table in ["stratasync_ids", "stratasync_base", "stratasync_applying", "stratasync_links"] {
+        for table in ["stratasync_ids", "stratasync_tables", "stratasync_tombstones", "stratasync_base", "stratasync_applying", "stratasync_links"] {
             try db.execute(sql: "DROP TABLE \(table)")
         }
         try db.execute(sql: "DELETE FROM stratasync_state WHERE key = 'format' OR key LIKE 'columns.%'")
@@ -331,6 +353,89 @@ enum FirstFormat {
             try db.execute(
                 sql: "INSERT INTO stratasync_links (tbl, a, b) VALUES (?, ?, ?)",
                 arguments: [row["tbl"], LocalSyncState.text(row["a"]), LocalSyncState.text(row["b"])])
+        }
+        for entity in tables.entities {
+            for statement in triggers(for: entity) { try db.execute(sql: statement) }
+        }
+    }
+}
+
+/// The second format of the sync's state, as the previous release wrote it: a reference
+/// implementation for the migration test (the bases and links are kept as this release keeps
+/// them).
+enum SecondFormat {
+    static let createSQL = [
+        """
+        CREATE TABLE stratasync_ids (uuid BLOB NOT NULL PRIMARY KEY, tbl TEXT NOT NULL, \
+        rowid_ INTEGER NOT NULL, state INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID
+        """,
+        "CREATE INDEX stratasync_ids_row ON stratasync_ids (tbl, rowid_)",
+        "CREATE INDEX stratasync_ids_new ON stratasync_ids (tbl, rowid_) WHERE state = 0",
+        "CREATE INDEX stratasync_ids_tombstones ON stratasync_ids (tbl) WHERE state = 2",
+    ]
+
+    static func triggers(for entity: SyncedTables.Entity) -> [String] {
+        let table = quoted(entity.name), key = quoted(entity.primaryKey), name = literal(entity.name)
+        func agreed(_ column: SyncedTables.Column) -> String {
+            if case .reference(let destination) = column.kind {
+                return """
+                    (SELECT uuid FROM stratasync_ids WHERE tbl = \(literal(destination)) AND rowid_ = OLD.\(quoted(column.name)) \
+                    ORDER BY state LIMIT 1)
+                    """
+            }
+            return "OLD.\(quoted(column.name))"
+        }
+        let records = entity.columns.map { column in
+            """
+            INSERT OR IGNORE INTO stratasync_base (tbl, rowid_, col, old) SELECT \(name), OLD.\(key), \(literal(column.name)), \
+            \(agreed(column)) WHERE OLD.\(quoted(column.name)) IS NOT NEW.\(quoted(column.name));
+            """
+        }
+        return [
+            """
+            CREATE TRIGGER "stratasync_insert_\(entity.name)" AFTER INSERT ON \(table) \
+            WHEN (SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM stratasync_ids WHERE tbl = \(name) AND rowid_ = NEW.\(key) AND state < 2)) \
+            BEGIN INSERT OR IGNORE INTO stratasync_ids (uuid, tbl, rowid_, state) VALUES (randomblob(16), \(name), NEW.\(key), 0); END
+            """,
+            """
+            CREATE TRIGGER "stratasync_delete_\(entity.name)" AFTER DELETE ON \(table) BEGIN \
+            DELETE FROM stratasync_ids WHERE tbl = \(name) AND rowid_ = OLD.\(key) AND state = 0; \
+            UPDATE stratasync_ids SET state = 2 WHERE tbl = \(name) AND rowid_ = OLD.\(key) AND state = 1; \
+            DELETE FROM stratasync_base WHERE tbl = \(name) AND rowid_ = OLD.\(key); END
+            """,
+        ] + (entity.columns.isEmpty ? [] : [
+            """
+            CREATE TRIGGER "stratasync_update_\(entity.name)" AFTER UPDATE ON \(table) \
+            WHEN NOT EXISTS (SELECT 1 FROM stratasync_applying) \
+            AND EXISTS (SELECT 1 FROM stratasync_ids WHERE tbl = \(name) AND rowid_ = OLD.\(key) AND state = 1) BEGIN \
+            \(records.joined(separator: " ")) END
+            """,
+        ])
+    }
+
+    /// This release's objects as rows of the second format's `stratasync_ids` (uuid, tbl,
+    /// rowid_, state), read with plain SQL.
+    static func objects(_ db: Database) throws -> [Row] {
+        try Row.fetchAll(db, sql: """
+            SELECT i.uuid AS uuid, t.tbl AS tbl, i.k >> 10 AS rowid_, i.state AS state FROM stratasync_ids i \
+            JOIN stratasync_tables t ON t.n = i.k & 1023 \
+            UNION ALL SELECT uuid, tbl, rowid_, 2 FROM stratasync_tombstones
+            """)
+    }
+
+    /// Rewrites the sync's state of a file of this release as the second format held it.
+    static func rewrite(_ tables: SyncedTables, _ db: Database) throws {
+        let objects = try objects(db)
+        for name in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'stratasync%'") {
+            try db.execute(sql: "DROP TRIGGER \(quoted(name))")
+        }
+        for table in ["stratasync_ids", "stratasync_tables", "stratasync_tombstones"] { try db.execute(sql: "DROP TABLE \(table)") }
+        try db.execute(sql: "UPDATE stratasync_state SET value = '2' WHERE key = 'format'")
+        for statement in createSQL { try db.execute(sql: statement) }
+        for row in objects {
+            try db.execute(
+                sql: "INSERT INTO stratasync_ids (uuid, tbl, rowid_, state) VALUES (?, ?, ?, ?)",
+                arguments: [row["uuid"] as Data, row["tbl"] as String, row["rowid_"] as Int64, row["state"] as Int])
         }
         for entity in tables.entities {
             for statement in triggers(for: entity) { try db.execute(sql: statement) }

@@ -349,8 +349,10 @@ while let line = readLine() {
             let rows = try store.read { db in
                 try Row.fetchAll(
                     db, sql: """
-                        SELECT i.tbl, i.rowid_, i.state, (SELECT group_concat(b.col || '=' || quote(b.old), ', ') FROM stratasync_base b \
-                        WHERE b.tbl = i.tbl AND b.rowid_ = i.rowid_ AND i.state < 2) AS base FROM stratasync_ids i WHERE i.uuid = ?
+                        SELECT t.tbl, i.k >> 10 AS rowid_, i.state, (SELECT group_concat(b.col || '=' || quote(b.old), ', ') \
+                        FROM stratasync_base b WHERE b.tbl = t.tbl AND b.rowid_ = i.k >> 10) AS base \
+                        FROM stratasync_ids i JOIN stratasync_tables t ON t.n = i.k & 1023 WHERE i.uuid = ?1 \
+                        UNION ALL SELECT tbl, rowid_, 2, NULL FROM stratasync_tombstones WHERE uuid = ?1
                         """, arguments: [UUID(uuidString: words[1]).map { withUnsafeBytes(of: $0.uuid) { Data($0) } }])
             }
             say("ok " + rows.map { "\($0)" }.joined(separator: "; "))
