@@ -14,7 +14,7 @@ import Strata
 ///   the server. An index on the id's first 4 bytes finds an object by its sync id (the
 ///   whole id compared in the row).
 /// - `stratasync_tombstones`: the sync id, table and local key of each agreed object deleted
-///   here whose deletion is not pushed yet (few).
+///   here whose deletion is not pushed yet (few: read whole, no index but the id).
 /// - `stratasync_base`: the base of an agreed object, sparsely: for each column changed here
 ///   since the object last agreed with the server, the value they agreed on (a reference's
 ///   as its destination's sync id). A column without a row here holds the agreed value. A
@@ -63,7 +63,6 @@ enum LocalSyncState {
         CREATE TABLE IF NOT EXISTS stratasync_tombstones (uuid BLOB NOT NULL PRIMARY KEY, tbl TEXT NOT NULL, \
         rowid_ INTEGER NOT NULL) WITHOUT ROWID
         """,
-        "CREATE INDEX IF NOT EXISTS stratasync_tombstones_row ON stratasync_tombstones (tbl, rowid_)",
         """
         CREATE TABLE IF NOT EXISTS stratasync_base (tbl TEXT NOT NULL, rowid_ INTEGER NOT NULL, col TEXT NOT NULL, old, \
         PRIMARY KEY (tbl, rowid_, col)) WITHOUT ROWID
@@ -175,8 +174,8 @@ enum LocalSyncState {
         let records = entity.columns.map { column in
             let c = quoted(column.name)
             return """
-                INSERT OR IGNORE INTO stratasync_base (tbl, rowid_, col, old) SELECT \(name), OLD.\(key), \(literal(column.name)), \
-                \(agreed(column)) WHERE OLD.\(c) IS NOT NEW.\(c);
+                INSERT OR IGNORE INTO stratasync_base SELECT \(name), OLD.\(key), \(literal(column.name)), \(agreed(column)) \
+                WHERE OLD.\(c) IS NOT NEW.\(c);
                 """
         }
         var statements = [
