@@ -116,6 +116,51 @@ struct SyncStateFormatTests {
         return (try size(path), try size(unsyncedPath))
     }
 
+    /// A synced table's local keys lie within ±2^53 (their packed form fits 64 bits): the
+    /// keys at both edges get their sync ids and are found again by them; a row with a key
+    /// beyond is refused by the sync's trigger with an error that says so, and a sync started
+    /// on a table that holds one (written while the triggers were missing) is refused too.
+    @Test func localKeysAtTheEdgesOfThePackedRangeAreKeptAndBeyondAreRefused() async throws {
+        let folder = try TemporaryDirectory()
+        let path = folder.path("store.sqlite")
+        let edge = LocalSyncState.maximumKey
+        #expect(edge == 9_007_199_254_740_991)
+        do {
+            let (store, sync) = try SyncWireTextTests.openUnconnected(path)
+            defer { try? store.close() }
+            try await store.write { db in
+                for (key, name) in [(edge, "top"), (-edge, "bottom"), (0, "zero"), (1, "one")] {
+                    try db.execute(sql: "INSERT INTO Board (id, name, position) VALUES (?, ?, 0)", arguments: [key, name])
+                }
+            }
+            let rows = LocalRows(tables: try SyncedTables(schema: StrataModel.schema, only: nil))
+            var seen: Set<UUID> = []
+            for key in [edge, -edge, 0, 1] {
+                let id = try #require(try sync.syncID(of: "Board", id: key))
+                seen.insert(id)
+                #expect(try await store.read { db in try rows.rowid(id.syncText, db) } == key)
+                #expect(try await store.read { db in try rows.object(id.syncText, db)?.isAgreed } == false)
+            }
+            #expect(seen.count == 4)
+            for key in [edge + 1, -edge - 1, Int64.max, Int64.min] {
+                await #expect {
+                    try await store.write { db in
+                        try db.execute(sql: "INSERT INTO Board (id, name, position) VALUES (?, 'beyond', 0)", arguments: [key])
+                    }
+                } throws: { "\($0)".contains("keys lie within") }
+            }
+            #expect(try await store.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM Board") } == 4)
+        }
+        // Written while the sync's triggers were missing: the sync does not start on it.
+        let queue = try DatabaseQueue(path: path)
+        try await queue.write { db in
+            try db.execute(sql: "DROP TRIGGER stratasync_insert_Board")
+            try db.execute(sql: "INSERT INTO Board (id, name, position) VALUES (?, 'beyond', 0)", arguments: [edge + 1])
+        }
+        try queue.close()
+        #expect { _ = try SyncWireTextTests.openUnconnected(path) } throws: { "\($0)".contains("keys lie within") }
+    }
+
     /// A local edit keeps the agreed value of exactly the columns it changed; what a pull
     /// writes keeps none; a push clears them; a column changed back is not pushed.
     @Test func aLocalEditKeepsTheAgreedValueOfExactlyTheColumnsItChanged() async throws {
