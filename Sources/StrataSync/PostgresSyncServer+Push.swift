@@ -286,7 +286,7 @@ extension PostgresSyncServer {
     /// `text` as a JSON string.
     static func jsonString(_ text: String) -> String {
         var bytes: [UInt8] = []
-        LocalSyncState.appendJSONString(text, to: &bytes)
+        SyncJSON.appendJSONString(text, to: &bytes)
         return String(decoding: bytes, as: UTF8.self)
     }
 }

@@ -104,7 +104,7 @@ extension PullApplier {
         guard let groups = batch.insertedObjects(tables) else { return nil }
         // Per table of the batch: its entity here, and per column of the entity, where the
         // batch's rows hold it (nil: the server did not send it, and it is left out, as
-        // `LocalRows.databaseValues` leaves it out).
+        // `LocalSyncState.databaseValues` leaves it out).
         var entityIndex: [String: Int] = [:]
         for (index, entity) in tables.entities.enumerated() { entityIndex[entity.name] = index }
         var groupEntity: [Int] = []
@@ -226,7 +226,7 @@ extension PullApplier {
                 guard let cell = cells[offset] else { continue }
                 let typed = groupTyped[g][offset]
                 if isReference {
-                    // As `LocalRows.rowid`: an object of this batch applied before this one (or
+                    // As `LocalSyncState.rowid`: an object of this batch applied before this one (or
                     // this one), else one the store knows (by its sync id's text).
                     let position = destinations[slot].flatMap { positions[$0] }
                     let text = typed && position != nil ? nil : group.text(at: cell) ?? nil
@@ -260,7 +260,7 @@ extension PullApplier {
             let ids = new.uuids
             for start in stride(from: 0, to: ids.count, by: 500) {
                 let count = min(500, ids.count - start)
-                let sql = LocalRows.anyKnownSQL(count)
+                let sql = LocalSyncState.anyKnownSQL(count)
                 let statement = count == 500 ? try db.cachedStatement(sql: sql) : try db.makeStatement(sql: sql)
                 statement.setUncheckedArguments(StatementArguments())
                 defer { sqlite3_clear_bindings(statement.sqliteStatement) }  // they point into `bytes`
@@ -306,7 +306,7 @@ extension PullApplier {
             if position == 0 || new.entities[position - 1] != index || new.present[position - 1] != new.present[position] {
                 runs.append(position)
             }
-            // As `LocalRows.rowid`: an object of this batch applied before this one (or this
+            // As `LocalSyncState.rowid`: an object of this batch applied before this one (or this
             // one), else a live object the store knows.
             while reference < new.references.count, new.references[reference].value < new.starts[position + 1] {
                 let destination = new.references[reference]
@@ -333,7 +333,7 @@ extension PullApplier {
         // for these statements (a failure leaves the rows before it, and the whole transaction
         // is rolled back: see `apply`). The sync ids are random: each statement changes pages
         // all over their index, which SQLite otherwise copied into that journal first.
-        let ids = LocalRows.bulkIDs
+        let ids = LocalSyncState.bulkIDs
         let numbered = try LocalSyncState.tableNumbers(db)
         let numbers = entities.map { numbered[$0.name] ?? 0 }
         try insertRows(into: ids.table, columns: ids.columns, rows: 0..<new.count, orFail: true, db) { position, statement, index in

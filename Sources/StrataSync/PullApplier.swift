@@ -19,7 +19,7 @@ struct PullApplier {
     /// change that a rule of this store refuses and going on; when false, a refusal is thrown
     /// (``apply(_:_:)`` then starts again with savepoints).
     var isolatesChanges = true
-    var rows: LocalRows { LocalRows(tables: tables) }
+    var rows: LocalSyncState { LocalSyncState(tables: tables) }
 
     /// Thrown by ``apply(_:prepared:_:)`` when a rule of this store refuses a batch's bulk
     /// insert: the transaction is to be rolled back, and the batch applied again without it.

@@ -21,7 +21,7 @@ struct PushBuilder {
     /// of what changed (false when the batch size cut new objects or deletions short: the
     /// rest goes in the next push, and the history is read again then). Nil: nothing.
     func build(history: HistoryChanges?, _ db: Database) throws -> Built? {
-        let rows = LocalRows(tables: tables)
+        let rows = LocalSyncState(tables: tables)
         let limit = max(1, options.pushBatchSize)
 
         // New objects, in dependency order; an object whose reference leads to a new object
@@ -178,7 +178,7 @@ struct PushBuilder {
     /// dropped while building). Links agree through `applier`; deletions' tombstones stay
     /// until the server's answer.
     func agree(_ built: Built, _ applier: PullApplier, _ db: Database) throws {
-        let rows = LocalRows(tables: tables)
+        let rows = LocalSyncState(tables: tables)
         for (table, rowids) in built.inserted { try rows.markAgreed(table, rowids, db) }
         for (table, rowids) in built.updated { try rows.dropBases(table, rowids, db) }
         for change in built.changes where change.kind == .link || change.kind == .unlink { try applier.applied(change, db) }

@@ -235,7 +235,7 @@ public actor StoreSync {
 
     /// The sync id of the object with local key `id` of `entity` (nil when it has none).
     public nonisolated func syncID(of entity: String, id: Int64) throws -> UUID? {
-        let rows = LocalRows(tables: tables)
+        let rows = LocalSyncState(tables: tables)
         return try store.read { db in try rows.liveSyncID(entity, id, db) }
     }
 
@@ -421,7 +421,7 @@ public actor StoreSync {
         // Whether the store has no sync id at all (an initial sync): then a batch none of
         // whose objects came in an earlier batch of this pull goes in bulk without the store
         // being searched for them (see `PullApplier.apply`).
-        let rows = LocalRows(tables: tables)
+        let rows = LocalSyncState(tables: tables)
         let (startedEmpty, includingOwn) = try await store.read { db in
             (try !rows.hasObjects(db), try LocalSyncState.value("rescanning", db) != nil)
         }
@@ -506,7 +506,7 @@ extension StoreSync {
     public nonisolated func contents() throws -> SyncContents {
         let tables = tables
         return try store.read { db in
-            let rows = LocalRows(tables: tables)
+            let rows = LocalSyncState(tables: tables)
             var result = SyncContents()
             for entity in tables.entities { result.objects[entity.name] = try rows.liveObjects(entity, db) }
             for join in tables.joins { result.links[join.name] = try rows.liveLinks(join, db) }

@@ -33,25 +33,19 @@ public struct SyncConflict: Hashable, Sendable, Codable {
     /// The values the server has (nil when it has none).
     public var serverValues: [String: String?]?
 
+    /// Records a conflict in the store file's log (see ``LocalSyncState/insertConflict(_:_:)``).
     static func record(
         _ kind: Kind, table: String, object: UUID?, reason: String, local: [String: String?]?, server: [String: String?]?,
         _ db: Database
     ) throws {
-        try db.execute(
-            sql: "INSERT INTO stratasync_conflicts (date, tbl, object, kind, reason, local, server) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            arguments: [
-                Date().timeIntervalSince1970, table, object?.uuidString.lowercased(), kind.rawValue, reason,
-                local.map(LocalSyncState.encode), server.map(LocalSyncState.encode),
-            ])
+        try LocalSyncState.insertConflict(
+            SyncConflict(
+                sequence: 0, date: Date(), kind: kind, table: table, object: object, reason: reason, localValues: local,
+                serverValues: server),
+            db)
     }
 
     static func fetch(since sequence: Int64, _ db: Database) throws -> [SyncConflict] {
-        try Row.fetchAll(db, sql: "SELECT * FROM stratasync_conflicts WHERE seq > ? ORDER BY seq", arguments: [sequence]).map { row in
-            SyncConflict(
-                sequence: row["seq"], date: Date(timeIntervalSince1970: row["date"]),
-                kind: Kind(rawValue: row["kind"]) ?? .refusedByServer, table: row["tbl"],
-                object: (row["object"] as String?).flatMap(UUID.init(uuidString:)), reason: row["reason"],
-                localValues: LocalSyncState.decode(row["local"]), serverValues: LocalSyncState.decode(row["server"]))
-        }
+        try LocalSyncState.conflicts(since: sequence, db)
     }
 }

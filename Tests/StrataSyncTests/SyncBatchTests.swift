@@ -18,17 +18,17 @@ struct SyncBatchTests {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         for values in samples {
-            let text = LocalSyncState.encode(values)
-            #expect(LocalSyncState.decode(text) == values)
+            let text = SyncJSON.encode(values)
+            #expect(SyncJSON.decode(text) == values)
             // Stores written before the hand-written encoder hold JSONEncoder's output.
             let foundation = String(decoding: try encoder.encode(values), as: UTF8.self)
             #expect(text == foundation)
-            #expect(LocalSyncState.parseFlatObject(foundation) == values)
+            #expect(SyncJSON.parseFlatObject(foundation) == values)
         }
-        #expect(LocalSyncState.parseFlatObject(" { \"a\" : \"\\u00e9\\ud83d\\ude00\" , \"b\" : null } ") == ["a": "é😀", "b": nil])
-        #expect(LocalSyncState.parseFlatObject("{\"a\": 1}") == nil)
-        #expect(LocalSyncState.decode("{\"a\": null, \"b\": \"x\"}") == ["a": nil, "b": "x"])
-        #expect(LocalSyncState.decode(nil) == nil)
+        #expect(SyncJSON.parseFlatObject(" { \"a\" : \"\\u00e9\\ud83d\\ude00\" , \"b\" : null } ") == ["a": "é😀", "b": nil])
+        #expect(SyncJSON.parseFlatObject("{\"a\": 1}") == nil)
+        #expect(SyncJSON.decode("{\"a\": null, \"b\": \"x\"}") == ["a": nil, "b": "x"])
+        #expect(SyncJSON.decode(nil) == nil)
     }
 
     @Test func aPushOfManyInsertsAndUpdatesKeepsEveryValueAndRefusesOnlyWhatItMust() async throws {

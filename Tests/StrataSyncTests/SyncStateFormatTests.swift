@@ -133,7 +133,7 @@ struct SyncStateFormatTests {
                     try db.execute(sql: "INSERT INTO Board (id, name, position) VALUES (?, ?, 0)", arguments: [key, name])
                 }
             }
-            let rows = LocalRows(tables: try SyncedTables(schema: StrataModel.schema, only: nil))
+            let rows = LocalSyncState(tables: try SyncedTables(schema: StrataModel.schema, only: nil))
             var seen: Set<UUID> = []
             for key in [edge, -edge, 0, 1] {
                 let id = try #require(try sync.syncID(of: "Board", id: key))
@@ -369,7 +369,7 @@ struct SyncStateFormatTests {
         #expect(state.3 == ["Card title"])
         #expect(state.4 == 12)
         // The same ids as before: each agreed object's, live, and each tombstone's.
-        let rows = LocalRows(tables: tables)
+        let rows = LocalSyncState(tables: tables)
         for (id, deleted, new) in oldIDs where !new {
             let record = try await a.store.read { db in try rows.record(LocalSyncState.text(id), db) }
             #expect(record?.isDeleted == deleted && record?.isAgreed == !deleted)
@@ -439,12 +439,12 @@ enum FirstFormat {
     static func rewrite(_ tables: SyncedTables, _ db: Database) throws {
         let ids = try SecondFormat.objects(db)
         let links = try Row.fetchAll(db, sql: "SELECT tbl, a, b FROM stratasync_links")
-        let rows = LocalRows(tables: tables)
+        let rows = LocalSyncState(tables: tables)
         var bases: [Data: String] = [:]
         for (table, group) in Dictionary(grouping: ids, by: { $0["tbl"] as String }) {
             let entity = try #require(tables.entity(named: table))
             let values = try rows.values(entity, group.map { $0["rowid_"] }, db)
-            for row in group { bases[row["uuid"]] = values[row["rowid_"]].map(LocalSyncState.encode) }
+            for row in group { bases[row["uuid"]] = values[row["rowid_"]].map(SyncJSON.encode) }
         }
         for name in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'stratasync%'") {
             try db.execute(sql: "DROP TRIGGER \(quoted(name))")

@@ -218,18 +218,18 @@ struct SyncWireValueTests {
                 // The value as a column of this type holds it (as a pull writes it).
                 let held = SyncValue.databaseValue(of: SyncValue.text(of: value, as: type), as: type)
                 let text = SyncValue.text(of: held, as: type)
-                let kept = LocalRows.agreedValue(of: text, column)
-                #expect(LocalRows.text(ofAgreed: kept, column) == text, "\(value) as \(type) (seed \(seed))")
+                let kept = LocalSyncState.agreedValue(of: text, column)
+                #expect(LocalSyncState.text(ofAgreed: kept, column) == text, "\(value) as \(type) (seed \(seed))")
             }
         }
         let reference = SyncedTables.Column(name: "board", kind: .reference("Board"), isOptional: true)
         for _ in 0..<100 {
             let id = SyncValue.text(of: UUID())
-            let kept = LocalRows.agreedValue(of: id, reference)
+            let kept = LocalSyncState.agreedValue(of: id, reference)
             #expect((kept.storage.value as? Data)?.count == 16)
-            #expect(LocalRows.text(ofAgreed: kept, reference) == id)
+            #expect(LocalSyncState.text(ofAgreed: kept, reference) == id)
         }
-        #expect(LocalRows.text(ofAgreed: LocalRows.agreedValue(of: nil, reference), reference) == nil)
+        #expect(LocalSyncState.text(ofAgreed: LocalSyncState.agreedValue(of: nil, reference), reference) == nil)
     }
 
     /// A push kept in the outbox reads back, through `JSONDecoder`, as the changes written

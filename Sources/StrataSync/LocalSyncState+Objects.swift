@@ -2,11 +2,9 @@ import Foundation
 import GRDB
 import Strata
 
-/// Reading and writing synced rows of the store file as wire text, keyed by sync ids (as
-/// text: the file keeps their 16 bytes, see ``LocalSyncState``).
-struct LocalRows {
-    let tables: SyncedTables
-
+/// The sync's objects in the store file: reading and writing synced rows as wire text, keyed
+/// by sync ids (as text: the file keeps their 16 bytes), their states, bases and links.
+extension LocalSyncState {
     /// SQL of the packed key of the object whose table is named by the first parameter and
     /// whose local key is the second.
     static let key = LocalSyncState.packedKeySQL("?2", LocalSyncState.numberSQL("?1"))

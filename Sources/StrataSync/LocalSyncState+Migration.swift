@@ -21,28 +21,28 @@ import Strata
 /// Nothing is sent or lost: a change made here and not pushed before the migration is pushed
 /// after it, and the server sees the same device. A file migrated cannot be synced by an
 /// earlier version of Strata again.
-enum LocalSyncStateMigration {
+extension LocalSyncState {
     /// An object as an earlier format kept it: its 16-byte id, table, local key, and state
     /// (0 new here, 1 agreed, 2 a tombstone).
-    struct Object {
+    struct MigratedObject {
         var uuid: Data
         var table: String
         var rowid: Int64
         var state: Int
     }
 
-    static func fromSecondFormat(_ tables: SyncedTables, _ db: Database) throws {
+    static func migrateFromSecondFormat(_ tables: SyncedTables, _ db: Database) throws {
         let objects = try Row.fetchAll(db, sql: "SELECT uuid, tbl, rowid_, state FROM stratasync_ids").map {
-            Object(uuid: $0[0], table: $0[1], rowid: $0[2], state: $0[3])
+            MigratedObject(uuid: $0[0], table: $0[1], rowid: $0[2], state: $0[3])
         }
         try dropTriggers(db)
         try db.execute(sql: "DROP TABLE stratasync_ids")
         for statement in LocalSyncState.createSQL { try db.execute(sql: statement) }
-        try write(objects, tables, db)
+        try writeMigrated(objects, tables, db)
     }
 
     /// Writes `objects` in this version's tables (numbering their tables).
-    static func write(_ objects: [Object], _ tables: SyncedTables, _ db: Database) throws {
+    static func writeMigrated(_ objects: [MigratedObject], _ tables: SyncedTables, _ db: Database) throws {
         var numbers = try LocalSyncState.numberTables(tables, db)
         // A table the model no longer syncs keeps its objects' state (as the earlier format
         // did): it is numbered too.
@@ -70,7 +70,7 @@ enum LocalSyncStateMigration {
         }
     }
 
-    static func fromFirstFormat(_ tables: SyncedTables, _ db: Database) throws {
+    static func migrateFromFirstFormat(_ tables: SyncedTables, _ db: Database) throws {
         struct FirstObject {
             var uuid: Data
             var table: String
@@ -96,21 +96,21 @@ enum LocalSyncStateMigration {
         try db.execute(sql: "DROP TABLE IF EXISTS stratasync_links")
         for statement in LocalSyncState.createSQL { try db.execute(sql: statement) }
 
-        try write(
-            objects.map { Object(uuid: $0.uuid, table: $0.table, rowid: $0.rowid, state: $0.deleted ? 2 : $0.base == nil ? 0 : 1) },
+        try writeMigrated(
+            objects.map { MigratedObject(uuid: $0.uuid, table: $0.table, rowid: $0.rowid, state: $0.deleted ? 2 : $0.base == nil ? 0 : 1) },
             tables, db)
         let insertLink = try db.makeStatement(sql: "INSERT OR IGNORE INTO stratasync_links (tbl, a, b) VALUES (?, ?, ?)")
         for link in links { try insertLink.execute(arguments: [link.table, link.a, link.b]) }
 
         // The bases: what differs here from the agreed values (a column the base lacks, one the
         // store gained since, is taken as changed here, as the first format took it).
-        let rows = LocalRows(tables: tables)
+        let rows = LocalSyncState(tables: tables)
         let agreed = objects.filter { !$0.deleted && $0.base != nil }
         for (table, group) in Dictionary(grouping: agreed, by: \.table) {
             guard let entity = tables.entity(named: table) else { continue }
             let current = try rows.values(entity, group.map(\.rowid), db)
             for object in group {
-                guard let now = current[object.rowid], let base = LocalSyncState.decode(object.base) else { continue }
+                guard let now = current[object.rowid], let base = SyncJSON.decode(object.base) else { continue }
                 var sparse: [String: String?] = [:]
                 for column in entity.columns where base[column.name] != now[column.name] {
                     sparse[column.name] = base[column.name] ?? .some(nil)
