@@ -84,19 +84,18 @@ extension PostgresSyncServer {
     /// same value as ``SyncValue/databaseValue(of:as:)`` of the cell's wire text. (A hello
     /// refuses a server whose column types differ from the model's; a cell of another type is
     /// handed to postgres-nio's `String` decoding, whose error a pull then throws.)
-    static func storedValue(of cell: PostgresCell, as type: ValueType) throws -> DatabaseValue {
+    static func storedValue(of cell: PostgresCell, as type: ValueType) throws -> StoredValue {
         guard var bytes = cell.bytes else { return .null }
         switch (cell.dataType, bytes.readableBytes) {
-        case (.int8, 8): return bytes.readInteger(as: Int64.self)!.databaseValue
-        case (.int4, 4): return Int64(bytes.readInteger(as: Int32.self)!).databaseValue
-        case (.int2, 2): return Int64(bytes.readInteger(as: Int16.self)!).databaseValue
-        case (.bool, 1): return Int64(bytes.readInteger(as: UInt8.self)! == 0 ? 0 : 1).databaseValue
-        case (.float8, 8): return Double(bitPattern: bytes.readInteger(as: UInt64.self)!).databaseValue
-        case (.uuid, 16), (.bytea, _): return Data(bytes.readableBytesView).databaseValue
-        case (.timestamptz, 8):
-            return SyncValue.dateText(microsecondsSince2000: bytes.readInteger(as: Int64.self)!).databaseValue
-        case (.text, _), (.varchar, _): return SyncValue.databaseValue(of: String(buffer: bytes), as: type)
-        default: return SyncValue.databaseValue(of: try cell.decode(String.self), as: type)
+        case (.int8, 8): return .integer(bytes.readInteger(as: Int64.self)!)
+        case (.int4, 4): return .integer(Int64(bytes.readInteger(as: Int32.self)!))
+        case (.int2, 2): return .integer(Int64(bytes.readInteger(as: Int16.self)!))
+        case (.bool, 1): return .integer(bytes.readInteger(as: UInt8.self)! == 0 ? 0 : 1)
+        case (.float8, 8): return .real(Double(bitPattern: bytes.readInteger(as: UInt64.self)!))
+        case (.uuid, 16), (.bytea, _): return .blob(Data(bytes.readableBytesView))
+        case (.timestamptz, 8): return SyncValue.dateText(microsecondsSince2000: bytes.readInteger(as: Int64.self)!).map(StoredValue.text) ?? .null
+        case (.text, _), (.varchar, _): return StoredValue(SyncValue.databaseValue(of: String(buffer: bytes), as: type))
+        default: return StoredValue(SyncValue.databaseValue(of: try cell.decode(String.self), as: type))
         }
     }
 

@@ -43,12 +43,12 @@ extension PullApplier {
         var count: Int { uuids.count }
 
         /// `value`, its text or blob appended to ``bytes``.
-        mutating func append(_ value: DatabaseValue) -> BulkValue {
-            switch value.storage {
+        mutating func append(_ value: StoredValue) -> BulkValue {
+            switch value {
             case .null: return .null
-            case .int64(let int): return .integer(int)
-            case .double(let double): return BulkValue(kind: .real, payload: Int64(bitPattern: double.bitPattern))
-            case .string(var string): return string.withUTF8 { append($0, as: .text) }
+            case .integer(let int): return .integer(int)
+            case .real(let double): return BulkValue(kind: .real, payload: Int64(bitPattern: double.bitPattern))
+            case .text(var string): return string.withUTF8 { append($0, as: .text) }
             case .blob(let data):
                 // As GRDB binds data (`sqlite3_bind_blob` of the bytes' address): bytes without an
                 // address bind NULL; empty data with one, an empty blob.
@@ -156,7 +156,7 @@ extension PullApplier {
         func destination(_ object: Int, _ offset: Int) -> UUID? {
             guard let cell = cell(object, offset) else { return nil }
             let group = groups[objects[object].group]
-            if !group.values.isEmpty, case .blob(let data) = group.values[cell].storage, data.count == 16 {
+            if !group.values.isEmpty, case .blob(let data) = group.values[cell], data.count == 16 {
                 return data.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }
             }
             return (group.text(at: cell) ?? nil).flatMap(SyncValue.uuid)
@@ -239,7 +239,7 @@ extension PullApplier {
                     new.values.append(value)
                 } else {
                     let text = group.text(at: cell) ?? nil
-                    let value = new.append(SyncValue.databaseValue(of: text, as: column.valueType))
+                    let value = new.append(StoredValue(SyncValue.databaseValue(of: text, as: column.valueType)))
                     new.values.append(value)
                 }
             }

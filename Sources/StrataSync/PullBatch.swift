@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import Strata
 
 /// A pull's answer as the sync works on it. ``PostgresSyncServer`` reads the objects of each
@@ -25,7 +24,7 @@ struct PullBatch: Sendable {
         /// The rows' values as the store keeps them, row after row, in column order (rows the
         /// server read: every row holds every column); their wire text is
         /// ``SyncValue/text(of:as:)`` of each.
-        var values: [DatabaseValue] = []
+        var values: [StoredValue] = []
         /// Each column's type (with ``values``).
         var types: [ValueType] = []
         var rowCount = 0

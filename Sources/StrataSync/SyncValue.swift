@@ -19,22 +19,27 @@ import StrataSQL
 enum SyncValue {
     /// The wire text of a value stored in SQLite.
     static func text(of value: DatabaseValue, as type: ValueType) -> String? {
-        switch value.storage {
+        text(of: StoredValue(value), as: type)
+    }
+
+    /// The wire text of a value as the store keeps it.
+    static func text(of value: StoredValue, as type: ValueType) -> String? {
+        switch value {
         case .null:
             return nil
-        case .int64(let int):
+        case .integer(let int):
             switch type {
             case .double, .float: return doubleText(Double(int))
             default: return String(int)
             }
-        case .double(let double):
+        case .real(let double):
             switch type {
             case .int, .int32, .int16, .bool:
                 if let int = Int64(exactly: double) { return String(int) }
                 return doubleText(double)
             default: return doubleText(double)
             }
-        case .string(let string):
+        case .text(let string):
             if type == .uuid { return string.lowercased() }
             return string
         case .blob(let data):
@@ -218,4 +223,38 @@ enum SyncValue {
 extension UUID {
     /// The sync id's wire text: `uuidString.lowercased()`, written directly.
     var syncText: String { SyncValue.text(of: self) }
+}
+
+/// A value as a store keeps it (SQLite's five storage classes), in a form of the sync's own:
+/// what a pull's batch holds (``PullBatch``) whichever server read it, turned into SQLite's
+/// value only where the store is written.
+enum StoredValue: Sendable, Equatable {
+    case null
+    case integer(Int64)
+    case real(Double)
+    case text(String)
+    case blob(Data)
+
+    init(_ value: DatabaseValue) {
+        switch value.storage {
+        case .null: self = .null
+        case .int64(let int): self = .integer(int)
+        case .double(let double): self = .real(double)
+        case .string(let string): self = .text(string)
+        case .blob(let data): self = .blob(data)
+        }
+    }
+
+    var isNull: Bool { self == .null }
+
+    /// The same value as SQLite's.
+    var databaseValue: DatabaseValue {
+        switch self {
+        case .null: .null
+        case .integer(let int): int.databaseValue
+        case .real(let double): double.databaseValue
+        case .text(let string): string.databaseValue
+        case .blob(let data): data.databaseValue
+        }
+    }
 }

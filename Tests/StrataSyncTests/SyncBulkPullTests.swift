@@ -296,7 +296,7 @@ struct SyncBulkPullTests {
             + [Int64.min, -1, 0, 1, Int64.max].map(\.databaseValue)
         var new = PullApplier.NewObjects()
         new.bytes = [42]  // values do not start at the first byte
-        let bulk = values.map { new.append($0) }
+        let bulk = values.map { new.append(StoredValue($0)) }
         let queue = try DatabaseQueue()
         try queue.read { db in
             let sql = "SELECT quote(?1), typeof(?1), length(CAST(?1 AS BLOB)), ?1 IS NULL"

@@ -127,7 +127,7 @@ struct SyncWireValueTests {
             for (index, id) in objects.ids.enumerated() {
                 let row = objects.rows[index], values = try #require(expected[id])
                 for (offset, column) in entity.columns.enumerated() {
-                    let stored = objects.values[row * entity.columns.count + offset]
+                    let stored = objects.values[row * entity.columns.count + offset].databaseValue
                     let fromText = SyncValue.databaseValue(of: values[column.name] ?? nil, as: column.valueType)
                     #expect(Self.same(stored, fromText), "\(name).\(column.name) of \(id): \(stored) against \(fromText) (seed \(seed))")
                 }
