@@ -103,8 +103,10 @@ struct BatchedLoading<Item: StrataEntity>: ItemLoading {
         return journal.batchedSnapshotAndChanges(index, loader.makePages())
     }
 
-    func readInCurrentState(_ body: (Database) throws -> Void) throws {
-        try loader?.reader.read(body)
+    /// A copy loading eagerly, its values read with the pinned reader: the state of the last
+    /// commit applied, whatever was committed since.
+    static func loadingEagerly<Section>(_ engine: ResultsEngine<Item, Section, Self>) throws -> any AnyResultsEngine<Item, Section> {
+        try engine.eagerCopy { body in try engine.loading.loader?.reader.read(body) }
     }
 
     /// Outside a commit the index reads no key; once fetched, a loader serves the pages.

@@ -133,8 +133,10 @@ struct EagerLoading<Item: StrataEntity>: ItemLoading {
         journal.snapshotAndChanges(index, payload)
     }
 
-    /// Values are in memory: there is no other state to read in.
-    func readInCurrentState(_ body: (Database) throws -> Void) {}
+    /// The engine itself: its values are in memory already.
+    static func loadingEagerly<Section>(_ engine: ResultsEngine<Item, Section, Self>) -> any AnyResultsEngine<Item, Section> {
+        engine
+    }
 
     func _checkInvariants<Section>(against index: SectionedIndex<Section, Keys>) {
         payload._checkInvariants(against: index)

@@ -42,9 +42,11 @@ protocol ItemLoading<Item> {
     /// What a refetch tells the batch builder.
     static var refetched: BatchBuilder.Known { get }
 
-    /// Runs `body` with a read in the state of the last commit applied (batched loading's
-    /// pinned reader), to leave this loading; nothing when there is no such state.
-    func readInCurrentState(_ body: (Database) throws -> Void) throws
+    /// An engine in `engine`'s state that loads eagerly (for results that must leave this
+    /// loading: a filter was set): `engine` itself when this loading is eager; else one made
+    /// by ``ResultsEngine/eagerCopy(readingWith:)``, its values read in the state of the last
+    /// commit applied (batched loading's pinned reader).
+    static func loadingEagerly<Section>(_ engine: ResultsEngine<Item, Section, Self>) throws -> any AnyResultsEngine<Item, Section>
 
     /// Checks the values against `index` (debug builds only).
     func _checkInvariants<Section>(against index: SectionedIndex<Section, Keys>)

@@ -145,14 +145,22 @@ final class ResultsEngine<Item, Section: Hashable & Sendable, Loading: ItemLoadi
 
     /// This engine if it loads eagerly, else a new one loading eagerly in its state (the last
     /// commit applied): every value and every key read once, in that state. This engine is
-    /// left as it was.
+    /// left as it was. The loading decides (``ItemLoading/loadingEagerly(_:)``).
     func loadingEagerly() throws -> any AnyResultsEngine<Item, Section> {
-        if self is ResultsEngine<Item, Section, EagerLoading<Item>> { return self }
+        try Loading.loadingEagerly(self)
+    }
+
+    /// A new engine loading eagerly, with this one's items, options and tracker: `read` runs
+    /// the read of every value and key with a database in the state to copy (it may run it
+    /// never, leaving the copy empty, when there is no state yet).
+    func eagerCopy(
+        readingWith read: (_ body: (Database) throws -> Void) throws -> Void
+    ) throws -> ResultsEngine<Item, Section, EagerLoading<Item>> {
         let eager = ResultsEngine<Item, Section, EagerLoading<Item>>(
             fetcher: fetcher, options: options, window: window, loading: EagerLoading())
         eager.tracker = tracker
         let ids = index.ids
-        try loading.readInCurrentState { db in try eager.load(ids, db) }
+        try read { db in try eager.load(ids, db) }
         return eager
     }
 
