@@ -9,8 +9,6 @@ protocol AnyResultsEngine<Item, Section>: AnyObject {
     var policy: RefetchPolicy { get set }
     /// True after a failed input, until the next fetch (see ``CommitTracker``).
     var needsRefetch: Bool { get }
-    /// Whether values are read in pages (for tests: the engine's steps ask their loading).
-    var isBatched: Bool { get }
     func fetchAll(_ db: Database) throws
     @discardableResult func apply(_ changes: CommittedChanges, _ db: Database) throws -> Bool
     /// Tells the next commit where the item `id` is in the last snapshot (a user edit's row).

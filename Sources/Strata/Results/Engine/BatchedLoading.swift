@@ -105,7 +105,7 @@ struct BatchedLoading<Item: StrataEntity>: ItemLoading {
 
     /// A copy loading eagerly, its values read with the pinned reader: the state of the last
     /// commit applied, whatever was committed since.
-    static func loadingEagerly<Section>(_ engine: ResultsEngine<Item, Section, Self>) throws -> any AnyResultsEngine<Item, Section> {
+    static func loadingEagerly<Section: Hashable & Sendable>(_ engine: ResultsEngine<Item, Section, BatchedLoading<Item>>) throws -> any AnyResultsEngine<Item, Section> {
         try engine.eagerCopy { body in try engine.loading.loader?.reader.read(body) }
     }
 

@@ -134,7 +134,7 @@ struct EagerLoading<Item: StrataEntity>: ItemLoading {
     }
 
     /// The engine itself: its values are in memory already.
-    static func loadingEagerly<Section>(_ engine: ResultsEngine<Item, Section, Self>) -> any AnyResultsEngine<Item, Section> {
+    static func loadingEagerly<Section: Hashable & Sendable>(_ engine: ResultsEngine<Item, Section, EagerLoading<Item>>) -> any AnyResultsEngine<Item, Section> {
         engine
     }
 

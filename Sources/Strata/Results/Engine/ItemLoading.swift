@@ -46,7 +46,7 @@ protocol ItemLoading<Item> {
     /// loading: a filter was set): `engine` itself when this loading is eager; else one made
     /// by ``ResultsEngine/eagerCopy(readingWith:)``, its values read in the state of the last
     /// commit applied (batched loading's pinned reader).
-    static func loadingEagerly<Section>(_ engine: ResultsEngine<Item, Section, Self>) throws -> any AnyResultsEngine<Item, Section>
+    static func loadingEagerly<Section: Hashable & Sendable>(_ engine: ResultsEngine<Item, Section, Self>) throws -> any AnyResultsEngine<Item, Section>
 
     /// Checks the values against `index` (debug builds only).
     func _checkInvariants<Section>(against index: SectionedIndex<Section, Keys>)

@@ -32,9 +32,6 @@ final class ResultsEngine<Item, Section: Hashable & Sendable, Loading: ItemLoadi
     /// The request's window, if any.
     private let window: (limit: Int?, offset: Int)?
 
-    /// Whether the values are read in pages (for tests: nothing in the engine asks).
-    var isBatched: Bool { Loading.self is BatchedLoading<Item>.Type }
-
     var plan: ResultsQueryPlan { fetcher.plan }
 
     var policy: RefetchPolicy {

@@ -146,3 +146,9 @@ struct ResultsEngineTests {
         #expect(drive.engine.snapshot() == before, "the engine left is as it was")
     }
 }
+
+extension AnyResultsEngine {
+    /// Whether this engine's values are read in pages: its type's loading (nothing in the
+    /// library asks; its steps ask their loading).
+    var isBatched: Bool { self is ResultsEngine<Item, Section, BatchedLoading<Item>> }
+}
