@@ -101,9 +101,10 @@ public enum JSONValue: Hashable, Sendable, Decodable {
     }
 }
 
-/// A JSON Schema (draft 2020-12) validator for exactly the keywords `JSONSchemaRenderer`
-/// emits. Any other keyword is reported as `.unsupportedKeyword`, so a new keyword in the
-/// renderer fails the tests until the validator learns it.
+/// A JSON Schema (draft 2020-12) validator for exactly the keywords that `JSONSchemaRenderer`
+/// emits and that the relay's OpenAPI document (Docs/relay-openapi.yaml) uses. Any other
+/// keyword is reported as `.unsupportedKeyword`, so a new keyword in either fails the tests
+/// until the validator learns it.
 public struct JSONSchemaValidator: Sendable {
     /// Why an instance failed, by the keyword that failed.
     public enum Kind: String, Hashable, Sendable {
@@ -119,8 +120,9 @@ public struct JSONSchemaValidator: Sendable {
         public var description: String { "\(path.isEmpty ? "/" : path): \(kind.rawValue): \(message)" }
     }
 
-    /// Keywords with no effect on validation.
-    public static let annotations: Set<String> = ["$schema", "$id", "title", "description", "$defs"]
+    /// Keywords with no effect on validation (`format` too, as draft 2020-12 has it by
+    /// default: the OpenAPI document pairs `format: uuid` with its `pattern`).
+    public static let annotations: Set<String> = ["$schema", "$id", "title", "description", "$defs", "format"]
     public static let supported: Set<String> = annotations.union([
         "type", "properties", "additionalProperties", "patternProperties", "propertyNames", "required", "enum",
         "const", "pattern", "minLength", "items", "minItems", "uniqueItems", "minimum", "maximum",
@@ -137,6 +139,12 @@ public struct JSONSchemaValidator: Sendable {
     /// failed `oneOf`/`anyOf` follow it. Empty when the instance is valid.
     public func validate(_ instance: JSONValue) -> [Failure] {
         validate(instance, against: root, at: "")
+    }
+
+    /// Every failure of `instance` against `schema`, a schema inside the root (whose `$ref`s
+    /// are resolved in the root): an OpenAPI document's `#/components/schemas/...`.
+    public func validate(_ instance: JSONValue, against schema: JSONValue) -> [Failure] {
+        validate(instance, against: schema, at: "")
     }
 
     /// Every keyword used anywhere in the schema (for the "exactly what the renderer emits" check).
@@ -290,8 +298,8 @@ public struct JSONSchemaValidator: Sendable {
         return failures
     }
 
-    /// `#/$defs/name`-style local references.
-    private func resolve(_ reference: String) -> JSONValue? {
+    /// `#/$defs/name`-style local references (JSON Pointers into the root).
+    public func resolve(_ reference: String) -> JSONValue? {
         guard reference.hasPrefix("#") else { return nil }
         var node = root
         for segment in reference.dropFirst().split(separator: "/") {
