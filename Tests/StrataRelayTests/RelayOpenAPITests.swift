@@ -424,6 +424,12 @@ extension RelayTests {
                 SyncChange(kind: .link, table: "NoSuchJoin", link: ["a": UUID(), "b": UUID()]),
             ]))
             #expect(try await exchange(push, refused)?["refused"]?.arrayValue?.count == 3)
+            // A delete that carries values (a device sends none; the document allows them): the
+            // values are ignored (the fuzzer found it answered 500 once).
+            let deleting = try JSONEncoder().encode(SyncPush(id: UUID(), device: device, changes: [
+                SyncChange(kind: .delete, table: "Board", id: UUID(), values: ["name": "x", "position": nil]),
+            ]))
+            #expect(try await exchange(push, deleting)?["refused"] == .array([]))
             // Everything from the start, the device's own changes included; then one entry at a time.
             let pull = try document.operation("POST", "/v1/pull")
             let everything = try await exchange(pull, try JSONEncoder().encode(SyncPullRequest(
