@@ -145,8 +145,9 @@ let package = Package(
 
         // What the test targets share: the seeded generator, temporary folders, the strata CLI
         // runner, waits off the cooperative pool and child processes reaped by hand, the
-        // recorder of a controller's deliveries and the list that replays its batches.
-        .target(name: "StrataTestSupport", dependencies: ["Strata"], path: "Tests/StrataTestSupport"),
+        // recorder of a controller's deliveries and the list that replays its batches, and the
+        // JSON Schema validator (of JSON values, read from JSON or from YAML: StrataSchema's).
+        .target(name: "StrataTestSupport", dependencies: ["Strata", "StrataSchema"], path: "Tests/StrataTestSupport"),
         .testTarget(
             name: "StrataSchemaTests",
             dependencies: ["StrataSchema", "StrataTestSupport"],

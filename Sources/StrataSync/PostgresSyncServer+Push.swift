@@ -184,7 +184,9 @@ extension PostgresSyncServer {
         let table = quoted(entity.name)
         var names: [String] = []
         var values: [String] = []
-        for (name, text) in change.values.sorted(by: { $0.key < $1.key }) {
+        // The values of an insert or an update (a delete's, which no device sends, would be
+        // parameters its statement does not use, which PostgreSQL refuses).
+        for (name, text) in change.values.sorted(by: { $0.key < $1.key }) where change.kind == .insert || change.kind == .update {
             guard let column = entity.column(named: name) else { continue }  // a column this server's model lacks
             binds.append(text)
             names.append(quoted(name))

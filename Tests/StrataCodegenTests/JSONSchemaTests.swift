@@ -1,6 +1,7 @@
 import Foundation
 import StrataCodegen
 import StrataSchema
+import StrataTestSupport
 import Testing
 
 /// A model the JSON Schema must reject for the same reason `strata validate` does.

@@ -118,8 +118,54 @@ final class RawConnection: @unchecked Sendable {
         return nil
     }
 
+    /// The head of an answer whose body does not end (a signals stream), and its body as far
+    /// as it came (de-chunked), once `enough` says that body suffices, or at `timeout`; nil
+    /// when no whole head came.
+    func readStreamingAnswer(timeout: Duration, until enough: (Data) -> Bool) -> HTTPAnswer? {
+        var data = Data()
+        let deadline = ContinuousClock.now + timeout
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while descriptor >= 0 {
+            let answer = Self.parseStart(data)
+            if let answer, enough(answer.body) { return answer }
+            let left = ContinuousClock.now.duration(to: deadline)
+            guard left > .zero, isReadable(within: left) else { return answer }
+            let count = recv(descriptor, &buffer, buffer.count, 0)
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { return Self.parseStart(data) }
+            data.append(contentsOf: buffer[..<count])
+        }
+        return nil
+    }
+
     /// A whole HTTP/1.1 answer at the start of `data`, or nil while it is incomplete.
     static func parse(_ data: Data) -> HTTPAnswer? {
+        guard case let (status, headers, rest)? = parseHead(data) else { return nil }
+        if let length = headers["content-length"].flatMap(Int.init) {
+            guard rest.count >= length else { return nil }
+            return HTTPAnswer(status: status, headers: headers, body: rest.prefix(length))
+        }
+        guard headers["transfer-encoding"]?.lowercased() == "chunked" else {
+            return HTTPAnswer(status: status, headers: headers, body: Data())
+        }
+        guard let chunks = dechunk(rest), chunks.ended else { return nil }
+        return HTTPAnswer(status: status, headers: headers, body: chunks.body)
+    }
+
+    /// The head at the start of `data`, and its body as far as it came (its whole chunks, for
+    /// a chunked one); nil while the head is incomplete.
+    static func parseStart(_ data: Data) -> HTTPAnswer? {
+        guard case let (status, headers, rest)? = parseHead(data) else { return nil }
+        if let length = headers["content-length"].flatMap(Int.init) {
+            return HTTPAnswer(status: status, headers: headers, body: rest.prefix(length))
+        }
+        guard headers["transfer-encoding"]?.lowercased() == "chunked" else { return HTTPAnswer(status: status, headers: headers, body: rest) }
+        return HTTPAnswer(status: status, headers: headers, body: dechunk(rest)?.body ?? Data())
+    }
+
+    /// The status line and headers (names in lower case) at the start of `data`, and the bytes
+    /// after them; nil while the head is incomplete.
+    static func parseHead(_ data: Data) -> (status: Int, headers: [String: String], rest: Data)? {
         guard let end = data.firstRange(of: Data("\r\n\r\n".utf8)) else { return nil }
         let head = String(decoding: data[..<end.lowerBound], as: UTF8.self).components(separatedBy: "\r\n")
         let statusLine = head[0].split(separator: " ")
@@ -129,22 +175,20 @@ final class RawConnection: @unchecked Sendable {
             guard let colon = line.firstIndex(of: ":") else { continue }
             headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
         }
-        var rest = Data(data[end.upperBound...])
-        if let length = headers["content-length"].flatMap(Int.init) {
-            guard rest.count >= length else { return nil }
-            return HTTPAnswer(status: status, headers: headers, body: rest.prefix(length))
-        }
-        guard headers["transfer-encoding"]?.lowercased() == "chunked" else {
-            return HTTPAnswer(status: status, headers: headers, body: Data())
-        }
+        return (status, headers, Data(data[end.upperBound...]))
+    }
+
+    /// The payload of the whole chunks at the start of `data`, and whether the last chunk (of
+    /// size 0) was among them; nil when a chunk's size line is not one.
+    static func dechunk(_ data: Data) -> (body: Data, ended: Bool)? {
+        var rest = data
         var body = Data()
         while true {
-            guard let lineEnd = rest.firstRange(of: Data("\r\n".utf8)),
-                let size = Int(String(decoding: rest[..<lineEnd.lowerBound], as: UTF8.self), radix: 16)
-            else { return nil }
+            guard let lineEnd = rest.firstRange(of: Data("\r\n".utf8)) else { return (body, false) }
+            guard let size = Int(String(decoding: rest[..<lineEnd.lowerBound], as: UTF8.self), radix: 16) else { return nil }
             let start = lineEnd.upperBound
-            guard rest.count >= start + size + 2 else { return nil }
-            if size == 0 { return HTTPAnswer(status: status, headers: headers, body: body) }
+            guard rest.count >= start + size + 2 else { return (body, false) }
+            if size == 0 { return (body, true) }
             body.append(rest[start..<(start + size)])
             rest = Data(rest[(start + size + 2)...])
         }

@@ -194,7 +194,7 @@ extension RelayTests {
         func fuzz() async throws {
             let shared = try await Shared.get()
             let token = try await shared.keys.token()
-            let seed = ProcessInfo.processInfo.environment["STRATA_FUZZ_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 0...UInt64.max)
+            let seed = SeededGenerator.fuzzSeed()
             var generator = SeededGenerator(seed: seed)
             let bases = shared.recorded
             try #require(Set(bases.map(\.route)) == ["v1/hello", "v1/push", "v1/pull"], "seed \(seed)")

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A deterministic random number generator (SplitMix64): the same sequence for a seed on
 /// every platform, so that a randomized test that fails can be replayed from the seed it
 /// prints. Shared by every test target.
@@ -19,4 +21,12 @@ public struct SeededGenerator: RandomNumberGenerator {
 
     /// One of `values`.
     public mutating func pick<T>(_ values: [T]) -> T { values[int(0...(values.count - 1))] }
+}
+
+extension SeededGenerator {
+    /// The seed of a seeded fuzzer: `STRATA_FUZZ_SEED` when it is set (to replay a run that
+    /// failed), a random one otherwise. The test prints it with each of its failures.
+    public static func fuzzSeed() -> UInt64 {
+        ProcessInfo.processInfo.environment["STRATA_FUZZ_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 0...UInt64.max)
+    }
 }

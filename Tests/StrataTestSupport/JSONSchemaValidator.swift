@@ -2,7 +2,7 @@ import Foundation
 import StrataSchema
 
 /// A JSON value: what a JSON Schema validates, parsed from JSON or converted from YAML.
-enum JSONValue: Hashable, Sendable, Decodable {
+public enum JSONValue: Hashable, Sendable, Decodable {
     case null
     case bool(Bool)
     case integer(Int64)
@@ -11,7 +11,7 @@ enum JSONValue: Hashable, Sendable, Decodable {
     case array([JSONValue])
     case object([String: JSONValue])
 
-    init(from decoder: any Decoder) throws {
+    public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() {
             self = .null
@@ -31,7 +31,7 @@ enum JSONValue: Hashable, Sendable, Decodable {
     }
 
     /// The JSON Schema type name (`integer` values are also `number`s).
-    var typeName: String {
+    public var typeName: String {
         switch self {
         case .null: "null"
         case .bool: "boolean"
@@ -44,7 +44,7 @@ enum JSONValue: Hashable, Sendable, Decodable {
     }
 
     /// The value of a number; nil for other values.
-    var numberValue: Double? {
+    public var numberValue: Double? {
         switch self {
         case .integer(let value): Double(value)
         case .number(let value): value
@@ -53,7 +53,7 @@ enum JSONValue: Hashable, Sendable, Decodable {
     }
 
     /// JSON Schema equality: numbers compare by value (`1 == 1.0`), the rest structurally.
-    func isEqual(to other: JSONValue) -> Bool {
+    public func isEqual(to other: JSONValue) -> Bool {
         switch (self, other) {
         case let (.integer(a), .number(b)), let (.number(b), .integer(a)): return Double(a) == b
         case let (.array(a), .array(b)):
@@ -68,7 +68,7 @@ enum JSONValue: Hashable, Sendable, Decodable {
     /// plain `null`/`~`/empty → null, `true`/`false` (any of their three capitalisations) →
     /// booleans, plain decimal integers and floats → numbers; quoted, block or tagged scalars,
     /// and every other plain scalar, are strings. Duplicate keys keep the last value.
-    init(yaml node: YAMLNode) {
+    public init(yaml node: YAMLNode) {
         switch node.content {
         case .scalar(let scalar):
             self = Self.resolve(scalar)
@@ -83,7 +83,7 @@ enum JSONValue: Hashable, Sendable, Decodable {
         }
     }
 
-    static func resolve(_ scalar: YAMLScalar) -> JSONValue {
+    public static func resolve(_ scalar: YAMLScalar) -> JSONValue {
         guard scalar.style == .plain, scalar.tag == nil else { return .string(scalar.value) }
         let text = scalar.value
         if scalar.isNull { return .null }
@@ -101,46 +101,54 @@ enum JSONValue: Hashable, Sendable, Decodable {
     }
 }
 
-/// A JSON Schema (draft 2020-12) validator for exactly the keywords `JSONSchemaRenderer`
-/// emits. Any other keyword is reported as `.unsupportedKeyword`, so a new keyword in the
-/// renderer fails the tests until the validator learns it.
-struct JSONSchemaValidator {
+/// A JSON Schema (draft 2020-12) validator for exactly the keywords that `JSONSchemaRenderer`
+/// emits and that the relay's OpenAPI document (Docs/relay-openapi.yaml) uses. Any other
+/// keyword is reported as `.unsupportedKeyword`, so a new keyword in either fails the tests
+/// until the validator learns it.
+public struct JSONSchemaValidator: Sendable {
     /// Why an instance failed, by the keyword that failed.
-    enum Kind: String, Hashable, Sendable {
+    public enum Kind: String, Hashable, Sendable {
         case type, additionalProperties, propertyNames, required, `enum`, const, pattern, minLength, minItems, uniqueItems
         case minimum, maximum, oneOf, anyOf, unresolvedReference, unsupportedKeyword
     }
 
-    struct Failure: Hashable, Sendable, CustomStringConvertible {
-        var kind: Kind
+    public struct Failure: Hashable, Sendable, CustomStringConvertible {
+        public var kind: Kind
         /// A JSON Pointer into the instance (`/entities/Note/attributes/title`).
-        var path: String
-        var message: String
-        var description: String { "\(path.isEmpty ? "/" : path): \(kind.rawValue): \(message)" }
+        public var path: String
+        public var message: String
+        public var description: String { "\(path.isEmpty ? "/" : path): \(kind.rawValue): \(message)" }
     }
 
-    /// Keywords with no effect on validation.
-    static let annotations: Set<String> = ["$schema", "$id", "title", "description", "$defs"]
-    static let supported: Set<String> = annotations.union([
+    /// Keywords with no effect on validation (`format` too, as draft 2020-12 has it by
+    /// default: the OpenAPI document pairs `format: uuid` with its `pattern`).
+    public static let annotations: Set<String> = ["$schema", "$id", "title", "description", "$defs", "format"]
+    public static let supported: Set<String> = annotations.union([
         "type", "properties", "additionalProperties", "patternProperties", "propertyNames", "required", "enum",
         "const", "pattern", "minLength", "items", "minItems", "uniqueItems", "minimum", "maximum",
         "oneOf", "anyOf", "allOf", "if", "then", "else", "$ref",
     ])
 
-    let root: JSONValue
+    public let root: JSONValue
 
-    init(schema: JSONValue) {
+    public init(schema: JSONValue) {
         root = schema
     }
 
     /// Every failure of `instance`, outermost first; the failures of the alternatives of a
     /// failed `oneOf`/`anyOf` follow it. Empty when the instance is valid.
-    func validate(_ instance: JSONValue) -> [Failure] {
+    public func validate(_ instance: JSONValue) -> [Failure] {
         validate(instance, against: root, at: "")
     }
 
+    /// Every failure of `instance` against `schema`, a schema inside the root (whose `$ref`s
+    /// are resolved in the root): an OpenAPI document's `#/components/schemas/...`.
+    public func validate(_ instance: JSONValue, against schema: JSONValue) -> [Failure] {
+        validate(instance, against: schema, at: "")
+    }
+
     /// Every keyword used anywhere in the schema (for the "exactly what the renderer emits" check).
-    func keywords() -> Set<String> {
+    public func keywords() -> Set<String> {
         var result: Set<String> = []
         func visit(_ schema: JSONValue) {
             guard case .object(let object) = schema else { return }
@@ -290,8 +298,8 @@ struct JSONSchemaValidator {
         return failures
     }
 
-    /// `#/$defs/name`-style local references.
-    private func resolve(_ reference: String) -> JSONValue? {
+    /// `#/$defs/name`-style local references (JSON Pointers into the root).
+    public func resolve(_ reference: String) -> JSONValue? {
         guard reference.hasPrefix("#") else { return nil }
         var node = root
         for segment in reference.dropFirst().split(separator: "/") {
