@@ -17,5 +17,8 @@ protocol AnyResultsEngine<Item, Section>: AnyObject {
     func snapshotAndChanges() -> (snapshot: ResultsSnapshot<Item, Section>, changes: BatchBuilder.Known)
     /// This engine if it loads eagerly, else a new one loading eagerly in its state.
     func loadingEagerly() throws -> any AnyResultsEngine<Item, Section>
+    /// A new engine loading eagerly, with this one's items, options and tracker, its values
+    /// and keys read by `read` (see ``ItemLoading/loadingEagerly(_:)``).
+    func eagerCopy(readingWith read: (_ body: (Database) throws -> Void) throws -> Void) throws -> any AnyResultsEngine<Item, Section>
     func _checkInvariants()
 }

@@ -105,8 +105,8 @@ struct BatchedLoading<Item: StrataEntity>: ItemLoading {
 
     /// A copy loading eagerly, its values read with the pinned reader: the state of the last
     /// commit applied, whatever was committed since.
-    static func loadingEagerly<Section: Hashable & Sendable>(_ engine: ResultsEngine<Item, Section, BatchedLoading<Item>>) throws -> any AnyResultsEngine<Item, Section> {
-        try engine.eagerCopy { body in try engine.loading.loader?.reader.read(body) }
+    func loadingEagerly<Section>(_ engine: any AnyResultsEngine<Item, Section>) throws -> any AnyResultsEngine<Item, Section> {
+        try engine.eagerCopy { body in try loader?.reader.read(body) }
     }
 
     /// Outside a commit the index reads no key; once fetched, a loader serves the pages.

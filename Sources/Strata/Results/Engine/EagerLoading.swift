@@ -134,7 +134,7 @@ struct EagerLoading<Item: StrataEntity>: ItemLoading {
     }
 
     /// The engine itself: its values are in memory already.
-    static func loadingEagerly<Section: Hashable & Sendable>(_ engine: ResultsEngine<Item, Section, EagerLoading<Item>>) -> any AnyResultsEngine<Item, Section> {
+    func loadingEagerly<Section>(_ engine: any AnyResultsEngine<Item, Section>) -> any AnyResultsEngine<Item, Section> {
         engine
     }
 

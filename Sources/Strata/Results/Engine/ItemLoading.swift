@@ -42,11 +42,11 @@ protocol ItemLoading<Item> {
     /// What a refetch tells the batch builder.
     static var refetched: BatchBuilder.Known { get }
 
-    /// An engine in `engine`'s state that loads eagerly (for results that must leave this
-    /// loading: a filter was set): `engine` itself when this loading is eager; else one made
-    /// by ``ResultsEngine/eagerCopy(readingWith:)``, its values read in the state of the last
-    /// commit applied (batched loading's pinned reader).
-    static func loadingEagerly<Section: Hashable & Sendable>(_ engine: ResultsEngine<Item, Section, Self>) throws -> any AnyResultsEngine<Item, Section>
+    /// An engine in the state of `engine` (whose loading this is) that loads eagerly, for
+    /// results that must leave this loading (a filter was set): `engine` itself when this
+    /// loading is eager; else one made by ``AnyResultsEngine/eagerCopy(readingWith:)``, its
+    /// values read in the state of the last commit applied (batched loading's pinned reader).
+    func loadingEagerly<Section>(_ engine: any AnyResultsEngine<Item, Section>) throws -> any AnyResultsEngine<Item, Section>
 
     /// Checks the values against `index` (debug builds only).
     func _checkInvariants<Section>(against index: SectionedIndex<Section, Keys>)

@@ -144,7 +144,7 @@ final class ResultsEngine<Item, Section: Hashable & Sendable, Loading: ItemLoadi
     /// commit applied): every value and every key read once, in that state. This engine is
     /// left as it was. The loading decides (``ItemLoading/loadingEagerly(_:)``).
     func loadingEagerly() throws -> any AnyResultsEngine<Item, Section> {
-        try Loading.loadingEagerly(self)
+        try loading.loadingEagerly(self)
     }
 
     /// A new engine loading eagerly, with this one's items, options and tracker: `read` runs
@@ -152,7 +152,7 @@ final class ResultsEngine<Item, Section: Hashable & Sendable, Loading: ItemLoadi
     /// never, leaving the copy empty, when there is no state yet).
     func eagerCopy(
         readingWith read: (_ body: (Database) throws -> Void) throws -> Void
-    ) throws -> ResultsEngine<Item, Section, EagerLoading<Item>> {
+    ) throws -> any AnyResultsEngine<Item, Section> {
         let eager = ResultsEngine<Item, Section, EagerLoading<Item>>(
             fetcher: fetcher, options: options, window: window, loading: EagerLoading())
         eager.tracker = tracker
