@@ -20,8 +20,8 @@ final class SyncServerFixture: @unchecked Sendable {
         // package-benchmark preloads its malloc interposer in this process; the server, psql and
         // the rest that the cluster starts need not carry it.
         unsetenv("LD_PRELOAD")
-        cluster = try PostgresCluster.start()
-        database = try cluster.makeDatabase()
+        cluster = try PostgresCluster.startBlocking()
+        database = try cluster.makeDatabaseBlocking()
         folder = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("strata-syncbench-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         // The script a database's manager applies (see the sync article), then the rows.
@@ -34,7 +34,7 @@ final class SyncServerFixture: @unchecked Sendable {
     var configuration: PostgresConnection.Configuration { cluster.configuration(database: database) }
 
     @discardableResult
-    func psql(_ sql: String) throws -> String { try cluster.psql(sql, database: database) }
+    func psql(_ sql: String) throws -> String { try cluster.psqlBlocking(sql, database: database) }
 
     /// Inserts `count` cards numbered from `first`, spread over the boards, on the server (its
     /// triggers log them, as for any other service writing the tables).
