@@ -30,25 +30,7 @@ extension RelayTests {
                 try await super.init(environment: [
                     "STRATA_RELAY_MAX_BODY_BYTES": "\(RelayOpenAPITests.limit)", "STRATA_RELAY_HEARTBEAT_SECONDS": "0.2",
                 ])
-                let folder = try TemporaryDirectory()
-                let keys = keys
-                let recorder = RecordingServer(RelaySyncServer(url: relay.url) { try await keys.token() })
-                let store = try Store(schema: StrataModel.schema, path: folder.path("recorded.sqlite"))
-                let sync = try StoreSync(store: store, server: recorder)
-                try await store.write { db in
-                    let board = try db.insert(Board(name: "Documented", position: 1))
-                    let card = try db.insert(Card(
-                        title: "Every type", stage: .doing, points: 3, estimate: 0.1, small: -7, done: true, due: Date(),
-                        token: UUID(), blob: Data([0, 1, 254, 255]), price: Decimal(string: "12.50"),
-                        link: URL(string: "https://example.com/a?b=c"), boardID: board.id))
-                    _ = try db.insert(Card(title: "Few values", boardID: board.id))
-                    let label = try db.insert(Label(name: "documented"))
-                    try db.link(card.id, Card.labels, label.id)
-                }
-                try await sync.sync()
-                await sync.stop()
-                try store.close()
-                recorded = recorder.messages
+                recorded = try await recordADevice(board: "Documented", cards: ["Few values"])
             }
 
             static func get() async throws -> Shared { try await instance.value }

@@ -270,6 +270,31 @@ class SharedRelay: @unchecked Sendable {
         await first.close()
     }
 
+    /// The bodies a real device sends this relay (its hello, pushes and pulls), recorded: a
+    /// board named `board` with a card of every type, linked to a label, and `cards` more
+    /// cards of few values, pushed and pulled once.
+    func recordADevice(board name: String, cards: [String] = []) async throws -> [RecordingServer.Message] {
+        let folder = try TemporaryDirectory()
+        let keys = keys
+        let recorder = RecordingServer(RelaySyncServer(url: relay.url) { try await keys.token() })
+        let store = try Store(schema: StrataModel.schema, path: folder.path("recorded.sqlite"))
+        let sync = try StoreSync(store: store, server: recorder)
+        try await store.write { db in
+            let board = try db.insert(Board(name: name, position: 1))
+            let card = try db.insert(Card(
+                title: "Every type", stage: .doing, points: 3, estimate: 0.1, small: -7, done: true, due: Date(),
+                token: UUID(), blob: Data([0, 1, 254, 255]), price: Decimal(string: "12.50"),
+                link: URL(string: "https://example.com/a?b=c"), boardID: board.id))
+            for title in cards { _ = try db.insert(Card(title: title, boardID: board.id)) }
+            let label = try db.insert(Label(name: name.lowercased()))
+            try db.link(card.id, Card.labels, label.id)
+        }
+        try await sync.sync()
+        await sync.stop()
+        try store.close()
+        return recorder.messages
+    }
+
     private static func stopAll() {
         for relay in lock.withLock({ started }) { relay.stop(grace: .seconds(5)) }
     }
