@@ -43,15 +43,9 @@ extension LocalSyncState {
 
     /// Writes `objects` in this version's tables (numbering their tables).
     static func writeMigrated(_ objects: [MigratedObject], _ tables: SyncedTables, _ db: Database) throws {
-        var numbers = try LocalSyncState.numberTables(tables, db)
         // A table the model no longer syncs keeps its objects' state (as the earlier format
         // did): it is numbered too.
-        for table in Set(objects.map(\.table)) where numbers[table] == nil {
-            let next = (numbers.values.max() ?? 0) + 1
-            guard next < LocalSyncState.tableSlots else { throw SyncSetupError.tooManyTables(numbers.count) }
-            try db.execute(sql: "INSERT INTO stratasync_tables (n, tbl) VALUES (?, ?)", arguments: [next, table])
-            numbers[table] = next
-        }
+        let numbers = try numberTables(named: tables.entities.map(\.name) + Set(objects.map(\.table)).sorted(), db)
         let live = try db.makeStatement(sql: "INSERT OR IGNORE INTO stratasync_ids (k, uuid, state) VALUES (?, ?, ?)")
         let tombstone = try db.makeStatement(sql: "INSERT OR IGNORE INTO stratasync_tombstones (uuid, tbl, rowid_) VALUES (?, ?, ?)")
         for object in objects {

@@ -38,7 +38,7 @@ extension LocalSyncState {
     /// The local key of a live object.
     func rowid(_ uuid: String, _ db: Database) throws -> Int64? {
         guard let blob = LocalSyncState.blob(uuid) else { return nil }
-        return try Int64.fetchOne(db.cachedStatement(sql: "SELECT i.k >> 10 FROM stratasync_ids i WHERE \(Self.byID)"), arguments: [blob])
+        return try Int64.fetchOne(db.cachedStatement(sql: "SELECT \(LocalSyncState.localKeySQL("i.k")) FROM stratasync_ids i WHERE \(Self.byID)"), arguments: [blob])
     }
 
     /// The sync id of the live object of `table` with local key `rowid`, and whether the
@@ -67,7 +67,7 @@ extension LocalSyncState {
     /// Every live object of `entity`, by sync id, with its values as wire text.
     func liveObjects(_ entity: SyncedTables.Entity, _ db: Database) throws -> [UUID: [String: String?]] {
         let ids = try Row.fetchAll(
-            db, sql: "SELECT k >> 10, uuid FROM stratasync_ids WHERE k & 1023 = \(LocalSyncState.numberSQL("?"))", arguments: [entity.name])
+            db, sql: "SELECT \(LocalSyncState.localKeySQL("k")), uuid FROM stratasync_ids WHERE \(LocalSyncState.tableNumberSQL("k")) = \(LocalSyncState.numberSQL("?"))", arguments: [entity.name])
         let values = try self.values(entity, ids.map { $0[0] }, db)
         var objects: [UUID: [String: String?]] = [:]
         for id in ids { if let row = values[id[0]], let uuid = LocalSyncState.uuid(id[1]) { objects[uuid] = row } }
@@ -88,7 +88,7 @@ extension LocalSyncState {
     func record(_ uuid: String, _ db: Database) throws -> Record? {
         guard let blob = LocalSyncState.blob(uuid) else { return nil }
         if let row = try Row.fetchOne(
-            db.cachedStatement(sql: "SELECT i.k >> 10, i.state FROM stratasync_ids i WHERE \(Self.byID)"), arguments: [blob])
+            db.cachedStatement(sql: "SELECT \(LocalSyncState.localKeySQL("i.k")), i.state FROM stratasync_ids i WHERE \(Self.byID)"), arguments: [blob])
         {
             return Record(rowid: row[0], state: row[1])
         }
@@ -102,7 +102,7 @@ extension LocalSyncState {
     /// How many objects of `table` are new here (not acknowledged by the server).
     func newObjectCount(_ table: String, _ db: Database) throws -> Int {
         try Int.fetchOne(
-            db, sql: "SELECT COUNT(*) FROM stratasync_ids WHERE state = 0 AND k & 1023 = \(LocalSyncState.numberSQL("?"))", arguments: [table]
+            db, sql: "SELECT COUNT(*) FROM stratasync_ids WHERE state = 0 AND \(LocalSyncState.tableNumberSQL("k")) = \(LocalSyncState.numberSQL("?"))", arguments: [table]
         ) ?? 0
     }
 
@@ -110,7 +110,7 @@ extension LocalSyncState {
     func newObjects(_ table: String, limit: Int, _ db: Database) throws -> [(rowid: Int64, uuid: String)] {
         try Row.fetchAll(
             db, sql: """
-                SELECT k >> 10, uuid FROM stratasync_ids WHERE state = 0 AND k & 1023 = \(LocalSyncState.numberSQL("?1")) ORDER BY k LIMIT ?2
+                SELECT \(LocalSyncState.localKeySQL("k")), uuid FROM stratasync_ids WHERE state = 0 AND \(LocalSyncState.tableNumberSQL("k")) = \(LocalSyncState.numberSQL("?1")) ORDER BY k LIMIT ?2
                 """, arguments: [table, limit]
         ).map { ($0[0], LocalSyncState.text($0[1])) }
     }
@@ -118,7 +118,7 @@ extension LocalSyncState {
     /// Every object new here: its sync id, table and local key.
     func newObjects(_ db: Database) throws -> [(uuid: String, table: String, rowid: Int64)] {
         try Row.fetchAll(
-            db, sql: "SELECT i.uuid, t.tbl, i.k >> 10 FROM stratasync_ids i JOIN stratasync_tables t ON t.n = i.k & 1023 WHERE i.state = 0"
+            db, sql: "SELECT i.uuid, t.tbl, \(LocalSyncState.localKeySQL("i.k")) FROM stratasync_ids i JOIN stratasync_tables t ON t.n = \(LocalSyncState.tableNumberSQL("i.k")) WHERE i.state = 0"
         ).map {
             (LocalSyncState.text($0[0]), $0[1], $0[2])
         }
@@ -261,7 +261,7 @@ extension LocalSyncState {
         if try rowids.count == newObjectCount(table, db) {
             // Every object of the table new here (the push is whole): one statement.
             try db.execute(
-                sql: "UPDATE stratasync_ids SET state = 1 WHERE state = 0 AND k & 1023 = \(LocalSyncState.numberSQL("?"))", arguments: [table])
+                sql: "UPDATE stratasync_ids SET state = 1 WHERE state = 0 AND \(LocalSyncState.tableNumberSQL("k")) = \(LocalSyncState.numberSQL("?"))", arguments: [table])
         } else {
             for rowid in rowids { try markAgreed(table, rowid, db) }
         }
@@ -437,7 +437,7 @@ extension LocalSyncState {
     /// objects.
     func agreedLinkPairs(_ join: SyncedTables.Join, _ db: Database) throws -> [[Int64]] {
         try Row.fetchAll(db, sql: """
-            SELECT x.k >> 10, y.k >> 10 FROM stratasync_links l \
+            SELECT \(LocalSyncState.localKeySQL("x.k")), \(LocalSyncState.localKeySQL("y.k")) FROM stratasync_links l \
             JOIN stratasync_ids x ON \(LocalSyncState.uuidMatchSQL("x", "l.a")) \
             JOIN stratasync_ids y ON \(LocalSyncState.uuidMatchSQL("y", "l.b")) WHERE l.tbl = ?
             """, arguments: [join.name]).map { [$0[0], $0[1]] }
@@ -448,8 +448,8 @@ extension LocalSyncState {
     func forget(_ uuid: String, _ db: Database) throws {
         guard let blob = LocalSyncState.blob(uuid) else { return }
         try db.cachedStatement(sql: """
-            DELETE FROM stratasync_base WHERE (tbl, rowid_) IN (SELECT t.tbl, i.k >> 10 FROM stratasync_ids i \
-            JOIN stratasync_tables t ON t.n = i.k & 1023 WHERE \(Self.byID))
+            DELETE FROM stratasync_base WHERE (tbl, rowid_) IN (SELECT t.tbl, \(LocalSyncState.localKeySQL("i.k")) FROM stratasync_ids i \
+            JOIN stratasync_tables t ON t.n = \(LocalSyncState.tableNumberSQL("i.k")) WHERE \(Self.byID))
             """).execute(arguments: [blob])
         try db.cachedStatement(sql: "DELETE FROM stratasync_ids AS i WHERE \(Self.byID)").execute(arguments: [blob])
         try db.cachedStatement(sql: "DELETE FROM stratasync_tombstones WHERE uuid = ?").execute(arguments: [blob])

@@ -46,12 +46,16 @@ struct LocalSyncState {
     /// The format of the sync's state this version writes.
     static let format = 3
 
+    /// The low bits of a packed key that hold the table's number; the others hold the local
+    /// key. Every packing and unpacking, in Swift and in SQL, is made from it.
+    static let tableBits: Int64 = 10
+
     /// How many tables the packed keys leave room for (a table's number is below it).
-    static let tableSlots: Int64 = 1024
+    static let tableSlots: Int64 = 1 << tableBits
 
     /// The largest local key a synced table may hold (its packed key fits 64 bits); the
     /// smallest is its opposite.
-    static let maximumKey: Int64 = Int64.max / 1024
+    static let maximumKey: Int64 = Int64.max / tableSlots
 
     static let createSQL = [
         "CREATE TABLE IF NOT EXISTS stratasync_tables (n INTEGER PRIMARY KEY, tbl TEXT NOT NULL UNIQUE)",
@@ -86,7 +90,13 @@ struct LocalSyncState {
 
     /// SQL of the packed key (`stratasync_ids.k`) of local key `key` in the table numbered
     /// `number` (both SQL expressions).
-    static func packedKeySQL(_ key: String, _ number: String) -> String { "(\(key) * 1024 + \(number))" }
+    static func packedKeySQL(_ key: String, _ number: String) -> String { "(\(key) * \(tableSlots) + \(number))" }
+
+    /// SQL of the local key that the packed key `packed` (an SQL expression) holds.
+    static func localKeySQL(_ packed: String) -> String { "(\(packed) >> \(tableBits))" }
+
+    /// SQL of the table's number that the packed key `packed` (an SQL expression) holds.
+    static func tableNumberSQL(_ packed: String) -> String { "(\(packed) & \(tableSlots - 1))" }
 
     /// SQL of the number of the table named by the SQL expression `table` (NULL for a table
     /// without one).
@@ -104,12 +114,18 @@ struct LocalSyncState {
     /// Each synced table's number (numbering the tables that have none yet, for good).
     @discardableResult
     static func numberTables(_ tables: SyncedTables, _ db: Database) throws -> [String: Int64] {
+        try numberTables(named: tables.entities.map(\.name), db)
+    }
+
+    /// The number of every table the file has numbered, `names` among them (those without
+    /// one get the next numbers, for good).
+    static func numberTables(named names: some Sequence<String>, _ db: Database) throws -> [String: Int64] {
         var numbers = try tableNumbers(db)
-        for entity in tables.entities where numbers[entity.name] == nil {
+        for name in names where numbers[name] == nil {
             let next = (numbers.values.max() ?? 0) + 1
             guard next < tableSlots else { throw SyncSetupError.tooManyTables(numbers.count) }
-            try db.execute(sql: "INSERT INTO stratasync_tables (n, tbl) VALUES (?, ?)", arguments: [next, entity.name])
-            numbers[entity.name] = next
+            try db.execute(sql: "INSERT INTO stratasync_tables (n, tbl) VALUES (?, ?)", arguments: [next, name])
+            numbers[name] = next
         }
         return numbers
     }
@@ -249,7 +265,7 @@ struct LocalSyncState {
                 if let stored, stored != storedSQL(of: statement) { try db.execute(sql: "DROP TRIGGER \(quoted(name))") }
                 if stored == nil, name == updateTriggerName(entity), earlierFormat == nil {
                     readAgain = try readAgain || Bool.fetchOne(
-                        db, sql: "SELECT EXISTS (SELECT 1 FROM stratasync_ids WHERE k & 1023 = ? AND state = 1)", arguments: [number]) == true
+                        db, sql: "SELECT EXISTS (SELECT 1 FROM stratasync_ids WHERE \(tableNumberSQL("k")) = ? AND state = 1)", arguments: [number]) == true
                 }
                 try db.execute(sql: statement)
             }
@@ -267,10 +283,10 @@ struct LocalSyncState {
                 FROM \(table)
                 """)
             // An id whose row is gone: a new object's goes, an agreed one's becomes a tombstone.
-            let gone = "k & 1023 = \(number) AND (k >> 10) NOT IN (SELECT \(key) FROM \(table))"
+            let gone = "\(tableNumberSQL("k")) = \(number) AND \(localKeySQL("k")) NOT IN (SELECT \(key) FROM \(table))"
             try db.execute(sql: """
                 INSERT OR IGNORE INTO stratasync_tombstones (uuid, tbl, rowid_) \
-                SELECT uuid, \(name), k >> 10 FROM stratasync_ids WHERE state = 1 AND \(gone)
+                SELECT uuid, \(name), \(localKeySQL("k")) FROM stratasync_ids WHERE state = 1 AND \(gone)
                 """)
             try db.execute(sql: "DELETE FROM stratasync_ids WHERE \(gone)")
             try db.execute(sql: """
@@ -295,7 +311,7 @@ struct LocalSyncState {
                     try db.execute(
                         sql: """
                             INSERT OR IGNORE INTO stratasync_base (tbl, rowid_, col, old) \
-                            SELECT ?, k >> 10, ?, NULL FROM stratasync_ids WHERE k & 1023 = ? AND state = 1
+                            SELECT ?, \(localKeySQL("k")), ?, NULL FROM stratasync_ids WHERE \(tableNumberSQL("k")) = ? AND state = 1
                             """,
                         arguments: [entity.name, name, numbers[entity.name] ?? 0])
                 }
