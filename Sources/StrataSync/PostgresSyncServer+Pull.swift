@@ -23,7 +23,7 @@ extension PostgresSyncServer {
     ) async throws -> [UUID: [String: String?]] {
         let objects = try await readObjects(
             of: entity, key: "t.\(quoted(entity.primaryKey))", exists: "true", from: "\(quoted(entity.name)) t WHERE \(condition)",
-            binds, count: count, connection)
+            binds, connection)
         var result: [UUID: [String: String?]] = [:]
         result.reserveCapacity(objects.ids.count)
         for index in objects.ids.indices { result[objects.ids[index]] = objects.change(at: index).values }
@@ -38,21 +38,27 @@ extension PostgresSyncServer {
     /// (Sorting the rows here costs less than letting the server sort rows of every column.)
     func readObjects(
         of entity: SyncedTables.Entity, key: String, exists: String, order: String? = nil, from source: String, _ binds: PostgresBindings,
-        count: Int, _ connection: PostgresConnection
+        _ connection: PostgresConnection
     ) async throws -> PullBatch.Objects {
-        let columns = entity.columns
-        let list = ([key, exists] + (order.map { [$0] } ?? []) + columns.map { Self.selection(of: $0) }).joined(separator: ", ")
+        let list = Self.selectList(of: entity, key: key, exists: exists, order: order)
         let rows = try await connection.run(PostgresQuery(unsafeSQL: "SELECT \(list) FROM \(source)", binds: binds), logger: logger)
+        return try Self.objects(of: entity, rows, ordered: order != nil)
+    }
+
+    /// Rows selected as ``readObjects(of:key:exists:order:from:_:_:)`` selects them
+    /// (`ordered`: with the `order` column), as the objects of `entity`.
+    static func objects(of entity: SyncedTables.Entity, _ rows: [PostgresRow], ordered: Bool) throws -> PullBatch.Objects {
+        let columns = entity.columns
         var objects = PullBatch.Objects(table: entity.name, columns: columns.map(\.name))
         objects.types = columns.map(\.valueType)
-        objects.ids.reserveCapacity(count)
-        objects.rows.reserveCapacity(count)
-        objects.values.reserveCapacity(count * columns.count)
+        objects.ids.reserveCapacity(rows.count)
+        objects.rows.reserveCapacity(rows.count)
+        objects.values.reserveCapacity(rows.count * columns.count)
         var places: [Int64] = []
         for row in rows {
             var cells = row.makeIterator()
             guard let idCell = cells.next(), let id = try idCell.decode(UUID?.self), let existsCell = cells.next() else { continue }
-            if order != nil { places.append(try cells.next()?.decode(Int64.self) ?? 0) }
+            if ordered { places.append(try cells.next()?.decode(Int64.self) ?? 0) }
             guard try existsCell.decode(Bool.self) else {
                 objects.appendDeleted(id)
                 continue
@@ -62,7 +68,7 @@ extension PostgresSyncServer {
             }
             objects.appendRow(id)
         }
-        if order != nil {
+        if ordered {
             let sorted = objects.ids.indices.sorted { places[$0] < places[$1] }
             objects.ids = sorted.map { objects.ids[$0] }
             objects.rows = sorted.map { objects.rows[$0] }
@@ -70,7 +76,13 @@ extension PostgresSyncServer {
         return objects
     }
 
-    /// How ``readObjects(of:key:exists:order:from:_:count:_:)`` selects `column` of the table
+    /// The columns ``objects(of:_:ordered:)`` reads: `key`, `exists`, `order` (when given),
+    /// then each column of `entity`'s table `t`.
+    static func selectList(of entity: SyncedTables.Entity, key: String, exists: String, order: String? = nil) -> String {
+        ([key, exists] + (order.map { [$0] } ?? []) + entity.columns.map { selection(of: $0) }).joined(separator: ", ")
+    }
+
+    /// How ``readObjects(of:key:exists:order:from:_:_:)`` selects `column` of the table
     /// `t`: numbers, booleans, ids, data and dates as they are (their binary form is read
     /// here), other types as text.
     static func selection(of column: SyncedTables.Column) -> String {
@@ -142,7 +154,7 @@ extension PostgresSyncServer {
             let range = "seq > \(request.cursor) AND seq <= \(cursor) AND origin IS DISTINCT FROM $1"
             var batch: [PullBatch.Objects] = []
             for entity in schema.tables.entities {
-                guard let entries = named[entity.name] else { continue }
+                guard named[entity.name] != nil else { continue }
                 var binds = PostgresBindings()
                 binds.append(device)
                 binds.append(entity.name)
@@ -154,7 +166,7 @@ extension PostgresSyncServer {
                         (SELECT id AS strata_id, min(seq) AS strata_seq FROM strata_sync_log \
                         WHERE \(range) AND tbl = $2 AND id IS NOT NULL GROUP BY id) e \
                         LEFT JOIN \(quoted(entity.name)) t ON t.\(quoted(entity.primaryKey)) = e.strata_id
-                        """, binds, count: entries, connection)
+                        """, binds, connection)
                 if !objects.ids.isEmpty { batch.append(objects) }
             }
             var links: [SyncChange] = []

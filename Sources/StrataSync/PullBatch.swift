@@ -77,6 +77,8 @@ struct PullBatch: Sendable {
     var links: [SyncChange]
     /// Another server's answer, as it came (`objects` and `links` are then empty).
     var given: [SyncChange]?
+    /// Whether it is a batch of a snapshot (``SyncServer/readSnapshot(batchSize:into:)``).
+    var isSnapshot = false
 
     /// A batch of the PostgreSQL server.
     init(objects: [Objects], links: [SyncChange], cursor: Int64, hasMore: Bool) {

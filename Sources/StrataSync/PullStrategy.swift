@@ -35,7 +35,7 @@ struct BulkInsertStrategy: PullStrategy {
         together.isolatesChanges = false
         do {
             try together.applyChanges(batch.changesOtherThanInserts, newObjects: newObjects, db)
-            if let broken = try applier.store.brokenCountRules(db).first { throw broken }
+            if applier.checksCounts, let broken = try applier.store.brokenCountRules(db).first { throw broken }
         } catch let error where PullApplier.isRefusal(error) || error is RuleViolationError {
             applier.options.logger.debug("a batch of \(newObjects.count) new objects refused in bulk, applied change by change: \(error)")
             throw PullApplier.BulkInsertRefused(error: error)
@@ -55,7 +55,7 @@ struct AllAtOnceStrategy: PullStrategy {
         do {
             try db.inSavepoint {
                 try together.applyChanges(changes, db)
-                if let broken = try applier.store.brokenCountRules(db).first { throw broken }
+                if applier.checksCounts, let broken = try applier.store.brokenCountRules(db).first { throw broken }
                 return .commit
             }
         } catch let error where PullApplier.isRefusal(error) || error is RuleViolationError {

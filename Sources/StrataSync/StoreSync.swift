@@ -371,9 +371,12 @@ public actor StoreSync {
         // whose objects came in an earlier batch of this pull goes in bulk without the store
         // being searched for them (see `PullApplier.apply`).
         let rows = LocalSyncState(tables: tables)
-        let (startedEmpty, includingOwn) = try await store.read { db in
-            (try !rows.hasObjects(db), try LocalSyncState.value("rescanning", db) != nil)
+        let (startedEmpty, includingOwn, pushing) = try await store.read { db in
+            (try !rows.hasObjects(db), try LocalSyncState.value("rescanning", db) != nil, try LocalSyncState.pendingPush(db) != nil)
         }
+        // A store that has never known an object, with nothing to push, reads the server's
+        // snapshot of its tables where the server offers one (no log to group by object).
+        let snapshot = options.readsSnapshots && bulk && from == 0 && startedEmpty && !includingOwn && !pushing
         // A pull from the log's beginning (an initial sync, a rescan) reads larger batches
         // after its first: fewer statements, each rewriting fewer pages of the sync-id index
         // (its ids are random) per object. The first stays small, so that the store starts
@@ -387,6 +390,17 @@ public actor StoreSync {
         let reader = Task {
             var request = SyncPullRequest(device: device, cursor: from, limit: batch, includingOwnChanges: includingOwn)
             do {
+                if snapshot {
+                    let offered = try await server.readSnapshot(batchSize: limit) { answer in
+                        var batch = answer.batch
+                        batch.isSnapshot = true
+                        return await handOver.put((batch, applier.prepare(batch)))
+                    }
+                    if offered {
+                        handOver.finish(.success(()))
+                        return
+                    }
+                }
                 while !Task.isCancelled {
                     let result = try await server.pullBatch(request).batch
                     guard await handOver.put((result, bulk ? applier.prepare(result) : nil)) else { return }
@@ -418,6 +432,7 @@ public actor StoreSync {
             var report = SyncReport()
             var cursor = from
             var rescan = false
+            var readSnapshot = false
             var earlier: Set<UUID> = []  // the objects of this pull's batches so far, while `startedEmpty`
             while let (result, prepared) = try handOver.take() {
                 let count = result.count
@@ -435,9 +450,17 @@ public actor StoreSync {
                 } else {
                     assumingNew = false
                 }
-                if try applier.apply(result, prepared: prepared, assumingNew: assumingNew, db) { rescan = true }
+                var batchApplier = applier
+                batchApplier.checksCounts = !result.isSnapshot
+                if try batchApplier.apply(result, prepared: prepared, assumingNew: assumingNew, db) { rescan = true }
                 cursor = result.cursor
                 report.pulledChanges += count
+                readSnapshot = readSnapshot || result.isSnapshot
+            }
+            // A snapshot's counts hold once its last batch is in: when a count rule of this
+            // store is broken then, the pull is read again from the log, change by change.
+            if readSnapshot, let broken = try applier.store.brokenCountRules(db).first {
+                throw PullApplier.BulkInsertRefused(error: broken)
             }
             if rescan { try LocalSyncState.set("rescan", "1", db) }
             if includingOwn { try LocalSyncState.remove("rescanning", db) }

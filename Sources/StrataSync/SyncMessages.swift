@@ -207,6 +207,14 @@ public protocol SyncServer: Sendable {
     /// ``pull(_:)``'s answer as the sync applies it. The default makes it from ``pull(_:)``;
     /// ``PostgresSyncServer`` reads the rows straight into the values the store keeps.
     func pullBatch(_ request: SyncPullRequest) async throws -> SyncPullBatch
+    /// Reads every object and link the server holds in one snapshot of it, for an empty
+    /// store's first pull: `body` is given one batch of about `batchSize` objects or links
+    /// at a time (awaited before the next is read; it returns false to stop), each with the
+    /// log position the snapshot holds every change up to, the last one marked as such; an
+    /// object's references lead to objects of its own batch or of earlier ones, where the
+    /// model's references allow that order. Returns false, having called `body` never, when
+    /// the server does not offer it: the default. The sync then reads the log from its start.
+    func readSnapshot(batchSize: Int, into body: @escaping @Sendable (SyncPullBatch) async -> Bool) async throws -> Bool
     /// Signals (promptly, best effort) when the server's data changed: the sync pulls on
     /// each. Ends when the server connection is lost; the sync then calls again after a
     /// backoff.
@@ -218,6 +226,11 @@ extension SyncServer {
     /// text).
     public func pullBatch(_ request: SyncPullRequest) async throws -> SyncPullBatch {
         SyncPullBatch(try await pull(request))
+    }
+
+    /// No snapshot offered: an empty store's first pull reads the log.
+    public func readSnapshot(batchSize: Int, into body: @escaping @Sendable (SyncPullBatch) async -> Bool) async throws -> Bool {
+        false
     }
 }
 

@@ -16,7 +16,9 @@ public struct SyncOptions: Sendable {
     public var retryDelays: ClosedRange<Duration>
     /// The most server log entries read in one pull batch (each applied in one transaction).
     /// A pull from the beginning of the server's log (an initial sync) reads four times as
-    /// many in each batch after its first.
+    /// many in each batch after its first. A store that has never known an object reads its
+    /// first pull from a snapshot of the server's tables where the server offers one
+    /// (``SyncServer/readSnapshot(batchSize:into:)``), four times as many objects a batch.
     public var pullBatchSize: Int
     /// The most new objects or deletions sent in one push (the rest follow in the next).
     public var pushBatchSize: Int
@@ -27,6 +29,9 @@ public struct SyncOptions: Sendable {
     /// Whether a pull's batch of objects the store does not know yet is inserted in bulk
     /// (off: change by change, as any other batch; the tests compare both).
     var insertsInBulk = true
+    /// Whether an empty store's first pull reads the server's snapshot where the server
+    /// offers one (off: the log, as any other pull; the tests compare both).
+    var readsSnapshots = true
     /// The most values one statement of that bulk insert binds.
     ///
     /// Inside the pull's transaction, SQLite copies every page that a statement changes, and

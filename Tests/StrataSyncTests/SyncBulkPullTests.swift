@@ -12,9 +12,13 @@ import Testing
 @Suite("Objects new to the store, pulled in bulk", .serialized)
 struct SyncBulkPullTests {
     /// Options with the bulk path on or off, and small pulls so that a sync takes many batches.
-    static func options(bulk: Bool, batch: Int = 37) -> SyncOptions {
+    /// An empty store's first pull reads the log here, as later pulls do, so that the two
+    /// ways apply the same batches (`snapshot`: from the server's snapshot where it offers one;
+    /// see SyncSnapshotTests).
+    static func options(bulk: Bool, batch: Int = 37, snapshot: Bool = false) -> SyncOptions {
         var options = SyncOptions(pullBatchSize: batch)
         options.insertsInBulk = bulk
+        options.readsSnapshots = snapshot
         return options
     }
 

@@ -1,0 +1,105 @@
+import Foundation
+import Logging
+import NIOCore
+import PostgresNIO
+import Strata
+
+/// An empty store's first pull read as one snapshot of the tables (see
+/// ``SyncServer/readSnapshot(batchSize:into:)``).
+extension PostgresSyncServer {
+    /// Reads every object and link of the synced tables in one snapshot of the database (a
+    /// `REPEATABLE READ` transaction), table by table in the order of their references, a
+    /// batch of `batchSize` rows at a time through a cursor: no log is read but its last
+    /// position, which every batch carries. The snapshot holds every transaction up to that
+    /// position and none after it, as the log's positions are handed out in commit order.
+    ///
+    /// The snapshot takes as long as `body` takes with its batches, so no deadline holds the
+    /// whole of it: each statement must be answered within `requestTimeout` (its connection
+    /// is closed otherwise, and this fails with ``SyncTimeoutError``).
+    public func readSnapshot(batchSize: Int, into body: @escaping @Sendable (SyncPullBatch) async -> Bool) async throws -> Bool {
+        let size = max(1, batchSize)
+        let timeout = requestTimeout
+        try await race(timeout: nil) {
+            try await self.readSnapshot(size, timeout: timeout, body)
+        }
+        return true
+    }
+
+    private func readSnapshot(_ size: Int, timeout: Duration, _ body: @escaping @Sendable (SyncPullBatch) async -> Bool) async throws {
+        try await transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") { connection in
+            let logger = self.logger
+            @discardableResult
+            func run(_ sql: String) async throws -> [PostgresRow] {
+                try await connection.run(PostgresQuery(unsafeSQL: sql), logger: logger, within: timeout)
+            }
+            let cursor = try await run("SELECT coalesce(max(seq), 0)::int8 FROM strata_sync_log").first?.decode(Int64.self) ?? 0
+            var objects: [PullBatch.Objects] = []
+            var links: [SyncChange] = []
+            var count = 0
+            // Hands the batch read so far to `body`: false when it wants no more.
+            func handOver(last: Bool) async -> Bool {
+                let batch = PullBatch(objects: objects, links: links, cursor: cursor, hasMore: !last)
+                objects = []
+                links = []
+                count = 0
+                return await body(SyncPullBatch(batch: batch))
+            }
+            // Reads `select`'s rows through a cursor, at most a batch's room at a time, handing
+            // each to `read`; false when `body` wants no more.
+            func readAll(_ select: String, _ read: ([PostgresRow]) throws -> Void) async throws -> Bool {
+                try await run("DECLARE strata_snapshot NO SCROLL CURSOR FOR \(select)")
+                while true {
+                    let room = size - count
+                    let rows = try await run("FETCH FORWARD \(room) FROM strata_snapshot")
+                    try read(rows)
+                    count += rows.count
+                    if count >= size, await !handOver(last: false) { return false }
+                    if rows.count < room { break }
+                }
+                try await run("CLOSE strata_snapshot")
+                return true
+            }
+            let entities = Dictionary(uniqueKeysWithValues: schema.tables.entities.map { ($0.name, $0) })
+            for name in schema.tables.dependencyOrder {
+                guard let entity = entities[name] else { continue }
+                let list = Self.selectList(of: entity, key: "t.\(quoted(entity.primaryKey))", exists: "true")
+                let going = try await readAll("SELECT \(list) FROM \(quoted(entity.name)) t") { rows in
+                    let read = try Self.objects(of: entity, rows, ordered: false)
+                    if !read.ids.isEmpty { objects.append(read) }
+                }
+                if !going { return }
+            }
+            for join in schema.tables.joins {
+                let going = try await readAll("SELECT \(quoted(join.column)), \(quoted(join.inverseColumn)) FROM \(quoted(join.name))") { rows in
+                    for (a, b) in try rows.decode((UUID, UUID).self) {
+                        links.append(SyncChange(kind: .link, table: join.name, link: [join.column: a, join.inverseColumn: b]))
+                    }
+                }
+                if !going { return }
+            }
+            _ = await handOver(last: true)
+        }
+    }
+}
+
+extension PostgresConnection {
+    /// ``run(_:logger:)``, the connection closed when `query` is not answered within `timeout`
+    /// (and then ``SyncTimeoutError`` thrown).
+    @discardableResult
+    func run(_ query: PostgresQuery, logger: Logger, within timeout: Duration) async throws -> [PostgresRow] {
+        try await withThrowingTaskGroup(of: [PostgresRow]?.self) { group in
+            group.addTask { try await self.run(query, logger: logger) }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let rows = first else {
+                let closing: EventLoopFuture<Void> = close()
+                closing.whenComplete { _ in withExtendedLifetime(self) {} }
+                throw SyncTimeoutError(timeout: timeout)
+            }
+            return rows
+        }
+    }
+}
