@@ -77,15 +77,19 @@ struct PullApplier {
         var setAside: [Int: String] = [:]  // index → why
         while true {
             var broken: [RuleViolationError] = []
+            var touched: [(violation: RuleViolationError, changes: [Int])] = []
             try db.inSavepoint {
                 try applyChanges(changes.indices.filter { setAside[$0] == nil }.map { changes[$0] }, db)
                 broken = checksCounts ? try store.brokenCountRules(db) : []
+                // Which changes touch each owner out of range, read before the rollback: the
+                // owner may be an object this pull inserts.
+                touched = try broken.map { ($0, try touching($0, changes, db)) }
                 return broken.isEmpty ? .commit : .rollback
             }
             guard let first = broken.first else { break }
             var more = false
-            for violation in broken {
-                for index in try touching(violation, changes, db) where setAside[index] == nil {
+            for (violation, indices) in touched {
+                for index in indices where setAside[index] == nil {
                     setAside[index] = "\(violation)"
                     more = true
                 }

@@ -460,6 +460,7 @@ public actor StoreSync {
             // A snapshot's counts hold once its last batch is in: when a count rule of this
             // store is broken then, the pull is read again from the log, change by change.
             if readSnapshot, let broken = try applier.store.brokenCountRules(db).first {
+                logger.debug("a snapshot refused in bulk, read again from the log change by change: \(broken)")
                 throw PullApplier.BulkInsertRefused(error: broken)
             }
             if rescan { try LocalSyncState.set("rescan", "1", db) }

@@ -123,7 +123,7 @@ struct SyncWireValueTests {
             // …and the decoded values themselves, against those of the wire text.
             let objects = try await server.readObjects(
                 of: entity, key: "t.\(quoted(entity.primaryKey))", exists: "true", from: "\(quoted(entity.name)) t", PostgresBindings(),
-                count: 0, connection)
+                connection)
             for (index, id) in objects.ids.enumerated() {
                 let row = objects.rows[index], values = try #require(expected[id])
                 for (offset, column) in entity.columns.enumerated() {
