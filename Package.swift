@@ -30,6 +30,9 @@ let package = Package(
         // the Prometheus backend that strata-relay bootstraps and serves at /metrics.
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        // strata-relay's settings: a JSON file and the environment, through swift-configuration.
+        .package(url: "https://github.com/apple/swift-configuration", from: "1.0.0"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
     ],
     targets: [
         // libyaml, as a system library: a module map and a shim header.
@@ -101,6 +104,8 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"), .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ]),
         // `make relay-demo`: two users on three devices, sharing a board, syncing through
         // strata-relay (a process) and a private PostgreSQL cluster, signed in with tokens.

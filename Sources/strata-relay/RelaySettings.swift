@@ -1,12 +1,15 @@
+import Configuration
 import Foundation
 import Logging
 import NIOSSL
 import PostgresNIO
 import StrataRelay
 import StrataSync
+import SystemPackage
 
-/// The relay's settings: a JSON file (`--config PATH`), then the environment, which wins.
-/// Every setting, with its variable and its key in the file:
+/// The relay's settings: a JSON file (`--config PATH`), then the environment, which wins,
+/// read through swift-configuration (``load(file:environment:)``). Every setting, with its
+/// variable and its key in the file:
 ///
 /// | environment | file | meaning |
 /// | --- | --- | --- |
@@ -33,18 +36,18 @@ import StrataSync
 /// | `STRATA_RELAY_IDLE_TIMEOUT_SECONDS` | `idleTimeoutSeconds` | how long a connection may send nothing while the relay waits for a request or its body, before it is closed (60; 0: never) |
 /// | `STRATA_RELAY_METRICS` | `metrics` | serve the metrics in Prometheus's text format at `GET /metrics` on the relay's port (true) |
 /// | `STRATA_RELAY_LOG_LEVEL` | `logLevel` | `trace` … `critical` (`info`) |
-struct RelaySettings: Codable {
-    struct Listen: Codable {
+struct RelaySettings {
+    struct Listen {
         var host: String?
         var port: Int?
         var tlsCertificateFile: String?
         var tlsKeyFile: String?
     }
-    struct Model: Codable {
+    struct Model {
         var paths: [String]?
         var name: String?
     }
-    struct Postgres: Codable {
+    struct Postgres {
         var host: String?
         var port: Int?
         var socket: String?
@@ -56,7 +59,7 @@ struct RelaySettings: Codable {
         var caFile: String?
         var serverName: String?
     }
-    struct JWT: Codable {
+    struct JWT {
         var hs256Secret: String?
         var hs256SecretFile: String?
         var es256PublicKeyFile: String?
@@ -80,77 +83,95 @@ struct RelaySettings: Codable {
     var metrics: Bool?
     var logLevel: String?
 
-    init() {}
+    /// Each setting's key (in the file, in the shape of this type) and its environment
+    /// variable (after `STRATA_RELAY_`).
+    static let environmentNames: [String: String] = [
+        "listen.host": "HOST", "listen.port": "PORT", "listen.tlsCertificateFile": "TLS_CERTIFICATE_FILE",
+        "listen.tlsKeyFile": "TLS_KEY_FILE", "model.paths": "MODELS", "model.name": "MODEL_NAME",
+        "postgres.host": "PG_HOST", "postgres.port": "PG_PORT", "postgres.socket": "PG_SOCKET", "postgres.user": "PG_USER",
+        "postgres.password": "PG_PASSWORD", "postgres.passwordFile": "PG_PASSWORD_FILE", "postgres.database": "PG_DATABASE",
+        "postgres.tls": "PG_TLS", "postgres.caFile": "PG_CA_FILE", "postgres.serverName": "PG_SERVER_NAME",
+        "schemaPolicy": "SCHEMA_POLICY", "connections": "CONNECTIONS", "jwt.hs256Secret": "JWT_HS256_SECRET",
+        "jwt.hs256SecretFile": "JWT_HS256_SECRET_FILE", "jwt.es256PublicKeyFile": "JWT_ES256_PUBLIC_KEY_FILE",
+        "jwt.jwksFile": "JWT_JWKS_FILE", "jwt.issuer": "JWT_ISSUER", "jwt.audience": "JWT_AUDIENCE",
+        "jwt.userClaim": "JWT_USER_CLAIM", "jwt.leewaySeconds": "JWT_LEEWAY_SECONDS", "jwt.requireExpiry": "JWT_REQUIRE_EXP",
+        "maxBodyBytes": "MAX_BODY_BYTES", "heartbeatSeconds": "HEARTBEAT_SECONDS", "idleTimeoutSeconds": "IDLE_TIMEOUT_SECONDS",
+        "metrics": "METRICS", "logLevel": "LOG_LEVEL",
+    ]
 
-    /// Every key optional, the groups (`listen`, `model`, `postgres`, `jwt`) too.
-    init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        listen = try container.decodeIfPresent(Listen.self, forKey: .listen) ?? Listen()
-        model = try container.decodeIfPresent(Model.self, forKey: .model) ?? Model()
-        postgres = try container.decodeIfPresent(Postgres.self, forKey: .postgres) ?? Postgres()
-        jwt = try container.decodeIfPresent(JWT.self, forKey: .jwt) ?? JWT()
-        schemaPolicy = try container.decodeIfPresent(String.self, forKey: .schemaPolicy)
-        connections = try container.decodeIfPresent(Int.self, forKey: .connections)
-        maxBodyBytes = try container.decodeIfPresent(Int.self, forKey: .maxBodyBytes)
-        heartbeatSeconds = try container.decodeIfPresent(Double.self, forKey: .heartbeatSeconds)
-        idleTimeoutSeconds = try container.decodeIfPresent(Double.self, forKey: .idleTimeoutSeconds)
-        metrics = try container.decodeIfPresent(Bool.self, forKey: .metrics)
-        logLevel = try container.decodeIfPresent(String.self, forKey: .logLevel)
-    }
-
-    /// The file's settings (every key optional), then the environment's over them.
-    static func load(file: String?, environment: [String: String]) throws -> RelaySettings {
-        var settings = RelaySettings()
+    /// The settings read through swift-configuration: the environment's `STRATA_RELAY_…`
+    /// variables (an empty one is unset; `STRATA_RELAY_MODELS` is `:`-separated) over the JSON
+    /// file's keys. A value of the wrong type, in either, is an error that names it.
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, *)
+    static func load(file: String?, environment: [String: String]) async throws -> RelaySettings {
+        let names = environmentNames
+        let variables = environment.filter { $0.key.hasPrefix("STRATA_RELAY_") && !$0.value.isEmpty }
+        let secrets: Set<String> = ["STRATA_RELAY_PG_PASSWORD", "STRATA_RELAY_JWT_HS256_SECRET"]
+        // A setting's key, looked up as its variable: the provider encodes a key's components
+        // joined by "_", upper-cased.
+        let fromEnvironment = KeyMappingProvider(
+            upstream: EnvironmentVariablesProvider(environmentVariables: variables, secretsSpecifier: .specific(secrets), arraySeparator: ":")
+        ) { key in
+            guard let name = names[key.components.joined(separator: ".")] else { return AbsoluteConfigKey(["strata", "relay", "unknown"]) }
+            return AbsoluteConfigKey(["strata", "relay"] + name.lowercased().split(separator: "_").map(String.init))
+        }
+        var providers: [any ConfigProvider] = [fromEnvironment]
         if let file {
-            guard let data = FileManager.default.contents(atPath: file) else { throw RelayConfigurationError("cannot read the configuration file \(file)") }
-            do { settings = try JSONDecoder().decode(RelaySettings.self, from: data) } catch {
+            guard FileManager.default.isReadableFile(atPath: file) else { throw RelayConfigurationError("cannot read the configuration file \(file)") }
+            do {
+                providers.append(try await FileProvider<JSONSnapshot>(filePath: FilePath(file)))
+            } catch {
                 throw RelayConfigurationError("the configuration file \(file) is not the relay's JSON: \(error)")
             }
         }
-        func string(_ name: String) -> String? { environment["STRATA_RELAY_" + name].flatMap { $0.isEmpty ? nil : $0 } }
-        func number<T: LosslessStringConvertible>(_ name: String, _ type: T.Type) throws -> T? {
-            guard let text = string(name) else { return nil }
-            guard let value = T(text) else { throw RelayConfigurationError("STRATA_RELAY_\(name)=\(text) is not a number") }
-            return value
+        let config = ConfigReader(providers: providers)
+        // Where a key's value comes from, for errors.
+        func named(_ key: String) -> String { "\(key) (STRATA_RELAY_\(names[key] ?? ""))" }
+        func string(_ key: String) throws -> String? {
+            if let value = config.string(forKey: ConfigKey(key), isSecret: secrets.contains("STRATA_RELAY_\(names[key] ?? "")")) { return value }
+            if config.int(forKey: ConfigKey(key)) != nil || config.double(forKey: ConfigKey(key)) != nil || config.bool(forKey: ConfigKey(key)) != nil {
+                throw RelayConfigurationError("\(named(key)) is not text")
+            }
+            return nil
         }
-        settings.listen.host = string("HOST") ?? settings.listen.host
-        settings.listen.port = try number("PORT", Int.self) ?? settings.listen.port
-        settings.listen.tlsCertificateFile = string("TLS_CERTIFICATE_FILE") ?? settings.listen.tlsCertificateFile
-        settings.listen.tlsKeyFile = string("TLS_KEY_FILE") ?? settings.listen.tlsKeyFile
-        if let paths = string("MODELS") { settings.model.paths = paths.split(separator: ":").map(String.init) }
-        settings.model.name = string("MODEL_NAME") ?? settings.model.name
-        settings.postgres.host = string("PG_HOST") ?? settings.postgres.host
-        settings.postgres.port = try number("PG_PORT", Int.self) ?? settings.postgres.port
-        settings.postgres.socket = string("PG_SOCKET") ?? settings.postgres.socket
-        settings.postgres.user = string("PG_USER") ?? settings.postgres.user
-        settings.postgres.password = string("PG_PASSWORD") ?? settings.postgres.password
-        settings.postgres.passwordFile = string("PG_PASSWORD_FILE") ?? settings.postgres.passwordFile
-        settings.postgres.database = string("PG_DATABASE") ?? settings.postgres.database
-        settings.postgres.tls = string("PG_TLS") ?? settings.postgres.tls
-        settings.postgres.caFile = string("PG_CA_FILE") ?? settings.postgres.caFile
-        settings.postgres.serverName = string("PG_SERVER_NAME") ?? settings.postgres.serverName
-        settings.schemaPolicy = string("SCHEMA_POLICY") ?? settings.schemaPolicy
-        settings.connections = try number("CONNECTIONS", Int.self) ?? settings.connections
-        settings.jwt.hs256Secret = string("JWT_HS256_SECRET") ?? settings.jwt.hs256Secret
-        settings.jwt.hs256SecretFile = string("JWT_HS256_SECRET_FILE") ?? settings.jwt.hs256SecretFile
-        settings.jwt.es256PublicKeyFile = string("JWT_ES256_PUBLIC_KEY_FILE") ?? settings.jwt.es256PublicKeyFile
-        settings.jwt.jwksFile = string("JWT_JWKS_FILE") ?? settings.jwt.jwksFile
-        settings.jwt.issuer = string("JWT_ISSUER") ?? settings.jwt.issuer
-        settings.jwt.audience = string("JWT_AUDIENCE") ?? settings.jwt.audience
-        settings.jwt.userClaim = string("JWT_USER_CLAIM") ?? settings.jwt.userClaim
-        settings.jwt.leewaySeconds = try number("JWT_LEEWAY_SECONDS", Double.self) ?? settings.jwt.leewaySeconds
-        if let text = string("JWT_REQUIRE_EXP") {
-            guard let flag = Bool(text.lowercased()) else { throw RelayConfigurationError("STRATA_RELAY_JWT_REQUIRE_EXP=\(text) is not true or false") }
-            settings.jwt.requireExpiry = flag
+        func int(_ key: String) throws -> Int? {
+            if let value = config.int(forKey: ConfigKey(key)) { return value }
+            if let text = config.string(forKey: ConfigKey(key)) { throw RelayConfigurationError("\(named(key))=\(text) is not a number") }
+            return nil
         }
-        settings.maxBodyBytes = try number("MAX_BODY_BYTES", Int.self) ?? settings.maxBodyBytes
-        settings.heartbeatSeconds = try number("HEARTBEAT_SECONDS", Double.self) ?? settings.heartbeatSeconds
-        settings.idleTimeoutSeconds = try number("IDLE_TIMEOUT_SECONDS", Double.self) ?? settings.idleTimeoutSeconds
-        if let text = string("METRICS") {
-            guard let flag = Bool(text.lowercased()) else { throw RelayConfigurationError("STRATA_RELAY_METRICS=\(text) is not true or false") }
-            settings.metrics = flag
+        func double(_ key: String) throws -> Double? {
+            if let value = config.double(forKey: ConfigKey(key)) { return value }
+            if let value = config.int(forKey: ConfigKey(key)) { return Double(value) }
+            if let text = config.string(forKey: ConfigKey(key)) { throw RelayConfigurationError("\(named(key))=\(text) is not a number") }
+            return nil
         }
-        settings.logLevel = string("LOG_LEVEL") ?? settings.logLevel
+        func bool(_ key: String) throws -> Bool? {
+            if let value = config.bool(forKey: ConfigKey(key)) { return value }
+            if let text = config.string(forKey: ConfigKey(key)) { throw RelayConfigurationError("\(named(key))=\(text) is not true or false") }
+            return nil
+        }
+        var settings = RelaySettings()
+        settings.listen = Listen(
+            host: try string("listen.host"), port: try int("listen.port"), tlsCertificateFile: try string("listen.tlsCertificateFile"),
+            tlsKeyFile: try string("listen.tlsKeyFile"))
+        settings.model = Model(paths: config.stringArray(forKey: "model.paths"), name: try string("model.name"))
+        settings.postgres = Postgres(
+            host: try string("postgres.host"), port: try int("postgres.port"), socket: try string("postgres.socket"),
+            user: try string("postgres.user"), password: try string("postgres.password"), passwordFile: try string("postgres.passwordFile"),
+            database: try string("postgres.database"), tls: try string("postgres.tls"), caFile: try string("postgres.caFile"),
+            serverName: try string("postgres.serverName"))
+        settings.jwt = JWT(
+            hs256Secret: try string("jwt.hs256Secret"), hs256SecretFile: try string("jwt.hs256SecretFile"),
+            es256PublicKeyFile: try string("jwt.es256PublicKeyFile"), jwksFile: try string("jwt.jwksFile"), issuer: try string("jwt.issuer"),
+            audience: try string("jwt.audience"), userClaim: try string("jwt.userClaim"), leewaySeconds: try double("jwt.leewaySeconds"),
+            requireExpiry: try bool("jwt.requireExpiry"))
+        settings.schemaPolicy = try string("schemaPolicy")
+        settings.connections = try int("connections")
+        settings.maxBodyBytes = try int("maxBodyBytes")
+        settings.heartbeatSeconds = try double("heartbeatSeconds")
+        settings.idleTimeoutSeconds = try double("idleTimeoutSeconds")
+        settings.metrics = try bool("metrics")
+        settings.logLevel = try string("logLevel")
         return settings
     }
 

@@ -59,7 +59,10 @@ struct StrataRelayCommand {
     }
 
     static func run(file: String?) async throws {
-        let settings = try RelaySettings.load(file: file, environment: ProcessInfo.processInfo.environment)
+        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, *) else {
+            throw RelayConfigurationError("strata-relay reads its settings with swift-configuration, which needs macOS 15 or later")
+        }
+        let settings = try await RelaySettings.load(file: file, environment: ProcessInfo.processInfo.environment)
         let level = try settings.level
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)

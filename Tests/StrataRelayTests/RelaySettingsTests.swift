@@ -72,6 +72,57 @@ extension RelayTests {
             #expect(after > .seconds(1) && after < .seconds(8), "closed after \(after)")
         }
 
+        @Test("A setting of the wrong type, in the environment or in the file, stops the relay with an error that names it; the environment wins over the file")
+        func settingsOfTheWrongTypeAreRefusedByName() async throws {
+            let test = try await TestServer()
+            let keys = TestKeys()
+            let folder = try TemporaryDirectory()
+            func refusal(_ environment: [String: String], file: String? = nil) async throws -> String {
+                var arguments: [String] = []
+                if let file {
+                    let path = folder.path("relay-\(UUID().uuidString.prefix(8)).json")
+                    try file.write(toFile: path, atomically: true, encoding: .utf8)
+                    arguments = ["--config", path]
+                }
+                do {
+                    let relay = try await RelayProcess(test, keys: keys, environment: environment, arguments: arguments)
+                    relay.stop()
+                    return "started"
+                } catch let error as RelayProcess.RelayError {
+                    return error.description
+                }
+            }
+            let port = try await refusal(["STRATA_RELAY_PORT": "eighty"])
+            #expect(port.contains("listen.port (STRATA_RELAY_PORT)=eighty is not a number"), "\(port)")
+            let body = try await refusal([:], file: #"{ "maxBodyBytes": "large" }"#)
+            #expect(body.contains("maxBodyBytes (STRATA_RELAY_MAX_BODY_BYTES)=large is not a number"), "\(body)")
+            let metrics = try await refusal(["STRATA_RELAY_METRICS": "sometimes"])
+            #expect(metrics.contains("metrics (STRATA_RELAY_METRICS)=sometimes is not true or false"), "\(metrics)")
+            let claim = try await refusal([:], file: #"{ "jwt": { "userClaim": 7 } }"#)
+            #expect(claim.contains("jwt.userClaim (STRATA_RELAY_JWT_USER_CLAIM) is not text"), "\(claim)")
+            let broken = try await refusal([:], file: #"{ "jwt": "#)
+            #expect(broken.contains("is not the relay's JSON"), "\(broken)")
+
+            // The file limits bodies to 100 bytes and names another audience; the environment
+            // says 4096 and the tokens' audience, and wins.
+            let path = folder.path("relay.json")
+            try #"{ "maxBodyBytes": 100, "jwt": { "audience": "someone-else" }, "listen": { "port": "not used" } }"#
+                .write(toFile: path, atomically: true, encoding: .utf8)
+            let relay = try await RelayProcess(test, keys: keys, environment: ["STRATA_RELAY_MAX_BODY_BYTES": "4096"], arguments: ["--config", path])
+            defer { relay.stop() }
+            // A device signs in (the environment's audience) and syncs (its hello makes the
+            // server's tables).
+            let device = try RelayDevice(folder.path("dora.sqlite"), relay: relay) { try await keys.token(user: "dora") }
+            try await device.store.write { db in _ = try db.insert(Board(name: "The environment wins")) }
+            #expect(try await device.sync.sync().pushedChanges == 1)
+            await device.close()
+            let pull = relay.url.appendingPathComponent("v1/pull")
+            let padded = #"{"device":"8A1E07E4-6A55-4D7A-9B3C-0E9B1B0A8C11","cursor":0,"limit":10}"# + String(repeating: " ", count: 200)
+            let answer = try await http("POST", pull, token: try await keys.token(user: "dora"), body: Data(padded.utf8))
+            #expect(answer.status == 200, "\(answer.status) \(answer.refusal ?? [:])")
+            #expect(try await http("POST", pull, token: try await keys.token(user: "dora"), body: Data(repeating: 32, count: 4097)).status == 413)
+        }
+
         @Test("The routes mounted in an app of one's own, under a prefix; the app stops gracefully with a signals stream open")
         func mountedInAnApp() async throws {
             let test = try await TestServer()
