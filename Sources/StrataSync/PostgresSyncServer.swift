@@ -186,9 +186,19 @@ public actor PostgresSyncServer: SyncServer {
                     let closing: EventLoopFuture<Void> = connection.close()  // not handed out again mid-transaction
                     closing.whenComplete { _ in withExtendedLifetime(connection) {} }
                 }
-                throw error
+                throw Self.missingTables(error) ?? error
             }
         }
+    }
+
+    /// ``SyncModelError/serverHasNoTables`` for a statement that met no sync table (a request
+    /// of a client that did not say hello first, on a database without them); nil for any
+    /// other error.
+    static func missingTables(_ error: any Error) -> SyncModelError? {
+        guard let error = error as? PSQLError, error.serverInfo?[.sqlState] == "42P01",
+              error.serverInfo?[.message]?.contains("relation \"strata_sync_") == true
+        else { return nil }
+        return .serverHasNoTables
     }
 
     // MARK: - Hello
@@ -428,7 +438,8 @@ public enum SyncModelError: StrataError {
     /// The device's model and the server's disagree on columns in a way that is not
     /// additive (a column with another type), or the server may not be extended.
     case incompatible(device: SyncModelVersion, server: SyncModelVersion?, details: [String])
-    /// The server has no sync tables, and the server may not create them.
+    /// The server has no sync tables: a hello with ``PostgresSyncServer/SchemaPolicy/requireExisting``,
+    /// or a push or pull before any hello made them.
     case serverHasNoTables
     /// The device synced with another server (or one restored from an earlier backup).
     case anotherServer(expected: UUID, found: UUID)
@@ -439,7 +450,7 @@ public enum SyncModelError: StrataError {
             "this device's model \(device) does not fit the server's model \(server.map(\.description) ?? "(unknown)"): "
                 + details.joined(separator: "; ")
         case .serverHasNoTables:
-            "the server has no Strata sync tables, and may not create them (SchemaPolicy.requireExisting)"
+            "the server has no Strata sync tables: apply the model's script (strata sql), or let a device's hello make them (SchemaPolicy.createAndExtend)"
         case .anotherServer(let expected, let found):
             "this store synced with server \(expected), and the server now answers as \(found): another database, or one restored from an earlier backup"
         }

@@ -252,5 +252,35 @@ extension RelayTests {
             }
             await device.close()
         }
+
+        @Test("A push or a pull before any hello made the server's tables gets 409 saying so, not 500")
+        func requestsBeforeTheServersTablesAreRefusedWithTheReason() async throws {
+            let test = try await TestServer()  // its own: no device has said hello to it
+            let keys = TestKeys()
+            let relay = try await RelayProcess(test, keys: keys)
+            defer { relay.stop() }
+            let token = try await keys.token(user: "erin")
+            let device = "5B7C0E2A-3D41-4C8E-9F07-2A6B1C9D0E13"
+            let pull = try await http(
+                "POST", relay.url.appendingPathComponent("v1/pull"), token: token,
+                body: Data(#"{"device":"\#(device)","cursor":0,"limit":10}"#.utf8))
+            let push = try await http(
+                "POST", relay.url.appendingPathComponent("v1/push"), token: token,
+                body: Data(#"{"id":"0D5E7F18-2C3B-4A69-8E1D-7F3A2B4C5D6E","device":"\#(device)","changes":[]}"#.utf8))
+            for answer in [pull, push] {
+                #expect(answer.status == 409)
+                #expect(answer.refusal?["error"] == "model_mismatch")
+                #expect(answer.refusal?["reason"]?.contains("the server has no Strata sync tables") == true, "\(answer.refusal ?? [:])")
+            }
+            // A device's hello makes them; then the same requests are answered.
+            let folder = try TemporaryDirectory()
+            let first = try RelayDevice(folder.path("first.sqlite"), relay: relay) { try await keys.token(user: "erin") }
+            try await first.sync.sync()
+            await first.close()
+            let again = try await http(
+                "POST", relay.url.appendingPathComponent("v1/pull"), token: token,
+                body: Data(#"{"device":"\#(device)","cursor":0,"limit":10}"#.utf8))
+            #expect(again.status == 200)
+        }
     }
 }
