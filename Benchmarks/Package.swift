@@ -21,6 +21,10 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         // The malloc interposer gives the allocation counts (jemalloc is not needed).
         .package(url: "https://github.com/ordo-one/benchmark", exact: "1.38.1", traits: ["MallocInterposer"]),
+        // The relay's initial sync: a relay in the benchmark's process (Hummingbird, the same
+        // versions Strata resolves), its tokens signed with jwt-kit.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.0.0"),
     ],
     targets: [
         .executableTarget(
@@ -42,8 +46,11 @@ let package = Package(
             dependencies: [
                 .product(name: "Strata", package: "Strata"),
                 .product(name: "StrataSync", package: "Strata"),
+                .product(name: "StrataRelay", package: "Strata"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Benchmark", package: "benchmark"),
             ],
             path: "Benchmarks/StrataSyncBenchmarks",

@@ -51,6 +51,36 @@ func registerInitialSync(objects: Int) {
             throw SyncBenchmarkError.unexpected("initial sync: \(report), \(count) objects in the store, \(objects) expected")
         }
     }
+    // The same sync through a relay (in this process: its work counts in `cpuTotal`), over
+    // HTTP on loopback: a phone app's first sync.
+    let relay = Fixture<RelayFixture>()
+    Benchmark(
+        "InitialSync.\(formatCount(objects)).Relay",
+        configuration: .with(
+            metrics, Runs(warmUp: 1, measured: 5),
+            setup: {
+                try await setup()
+                relay.set(try await RelayFixture(server.value))
+            },
+            teardown: {
+                await relay.value.stop()
+                relay.set(nil)
+                try await teardown()
+            })
+    ) { benchmark in
+        let (store, sync) = try relay.value.device(server.value, name: "relay")
+        benchmark.startMeasurement()
+        let report = try await sync.sync()
+        benchmark.stopMeasurement()
+        await sync.stop()
+        let count = try await store.read { db in
+            try Int.fetchOne(db, sql: "SELECT (SELECT count(*) FROM Board) + (SELECT count(*) FROM Card)") ?? 0
+        }
+        try store.close()
+        guard report.pulledChanges == objects, count == objects, report.conflictsWhilePulling == 0 else {
+            throw SyncBenchmarkError.unexpected("initial sync through a relay: \(report), \(count) objects in the store, \(objects) expected")
+        }
+    }
     Benchmark(
         "InitialSync.\(formatCount(objects)).PostgresNIO",
         configuration: .with(metrics, Runs(warmUp: 1, measured: 5), setup: setup, teardown: teardown)

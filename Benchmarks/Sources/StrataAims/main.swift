@@ -488,6 +488,10 @@ for size in sizes {
         let r = o.median / c.median
         aim("initial sync of \(countLabel(size)) objects into an empty store ≤ 0.6× the hand-written copy (postgres-nio read, plain GRDB write)", r <= 0.6, ratio(r))
     }
+    if let o = ours, let relayed = figure("InitialSync.\(countLabel(size)).Relay", "wallClock") {
+        let r = relayed.median / o.median
+        aim("a user's initial sync of \(countLabel(size)) objects through a relay ≤ 1.5× the same sync over direct PostgreSQL", r <= 1.5, ratio(r))
+    }
     let file = ["file (KiB)", "file vacuumed (KiB)", "file unsynced (KiB)"].map { figure("InitialSync.\(countLabel(size)).Strata", $0) }
     if let synced = file[0], let vacuumed = file[1], let unsynced = file[2] {
         let r = synced.median / unsynced.median
