@@ -21,7 +21,10 @@ extension PostgresSyncServer {
     /// answered as deleted (their ids only), so that an object that left the user's data
     /// leaves the user's devices.
     package func pull(_ request: SyncPullRequest, user: String) async throws -> SyncPullResult {
-        try await withDeadline { try await self.answerInBatch(request, user: user).result }
+        try await withDeadline {
+            let batch = try await self.answerInBatch(request, user: user)
+            return request.columnar ? batch.columnarResult : batch.result
+        }
     }
 
     /// ``push(_:)`` for `user`: each change is checked against the user's data before and

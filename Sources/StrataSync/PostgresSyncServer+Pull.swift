@@ -114,7 +114,8 @@ extension PostgresSyncServer {
     // MARK: - Pull
 
     func answer(_ request: SyncPullRequest) async throws -> SyncPullResult {
-        try await answerInBatch(request).result
+        let batch = try await answerInBatch(request)
+        return request.columnar ? batch.columnarResult : batch.result
     }
 
     /// The answer to `request`, each table's objects read into one array of stored values (see

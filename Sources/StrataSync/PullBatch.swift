@@ -88,13 +88,33 @@ struct PullBatch: Sendable {
         self.hasMore = hasMore
     }
 
-    /// Another server's answer.
+    /// Another server's answer: its objects by table as they came (their wire text), or its
+    /// changes.
     init(_ result: SyncPullResult) {
-        objects = []
-        links = []
-        given = result.changes
         cursor = result.cursor
         hasMore = result.hasMore
+        guard let columnar = result.objects else {
+            objects = []
+            links = []
+            given = result.changes
+            return
+        }
+        objects = columnar.map { table in
+            var objects = Objects(table: table.table, columns: table.columns)
+            objects.ids.reserveCapacity(table.ids.count)
+            objects.rows.reserveCapacity(table.ids.count)
+            objects.texts.reserveCapacity(table.ids.count * table.columns.count)
+            for (id, row) in zip(table.ids, table.rows) {
+                guard let row, row.count == table.columns.count else {
+                    objects.appendDeleted(id)
+                    continue
+                }
+                for value in row { objects.texts.append(.some(value)) }
+                objects.appendRow(id)
+            }
+            return objects
+        }
+        links = result.changes
     }
 
     /// The number of changes.
@@ -128,6 +148,21 @@ struct PullBatch: Sendable {
     }
 
     var result: SyncPullResult { SyncPullResult(changes: changes, cursor: cursor, hasMore: hasMore) }
+
+    /// The answer with its objects by table (``SyncPullRequest/columnar``).
+    var columnarResult: SyncPullResult {
+        if let given { return SyncPullResult(changes: given, cursor: cursor, hasMore: hasMore) }
+        let tables = objects.map { table in
+            SyncPullObjects(
+                table: table.table, columns: table.columns, ids: table.ids,
+                rows: table.rows.map { row in
+                    guard row >= 0 else { return nil }
+                    let start = row * table.columns.count
+                    return (start..<start + table.columns.count).map { table.text(at: $0) ?? nil }
+                })
+        }
+        return SyncPullResult(changes: links, cursor: cursor, hasMore: hasMore, objects: tables)
+    }
 
     /// The inserts of the batch by table, each table's in their order (``objects`` as they
     /// are, or made from another server's changes, with the columns of `tables`); nil when an

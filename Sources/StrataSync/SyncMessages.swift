@@ -147,16 +147,23 @@ public struct SyncPullRequest: Codable, Hashable, Sendable {
     /// store was rebuilt, say) takes the server's state of its own objects as well. Absent
     /// from the messages of earlier versions (false).
     public var includingOwnChanges: Bool
+    /// Whether the answer may hold its inserted objects by table, in
+    /// ``SyncPullResult/objects`` (each table's columns named once, each row's values in
+    /// their order), rather than one ``SyncChange`` each: less to encode and decode. Absent
+    /// from the messages of earlier versions (false); a server of an earlier version ignores it
+    /// and answers with changes.
+    public var columnar: Bool
 
-    public init(device: UUID, cursor: Int64, limit: Int, includingOwnChanges: Bool = false) {
+    public init(device: UUID, cursor: Int64, limit: Int, includingOwnChanges: Bool = false, columnar: Bool = false) {
         self.device = device
         self.cursor = cursor
         self.limit = limit
         self.includingOwnChanges = includingOwnChanges
+        self.columnar = columnar
     }
 
     private enum CodingKeys: String, CodingKey {
-        case device, cursor, limit, includingOwnChanges
+        case device, cursor, limit, includingOwnChanges, columnar
     }
 
     public init(from decoder: any Decoder) throws {
@@ -165,6 +172,7 @@ public struct SyncPullRequest: Codable, Hashable, Sendable {
         cursor = try container.decode(Int64.self, forKey: .cursor)
         limit = try container.decode(Int.self, forKey: .limit)
         includingOwnChanges = try container.decodeIfPresent(Bool.self, forKey: .includingOwnChanges) ?? false
+        columnar = try container.decodeIfPresent(Bool.self, forKey: .columnar) ?? false
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -173,6 +181,7 @@ public struct SyncPullRequest: Codable, Hashable, Sendable {
         try container.encode(cursor, forKey: .cursor)
         try container.encode(limit, forKey: .limit)
         if includingOwnChanges { try container.encode(true, forKey: .includingOwnChanges) }
+        if columnar { try container.encode(true, forKey: .columnar) }
     }
 }
 
@@ -180,16 +189,52 @@ public struct SyncPullRequest: Codable, Hashable, Sendable {
 /// changed (not each intermediate step), and the cursor to ask from next.
 public struct SyncPullResult: Codable, Hashable, Sendable {
     /// Inserts (full rows: the device inserts or updates), deletes, links and unlinks. The
-    /// device's own pushes are left out.
+    /// device's own pushes are left out. With ``objects``, the changes that come after them.
     public var changes: [SyncChange]
     public var cursor: Int64
     /// True when the log holds more after `cursor`.
     public var hasMore: Bool
+    /// The answer's objects by table, before ``changes`` (only when the request was
+    /// ``SyncPullRequest/columnar``; nil otherwise).
+    public var objects: [SyncPullObjects]?
 
-    public init(changes: [SyncChange], cursor: Int64, hasMore: Bool) {
+    public init(changes: [SyncChange], cursor: Int64, hasMore: Bool, objects: [SyncPullObjects]? = nil) {
         self.changes = changes
         self.cursor = cursor
         self.hasMore = hasMore
+        self.objects = objects
+    }
+
+    /// Every change of the answer, in its order: the objects' (an insert with every column,
+    /// or a delete), then ``changes``.
+    public var allChanges: [SyncChange] {
+        guard let objects else { return changes }
+        return objects.flatMap(\.changes) + changes
+    }
+}
+
+/// The objects of one table in a ``SyncPullResult``: the columns once, then per object its id
+/// and its row's values as wire text in the columns' order (nil: the object was deleted).
+public struct SyncPullObjects: Codable, Hashable, Sendable {
+    public var table: String
+    public var columns: [String]
+    public var ids: [UUID]
+    /// Per id, its row (a value per column, nil for NULL), or nil when the object is deleted.
+    public var rows: [[String?]?]
+
+    public init(table: String, columns: [String], ids: [UUID], rows: [[String?]?]) {
+        self.table = table
+        self.columns = columns
+        self.ids = ids
+        self.rows = rows
+    }
+
+    /// Each object as a ``SyncChange``: an insert with every column, or a delete.
+    public var changes: [SyncChange] {
+        zip(ids, rows).map { id, row in
+            guard let row else { return SyncChange(kind: .delete, table: table, id: id) }
+            return SyncChange(kind: .insert, table: table, id: id, values: Dictionary(uniqueKeysWithValues: zip(columns, row)))
+        }
     }
 }
 

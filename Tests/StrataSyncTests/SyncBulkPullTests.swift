@@ -393,6 +393,33 @@ struct SyncBulkPullTests {
             try Self.dump(byChange, replacing: [try taken(byChange): "made here"]))
     }
 
+    /// A pull answered by table (`columnar`, as a relay answers its devices) holds the same
+    /// changes as the same pull answered change by change, through JSON; and a store that
+    /// pulls the whole log that way, in bulk, ends as one that pulls it change by change.
+    @Test func aPullAnsweredByTableHoldsWhatItsChangesHold() async throws {
+        let test = try await TestServer(), folder = try TemporaryDirectory()
+        let device = try await Self.deviceOfSeededServer(test, folder)
+        defer { Task { await device.close() } }
+        let server = try test.server()
+        defer { Task { await server.close() } }
+        var request = SyncPullRequest(device: UUID(), cursor: 0, limit: 100_000)
+        let changes = try await server.pull(request)
+        request.columnar = true
+        let byTable = try JSONDecoder().decode(SyncPullResult.self, from: JSONEncoder().encode(try await server.pull(request)))
+        let tables = try #require(byTable.objects)
+        #expect(Set(tables.map(\.table)).isSuperset(of: ["Board", "Card", "Label", "Bottle"]))
+        #expect(tables.contains { $0.rows.contains { $0 == nil } })  // deleted cards
+        #expect(byTable.changes.allSatisfy { $0.kind == .link || $0.kind == .unlink })
+        #expect(changes.objects == nil)
+        #expect(byTable.allChanges.count == changes.changes.count)
+        #expect(Set(byTable.allChanges) == Set(changes.changes))
+        #expect(byTable.cursor == changes.cursor && byTable.hasMore == changes.hasMore)
+        // A batch made from either prepares the same objects for the bulk insert.
+        let applier = try Self.applier(device)
+        #expect(applier.prepare(PullBatch(byTable))?.count == applier.prepare(PullBatch(SyncPullResult(changes: byTable.allChanges, cursor: 0, hasMore: false)))?.count)
+        #expect(PullBatch(byTable).count == changes.changes.count)
+    }
+
     /// Another server (a relay) whose answers leave some columns out of the objects it sends:
     /// a column left out is left out of the row (it keeps its default) and of the base, in bulk
     /// as change by change.
