@@ -105,11 +105,13 @@ struct PullBatch: Sendable {
             objects.rows.reserveCapacity(table.ids.count)
             objects.texts.reserveCapacity(table.ids.count * table.columns.count)
             for (id, row) in zip(table.ids, table.rows) {
-                guard let row, row.count == table.columns.count else {
+                guard let row else {
                     objects.appendDeleted(id)
                     continue
                 }
-                for value in row { objects.texts.append(.some(value)) }
+                // A row of fewer values than columns holds only those (the others are left
+                // out, as a change leaves out a column it does not send); more are ignored.
+                for offset in table.columns.indices { objects.texts.append(offset < row.count ? .some(row[offset]) : nil) }
                 objects.appendRow(id)
             }
             return objects

@@ -233,7 +233,7 @@ public struct SyncPullObjects: Codable, Hashable, Sendable {
     public var changes: [SyncChange] {
         zip(ids, rows).map { id, row in
             guard let row else { return SyncChange(kind: .delete, table: table, id: id) }
-            return SyncChange(kind: .insert, table: table, id: id, values: Dictionary(uniqueKeysWithValues: zip(columns, row)))
+            return SyncChange(kind: .insert, table: table, id: id, values: Dictionary(zip(columns, row)) { first, _ in first })
         }
     }
 }
