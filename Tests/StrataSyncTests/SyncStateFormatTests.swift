@@ -293,6 +293,31 @@ struct SyncStateFormatTests {
     /// The same from the second format (16-byte ids keyed by id and indexed by table name and
     /// local key, tombstones among the objects, the same bases and links): the previous
     /// release.
+    /// A store file numbers each table it syncs once, for good (the number is packed into
+    /// every object's key): room for 1,023 over the file's life. The next is refused with
+    /// `SyncSetupError.tooManyTables`, and a table numbered before keeps its number.
+    @Test func aFileNumbersAtMost1023TablesOverItsLife() throws {
+        let queue = try DatabaseQueue()
+        try queue.write { db in
+            for statement in LocalSyncState.createSQL { try db.execute(sql: statement) }
+            let first = try LocalSyncState.numberTables(named: (1...1_000).map { "T\($0)" }, db)
+            #expect(Set(first.values) == Set(1...1_000))
+            #expect(try LocalSyncState.numberTables(named: ["T5"], db)["T5"] == first["T5"])
+            let all = try LocalSyncState.numberTables(named: (990...1_023).map { "T\($0)" }, db)
+            #expect(all.count == 1_023)
+            #expect(all.values.max() == 1_023)
+            #expect(all.values.max() == LocalSyncState.tableSlots - 1)
+            do {
+                _ = try LocalSyncState.numberTables(named: ["T1024"], db)
+                Issue.record("a 1,024th table was numbered")
+            } catch SyncSetupError.tooManyTables(let count) {
+                #expect(count == 1_023)
+            }
+            #expect(try LocalSyncState.tableNumbers(db).count == 1_023)
+            #expect(try LocalSyncState.numberTables(named: ["T1023", "T1"], db)["T1023"] == 1_023)
+        }
+    }
+
     @Test func aStoreOfTheSecondFormatIsMigratedInPlaceAndKeepsSyncing() async throws {
         try await Self.migratedInPlaceKeepsSyncing(rewrite: SecondFormat.rewrite) { db in
             try Row.fetchAll(db, sql: "SELECT uuid, state FROM stratasync_ids").map { ($0["uuid"], $0["state"] == 2, $0["state"] == 0) }
