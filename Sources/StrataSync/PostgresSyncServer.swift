@@ -75,9 +75,10 @@ public actor PostgresSyncServer: SyncServer {
     /// A server for `schema`'s entities (all, or those in `entities`), reached with
     /// `configuration` (a host and port, or a Unix socket; a configuration of an established
     /// channel cannot be pooled, and is refused). A push, pull or hello that takes longer than
-    /// `requestTimeout` (a snapshot: any one of its statements) fails with ``SyncTimeoutError``: the connection it held is closed
-    /// (the pool opens another for the next request), and a request that still waited for
-    /// one leaves a pool that could not open one, which the next request makes again.
+    /// `requestTimeout` (a snapshot: any one of its statements) fails with
+    /// ``SyncTimeoutError``: the connection it held is closed (the pool opens another for the
+    /// next request), and a request that still waited for one leaves a pool that could not
+    /// open one, which the next request makes again.
     public init(
         configuration: PostgresConnection.Configuration, schema: SchemaDescriptor, entities: Set<String>? = nil,
         policy: SchemaPolicy = .createAndExtend, requestTimeout: Duration = .seconds(60),

@@ -205,11 +205,11 @@ public struct SyncPullResult: Codable, Hashable, Sendable {
         self.objects = objects
     }
 
-    /// Every change of the answer, in its order: the objects' (an insert with every column,
-    /// or a delete), then ``changes``.
+    /// Every change of the answer, in its order: the objects' (an insert with the columns its
+    /// row holds, or a delete), then ``changes``; read as the sync reads the answer.
     public var allChanges: [SyncChange] {
-        guard let objects else { return changes }
-        return objects.flatMap(\.changes) + changes
+        guard objects != nil else { return changes }
+        return PullBatch(self).changes
     }
 }
 
@@ -227,14 +227,6 @@ public struct SyncPullObjects: Codable, Hashable, Sendable {
         self.columns = columns
         self.ids = ids
         self.rows = rows
-    }
-
-    /// Each object as a ``SyncChange``: an insert with every column, or a delete.
-    public var changes: [SyncChange] {
-        zip(ids, rows).map { id, row in
-            guard let row else { return SyncChange(kind: .delete, table: table, id: id) }
-            return SyncChange(kind: .insert, table: table, id: id, values: Dictionary(zip(columns, row)) { first, _ in first })
-        }
     }
 }
 

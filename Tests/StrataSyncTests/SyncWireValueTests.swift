@@ -172,7 +172,8 @@ struct SyncWireValueTests {
     }
 
     /// The bases and values prepared for the bulk insert from a batch as the server reads it
-    /// are those prepared from the same batch's changes (as another server would send them).
+    /// are those prepared from the same batch's changes (as another server would send them),
+    /// and from the same answer by table.
     @Test func aBatchPreparesAsItsChangesPrepare() async throws {
         let test = try await TestServer(), folder = try TemporaryDirectory()
         let device = try await SyncBulkPullTests.deviceOfSeededServer(test, folder)
@@ -186,6 +187,23 @@ struct SyncWireValueTests {
         let fromChanges = try #require(applier.prepare(batch.changes))
         #expect(fromRows.count > 300)
         #expect(fromRows == fromChanges)
+
+        // The same pull answered by table (`columnar`, as a relay answers its devices), through
+        // JSON: the same changes, prepared alike; its objects by table (deleted cards a null
+        // row), only links after them. Without `columnar`, no objects by table.
+        var request = SyncPullRequest(device: UUID(), cursor: 0, limit: 100_000)
+        let changes = try await server.pull(request)
+        #expect(changes.objects == nil)
+        request.columnar = true
+        let byTable = try JSONDecoder().decode(SyncPullResult.self, from: JSONEncoder().encode(try await server.pull(request)))
+        let tables = try #require(byTable.objects)
+        #expect(Set(tables.map(\.table)).isSuperset(of: ["Board", "Card", "Label", "Bottle"]))
+        #expect(tables.contains { $0.rows.contains { $0 == nil } })
+        #expect(byTable.changes.allSatisfy { $0.kind == .link || $0.kind == .unlink })
+        #expect(byTable.allChanges == batch.changes)
+        #expect(changes.changes == batch.changes)
+        #expect(byTable.cursor == changes.cursor && byTable.hasMore == changes.hasMore)
+        #expect(applier.prepare(PullBatch(byTable)) == fromChanges)
     }
 
     /// An agreed value kept in a base (`stratasync_base`, as the store keeps values) reads
