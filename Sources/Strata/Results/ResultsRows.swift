@@ -83,6 +83,24 @@ public struct ResultsRows<Item: ResultsItem>: RandomAccessCollection, RangeRepla
         }
     }
 
+    // `RandomAccessCollection`'s index arithmetic, written out so that `count` and the
+    // indices cost no generic look-ups in code not specialized for the item type.
+
+    /// The number of rows.
+    public var count: Int { endIndex }
+    /// Whether there are no rows.
+    public var isEmpty: Bool { endIndex == 0 }
+    /// `0..<count`.
+    public var indices: Range<Int> { 0..<endIndex }
+    /// `i + 1`.
+    public func index(after i: Int) -> Int { i + 1 }
+    /// `i - 1`.
+    public func index(before i: Int) -> Int { i - 1 }
+    /// `i + distance`.
+    public func index(_ i: Int, offsetBy distance: Int) -> Int { i + distance }
+    /// `end - start`.
+    public func distance(from start: Int, to end: Int) -> Int { end - start }
+
     /// The row at `position`. In a batched section, reading it loads its page if the snapshot
     /// has not read it yet; a page that cannot be read (an I/O error, or a value stored by
     /// another program in a form Strata refuses) stops the program with the error: use

@@ -135,6 +135,14 @@ struct SnapshotPairGenerator {
             if let o = old.index(ofSection: section.id), old.sections[o].rows == section.rows { continue }
             changed.insert(section.id)
         }
+        // The sections the batch touches: those whose rows differ, and those deleted or
+        // inserted (a section only moved or renamed is not touched).
+        var touched = changed
+        for section in old.sections where new.index(ofSection: section.id) == nil { touched.insert(section.id) }
+        guard batch.touchedSections(from: old, to: new) == touched else {
+            Issue.record("\(label): touched sections \(batch.touchedSections(from: old, to: new)), expected \(touched)")
+            return false
+        }
         let restricted = ChangeBatch(from: old, to: new, changedSections: changed)
         guard restricted == batch, restricted == ChangeBatch(referenceFrom: old, to: new, changedSections: changed) else {
             Issue.record("\(label): the restricted difference differs\nrestricted: \(restricted)\nbatch:      \(batch)")

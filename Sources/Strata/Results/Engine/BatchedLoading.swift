@@ -51,6 +51,10 @@ struct BatchedLoading<Item: StrataEntity>: ItemLoading {
             || policy.refetches(affected: tracked.own.count, of: count, costs: policy.batched)
     }
 
+    static func refetches(written: Int, of count: Int, policy: RefetchPolicy) -> Bool {
+        policy.refetches(affected: written, of: count, costs: policy.batched)
+    }
+
     /// Keeps, for older snapshots, the values this commit changes, then moves the reader to
     /// its state; the index reads sort keys in it while the commit is applied. Re-reads the
     /// affected rows' keys only and places them one at a time (a compact index has no bulk

@@ -28,6 +28,13 @@ struct CommitTracker {
         loading: Loading.Type
     ) throws -> Decision {
         if needsRefetch { return .refetch }
+        // The rows the commit wrote in the item table are affected whatever the tracing
+        // finds (inserted and updated ones are re-read, deleted ones removed): when they
+        // alone cost more than a refetch, tracing could not change the answer, and a large
+        // commit does not pay for it (sets of every row it wrote).
+        let own = changes[fetcher.plan.itemEntity]
+        let written = max(own.inserted.count, own.updated.count) + own.deleted.count
+        if Loading.refetches(written: written, of: count, policy: policy) { return .refetch }
         switch try fetcher.plan.effect(of: changes, db, fetcher: fetcher) {
         case .unaffected:
             return .unaffected

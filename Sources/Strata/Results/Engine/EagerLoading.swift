@@ -70,6 +70,10 @@ struct EagerLoading<Item: StrataEntity>: ItemLoading {
         policy.refetches(affected: tracked.rowCount, of: count, costs: policy.eager)
     }
 
+    static func refetches(written: Int, of count: Int, policy: RefetchPolicy) -> Bool {
+        policy.refetches(affected: written, of: count, costs: policy.eager)
+    }
+
     /// Re-reads the affected rows with their values; above the patch limit, merges them in
     /// passes over the touched sections (``SectionedIndex/replaceInBulk(gone:fetched:refetched:parallelMinimum:)``),
     /// else places them one at a time.

@@ -23,6 +23,11 @@ protocol ItemLoading<Item> {
     /// by a refetch.
     static func refetches(_ tracked: ResultsQueryPlan.TrackedChanges, of count: Int, policy: RefetchPolicy) -> Bool
 
+    /// Whether a commit that wrote at least `written` rows of the item table (at most the
+    /// rows its tracing would affect) is answered by a refetch before it is traced: true
+    /// only when ``refetches(_:of:policy:)`` would answer true for any tracing of it.
+    static func refetches(written: Int, of count: Int, policy: RefetchPolicy) -> Bool
+
     /// Applies a commit's traced changes, the whole way this loading takes it: the section
     /// objects read again (``CommitRows/updateSections(_:_:fetcher:index:journal:)``), then
     /// every affected or deleted item removed and the affected ones re-read (in rowid order:

@@ -114,4 +114,41 @@ struct CommitTrackerTests {
                 try db.execute(sql: "UPDATE Note SET body = 'x'")
             } == "refetch")
     }
+
+    /// A commit whose written rows alone cost more than a refetch is answered by one before it
+    /// is traced, and such a decision is never taken where tracing would not refetch: with a
+    /// row and a result costing the same, a commit refetches exactly when the rows its
+    /// tracing re-reads and deletes outnumber the results, for inserts, updates and deletes
+    /// mixed (the tracing's count read from a tracker that never refetches, on a copy).
+    @Test("the rows a commit wrote decide before tracing only when tracing could not change the answer")
+    func writtenRowsDecideFirst() throws {
+        var tracker = CommitTracker()
+        tracker.policy = RefetchPolicy(minimum: 0, eager: .init(changedRow: 1, resultRow: 1), batched: .init(changedRow: 1, resultRow: 1))
+        let cases = [(5, 4, 0), (5, 5, 1), (6, 5, 0), (0, 0, 10), (0, 0, 11), (10, 0, 0), (11, 0, 0), (3, 8, 0), (0, 11, 0)]
+        var refetched = 0
+        for (updates, deletes, inserts) in cases {
+            for batched in [false, true] {
+                func commit(_ tracker: CommitTracker) throws -> String {
+                    let store = try Store.inMemory(schema: NotesModel.schema)
+                    try store.write { db in for i in 0..<20 { _ = try db.note("n\(i)") } }
+                    return try Self.decision(tracker, results: 10, batched: batched, store: store) { db in
+                        try db.execute(sql: "UPDATE Note SET body = 'x' WHERE id <= ?", arguments: [updates])
+                        try db.execute(sql: "DELETE FROM Note WHERE id > 20 - ?", arguments: [deletes])
+                        for i in 0..<inserts { _ = try db.note("new\(i)") }
+                    }
+                }
+                var never = CommitTracker()
+                never.policy = .never
+                let traced = try commit(never)
+                let rows = traced.split(whereSeparator: { !$0.isNumber }).count
+                let expected = rows > 10 ? "refetch" : "items"
+                if rows > 10 { refetched += 1 }
+                let decision = try commit(tracker)
+                #expect(
+                    decision.hasPrefix(expected),
+                    "\(updates) updated, \(deletes) deleted, \(inserts) inserted (batched: \(batched)), traced \(traced): \(decision)")
+            }
+        }
+        #expect(refetched >= 8, "cases on both sides of the break-even")
+    }
 }
