@@ -22,9 +22,20 @@ import FoundationNetworking
 /// with ``SyncAuthenticationError`` (the relay's reason in words); any other refusal with
 /// ``SyncRelayError``; a relay out of reach with Foundation's `URLError`. The background
 /// sync (``StoreSync/start()``) retries each of them, asking for the token again each time.
+///
+/// **Several relays.** Given several URLs (``init(urls:requestTimeout:signalsTimeout:token:)``),
+/// requests go to the first until it is out of reach — it cannot be connected to, the
+/// connection is lost, it does not answer in time, or it answers 502, 503 or 504 — and then
+/// to the next, in turn. The request that met the failure fails as before (the background
+/// sync retries it, through the next relay); nothing else changes, since relays keep no
+/// state a device depends on: a push whose answer was lost is answered again from the
+/// database, and a pull goes on from the device's cursor.
 public final class RelaySyncServer: SyncServer {
-    /// The relay's base URL (the routes are under `v1/`).
-    public let url: URL
+    /// The relays, in the order they are tried.
+    public let urls: [URL]
+    /// The relay requests go to now: the first of ``urls`` until one is out of reach.
+    public var url: URL { urls[choice.current] }
+    let choice: RelayChoice
     let token: @Sendable () async throws -> String
     let requestTimeout: Duration
     let signalsTimeout: Duration
@@ -33,11 +44,22 @@ public final class RelaySyncServer: SyncServer {
     /// A server behind the relay at `url`. A request that gets no answer within
     /// `requestTimeout` fails; a signals stream that receives nothing (not even the relay's
     /// heartbeat) for `signalsTimeout` ends, and the background sync opens another.
-    public init(
+    public convenience init(
         url: URL, requestTimeout: Duration = .seconds(60), signalsTimeout: Duration = .seconds(60),
         token: @escaping @Sendable () async throws -> String
     ) {
-        self.url = url
+        self.init(urls: [url], requestTimeout: requestTimeout, signalsTimeout: signalsTimeout, token: token)
+    }
+
+    /// A server behind any of the relays at `urls` (at least one), which serve one database:
+    /// requests go to the first until it is out of reach, then to the next, in turn.
+    public init(
+        urls: [URL], requestTimeout: Duration = .seconds(60), signalsTimeout: Duration = .seconds(60),
+        token: @escaping @Sendable () async throws -> String
+    ) {
+        precondition(!urls.isEmpty, "a RelaySyncServer needs the URL of at least one relay")
+        self.urls = urls
+        choice = RelayChoice(count: urls.count)
         self.token = token
         self.requestTimeout = requestTimeout
         self.signalsTimeout = signalsTimeout
@@ -68,16 +90,40 @@ public final class RelaySyncServer: SyncServer {
         return SyncPullBatch(try await post("pull", request))
     }
 
-    func endpoint(_ route: String) -> URL { url.appendingPathComponent("v1").appendingPathComponent(route) }
+    func endpoint(_ route: String, relay: Int) -> URL {
+        urls[relay].appendingPathComponent("v1").appendingPathComponent(route)
+    }
 
-    func request(_ route: String) async throws -> URLRequest {
-        var request = URLRequest(url: endpoint(route))
+    func request(_ route: String, relay: Int) async throws -> URLRequest {
+        var request = URLRequest(url: endpoint(route, relay: relay))
         request.setValue("Bearer \(try await token())", forHTTPHeaderField: "Authorization")
         return request
     }
 
+    /// Whether `error` says that the relay is out of reach (not that it refused): the next
+    /// request goes to the next relay.
+    static func isOutOfReach(_ error: any Error) -> Bool {
+        if let error = error as? SyncRelayError { return [502, 503, 504].contains(error.status) }
+        guard let error = error as? URLError else { return false }
+        let codes: Set<URLError.Code> = [
+            .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .networkConnectionLost, .notConnectedToInternet,
+            .timedOut, .badServerResponse, .secureConnectionFailed, .zeroByteResource,
+        ]
+        return codes.contains(error.code)
+    }
+
     func post<Body: Encodable, Answer: Decodable>(_ route: String, _ body: Body) async throws -> Answer {
-        var request = try await request(route)
+        let relay = choice.current
+        do {
+            return try await post(route, body, relay: relay)
+        } catch {
+            if Self.isOutOfReach(error) { choice.moveOn(from: relay) }
+            throw error
+        }
+    }
+
+    private func post<Body: Encodable, Answer: Decodable>(_ route: String, _ body: Body, relay: Int) async throws -> Answer {
+        var request = try await request(route, relay: relay)
         request.httpMethod = "POST"
         request.timeoutInterval = Self.seconds(requestTimeout)
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
@@ -115,12 +161,16 @@ public final class RelaySyncServer: SyncServer {
     /// The relay's server-sent events: one signal when the stream starts (the relay
     /// listens), then one whenever the server's data changed.
     public func changeSignals() async throws -> AsyncThrowingStream<Void, any Error> {
-        var request = try await request("signals")
+        let relay = choice.current
+        var request = try await request("signals", relay: relay)
         request.httpMethod = "GET"
         request.setValue("text/event-stream", forHTTPHeaderField: "Accept")
         request.timeoutInterval = Self.seconds(signalsTimeout)
         let (stream, continuation) = AsyncThrowingStream<Void, any Error>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        let reader = EventStreamReader(continuation: continuation)
+        let choice = choice
+        let reader = EventStreamReader(continuation: continuation) { error in
+            if Self.isOutOfReach(error) { choice.moveOn(from: relay) }
+        }
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = Self.seconds(signalsTimeout)
         let session = URLSession(configuration: configuration, delegate: reader, delegateQueue: nil)
@@ -141,9 +191,12 @@ final class EventStreamReader: NSObject, URLSessionDataDelegate, @unchecked Send
     private let continuation: AsyncThrowingStream<Void, any Error>.Continuation
     private var status = 0
     private var buffer = Data()
+    /// Told the error that ends the stream.
+    private let failed: @Sendable (any Error) -> Void
 
-    init(continuation: AsyncThrowingStream<Void, any Error>.Continuation) {
+    init(continuation: AsyncThrowingStream<Void, any Error>.Continuation, failed: @escaping @Sendable (any Error) -> Void = { _ in }) {
         self.continuation = continuation
+        self.failed = failed
     }
 
     func urlSession(
@@ -173,8 +226,11 @@ final class EventStreamReader: NSObject, URLSessionDataDelegate, @unchecked Send
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         let (status, body) = lock.withLock { (self.status, buffer) }
         if status != 200, status != 0 {
-            continuation.finish(throwing: RelaySyncServer.error(status: status, body: body, route: "signals"))
+            let error = RelaySyncServer.error(status: status, body: body, route: "signals")
+            failed(error)
+            continuation.finish(throwing: error)
         } else if let error {
+            failed(error)
             continuation.finish(throwing: error)
         } else {
             continuation.finish()
@@ -244,5 +300,24 @@ public struct SyncRelayError: StrataError {
 
     public var description: String {
         "sync: the relay answered HTTP \(status)\(error.map { " (\($0))" } ?? ""): \(reason)"
+    }
+}
+
+/// Which of a ``RelaySyncServer``'s relays its requests go to: the first, until one is out of
+/// reach, then the next, in turn.
+final class RelayChoice: @unchecked Sendable {
+    private let lock = NSLock()
+    private var index = 0
+    let count: Int
+
+    init(count: Int) { self.count = count }
+
+    /// The relay requests go to now.
+    var current: Int { lock.withLock { index } }
+
+    /// The relay `failed` was out of reach: requests go to the next one, unless another
+    /// request that failed there moved them on already.
+    func moveOn(from failed: Int) {
+        lock.withLock { if index == failed { index = (index + 1) % count } }
     }
 }

@@ -286,6 +286,85 @@ extension RelayTests {
             await admin.close()
         }
 
+        @Test("A relay killed under load: devices given both relays move to the other by themselves; all converge, nothing lost or repeated")
+        func devicesFailOverWhenARelayIsKilled() async throws {
+            let test = try await TestServer()
+            let keys = TestKeys()
+            let environment = ["STRATA_RELAY_MODELS": Self.models]
+            let one = try await RelayProcess(test, keys: keys, environment: environment)
+            defer { one.stop() }
+            let two = try await RelayProcess(test, keys: keys, environment: environment)
+            defer { two.stop() }
+            let admin = try test.server(schema: StrataModel.schema)
+            let folder = try TemporaryDirectory()
+            var quiet = Logger(label: "strata.sync")
+            quiet.logLevel = .critical  // (the failures while relay 1 is gone)
+            let options = SyncOptions(pollInterval: .seconds(3600), retryDelays: .milliseconds(50)...(.milliseconds(500)), logger: quiet)
+            // Each device is given both relays, relay 1 first: an app's one line.
+            let devices = try [("alice-phone", "alice"), ("alice-laptop", "alice"), ("bob-phone", "bob")].map { name, user in
+                let store = try Store(schema: StrataModel.schema, path: folder.path("\(name).sqlite"))
+                let server = RelaySyncServer(urls: [one.url, two.url], requestTimeout: .seconds(10)) { try await keys.token(user: user) }
+                return (name: name, user: user, store: store, server: server, sync: try StoreSync(store: store, server: server, options: options))
+            }
+            func serverCards() async throws -> [String] {
+                try await admin.contents().objects["Card", default: [:]].values.compactMap { $0["title"] ?? nil }.sorted()
+            }
+            try await devices[0].store.write { db in
+                let shared = try db.insert(Board(ownerID: "alice", title: "Shared"))
+                _ = try db.insert(Member(userID: "bob", boardID: shared.id))
+                _ = try db.insert(Board(ownerID: "alice", title: "Alice private"))
+            }
+            try await devices[2].store.write { db in _ = try db.insert(Board(ownerID: "bob", title: "Bob private")) }
+            for _ in 0..<2 {
+                for device in devices { try await device.sync.sync() }
+            }
+            for device in devices { await device.sync.start() }
+            #expect(try await eventually { one.log.components(separatedBy: "GET /v1/signals 200").count > 3 })
+
+            // Every device writes a card every few milliseconds, on its user's boards (the
+            // shared one every other time); relay 1 is killed halfway.
+            var written: [String] = []
+            for round in 0..<40 {
+                if round == 20 { one.kill() }
+                for device in devices {
+                    let title = "\(device.name) \(round)"
+                    written.append(title)
+                    try await device.store.write { db in
+                        let boards = try db.fetchAll(Board.self)
+                        let own = device.user == "alice" ? "Alice private" : "Bob private"
+                        let board = try #require(boards.first { $0.title == (round.isMultiple(of: 2) ? "Shared" : own) })
+                        _ = try db.insert(Card(title: title, boardID: board.id))
+                    }
+                }
+                try await Task.sleep(for: .milliseconds(15))
+            }
+            #expect(
+                try await eventually(.seconds(60)) { try await serverCards().count >= written.count },
+                "the background syncs did not push every card through relay 2: \(two.log.suffix(2000))")
+            for device in devices { await device.sync.stop() }
+            for _ in 0..<2 {
+                for device in devices { try await device.sync.sync() }
+            }
+
+            // Every card once on the server, each device exactly its user's data, no conflict,
+            // every device on relay 2, and each push recorded once.
+            #expect(try await serverCards() == written.sorted())
+            for device in devices {
+                #expect(device.server.url == two.url, "\(device.name) still syncs through relay 1")
+                let expected = try await admin.contents(user: device.user)
+                let held = try device.sync.contents()
+                #expect(held.difference(from: expected) == nil, "\(device.name): \(held.difference(from: expected) ?? "")")
+                let conflicts = try device.sync.conflicts()
+                #expect(conflicts.isEmpty, "\(device.name): \(conflicts)")
+            }
+            let bobCards = try devices[2].sync.contents().objects["Card", default: [:]].values.compactMap { $0["title"] ?? nil }
+            #expect(bobCards.count == written.filter { !$0.hasPrefix("alice") || Int($0.split(separator: " ")[1])!.isMultiple(of: 2) }.count)
+            let pushes = try await test.psql("SELECT count(*) = count(DISTINCT push) FROM strata_sync_pushes")
+            #expect(pushes.trimmingCharacters(in: .whitespacesAndNewlines) == "t")
+            for device in devices { try? device.store.close() }
+            await admin.close()
+        }
+
         @Test("A relay killed with SIGKILL while a push waits in the database: the push, sent again to another relay, is applied once")
         func aRelayKilledMidPush() async throws {
             let test = try await TestServer()

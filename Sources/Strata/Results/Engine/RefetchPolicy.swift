@@ -28,11 +28,13 @@ struct RefetchPolicy: Hashable, Sendable {
         var breakEven: Double { resultRow / changedRow }
     }
 
-    /// Eager loading (calibrated 2026-11-28, Benchmarks/README.md): a changed row is re-read
-    /// with its value, then placed in bulk in passes over the touched sections; a refetch
-    /// reads every value and ends with the identity difference of the two snapshots. The
-    /// break-even is about 37 % of the results (the mean of two runs: 26 % and 49 %).
-    static let eagerCosts = Costs(changedRow: 17_200, resultRow: 6_350)
+    /// Eager loading (calibrated 2026-12-03, Benchmarks/README.md, after a large commit's
+    /// refetch stopped tracing it and a section's rebuilt rows stopped looking up generic
+    /// metadata): a changed row is re-read with its value, then placed in bulk in passes over
+    /// the touched sections; a refetch reads every value and ends with the identity difference
+    /// of the two snapshots. The break-even is about 35 % of the results (two runs: 34 % and
+    /// 36 %; 37 % at the calibration of 2026-11-28, 17.2 and 6.35 µs).
+    static let eagerCosts = Costs(changedRow: 9_400, resultRow: 3_300)
     /// Batched loading (calibrated 2026-11-28, Benchmarks/README.md): a changed row is placed
     /// by binary searches that read keys from the database (about log₂ n point reads); a
     /// refetch reads ids and keys only, and is delivered as a reload (no difference). The

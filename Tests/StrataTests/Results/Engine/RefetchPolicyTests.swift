@@ -67,8 +67,8 @@ struct RefetchPolicyTests {
         #expect(!RefetchPolicy.never.refetches(affected: 1_000_000, of: 1_000_000, costs: RefetchPolicy.never.eager))
     }
 
-    /// The calibration of 2026-11-28 (Benchmarks/README.md, "Calibrating the refetch
-    /// policy"), at 100,000 results: eager loading applied 25,000 changed rows incrementally in
+    /// The calibrations of 2026-11-28 and, for eager loading, 2026-12-03 (Benchmarks/README.md,
+    /// "Calibrating the refetch policy"), at 100,000 results: eager loading applied 25,000 changed rows incrementally in
     /// less time than the refetch of a full change, and 50,000 in more; batched loading
     /// applied 100 rows in less than its refetch, and 1,000 in more.
     @Test("the calibrated costs: eager refetches 50,000 changed rows of 100,000, not 25,000; batched 10,000, not 500")
