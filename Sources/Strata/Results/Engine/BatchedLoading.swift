@@ -23,9 +23,10 @@ struct BatchedLoading<Item: StrataEntity>: ItemLoading {
 
     /// Ids and keys only; the snapshots' pages read the values later, through a reader
     /// pinned to this state.
+    /// (Reads ids and keys only: no value to keep.)
     mutating func fetchAll<Section>(
         _ db: Database, fetcher: ResultsFetcher<Item, Section>, index: inout SectionedIndex<Section, Keys>,
-        journal: inout SnapshotJournal<Item, Section>
+        journal: inout SnapshotJournal<Item, Section>, keepingValuesBesides written: CommittedChanges.TableChanges?
     ) throws {
         let sectionObjects = try fetcher.sectionObjects(db)
         // An upper bound of the results' size, for the sort's buffers (and the first fetch).

@@ -11,8 +11,11 @@ struct CommitTracker {
     enum Decision {
         /// The commit cannot have changed the results.
         case unaffected
-        /// Read everything again.
-        case refetch
+        /// Read everything again. `written`, when known: the only rows of the item table the
+        /// commit changed (inserted, updated, deleted), so every other item's value is the one
+        /// already held (an entity's value is its row); nil when that is not known (a failed
+        /// input, changes announced without detail).
+        case refetch(written: CommittedChanges.TableChanges?)
         /// Re-read and place these rows.
         case items(ResultsQueryPlan.TrackedChanges)
     }
@@ -27,21 +30,22 @@ struct CommitTracker {
         _ changes: CommittedChanges, _ db: Database, fetcher: ResultsFetcher<Item, Section>, results count: Int,
         loading: Loading.Type
     ) throws -> Decision {
-        if needsRefetch { return .refetch }
+        if needsRefetch { return .refetch(written: nil) }
         // The rows the commit wrote in the item table are affected whatever the tracing
         // finds (inserted and updated ones are re-read, deleted ones removed): when they
         // alone cost more than a refetch, tracing could not change the answer, and a large
         // commit does not pay for it (sets of every row it wrote).
         let own = changes[fetcher.plan.itemEntity]
+        let writtenRows = changes.invalidatedTables.contains(fetcher.plan.itemEntity) ? nil : own
         let written = max(own.inserted.count, own.updated.count) + own.deleted.count
-        if Loading.refetches(written: written, of: count, policy: policy) { return .refetch }
+        if Loading.refetches(written: written, of: count, policy: policy) { return .refetch(written: writtenRows) }
         switch try fetcher.plan.effect(of: changes, db, fetcher: fetcher) {
         case .unaffected:
             return .unaffected
         case .refetch:
-            return .refetch
+            return .refetch(written: writtenRows)
         case .items(let tracked):
-            return Loading.refetches(tracked, of: count, policy: policy) ? .refetch : .items(tracked)
+            return Loading.refetches(tracked, of: count, policy: policy) ? .refetch(written: writtenRows) : .items(tracked)
         }
     }
 

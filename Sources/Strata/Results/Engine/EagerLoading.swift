@@ -7,9 +7,12 @@ struct EagerLoading<Item: StrataEntity>: ItemLoading {
 
     static var refetched: BatchBuilder.Known { .anything }
 
+    /// Given the rows a commit wrote (`written`), the other items' values are taken from the payload
+    /// as the rows are read, not decoded again (a commit of many rows refetches; the rows it
+    /// did not write are most of the others).
     mutating func fetchAll<Section>(
         _ db: Database, fetcher: ResultsFetcher<Item, Section>, index: inout SectionedIndex<Section, Keys>,
-        journal: inout SnapshotJournal<Item, Section>
+        journal: inout SnapshotJournal<Item, Section>, keepingValuesBesides written: CommittedChanges.TableChanges?
     ) throws {
         let sectionObjects = try fetcher.sectionObjects(db)
         // An upper bound of the results' size, for the sort's buffers (and the first fetch).
@@ -21,6 +24,16 @@ struct EagerLoading<Item: StrataEntity>: ItemLoading {
             index.reserveCapacity(count, ids: ids)
             payload.reserveCapacity(count, ids: ids)
         }
+        // The values held, for the rows not written (the copy keeps them while the payload is
+        // rebuilt in a buffer of its own); not when nearly every row was written, where the
+        // look-ups and the copy would cost more than the few rows they spare.
+        let keepsValues = written.map {
+            !payload.isEmptyCapacity && $0.inserted.count + $0.updated.count + $0.deleted.count < index.count * 9 / 10
+        } ?? false
+        let held = keepsValues ? payload : nil
+        let reuse: ((Int64) -> Item?)? = held.map { held in
+            { id in written!.updated.contains(id) || written!.inserted.contains(id) || written!.deleted.contains(id) ? nil : held[id] }
+        }
         payload.removeAll()
         journal.reset()
         var builder = index.beginBuild(sectionObjects: sectionObjects)
@@ -30,7 +43,9 @@ struct EagerLoading<Item: StrataEntity>: ItemLoading {
         // the rows made after the loop, in this function (the per-row closure would look up
         // their types' generic metadata at every row).
         var shown: [(bucket: Int, slot: Int)] = []
-        let sortedHere = try fetcher.forEachItemSortedHere(db, capacity: count, read: { payload.append($0.objectID.rawValue, $0) }) {
+        let sortedHere = try fetcher.forEachItemSortedHere(
+            db, capacity: count, reusing: reuse, read: { payload.append($0.objectID.rawValue, $0) }
+        ) {
             id, keys, slot in
             guard let bucket = index.appendFetched(id, keys, to: &builder), rowsAreItems else { return }
             shown.append((bucket, slot))

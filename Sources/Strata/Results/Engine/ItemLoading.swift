@@ -13,10 +13,12 @@ protocol ItemLoading<Item> {
     associatedtype Keys: IndexKeyStore
 
     /// Replaces the whole state with a fresh fetch: `index`, the values, and the snapshot's
-    /// rows where the journal keeps them.
+    /// rows where the journal keeps them. `written`, when given: the only rows of the item
+    /// table that changed since the state held, so that the values of the others, which the
+    /// loading holds, may be kept rather than decoded again.
     mutating func fetchAll<Section>(
         _ db: Database, fetcher: ResultsFetcher<Item, Section>, index: inout SectionedIndex<Section, Keys>,
-        journal: inout SnapshotJournal<Item, Section>
+        journal: inout SnapshotJournal<Item, Section>, keepingValuesBesides written: CommittedChanges.TableChanges?
     ) throws
 
     /// Whether a commit that affects `tracked` items of results holding `count` is answered

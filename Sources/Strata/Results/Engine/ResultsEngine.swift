@@ -59,9 +59,16 @@ final class ResultsEngine<Item, Section: Hashable & Sendable, Loading: ItemLoadi
     /// Replaces the whole state with a fresh fetch, in one pass over the rows: index,
     /// values, and (without post-fetch options, where rows are items) the snapshot's rows.
     func fetchAll(_ db: Database) throws {
+        try fetchAll(db, keepingValuesBesides: nil)
+    }
+
+    /// A fresh fetch where, when `written` is given, only those rows of the item table
+    /// changed since the last state: the loading may keep the other items' values instead of
+    /// decoding them again.
+    private func fetchAll(_ db: Database, keepingValuesBesides written: CommittedChanges.TableChanges?) throws {
         index.placeHints.removeAll()
         do {
-            try loading.fetchAll(db, fetcher: fetcher, index: &index, journal: &journal)
+            try loading.fetchAll(db, fetcher: fetcher, index: &index, journal: &journal, keepingValuesBesides: written)
         } catch {
             tracker.failed()
             throw error
@@ -96,9 +103,9 @@ final class ResultsEngine<Item, Section: Hashable & Sendable, Loading: ItemLoadi
         switch decision {
         case .unaffected:
             return false
-        case .refetch:
+        case .refetch(let written):
             // (Batched: the reader stays in the old state for the snapshots made before.)
-            try fetchAll(db)
+            try fetchAll(db, keepingValuesBesides: written)
             return true
         case .items(let tracked):
             do {

@@ -64,13 +64,18 @@ struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendabl
     /// Every item of the results, read in table order and sorted here (``SortKeyBuffer``),
     /// rather than sorted by SQLite with all their columns: `read` is called with each item
     /// as it is read, then `place` with each item's id, keys and number in the reading order
-    /// (0, 1, …), in the results' order. `capacity`: the most rows expected (the table's). Returns false, having called `read` for some items
+    /// (0, 1, …), in the results' order. `capacity`: the most rows expected (the table's).
+    /// `reuse`: the value held for an id, when it is known not to have changed (nil: decode
+    /// it); taken instead of decoding the row. Returns false, having called `read` for some items
     /// and `place` for none, when a sort key holds integers and reals both: the caller then
     /// starts over with ``forEachItem(_:ids:_:)``, which SQLite sorts.
     func forEachItemSortedHere(
-        _ db: Database, capacity: Int, read: (Item) throws -> Void, place: (Int64, IndexKeys, Int) throws -> Void
+        _ db: Database, capacity: Int, reusing reuse: ((Int64) -> Item?)? = nil, read: (Item) throws -> Void,
+        place: (Int64, IndexKeys, Int) throws -> Void
     ) throws -> Bool {
         let byPosition = Self.decodesByPosition
+        // A value held already is taken by its id (read from its column) instead of decoded.
+        let idColumn = byPosition && reuse != nil ? Item.strataColumnNames.firstIndex(of: plan.itemKey).map(Int32.init) : nil
         let text = try selectText(db, idCount: nil, keysOnly: false, sortedInSQL: false)
         let statement = try db.makeStatement(sql: text.sql)
         statement.setUncheckedArguments(text.arguments)
@@ -85,7 +90,12 @@ struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendabl
         if keyColumns > 0 { keys.reserveCapacity(capacity) }
         let rows = try Row.fetchCursor(statement)
         while let row = try rows.next() {
-            let item = byPosition ? try Item(strataColumns: EntityColumns(statement: sqliteStatement)) : try Item(row: row)
+            let item: Item
+            if let idColumn, let reuse, let held = reuse(sqlite3_column_int64(sqliteStatement, idColumn)) {
+                item = held
+            } else {
+                item = byPosition ? try Item(strataColumns: EntityColumns(statement: sqliteStatement)) : try Item(row: row)
+            }
             guard sortKeys.append(sqliteStatement, columns: first..<keyIndex, id: item.objectID.rawValue) else {
                 return false
             }

@@ -41,9 +41,11 @@ struct ItemLoadingTests {
             try? FileManager.default.removeItem(at: folder)
         }
 
-        func fetchAll() throws {
+        /// A fresh fetch; `written`: the only rows changed since the state held, as a commit's
+        /// refetch says.
+        func fetchAll(written: CommittedChanges.TableChanges? = nil) throws {
             try store.writer.writeWithoutTransaction { db in
-                try loading.fetchAll(db, fetcher: fetcher, index: &index, journal: &journal)
+                try loading.fetchAll(db, fetcher: fetcher, index: &index, journal: &journal, keepingValuesBesides: written)
             }
         }
 
@@ -104,6 +106,41 @@ struct ItemLoadingTests {
     }
 
     enum Kind: String, CaseIterable { case eager, batched }
+
+    /// A commit's refetch is told the rows the commit wrote: the eager loading decodes those
+    /// again and keeps the values it holds of the others (an entity's value is its row). So
+    /// the refetch shows every written row as it is now, and a row changed behind the
+    /// loading's back — which no commit reports — keeps the value held; a refetch told nothing
+    /// decodes everything.
+    @Test("a refetch told the rows a commit wrote decodes those and keeps the values held of the others")
+    func refetchKeepsTheValuesOfRowsNotWritten() throws {
+        let drive = try Drive(policy: RefetchPolicy()) { _, _ in EagerLoading<Note>() }
+        try drive.store.write { db in
+            let work = try db.notebook("Work")
+            for i in 0..<40 { _ = try db.note("n\(i)", in: work) }
+        }
+        try drive.fetchAll()
+        try drive.store.write { db in
+            try db.execute(sql: "UPDATE Note SET title = 'renamed ' || title WHERE id <= 10")
+            try db.execute(sql: "DELETE FROM Note WHERE id BETWEEN 11 AND 15")
+            _ = try db.note("new", in: try db.notebook(named: "Work"))
+            // Behind the loading's back: no commit names this row.
+            try db.execute(sql: "UPDATE Note SET body = 'unseen' WHERE id = 20")
+        }
+        var written = CommittedChanges.TableChanges()
+        written.updated = Set(1...10)
+        written.deleted = Set(11...15)
+        written.inserted = [41]
+        try drive.fetchAll(written: written)
+        drive.checkInvariants()
+        let shown = Shown(drive.snapshot())
+        let reference = try drive.store.read { db in try Shown.reference(db) }
+        let notes = shown.sections.flatMap(\.notes)
+        #expect(notes.map(\.title) == reference.sections.flatMap(\.notes).map(\.title), "the written rows as they are now")
+        #expect(notes.first { $0.id.rawValue == 20 }?.body != "unseen", "the value held of a row not written")
+        try drive.fetchAll()
+        #expect(Shown(drive.snapshot()) == (try drive.store.read { db in try Shown.reference(db) }), "told nothing: every row decoded")
+    }
 
     @Test("random commits: the snapshot is the reference's, and earlier snapshots keep their state",
           arguments: Kind.allCases, ["default", "patch always", "merge always"])
