@@ -70,6 +70,20 @@ let package = Package(
             ],
             path: "Sources/StrataHistoryWriter"
         ),
+        // A fleet of devices syncing through two `strata-relay` processes: the relay's scale
+        // aims, measured from outside (build `strata-relay` in the package's root first).
+        .executableTarget(
+            name: "StrataRelayFleet",
+            dependencies: [
+                .product(name: "Strata", package: "Strata"),
+                .product(name: "StrataSync", package: "Strata"),
+                .product(name: "StrataRelay", package: "Strata"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+            ],
+            path: "Sources/StrataRelayFleet"
+        ),
         // Reads a stored baseline and prints the aims tables: ours beside the baseline of each
         // pair, with the ratio.
         .executableTarget(

@@ -1,0 +1,1 @@
+../../../Tests/SyncFixture/PostgresCluster+TLS.swift
