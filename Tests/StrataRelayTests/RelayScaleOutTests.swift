@@ -126,22 +126,42 @@ extension RelayTests {
 
         static let models = packageRoot.appendingPathComponent("Tests/SharingFixture/Models").path
 
+        /// Two relays of the per-user model in front of one private cluster, a folder for the
+        /// devices' stores, and the sync options of these tests: no timer (only a commit of
+        /// the device's own, or a signal, makes a running sync pull), quick retries, and quiet
+        /// logs (the failures while a relay is gone). The relays stop with the fixture.
+        struct TwoRelays {
+            let test: TestServer
+            let keys = TestKeys()
+            let one: RelayProcess
+            let two: RelayProcess
+            let folder: TemporaryDirectory
+            let options: SyncOptions
+
+            init() async throws {
+                test = try await TestServer()
+                let environment = ["STRATA_RELAY_MODELS": RelayScaleOutTests.models]
+                one = try await RelayProcess(test, keys: keys, environment: environment)
+                two = try await RelayProcess(test, keys: keys, environment: environment)
+                folder = try TemporaryDirectory()
+                var quiet = Logger(label: "strata.sync")
+                quiet.logLevel = .critical
+                options = SyncOptions(pollInterval: .seconds(3600), retryDelays: .milliseconds(50)...(.milliseconds(500)), logger: quiet)
+            }
+
+            func stop() {
+                one.stop()
+                two.stop()
+            }
+        }
+
         @Test("Devices move between two relays of one database: nothing lost, nothing applied twice, signals from either")
         func devicesMoveBetweenRelays() async throws {
-            let test = try await TestServer()
-            let keys = TestKeys()
-            let environment = ["STRATA_RELAY_MODELS": Self.models]
-            let one = try await RelayProcess(test, keys: keys, environment: environment)
-            defer { one.stop() }
-            let two = try await RelayProcess(test, keys: keys, environment: environment)
-            defer { two.stop() }
+            let relays = try await TwoRelays()
+            defer { relays.stop() }
+            let (test, keys, one, two, folder, options) = (relays.test, relays.keys, relays.one, relays.two, relays.folder, relays.options)
             #expect(one.url != two.url)
             let admin = try test.server(schema: StrataModel.schema)
-            let folder = try TemporaryDirectory()
-            var quiet = Logger(label: "strata.sync")
-            quiet.logLevel = .critical  // (the failures while relay 1 is gone)
-            // No timer: only a commit of the device's own, or a signal, makes a running sync pull.
-            let options = SyncOptions(pollInterval: .seconds(3600), retryDelays: .milliseconds(50)...(.milliseconds(500)), logger: quiet)
             let alicePhone = try MovingDevice("alice-phone", user: "alice", folder: folder, relay: one, keys: keys, options: options)
             let aliceLaptop = try MovingDevice("alice-laptop", user: "alice", folder: folder, relay: one, keys: keys, options: options)
             let bobPhone = try MovingDevice("bob-phone", user: "bob", folder: folder, relay: one, keys: keys, options: options)
@@ -288,18 +308,10 @@ extension RelayTests {
 
         @Test("A relay killed under load: devices given both relays move to the other by themselves; all converge, nothing lost or repeated")
         func devicesFailOverWhenARelayIsKilled() async throws {
-            let test = try await TestServer()
-            let keys = TestKeys()
-            let environment = ["STRATA_RELAY_MODELS": Self.models]
-            let one = try await RelayProcess(test, keys: keys, environment: environment)
-            defer { one.stop() }
-            let two = try await RelayProcess(test, keys: keys, environment: environment)
-            defer { two.stop() }
+            let relays = try await TwoRelays()
+            defer { relays.stop() }
+            let (test, keys, one, two, folder, options) = (relays.test, relays.keys, relays.one, relays.two, relays.folder, relays.options)
             let admin = try test.server(schema: StrataModel.schema)
-            let folder = try TemporaryDirectory()
-            var quiet = Logger(label: "strata.sync")
-            quiet.logLevel = .critical  // (the failures while relay 1 is gone)
-            let options = SyncOptions(pollInterval: .seconds(3600), retryDelays: .milliseconds(50)...(.milliseconds(500)), logger: quiet)
             // Each device is given both relays, relay 1 first: an app's one line.
             let devices = try [("alice-phone", "alice"), ("alice-laptop", "alice"), ("bob-phone", "bob")].map { name, user in
                 let store = try Store(schema: StrataModel.schema, path: folder.path("\(name).sqlite"))
@@ -367,17 +379,11 @@ extension RelayTests {
 
         @Test("A relay killed with SIGKILL while a push waits in the database: the push, sent again to another relay, is applied once")
         func aRelayKilledMidPush() async throws {
-            let test = try await TestServer()
-            let keys = TestKeys()
-            let environment = ["STRATA_RELAY_MODELS": Self.models]
-            let one = try await RelayProcess(test, keys: keys, environment: environment)
-            defer { one.stop() }
-            let two = try await RelayProcess(test, keys: keys, environment: environment)
-            defer { two.stop() }
-            let folder = try TemporaryDirectory()
-            var quiet = Logger(label: "strata.sync")
-            quiet.logLevel = .critical
-            let device = try MovingDevice("alice-phone", user: "alice", folder: folder, relay: one, keys: keys, options: SyncOptions(logger: quiet))
+            let relays = try await TwoRelays()
+            defer { relays.stop() }
+            let (test, keys, one, two, folder) = (relays.test, relays.keys, relays.one, relays.two, relays.folder)
+            let device = try MovingDevice(
+                "alice-phone", user: "alice", folder: folder, relay: one, keys: keys, options: SyncOptions(logger: relays.options.logger))
             try await device.store.write { db in _ = try db.insert(Board(ownerID: "alice", title: "Before")) }
             try await device.sync.sync()
 
