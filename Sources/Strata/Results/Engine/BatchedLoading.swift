@@ -22,8 +22,7 @@ struct BatchedLoading<Item: StrataEntity>: ItemLoading {
     static var refetched: BatchBuilder.Known { .refetchedInPages }
 
     /// Ids and keys only; the snapshots' pages read the values later, through a reader
-    /// pinned to this state.
-    /// (Reads ids and keys only: no value to keep.)
+    /// pinned to this state. (No value is held, so `written` has nothing to keep.)
     mutating func fetchAll<Section>(
         _ db: Database, fetcher: ResultsFetcher<Item, Section>, index: inout SectionedIndex<Section, Keys>,
         journal: inout SnapshotJournal<Item, Section>, keepingValuesBesides written: CommittedChanges.TableChanges?
