@@ -3,11 +3,17 @@ import Logging
 import StrataSync
 
 /// The change signals of one relay: ONE `changeSignals()` stream of the server (one
-/// `LISTEN` connection), fanned out to every connected device.
+/// `LISTEN` connection), fanned out to the connected devices of the users each change
+/// concerns.
 ///
+/// After a server's signal, the hub asks which of its subscribers' users the changes logged
+/// since the last one concern (`usersConcerned`: those who may read a changed object, or
+/// everyone when a change may have taken an object out of someone's data or cannot be
+/// traced), and signals their streams only; when that question fails, it signals everyone.
 /// Each subscriber holds at most one pending signal (a device pulls everything on each, so
-/// two signals are worth one). When the server's stream ends or fails, the hub listens again
-/// after a backoff, and then signals every subscriber: something may have changed meanwhile.
+/// two signals are worth one), and signals that arrive while the hub asks are answered by
+/// one question. When the server's stream ends or fails, the hub listens again after a
+/// backoff, and then signals every subscriber: something may have changed meanwhile.
 final class SignalHub: Sendable {
     private let state = LockedState()
     private let logger: Logger
@@ -16,20 +22,20 @@ final class SignalHub: Sendable {
 
     private final class LockedState: @unchecked Sendable {
         let lock = NSLock()
-        var subscribers: [UUID: AsyncStream<Void>.Continuation] = [:]
+        var subscribers: [UUID: (user: String, continuation: AsyncStream<Void>.Continuation)] = [:]
         var finished = false
         /// Whether the server's stream is listening now.
         var listening = false
     }
 
-    /// A new subscriber's stream: ends when the hub finishes (the relay stops) or when the
-    /// caller stops iterating.
-    func subscribe() -> AsyncStream<Void> {
+    /// A new subscriber's stream, for a device of `user`: ends when the hub finishes (the
+    /// relay stops) or when the caller stops iterating.
+    func subscribe(user: String) -> AsyncStream<Void> {
         let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let id = UUID()
         let added = state.lock.withLock { () -> Bool in
             guard !state.finished else { return false }
-            state.subscribers[id] = continuation
+            state.subscribers[id] = (user, continuation)
             RelayMetrics.record(signalStreams: state.subscribers.count)  // (under the lock: in order)
             return true
         }
@@ -53,10 +59,17 @@ final class SignalHub: Sendable {
     /// Whether the server's stream is listening.
     var isListening: Bool { state.lock.withLock { state.listening } }
 
-    func broadcast() {
+    /// Signals every subscriber.
+    func broadcast() { signal(users: nil) }
+
+    /// Signals the subscribers of `users` (nil: every subscriber).
+    func signal(users: Set<String>?) {
         let subscribers = state.lock.withLock { Array(state.subscribers.values) }
-        for subscriber in subscribers { subscriber.yield() }
+        for subscriber in subscribers where users?.contains(subscriber.user) ?? true { subscriber.continuation.yield() }
     }
+
+    /// The users of the subscribers now.
+    var users: [String] { state.lock.withLock { Array(Set(state.subscribers.values.map(\.user))) } }
 
     /// Ends every subscriber's stream, and refuses new ones.
     func finish() {
@@ -64,18 +77,26 @@ final class SignalHub: Sendable {
             state.finished = true
             RelayMetrics.record(signalStreams: 0)
             defer { state.subscribers = [:] }
-            return Array(state.subscribers.values)
+            return state.subscribers.values.map(\.continuation)
         }
         for subscriber in subscribers { subscriber.finish() }
     }
 
-    /// Listens to `server` until the task is cancelled: the relay's one `LISTEN`.
-    func run(server: any SyncServer, retryDelays: ClosedRange<Duration>) async {
+    /// Which users the changes logged after a position concern, among some users, and the
+    /// log's last position (see `PostgresSyncServer.usersConcerned(after:among:)`).
+    typealias Concerned = @Sendable (_ after: Int64?, _ among: [String]) async throws -> (position: Int64, users: Set<String>?)
+
+    /// Listens to `server` until the task is cancelled: the relay's one `LISTEN`. `concerned`
+    /// says whom each signal concerns.
+    func run(server: any SyncServer, retryDelays: ClosedRange<Duration>, concerned: Concerned) async {
         var delay = retryDelays.lowerBound
         while !Task.isCancelled {
             do {
                 let signals = try await server.changeSignals()
                 var first = true
+                // The log's position the last signals covered; nil: not known (everyone is
+                // signalled, and the position read again).
+                var position: Int64?
                 for try await _ in signals {
                     if first {
                         first = false
@@ -84,8 +105,16 @@ final class SignalHub: Sendable {
                         logger.info("listening for the server's changes")
                     }
                     // The first signal says "listening": whatever changed while the hub was
-                    // not listening is pulled by the devices on this one.
-                    broadcast()
+                    // not listening is pulled by the devices on this one (everyone).
+                    do {
+                        let answer = try await concerned(position, users)
+                        position = answer.position
+                        signal(users: answer.users)
+                    } catch {
+                        logger.warning("could not tell whom a change concerns; signalling every device", metadata: ["error": "\(error)"])
+                        position = nil
+                        broadcast()
+                    }
                 }
                 if !Task.isCancelled { logger.warning("the server's change signals ended; listening again") }
             } catch {

@@ -157,7 +157,9 @@ public final class SyncRelay: Service, Sendable {
         let server = signalServer
         let delays = configuration.listenRetryDelays
         await cancelWhenGracefulShutdown {
-            await hub.run(server: server, retryDelays: delays)
+            await hub.run(server: server, retryDelays: delays) { position, users in
+                try await self.server().usersConcerned(after: position, among: users)
+            }
         }
         hub.finish()
         await close()
@@ -275,7 +277,7 @@ public final class SyncRelay: Service, Sendable {
     func signals(_ request: Request, _ context: some RequestContext) async throws -> Response {
         let user = try await authenticate(request)
         let subscription = Subscription()
-        let changes = hub.subscribe()
+        let changes = hub.subscribe(user: user.id)
         let heartbeat = configuration.heartbeat
         var headers: HTTPFields = [.contentType: "text/event-stream", .cacheControl: "no-cache"]
         if let name = HTTPField.Name("X-Accel-Buffering") { headers[name] = "no" }

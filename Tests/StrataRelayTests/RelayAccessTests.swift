@@ -279,6 +279,91 @@ extension RelayTests {
             await world.close()
         }
 
+        /// The signals one user's stream received (the first is `ready`).
+        final class SignalCount: @unchecked Sendable {
+            private let lock = NSLock()
+            private var value = 0
+            private var task: Task<Void, Never>?
+
+            init(_ world: World, user: String) async throws {
+                let stream = try await RelaySyncServer(url: world.relay.url) { try await world.keys.token(user: user) }.changeSignals()
+                task = Task {
+                    do {
+                        for try await _ in stream { self.lock.withLock { self.value += 1 } }
+                    } catch {}
+                }
+            }
+
+            var count: Int { lock.withLock { value } }
+            func cancel() { task?.cancel() }
+        }
+
+        /// A change signals the devices of the users who may read it, not every connected
+        /// device; a change that may take an object out of someone's data (a deletion, a
+        /// member removed, a card moved) signals everyone. Each step waits for the signal that
+        /// must come, then long enough for one that must not to have come too.
+        @Test("A change signals the users who may read it; one that may take an object out of someone's data signals everyone")
+        func signalsGoToTheUsersAChangeConcerns() async throws {
+            let world = try await World()
+            try await world.populate()
+            let alice = try await SignalCount(world, user: "alice")
+            let bob = try await SignalCount(world, user: "bob")
+            let carol = try await SignalCount(world, user: "carol")  // no data at all
+            #expect(try await eventually { alice.count == 1 && bob.count == 1 && carol.count == 1 }, "each stream starts with ready")
+            func expectSignals(alice a: Int, bob b: Int, carol c: Int, _ step: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+                let arrived = try await eventually(.seconds(20)) { alice.count >= a && bob.count >= b && carol.count >= c }
+                try await Task.sleep(for: .milliseconds(700))
+                #expect(
+                    arrived && alice.count == a && bob.count == b && carol.count == c,
+                    "\(step): alice \(alice.count), bob \(bob.count), carol \(carol.count); expected \(a), \(b), \(c)",
+                    sourceLocation: sourceLocation)
+            }
+
+            // A card on Alice's private board: Alice only.
+            try await world.alicePhone.store.write { db in
+                let own = try #require(try db.fetchAll(Board.self).first { $0.title == "Alice private" })
+                _ = try db.insert(Card(title: "Private again", boardID: own.id))
+            }
+            try await world.alicePhone.sync.push()
+            try await expectSignals(alice: 2, bob: 1, carol: 1, "a card on Alice's private board")
+
+            // A comment on the shared card: Alice and Bob (a member).
+            try await world.bobPhone.store.write { db in
+                let card = try #require(try db.fetchAll(Card.self).first { $0.title == "Shared card" })
+                _ = try db.insert(Comment(text: "From Bob", cardID: card.id))
+            }
+            try await world.bobPhone.sync.push()
+            try await expectSignals(alice: 3, bob: 2, carol: 1, "a comment on the shared card")
+
+            // Bob's note: Bob only.
+            try await world.bobPhone.store.write { db in _ = try db.insert(Note(ownerID: "bob", text: "Bob again")) }
+            try await world.bobPhone.sync.push()
+            try await expectSignals(alice: 3, bob: 3, carol: 1, "Bob's note")
+
+            // A deletion: everyone (what left may have been anyone's).
+            try await world.alicePhone.store.write { db in
+                _ = try db.delete(try #require(try db.fetchAll(Card.self).first { $0.title == "Private again" }))
+            }
+            try await world.alicePhone.sync.push()
+            try await expectSignals(alice: 4, bob: 4, carol: 2, "a deletion")
+
+            // Bob removed from the shared board: everyone, Bob included, whose phone then drops it.
+            try await world.alicePhone.store.write { db in
+                _ = try db.delete(try #require(try db.fetchAll(Member.self).first { $0.userID == "bob" }))
+            }
+            try await world.alicePhone.sync.push()
+            try await expectSignals(alice: 5, bob: 5, carol: 3, "a member removed")
+            try await world.settle()
+            try await world.expectEachHoldsItsUsersData()
+            #expect(try world.bobPhone.values("Board") == ["Bob private"])
+
+            // Another service's write (no device): everyone.
+            try await world.test.psql(#"UPDATE "Note" SET text = 'edited by a service' WHERE text = 'Bob again'"#)
+            try await expectSignals(alice: 6, bob: 6, carol: 4, "another service's write")
+            for count in [alice, bob, carol] { count.cancel() }
+            await world.close()
+        }
+
         @Test("The relay reads the model's access rules from its YAML as the generator writes them")
         func theAccessRulesFromYAMLAreTheGeneratedOnes() throws {
             let loaded = try RelayModel.load(paths: [packageRoot.appendingPathComponent("Tests/SharingFixture/Models").path])
