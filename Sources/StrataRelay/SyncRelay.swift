@@ -70,7 +70,7 @@ public struct SyncRelayConfiguration: Sendable {
 /// | `POST /v1/hello` | `SyncHello` | `SyncWelcome` |
 /// | `POST /v1/push` | `SyncPush` | `SyncPushResult` |
 /// | `POST /v1/pull` | `SyncPullRequest` | `SyncPullResult` |
-/// | `GET /v1/signals` | | server-sent events: `ready` once, then `change` whenever the server's data changed |
+/// | `GET /v1/signals` | | server-sent events: `ready` once, then `change` whenever data the user may read changed |
 ///
 /// Every refusal is an HTTP status with the body `{"error": "...", "reason": "..."}`: 401
 /// for a missing, malformed, forged, expired, not yet valid or wrong-audience token, 413 for

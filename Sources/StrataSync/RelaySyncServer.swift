@@ -159,7 +159,7 @@ public final class RelaySyncServer: SyncServer {
     }
 
     /// The relay's server-sent events: one signal when the stream starts (the relay
-    /// listens), then one whenever the server's data changed.
+    /// listens), then one whenever data this device's user may read changed.
     public func changeSignals() async throws -> AsyncThrowingStream<Void, any Error> {
         let relay = choice.current
         var request = try await request("signals", relay: relay)
