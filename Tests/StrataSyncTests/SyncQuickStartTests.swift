@@ -48,14 +48,21 @@ struct SyncQuickStartTests {
 
         let laptop = folder.url.appendingPathComponent("laptop"), phone = folder.url.appendingPathComponent("phone")
         for device in [laptop, phone] { try FileManager.default.createDirectory(at: device, withIntermediateDirectories: true) }
+        // The program's own lines: a library's log line (a timestamp first, as postgres-nio's
+        // warning of a connection asked for while its pool was starting) is not the program's.
+        func printed(_ output: String) -> String {
+            output.split(separator: "\n", omittingEmptySubsequences: false)
+                .filter { line in !(line.first?.isNumber == true && (line.contains(" warning ") || line.contains(" info "))) }
+                .joined(separator: "\n")
+        }
         let first = try await offThePool { try FirstRun.run(Self.program, [], in: laptop, environment: ["NOTES_PG": pg.path]) }
         #expect(first.status == 0, "\(first.output)")
-        #expect(first.output.hasPrefix("pushed 1 (0 refused by the server), pulled 0 (0 conflicts); 0 conflicts recorded\n"), "\(first.output)")
+        #expect(printed(first.output).hasPrefix("pushed 1 (0 refused by the server), pulled 0 (0 conflicts); 0 conflicts recorded\n"), "\(first.output)")
         #expect(first.output.contains("synced through "), "\(first.output)")
         // Another store pulls what the first pushed.
         let second = try await offThePool { try FirstRun.run(Self.program, [], in: phone, environment: ["NOTES_PG": pg.path]) }
         #expect(second.status == 0, "\(second.output)")
-        #expect(second.output.hasPrefix("pushed 1 (0 refused by the server), pulled 1 (0 conflicts)"), "\(second.output)")
+        #expect(printed(second.output).hasPrefix("pushed 1 (0 refused by the server), pulled 1 (0 conflicts)"), "\(second.output)")
     }
 }
 

@@ -20,6 +20,12 @@ func syncThroughARelay(store: Store, session: some SignInSession) throws -> Stor
     return sync
 }
 
+func syncThroughTwoRelays(store: Store, session: some SignInSession) throws -> StoreSync {
+    let relayA = URL(string: "https://sync-a.example.com")!, relayB = URL(string: "https://sync-b.example.com")!
+    let server = RelaySyncServer(urls: [relayA, relayB]) { try await session.accessToken() }
+    return try StoreSync(store: store, server: server)
+}
+
 func handleARefusedToken(sync: StoreSync) async {
     do {
         try await sync.sync()
