@@ -22,10 +22,10 @@ struct BatchedLoading<Item: StrataEntity>: ItemLoading {
     static var refetched: BatchBuilder.Known { .refetchedInPages }
 
     /// Ids and keys only; the snapshots' pages read the values later, through a reader
-    /// pinned to this state. (No value is held, so `written` has nothing to keep.)
+    /// pinned to this state.
     mutating func fetchAll<Section>(
         _ db: Database, fetcher: ResultsFetcher<Item, Section>, index: inout SectionedIndex<Section, Keys>,
-        journal: inout SnapshotJournal<Item, Section>, keepingValuesBesides written: CommittedChanges.TableChanges?
+        journal: inout SnapshotJournal<Item, Section>
     ) throws {
         let sectionObjects = try fetcher.sectionObjects(db)
         // An upper bound of the results' size, for the sort's buffers (and the first fetch).

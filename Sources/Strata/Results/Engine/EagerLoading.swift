@@ -7,12 +7,26 @@ struct EagerLoading<Item: StrataEntity>: ItemLoading {
 
     static var refetched: BatchBuilder.Known { .anything }
 
-    /// Given the rows a commit wrote (`written`), the other items' values are taken from the payload
-    /// as the rows are read, not decoded again (a commit of many rows refetches; the rows it
-    /// did not write are most of the others).
     mutating func fetchAll<Section>(
         _ db: Database, fetcher: ResultsFetcher<Item, Section>, index: inout SectionedIndex<Section, Keys>,
-        journal: inout SnapshotJournal<Item, Section>, keepingValuesBesides written: CommittedChanges.TableChanges?
+        journal: inout SnapshotJournal<Item, Section>
+    ) throws {
+        try fetchAll(db, fetcher: fetcher, index: &index, journal: &journal, keeping: nil)
+    }
+
+    /// Given the rows a commit wrote (`written`), the other items' values are taken from the
+    /// payload as the rows are read, not decoded again (a commit of many rows refetches; the
+    /// rows it did not write are most of the others).
+    mutating func fetchAll<Section>(
+        _ db: Database, fetcher: ResultsFetcher<Item, Section>, index: inout SectionedIndex<Section, Keys>,
+        journal: inout SnapshotJournal<Item, Section>, keepingValuesBesides written: CommittedChanges.TableChanges
+    ) throws {
+        try fetchAll(db, fetcher: fetcher, index: &index, journal: &journal, keeping: written)
+    }
+
+    private mutating func fetchAll<Section>(
+        _ db: Database, fetcher: ResultsFetcher<Item, Section>, index: inout SectionedIndex<Section, Keys>,
+        journal: inout SnapshotJournal<Item, Section>, keeping written: CommittedChanges.TableChanges?
     ) throws {
         let sectionObjects = try fetcher.sectionObjects(db)
         // An upper bound of the results' size, for the sort's buffers (and the first fetch).

@@ -13,12 +13,19 @@ protocol ItemLoading<Item> {
     associatedtype Keys: IndexKeyStore
 
     /// Replaces the whole state with a fresh fetch: `index`, the values, and the snapshot's
-    /// rows where the journal keeps them. `written`, when given: the only rows of the item
-    /// table that changed since the state held, so that the values of the others, which the
-    /// loading holds, may be kept rather than decoded again.
+    /// rows where the journal keeps them.
     mutating func fetchAll<Section>(
         _ db: Database, fetcher: ResultsFetcher<Item, Section>, index: inout SectionedIndex<Section, Keys>,
-        journal: inout SnapshotJournal<Item, Section>, keepingValuesBesides written: CommittedChanges.TableChanges?
+        journal: inout SnapshotJournal<Item, Section>
+    ) throws
+
+    /// The same, for a commit's refetch: `written` are the only rows of the item table that
+    /// changed since the state held, so that a loading that holds values may keep the others'
+    /// rather than decode them again. By default, a plain fetch (a loading that holds no
+    /// value has nothing to keep).
+    mutating func fetchAll<Section>(
+        _ db: Database, fetcher: ResultsFetcher<Item, Section>, index: inout SectionedIndex<Section, Keys>,
+        journal: inout SnapshotJournal<Item, Section>, keepingValuesBesides written: CommittedChanges.TableChanges
     ) throws
 
     /// Whether a commit that affects `tracked` items of results holding `count` is answered
@@ -57,4 +64,13 @@ protocol ItemLoading<Item> {
 
     /// Checks the values against `index` (debug builds only).
     func _checkInvariants<Section>(against index: SectionedIndex<Section, Keys>)
+}
+
+extension ItemLoading {
+    mutating func fetchAll<Section>(
+        _ db: Database, fetcher: ResultsFetcher<Item, Section>, index: inout SectionedIndex<Section, Keys>,
+        journal: inout SnapshotJournal<Item, Section>, keepingValuesBesides written: CommittedChanges.TableChanges
+    ) throws {
+        try fetchAll(db, fetcher: fetcher, index: &index, journal: &journal)
+    }
 }

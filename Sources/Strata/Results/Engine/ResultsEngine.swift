@@ -68,7 +68,11 @@ final class ResultsEngine<Item, Section: Hashable & Sendable, Loading: ItemLoadi
     private func fetchAll(_ db: Database, keepingValuesBesides written: CommittedChanges.TableChanges?) throws {
         index.placeHints.removeAll()
         do {
-            try loading.fetchAll(db, fetcher: fetcher, index: &index, journal: &journal, keepingValuesBesides: written)
+            if let written {
+                try loading.fetchAll(db, fetcher: fetcher, index: &index, journal: &journal, keepingValuesBesides: written)
+            } else {
+                try loading.fetchAll(db, fetcher: fetcher, index: &index, journal: &journal)
+            }
         } catch {
             tracker.failed()
             throw error

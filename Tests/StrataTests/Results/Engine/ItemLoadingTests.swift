@@ -45,7 +45,11 @@ struct ItemLoadingTests {
         /// refetch says.
         func fetchAll(written: CommittedChanges.TableChanges? = nil) throws {
             try store.writer.writeWithoutTransaction { db in
-                try loading.fetchAll(db, fetcher: fetcher, index: &index, journal: &journal, keepingValuesBesides: written)
+                if let written {
+                    try loading.fetchAll(db, fetcher: fetcher, index: &index, journal: &journal, keepingValuesBesides: written)
+                } else {
+                    try loading.fetchAll(db, fetcher: fetcher, index: &index, journal: &journal)
+                }
             }
         }
 
