@@ -204,7 +204,8 @@ public final class SyncRelay: Service, Sendable {
                 pull.limit = min(pull.limit, self.configuration.maxPullLimit)
                 let server = self.server()
                 try await server.bind(device: pull.device, to: user.id)
-                return try await server.pull(pull, user: user.id)
+                guard pull.columnar else { return .encoded(try await server.pull(pull, user: user.id)) }
+                return .json(try await server.pullJSON(pull, user: user.id))
             }
         }
         group.get("signals") { request, context in
@@ -231,6 +232,20 @@ public final class SyncRelay: Service, Sendable {
         _ request: Request, _ context: some RequestContext, _ type: Input.Type,
         _ body: @Sendable (RelayUser, Input) async throws -> Output
     ) async throws -> Response {
+        try await exchange(request, context, type) { user, input in Answer.encoded(try await body(user, input)) }
+    }
+
+    /// An answer: a message `JSONEncoder` writes, or JSON written already.
+    enum Answer: Sendable {
+        case encoded(any Encodable & Sendable)
+        case json([UInt8])
+    }
+
+    /// ``exchange(_:_:_:_:)-(_,_,_,(RelayUser,Input)->Output)``, where `body` answers with an ``Answer``.
+    func exchange<Input: Decodable & Sendable>(
+        _ request: Request, _ context: some RequestContext, _ type: Input.Type,
+        _ body: @Sendable (RelayUser, Input) async throws -> Answer
+    ) async throws -> Response {
         let user = try await authenticate(request)
         if let contentType = request.headers[.contentType], !Self.isJSON(contentType: contentType) {
             throw RelayHTTPError.unsupportedMediaType(contentType)
@@ -252,15 +267,18 @@ public final class SyncRelay: Service, Sendable {
         } catch {
             throw RelayHTTPError.malformed(String(describing: Input.self), error)
         }
-        let output: Output
+        let output: Answer
         do {
             output = try await body(user, input)
         } catch {
             throw RelayHTTPError.from(serverError: error, logger: configuration.logger)
         }
-        let data = try JSONEncoder().encode(output)
-        return Response(
-            status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+        let answer: ByteBuffer
+        switch output {
+        case .encoded(let message): answer = ByteBuffer(bytes: try JSONEncoder().encode(message))
+        case .json(let bytes): answer = ByteBuffer(bytes: bytes)
+        }
+        return Response(status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: answer))
     }
 
     /// Whether a `Content-Type` names JSON: `application/json` or a `+json` type, with any

@@ -27,6 +27,15 @@ extension PostgresSyncServer {
         }
     }
 
+    /// ``pull(_:user:)``'s columnar answer (``SyncPullRequest/columnar``) as its JSON, written
+    /// straight from the rows read (see ``PullBatch/columnarJSON()``).
+    package func pullJSON(_ request: SyncPullRequest, user: String) async throws -> [UInt8] {
+        var columnar = request
+        columnar.columnar = true
+        let asked = columnar
+        return try await withDeadline { try await self.answerInBatch(asked, user: user) }.columnarJSON()
+    }
+
     /// ``push(_:)`` for `user`: each change is checked against the user's data before and
     /// after it applies, and refused (a ``SyncRefusal`` whose reason starts with
     /// ``accessRefusalPrefix``) when it reaches outside.

@@ -87,7 +87,12 @@ public final class RelaySyncServer: SyncServer {
     public func pullBatch(_ request: SyncPullRequest) async throws -> SyncPullBatch {
         var request = request
         request.columnar = true
-        return SyncPullBatch(try await post("pull", request))
+        // The relay's answer is read by hand (PullBatch+JSON.swift); JSONDecoder reads what
+        // that reader does not take.
+        return try await post("pull", request) { data in
+            if let batch = PullBatch(columnarJSON: data) { return SyncPullBatch(batch: batch) }
+            return SyncPullBatch(try JSONDecoder().decode(SyncPullResult.self, from: data))
+        }
     }
 
     func endpoint(_ route: String, relay: Int) -> URL {
@@ -113,16 +118,21 @@ public final class RelaySyncServer: SyncServer {
     }
 
     func post<Body: Encodable, Answer: Decodable>(_ route: String, _ body: Body) async throws -> Answer {
+        try await post(route, body) { try JSONDecoder().decode(Answer.self, from: $0) }
+    }
+
+    /// ``post(_:_:)``, the answer read by `decode`.
+    func post<Body: Encodable, Answer>(_ route: String, _ body: Body, decode: (Data) throws -> Answer) async throws -> Answer {
         let relay = choice.current
         do {
-            return try await post(route, body, relay: relay)
+            return try await post(route, body, relay: relay, decode: decode)
         } catch {
             if Self.isOutOfReach(error) { choice.moveOn(from: relay) }
             throw error
         }
     }
 
-    private func post<Body: Encodable, Answer: Decodable>(_ route: String, _ body: Body, relay: Int) async throws -> Answer {
+    private func post<Body: Encodable, Answer>(_ route: String, _ body: Body, relay: Int, decode: (Data) throws -> Answer) async throws -> Answer {
         var request = try await request(route, relay: relay)
         request.httpMethod = "POST"
         request.timeoutInterval = Self.seconds(requestTimeout)
@@ -136,7 +146,7 @@ public final class RelaySyncServer: SyncServer {
         let status = (response as? HTTPURLResponse)?.statusCode ?? 0
         guard status == 200 else { throw Self.error(status: status, body: data, route: route) }
         do {
-            return try JSONDecoder().decode(Answer.self, from: data)
+            return try decode(data)
         } catch {
             throw SyncRelayError(status: status, error: nil, reason: "the relay's answer to \(route) is not a \(Answer.self) in JSON")
         }

@@ -76,119 +76,19 @@ enum SyncJSON {
     /// JSON escape); nil for anything else, which ``decode(_:)`` hands to `JSONDecoder`.
     static func parseFlatObject(_ text: String) -> [String: String?]? {
         var text = text
-        return text.withUTF8 { (bytes: UnsafeBufferPointer<UInt8>) -> [String: String?]? in
-            var index = 0
-            func skipSpace() {
-                while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
-            }
-            func hexValue(_ byte: UInt8) -> UInt32? {
-                switch byte {
-                case UInt8(ascii: "0")...UInt8(ascii: "9"): UInt32(byte - UInt8(ascii: "0"))
-                case UInt8(ascii: "a")...UInt8(ascii: "f"): UInt32(byte - UInt8(ascii: "a") + 10)
-                case UInt8(ascii: "A")...UInt8(ascii: "F"): UInt32(byte - UInt8(ascii: "A") + 10)
-                default: nil
-                }
-            }
-            func unit() -> UInt32? {  // four hex digits after \u
-                guard index + 4 <= bytes.count else { return nil }
-                var value: UInt32 = 0
-                for _ in 0..<4 {
-                    guard let digit = hexValue(bytes[index]) else { return nil }
-                    value = value << 4 | digit
-                    index += 1
-                }
-                return value
-            }
-            func string() -> String? {
-                guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return nil }
-                index += 1
-                let start = index
-                while index < bytes.count, bytes[index] != UInt8(ascii: "\""), bytes[index] != UInt8(ascii: "\\"), bytes[index] >= 0x20 {
-                    index += 1
-                }
-                guard index < bytes.count else { return nil }
-                if bytes[index] == UInt8(ascii: "\"") {
-                    let result = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
-                    index += 1
-                    return result
-                }
-                var result = Array(bytes[start..<index])
-                while index < bytes.count {
-                    let byte = bytes[index]
-                    index += 1
-                    switch byte {
-                    case UInt8(ascii: "\""):
-                        return String(decoding: result, as: UTF8.self)
-                    case UInt8(ascii: "\\"):
-                        guard index < bytes.count else { return nil }
-                        let escape = bytes[index]
-                        index += 1
-                        switch escape {
-                        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): result.append(escape)
-                        case UInt8(ascii: "b"): result.append(0x08)
-                        case UInt8(ascii: "f"): result.append(0x0C)
-                        case UInt8(ascii: "n"): result.append(0x0A)
-                        case UInt8(ascii: "r"): result.append(0x0D)
-                        case UInt8(ascii: "t"): result.append(0x09)
-                        case UInt8(ascii: "u"):
-                            guard var scalar = unit() else { return nil }
-                            if (0xD800..<0xDC00).contains(scalar) {
-                                guard index + 2 <= bytes.count, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u")
-                                else { return nil }
-                                index += 2
-                                guard let low = unit(), (0xDC00..<0xE000).contains(low) else { return nil }
-                                scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
-                            }
-                            guard let character = Unicode.Scalar(scalar) else { return nil }
-                            result += Array(String(Character(character)).utf8)
-                        default:
-                            return nil
-                        }
-                    case 0..<0x20:
-                        return nil
-                    default:
-                        result.append(byte)
-                    }
-                }
-                return nil
-            }
+        return text.withUTF8 { bytes -> [String: String?]? in
+            var scanner = JSONScanner(bytes)
             var values: [String: String?] = [:]
-            skipSpace()
-            guard index < bytes.count, bytes[index] == UInt8(ascii: "{") else { return nil }
-            index += 1
-            skipSpace()
-            if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
-                index += 1
-            } else {
-                while true {
-                    skipSpace()
-                    guard let key = string() else { return nil }
-                    skipSpace()
-                    guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { return nil }
-                    index += 1
-                    skipSpace()
-                    if index + 4 <= bytes.count, bytes[index] == UInt8(ascii: "n"), bytes[index + 1] == UInt8(ascii: "u"),
-                       bytes[index + 2] == UInt8(ascii: "l"), bytes[index + 3] == UInt8(ascii: "l")
-                    {
-                        index += 4
-                        values[key] = .some(nil)
-                    } else {
-                        guard let value = string() else { return nil }
-                        values[key] = .some(value)
-                    }
-                    skipSpace()
-                    guard index < bytes.count else { return nil }
-                    if bytes[index] == UInt8(ascii: ",") {
-                        index += 1
-                        continue
-                    }
-                    guard bytes[index] == UInt8(ascii: "}") else { return nil }
-                    index += 1
-                    break
+            let read = scanner.object { scanner, key in
+                if scanner.null() {
+                    values[key] = .some(nil)
+                    return true
                 }
+                guard let value = scanner.string() else { return false }
+                values[key] = .some(value)
+                return true
             }
-            skipSpace()
-            return index == bytes.count ? values : nil
+            return read && scanner.atEnd ? values : nil
         }
     }
 }

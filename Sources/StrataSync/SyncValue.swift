@@ -188,25 +188,28 @@ enum SyncValue {
     /// either case), without its formatted scan, which a pull of thousands of ids felt.
     static func uuid(_ text: String) -> UUID? {
         var copy = text
-        let fast = copy.withUTF8 { bytes -> UUID? in
-            guard bytes.count == 36 else { return nil }
-            var value: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-            let parsed = withUnsafeMutableBytes(of: &value) { out -> Bool in
-                var index = 0
-                for offset in 0..<16 {
-                    if index == 8 || index == 13 || index == 18 || index == 23 {
-                        guard bytes[index] == UInt8(ascii: "-") else { return false }
-                        index += 1
-                    }
-                    guard let high = hexDigit(bytes[index]), let low = hexDigit(bytes[index + 1]) else { return false }
-                    out[offset] = high << 4 | low
-                    index += 2
+        return copy.withUTF8 { uuid(utf8: $0) } ?? UUID(uuidString: text)  // anything else: as Foundation decides
+    }
+
+    /// The UUID of 36 bytes of UTF-8 text in the form `8-4-4-4-12`, either case; nil for
+    /// anything else.
+    static func uuid(utf8 bytes: UnsafeBufferPointer<UInt8>) -> UUID? {
+        guard bytes.count == 36 else { return nil }
+        var value: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        let parsed = withUnsafeMutableBytes(of: &value) { out -> Bool in
+            var index = 0
+            for offset in 0..<16 {
+                if index == 8 || index == 13 || index == 18 || index == 23 {
+                    guard bytes[index] == UInt8(ascii: "-") else { return false }
+                    index += 1
                 }
-                return true
+                guard let high = hexDigit(bytes[index]), let low = hexDigit(bytes[index + 1]) else { return false }
+                out[offset] = high << 4 | low
+                index += 2
             }
-            return parsed ? UUID(uuid: value) : nil
+            return true
         }
-        return fast ?? UUID(uuidString: text)  // anything else: as Foundation decides
+        return parsed ? UUID(uuid: value) : nil
     }
 
     /// `uuid.uuidString.lowercased()`, written directly.
