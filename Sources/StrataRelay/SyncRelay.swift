@@ -70,6 +70,7 @@ public struct SyncRelayConfiguration: Sendable {
 /// | `POST /v1/hello` | `SyncHello` | `SyncWelcome` |
 /// | `POST /v1/push` | `SyncPush` | `SyncPushResult` |
 /// | `POST /v1/pull` | `SyncPullRequest` | `SyncPullResult` |
+/// | `POST /v1/snapshot` | `SyncSnapshotRequest` | lines of `SyncPullResult` (an empty store's first pull) |
 /// | `GET /v1/signals` | | server-sent events: `ready` once, then `change` whenever data the user may read changed |
 ///
 /// Every refusal is an HTTP status with the body `{"error": "...", "reason": "..."}`: 401
@@ -86,7 +87,7 @@ public struct SyncRelayConfiguration: Sendable {
 /// ```swift
 /// let relay = try await SyncRelay(configuration: configuration)
 /// let router = Router()
-/// relay.addRoutes(to: router)                 // /v1/hello, /v1/push, /v1/pull, /v1/signals
+/// relay.addRoutes(to: router)                 // /v1/hello, /v1/push, /v1/pull, /v1/snapshot, /v1/signals
 /// var app = Application(
 ///     router: router,
 ///     server: .http1(configuration: .init(idleTimeout: .seconds(60))),  // silent connections close
@@ -177,7 +178,7 @@ public final class SyncRelay: Service, Sendable {
     func server() -> PostgresSyncServer { servers[turn.next() % servers.count] }
 
     /// Adds the relay's routes under `path` (`v1` by default: `/v1/hello`, `/v1/push`,
-    /// `/v1/pull`, `/v1/signals`) to `router`, with a middleware that answers their errors
+    /// `/v1/pull`, `/v1/snapshot`, `/v1/signals`) to `router`, with a middleware that answers their errors
     /// with the relay's JSON body and logs each request.
     public func addRoutes<Context: RequestContext>(to router: some RouterMethods<Context>, path: RouterPath = "v1") {
         let group = router.group(path).add(middleware: RelayRequestMiddleware<Context>(logger: configuration.logger))
@@ -207,6 +208,9 @@ public final class SyncRelay: Service, Sendable {
                 guard pull.columnar else { return .encoded(try await server.pull(pull, user: user.id)) }
                 return .json(try await server.pullJSON(pull, user: user.id))
             }
+        }
+        group.post("snapshot") { request, context in
+            try await self.snapshot(request, context)
         }
         group.get("signals") { request, context in
             try await self.signals(request, context)
@@ -246,6 +250,23 @@ public final class SyncRelay: Service, Sendable {
         _ request: Request, _ context: some RequestContext, _ type: Input.Type,
         _ body: @Sendable (RelayUser, Input) async throws -> Answer
     ) async throws -> Response {
+        let (user, input) = try await signedIn(request, type)
+        let output: Answer
+        do {
+            output = try await body(user, input)
+        } catch {
+            throw RelayHTTPError.from(serverError: error, logger: configuration.logger)
+        }
+        let answer: ByteBuffer
+        switch output {
+        case .encoded(let message): answer = ByteBuffer(bytes: try JSONEncoder().encode(message))
+        case .json(let bytes): answer = ByteBuffer(bytes: bytes)
+        }
+        return Response(status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: answer))
+    }
+
+    /// Signs in, and reads the body (up to the limit) as `Input` in JSON.
+    func signedIn<Input: Decodable>(_ request: Request, _ type: Input.Type) async throws -> (RelayUser, Input) {
         let user = try await authenticate(request)
         if let contentType = request.headers[.contentType], !Self.isJSON(contentType: contentType) {
             throw RelayHTTPError.unsupportedMediaType(contentType)
@@ -267,18 +288,52 @@ public final class SyncRelay: Service, Sendable {
         } catch {
             throw RelayHTTPError.malformed(String(describing: Input.self), error)
         }
-        let output: Answer
-        do {
-            output = try await body(user, input)
-        } catch {
-            throw RelayHTTPError.from(serverError: error, logger: configuration.logger)
+        return (user, input)
+    }
+
+    /// `POST /v1/snapshot`: every object of the user's data and every link between two of
+    /// them, read in one snapshot of the database (a `REPEATABLE READ` transaction held while
+    /// the answer streams), as lines of JSON (`application/x-ndjson`): each line a columnar
+    /// ``SyncPullResult`` of about the batch size asked (at most
+    /// ``SyncRelayConfiguration/maxPullLimit``) with the log position the snapshot holds, the
+    /// last with `hasMore` false. A device reads it for an empty store's first pull (no log to
+    /// group by object). The database is read as fast as the device takes the lines, two ahead.
+    /// A failure midway ends the stream without its last line: the device applies nothing of
+    /// it, and pulls again.
+    func snapshot(_ request: Request, _ context: some RequestContext) async throws -> Response {
+        let (user, asked) = try await signedIn(request, SyncSnapshotRequest.self)
+        guard asked.batchSize > 0 else {
+            throw RelayHTTPError(.badRequest, error: "malformed_body", reason: "the snapshot's batch size must be at least 1")
         }
-        let answer: ByteBuffer
-        switch output {
-        case .encoded(let message): answer = ByteBuffer(bytes: try JSONEncoder().encode(message))
-        case .json(let bytes): answer = ByteBuffer(bytes: bytes)
-        }
-        return Response(status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: answer))
+        let server = self.server()
+        let size = min(asked.batchSize, configuration.maxPullLimit)
+        let logger = configuration.logger
+        return Response(status: .ok, headers: [.contentType: "application/x-ndjson"], body: ResponseBody { writer in
+            let lines = BatchHandOver<[UInt8]>(capacity: 2)
+            let reader = Task {
+                do {
+                    try await server.readSnapshotJSON(batchSize: size, user: user.id) { json in
+                        var line = json
+                        line.append(UInt8(ascii: "\n"))
+                        return await lines.put(line)
+                    }
+                    lines.finish(.success(()))
+                } catch {
+                    lines.finish(.failure(error))
+                }
+            }
+            defer {
+                lines.close()
+                reader.cancel()
+            }
+            do {
+                while let line = try await lines.next() { try await writer.write(ByteBuffer(bytes: line)) }
+            } catch {
+                logger.error("a snapshot ended midway", metadata: ["user": "\(user.id)", "error": "\(error)"])
+                throw error
+            }
+            try await writer.finish(nil)
+        })
     }
 
     /// Whether a `Content-Type` names JSON: `application/json` or a `+json` type, with any

@@ -36,6 +36,15 @@ extension PostgresSyncServer {
         return try await withDeadline { try await self.answerInBatch(asked, user: user) }.columnarJSON()
     }
 
+    /// ``readSnapshot(batchSize:user:into:)``, each batch handed to `body` as the JSON of its
+    /// columnar ``SyncPullResult`` (one line of a relay's snapshot stream).
+    package func readSnapshotJSON(batchSize: Int, user: String, into body: @escaping @Sendable ([UInt8]) async -> Bool) async throws {
+        try await readSnapshot(batchSize: batchSize, user: user) { answer in
+            guard let json = try? answer.batch.columnarJSON() else { return false }
+            return await body(json)
+        }
+    }
+
     /// ``push(_:)`` for `user`: each change is checked against the user's data before and
     /// after it applies, and refused (a ``SyncRefusal`` whose reason starts with
     /// ``accessRefusalPrefix``) when it reaches outside.

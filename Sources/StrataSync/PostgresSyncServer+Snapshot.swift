@@ -17,20 +17,33 @@ extension PostgresSyncServer {
     /// whole of it: each statement must be answered within `requestTimeout` (its connection
     /// is closed otherwise, and this fails with ``SyncTimeoutError``).
     public func readSnapshot(batchSize: Int, into body: @escaping @Sendable (SyncPullBatch) async -> Bool) async throws -> Bool {
-        let size = max(1, batchSize)
-        let timeout = requestTimeout
-        try await race(timeout: nil) {
-            try await self.readSnapshot(size, timeout: timeout, body)
-        }
+        try await readSnapshot(batchSize: batchSize, user: nil, into: body)
         return true
     }
 
-    private func readSnapshot(_ size: Int, timeout: Duration, _ body: @escaping @Sendable (SyncPullBatch) async -> Bool) async throws {
+    /// ``readSnapshot(batchSize:into:)`` for `user` (a relay's device): where the model declares
+    /// per-user data, only the objects of the user's data, and the links between two of them.
+    package func readSnapshot(batchSize: Int, user: String?, into body: @escaping @Sendable (SyncPullBatch) async -> Bool) async throws {
+        let size = max(1, batchSize)
+        let timeout = requestTimeout
+        try await race(timeout: nil) {
+            try await self.readSnapshot(size, user: user, timeout: timeout, body)
+        }
+    }
+
+    private func readSnapshot(
+        _ size: Int, user: String?, timeout: Duration, _ body: @escaping @Sendable (SyncPullBatch) async -> Bool
+    ) async throws {
+        let access = schema.access
+        let filters = user != nil && access.isDeclared
         try await transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") { connection in
             let logger = self.logger
             @discardableResult
             func run(_ sql: String) async throws -> [PostgresRow] {
                 try await connection.run(PostgresQuery(unsafeSQL: sql), logger: logger, within: timeout)
+            }
+            if let user, filters {
+                try await connection.run(PostgresQuery(unsafeSQL: ServerAccess.setUser, binds: binds(user)), logger: logger, within: timeout)
             }
             let cursor = try await run("SELECT coalesce(max(seq), 0)::int8 FROM strata_sync_log").first?.decode(Int64.self) ?? 0
             var objects: [PullBatch.Objects] = []
@@ -63,14 +76,21 @@ extension PostgresSyncServer {
             for name in schema.tables.dependencyOrder {
                 guard let entity = entities[name] else { continue }
                 let list = Self.selectList(of: entity, key: "t.\(quoted(entity.primaryKey))", exists: "true")
-                let going = try await readAll("SELECT \(list) FROM \(quoted(entity.name)) t") { rows in
+                let visible = filters ? " WHERE \(access.visible(entity.name, "t"))" : ""
+                let going = try await readAll("SELECT \(list) FROM \(quoted(entity.name)) t\(visible)") { rows in
                     let read = try Self.objects(of: entity, rows, ordered: false)
                     if !read.ids.isEmpty { objects.append(read) }
                 }
                 if !going { return }
             }
             for join in schema.tables.joins {
-                let going = try await readAll("SELECT \(quoted(join.column)), \(quoted(join.inverseColumn)) FROM \(quoted(join.name))") { rows in
+                let visible =
+                    filters
+                    ? " WHERE coalesce(\(access.state(join.entity, id: "j.\(quoted(join.column))")), false) AND coalesce(\(access.state(join.destination, id: "j.\(quoted(join.inverseColumn))")), false)"
+                    : ""
+                let going = try await readAll(
+                    "SELECT j.\(quoted(join.column)), j.\(quoted(join.inverseColumn)) FROM \(quoted(join.name)) j\(visible)"
+                ) { rows in
                     for (a, b) in try rows.decode((UUID, UUID).self) {
                         links.append(SyncChange(kind: .link, table: join.name, link: [join.column: a, join.inverseColumn: b]))
                     }

@@ -185,6 +185,18 @@ public struct SyncPullRequest: Codable, Hashable, Sendable {
     }
 }
 
+/// A device's request for the server's snapshot (``SyncServer/readSnapshot(batchSize:into:)``)
+/// through a relay: `POST /v1/snapshot`, answered with one columnar ``SyncPullResult`` per line
+/// (`application/x-ndjson`), the last with `hasMore` false.
+/// A device's user is the token's; the snapshot names no device (the device's hello, before
+/// any pull, bound it to the user).
+public struct SyncSnapshotRequest: Codable, Hashable, Sendable {
+    /// About how many objects or links each line holds (the relay may hold fewer).
+    public var batchSize: Int
+
+    public init(batchSize: Int) { self.batchSize = batchSize }
+}
+
 /// The server's changes after a cursor: the current state of every object and link that
 /// changed (not each intermediate step), and the cursor to ask from next.
 public struct SyncPullResult: Codable, Hashable, Sendable {

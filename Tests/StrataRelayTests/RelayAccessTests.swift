@@ -129,6 +129,14 @@ extension RelayTests {
 
         static let prefix = "outside the user's data: "
 
+        /// The lines of a snapshot, as they arrive.
+        final class Lines: @unchecked Sendable {
+            private let lock = NSLock()
+            private var lines: [SyncPullResult] = []
+            func append(_ line: SyncPullResult) { lock.withLock { lines.append(line) } }
+            var all: [SyncPullResult] { lock.withLock { lines } }
+        }
+
         @Test("Each user is served exactly their data: their own, what is shared with them, what everyone has")
         func eachUserHoldsTheirData() async throws {
             let world = try await World()
@@ -149,6 +157,73 @@ extension RelayTests {
             #expect(try bob.values("Label", "name") == ["urgent"])
             // The link of the label with Alice's private card is not Bob's; that with the shared card is.
             #expect(try bob.sync.contents().links.values.reduce(0) { $0 + $1.count } == 1)
+            await world.close()
+        }
+
+        @Test("An empty store's first sync reads its user's snapshot through the relay: exactly the user's data, links between two of its objects, in lines of the size asked, each with the log position it holds")
+        func anEmptyStoreReadsItsUsersSnapshot() async throws {
+            let world = try await World()
+            try await world.populate()
+            guard case .joinTable(let links, let cardColumn, let labelColumn)? = StrataModel.schema.entity(named: "Card")?
+                .relationship(named: "labels")?.storage
+            else { throw RelayProcess.RelayError("Card.labels is not a many-to-many") }
+            // The log's last position: a pull of all of it ends there.
+            let position = try await world.admin.pull(SyncPullRequest(device: UUID(), cursor: 0, limit: 1 << 40)).cursor
+            for user in ["alice", "bob", "carol"] {
+                // The snapshot as a device reads it, two objects or links a line.
+                let relay = RelaySyncServer(url: world.relay.url) { try await world.keys.token(user: user) }
+                let lines = Lines()
+                let offered = try await relay.readSnapshot(batchSize: 2) { batch in
+                    lines.append(batch.result)
+                    return true
+                }
+                #expect(offered)
+                let results = lines.all
+                var read = SyncContents()
+                for (index, result) in results.enumerated() {
+                    #expect(result.changes.count <= 2, "\(user), line \(index): \(result.changes.count) changes")
+                    #expect(result.cursor == position, "\(user), line \(index)")
+                    #expect(result.hasMore == (index < results.count - 1), "\(user), line \(index)")
+                    for change in result.changes {
+                        switch change.kind {
+                        case .insert:
+                            let id = try #require(change.id)
+                            #expect(read.objects[change.table]?[id] == nil, "\(user): \(change.table) \(id) twice")
+                            read.objects[change.table, default: [:]][id] = change.values
+                        case .link:
+                            #expect(change.table == links)
+                            let a = try #require(change.link?[cardColumn]), b = try #require(change.link?[labelColumn])
+                            read.links[links, default: []].insert("\(a.uuidString.lowercased()) \(b.uuidString.lowercased())")
+                        default:
+                            Issue.record("\(user): a snapshot holds \(change.kind)")
+                        }
+                    }
+                }
+                var expected = try await world.admin.contents(user: user)
+                expected.objects = expected.objects.filter { !$0.value.isEmpty }
+                expected.links = expected.links.filter { !$0.value.isEmpty }
+                #expect(read.difference(from: expected) == nil, "\(user)'s snapshot: \(read.difference(from: expected) ?? "")")
+                let cards = Set(read.objects["Card", default: [:]].values.compactMap { $0["title"] ?? nil })
+                let expectedCards: Set<String> = ["alice": ["Alice secret", "Shared card"], "bob": ["Bob card", "Shared card"]][user] ?? []
+                #expect(cards == expectedCards, "\(user)")
+                #expect(read.links[links, default: []].count == ["alice": 2, "bob": 1][user] ?? 0, "\(user)")
+            }
+            // A new device of each user, its store empty: the sync reads the snapshot, and holds
+            // what the user's other devices hold.
+            var tablets: [UserDevice] = []
+            for user in ["alice", "bob"] {
+                let tablet = try UserDevice("\(user)-tablet", user: user, folder: world.folder, relay: world.relay, keys: world.keys)
+                let watcher = SnapshotWatcher(RelaySyncServer(url: world.relay.url) { try await world.keys.token(user: user) })
+                let sync = try StoreSync(store: tablet.store, server: watcher)
+                try await sync.sync()
+                #expect(watcher.offered == [true], "\(user)")
+                let other = user == "alice" ? world.alicePhone : world.bobPhone
+                let held = try sync.contents(), others = try other.sync.contents()
+                #expect(held == others, "\(user)'s tablet: \(held.difference(from: others) ?? "")")
+                await sync.stop()
+                tablets.append(tablet)
+            }
+            for tablet in tablets { await tablet.close() }
             await world.close()
         }
 

@@ -167,5 +167,55 @@ extension RelayTests {
             await a.close()
             await b.close()
         }
+
+        /// A relay of an earlier version, without `/v1/snapshot`: a 404 there.
+        struct WithoutSnapshots<Context: RequestContext>: RouterMiddleware {
+            func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+                if request.uri.path.hasSuffix("/snapshot") { return Response(status: .notFound) }
+                return try await next(request, context)
+            }
+        }
+
+        @Test("A relay without the snapshot route (an earlier version): an empty store's first sync reads the log, and holds the same")
+        func aRelayWithoutSnapshots() async throws {
+            let test = try await TestServer()
+            let keys = TestKeys()
+            var logger = Logger(label: "strata.relay.tests")
+            logger.logLevel = .error
+            let relay = try await SyncRelay(configuration: SyncRelayConfiguration(
+                postgres: test.configuration, schema: StrataModel.schema,
+                tokens: RelayTokenRules(keys: [.hs256(secret: keys.secret)], issuer: keys.issuer, audience: keys.audience),
+                logger: logger))
+            let router = Router()
+            router.add(middleware: WithoutSnapshots())
+            relay.addRoutes(to: router)
+            let (ports, port) = AsyncStream<Int>.makeStream()
+            let app = Application(
+                router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+                onServerRunning: { channel in port.yield(channel.localAddress?.port ?? 0) }, logger: logger)
+            let group = ServiceGroup(configuration: .init(services: [app, relay], logger: logger))
+            let running = Task { try await group.run() }
+            var iterator = ports.makeAsyncIterator()
+            let bound = try #require(await iterator.next())
+            let url = try #require(URL(string: "http://127.0.0.1:\(bound)"))
+
+            let folder = try TemporaryDirectory()
+            let a = try RelayDevice(folder.path("a.sqlite"), url: url) { try await keys.token(user: "a") }
+            try await a.store.write { db in
+                for name in ["One", "Two", "Three"] { _ = try db.insert(Board(name: name)) }
+            }
+            try await a.sync.sync()
+            let store = try Store(schema: StrataModel.schema, path: folder.path("b.sqlite"))
+            let watcher = SnapshotWatcher(RelaySyncServer(url: url) { try await keys.token(user: "b") })
+            let b = try StoreSync(store: store, server: watcher)
+            #expect(try await b.sync().pulledChanges == 3)
+            #expect(watcher.offered == [false])
+            #expect(try b.contents() == a.sync.contents())
+            await b.stop()
+            try store.close()
+            await a.close()
+            await group.triggerGracefulShutdown()
+            try await running.value
+        }
     }
 }

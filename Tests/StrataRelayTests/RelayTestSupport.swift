@@ -299,3 +299,28 @@ class SharedRelay: @unchecked Sendable {
         for relay in lock.withLock({ started }) { relay.stop(grace: .seconds(5)) }
     }
 }
+
+/// A device's server that notes whether the sync read a snapshot (the relay offered it), and
+/// forwards everything to the relay.
+final class SnapshotWatcher: SyncServer, @unchecked Sendable {
+    let relay: RelaySyncServer
+    private let lock = NSLock()
+    private var answers: [Bool] = []
+
+    init(_ relay: RelaySyncServer) { self.relay = relay }
+
+    /// What each snapshot asked for answered: true when the relay offered it.
+    var offered: [Bool] { lock.withLock { answers } }
+
+    func hello(_ hello: SyncHello) async throws -> SyncWelcome { try await relay.hello(hello) }
+    func push(_ push: SyncPush) async throws -> SyncPushResult { try await relay.push(push) }
+    func pull(_ request: SyncPullRequest) async throws -> SyncPullResult { try await relay.pull(request) }
+    func pullBatch(_ request: SyncPullRequest) async throws -> SyncPullBatch { try await relay.pullBatch(request) }
+    func changeSignals() async throws -> AsyncThrowingStream<Void, any Error> { try await relay.changeSignals() }
+
+    func readSnapshot(batchSize: Int, into body: @escaping @Sendable (SyncPullBatch) async -> Bool) async throws -> Bool {
+        let offered = try await relay.readSnapshot(batchSize: batchSize, into: body)
+        lock.withLock { answers.append(offered) }
+        return offered
+    }
+}
