@@ -75,7 +75,8 @@ extension RelaySyncServer {
 }
 
 /// The lines of a streamed answer, taken one at a time as they arrive: the transfer is
-/// suspended while more than ``highWater`` bytes wait to be taken, and resumed below half.
+/// suspended while more than ``highWater`` bytes wait to be taken, and resumed below half
+/// (8 MiB: a few lines of a snapshot).
 final class LineStreamReader: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     enum Event {
         case line(Data)
@@ -86,7 +87,9 @@ final class LineStreamReader: NSObject, URLSessionDataDelegate, @unchecked Senda
         case refused(Int, Data)
     }
 
-    static let highWater = 8 << 20
+    let highWater: Int
+
+    init(highWater: Int = 8 << 20) { self.highWater = highWater }
 
     private let lock = NSLock()
     private var status = 0
@@ -97,6 +100,8 @@ final class LineStreamReader: NSObject, URLSessionDataDelegate, @unchecked Senda
     /// The bytes received and not taken yet.
     private var buffered: Int { linesBytes + partial.count }
     private var suspended = false
+    /// Whether the transfer is suspended (too much waits to be taken).
+    var isSuspended: Bool { lock.withLock { suspended } }
     private var ending: Event?
     private var waiting: CheckedContinuation<Void, Never>?
     /// The transfer (suspended and resumed as lines wait).
@@ -124,10 +129,11 @@ final class LineStreamReader: NSObject, URLSessionDataDelegate, @unchecked Senda
                 searched = 0
             }
             searched = partial.count
-            let suspend = !suspended && buffered > Self.highWater
+            let suspend = !suspended && buffered > highWater
             if suspend { suspended = true }
+            guard !lines.isEmpty else { return (nil, suspend) }  // the taker waits on
             defer { waiting = nil }
-            return (lines.isEmpty ? nil : waiting, suspend)
+            return (waiting, suspend)
         }
         if suspend { dataTask.suspend() }
         taker?.resume()
@@ -160,7 +166,7 @@ final class LineStreamReader: NSObject, URLSessionDataDelegate, @unchecked Senda
                 if !lines.isEmpty {
                     let line = lines.removeFirst()
                     linesBytes -= line.count
-                    let resume = suspended && buffered < Self.highWater / 2
+                    let resume = suspended && buffered < highWater / 2
                     if resume { suspended = false }
                     return (.line(line), resume)
                 }

@@ -1,0 +1,69 @@
+import Foundation
+@testable import StrataSync
+import StrataTestSupport
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The lines of a relay's snapshot as they arrive in chunks of any size (RelaySyncServer+Snapshot.swift):
+/// each line whole, in order, taken while the rest arrives; the transfer suspended while more
+/// than the high water waits, and resumed below half.
+@Suite("A streamed answer's lines")
+struct LineStreamReaderTests {
+    /// (A taker never woken would wait for ever: the time limit makes that a failure.)
+    @Test(.timeLimit(.minutes(1)), arguments: 0..<30)
+    func linesArriveWholeInOrderWhateverTheChunks(seed: UInt64) async throws {
+        var random = SeededGenerator(seed: seed)
+        let highWater = 256
+        let lines: [String] = (0..<Int.random(in: 0...40, using: &random)).map { _ in
+            let length = [0, 1, 5, 100, 300, 1_000].randomElement(using: &random)!
+            return String((0..<length).map { _ in "abcdé😀{}\"\\ ".randomElement(using: &random)! })
+        }
+        var text = Data(lines.joined(separator: "\n").utf8)
+        if Bool.random(using: &random) { text.append(UInt8(ascii: "\n")) }  // a last newline, or none
+        let reader = LineStreamReader(highWater: highWater)
+        let session = URLSession(configuration: .ephemeral)
+        let task = session.dataTask(with: URL(string: "http://127.0.0.1:1/")!)
+        defer { session.invalidateAndCancel() }
+        reader.urlSession(session, dataTask: task, didReceive: HTTPURLResponse(url: URL(string: "http://127.0.0.1:1/")!, statusCode: 200, httpVersion: nil, headerFields: nil)!) { _ in }
+        let taken = Task {
+            var taken: [String] = []
+            while true {
+                switch await reader.next() {
+                case .line(let line): taken.append(String(decoding: line, as: UTF8.self))
+                case .end: return taken
+                case .failed(let error): throw error
+                case .refused(let status, _): throw SyncRelayError(status: status, error: nil, reason: "refused")
+                }
+            }
+        }
+        var offset = 0
+        while offset < text.count {
+            let size = min(text.count - offset, Int.random(in: 1...700, using: &random))
+            reader.urlSession(session, dataTask: task, didReceive: text.subdata(in: offset..<offset + size))
+            offset += size
+            if Int.random(in: 0..<3, using: &random) == 0 { try await Task.sleep(for: .milliseconds(1)) }
+        }
+        reader.urlSession(session, task: task, didCompleteWithError: nil)
+        #expect(try await taken.value == lines.filter { !$0.isEmpty }, "seed \(seed)")
+        #expect(!reader.isSuspended, "seed \(seed): suspended after every line was taken")
+    }
+
+    @Test func anAnswerOtherThan200IsARefusalWithItsBody() async {
+        let reader = LineStreamReader()
+        let session = URLSession(configuration: .ephemeral)
+        defer { session.invalidateAndCancel() }
+        let task = session.dataTask(with: URL(string: "http://127.0.0.1:1/")!)
+        reader.urlSession(session, dataTask: task, didReceive: HTTPURLResponse(url: URL(string: "http://127.0.0.1:1/")!, statusCode: 401, httpVersion: nil, headerFields: nil)!) { _ in }
+        reader.urlSession(session, dataTask: task, didReceive: Data("{\"error\":\"expired_token\",\n".utf8))
+        reader.urlSession(session, dataTask: task, didReceive: Data("\"reason\":\"old\"}".utf8))
+        reader.urlSession(session, task: task, didCompleteWithError: nil)
+        guard case .refused(401, let body) = await reader.next() else {
+            Issue.record("not a refusal")
+            return
+        }
+        #expect(String(decoding: body, as: UTF8.self) == "{\"error\":\"expired_token\",\n\"reason\":\"old\"}")
+    }
+}
