@@ -93,8 +93,7 @@ final class LineStreamReader: NSObject, URLSessionDataDelegate, @unchecked Senda
 
     private let lock = NSLock()
     private var status = 0
-    private var partial = Data()
-    private var searched = 0  // bytes of `partial` known to hold no newline
+    private var partial = Data()  // the line under way (or a refusal's body)
     private var lines: [Data] = []
     private var linesBytes = 0
     /// The bytes received and not taken yet.
@@ -117,18 +116,27 @@ final class LineStreamReader: NSObject, URLSessionDataDelegate, @unchecked Senda
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         let (taker, suspend) = lock.withLock { () -> (CheckedContinuation<Void, Never>?, Bool) in
-            partial.append(data)
-            guard status == 200 else { return (nil, false) }
-            while let newline = partial[(partial.startIndex + searched)...].firstIndex(of: UInt8(ascii: "\n")) {
-                let line = partial[partial.startIndex..<newline]
-                if !line.isEmpty {
-                    lines.append(Data(line))
-                    linesBytes += line.count
-                }
-                partial = Data(partial[(newline + 1)...])
-                searched = 0
+            guard status == 200 else {
+                partial.append(data)
+                return (nil, false)
             }
-            searched = partial.count
+            // The newlines of this chunk only (what came before holds none), found with memchr.
+            var start = 0
+            data.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) in
+                guard let base = bytes.baseAddress else { return }
+                while start < bytes.count, let found = memchr(base + start, 0x0A, bytes.count - start) {
+                    let newline = base.distance(to: found)
+                    var line = partial
+                    partial = Data()
+                    line.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[start..<newline]))
+                    if !line.isEmpty {
+                        lines.append(line)
+                        linesBytes += line.count
+                    }
+                    start = newline + 1
+                }
+            }
+            if start < data.count { partial.append(data[(data.startIndex + start)...]) }
             let suspend = !suspended && buffered > highWater
             if suspend { suspended = true }
             guard !lines.isEmpty else { return (nil, suspend) }  // the taker waits on
