@@ -45,7 +45,7 @@ func mountTheRelay(secret: String, publicKeyPEM: String) async throws {
         tokens: RelayTokenRules(keys: [.es256(publicKeyPEM: publicKeyPEM)],
                                 issuer: "https://auth.example.com", audience: "notes-sync")))
     let router = Router()
-    relay.addRoutes(to: router)   // POST /v1/hello, /v1/push, /v1/pull; GET /v1/signals
+    relay.addRoutes(to: router)   // POST /v1/hello, /v1/push, /v1/pull, /v1/snapshot; GET /v1/signals
     var app = Application(
         router: router,
         server: .http1(configuration: .init(idleTimeout: .seconds(60))),  // silent connections close
