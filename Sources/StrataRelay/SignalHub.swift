@@ -22,35 +22,48 @@ final class SignalHub: Sendable {
 
     private final class LockedState: @unchecked Sendable {
         let lock = NSLock()
-        var subscribers: [UUID: (user: String, continuation: AsyncStream<Void>.Continuation)] = [:]
+        var subscribers: [ObjectIdentifier: Subscription] = [:]
         var finished = false
         /// Whether the server's stream is listening now.
         var listening = false
     }
 
-    /// A new subscriber's stream, for a device of `user`: ends when the hub finishes (the
-    /// relay stops) or when the caller stops iterating.
-    func subscribe(user: String) -> AsyncStream<Void> {
-        let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        let id = UUID()
+    /// A new subscriber, a device of `user` whose token expires at `expiresAt`: its stream
+    /// ends when the hub finishes (the relay stops), when the token expires (see
+    /// ``runClock(heartbeat:)``), or with ``unsubscribe(_:)``.
+    func subscribe(user: String, expiresAt: ContinuousClock.Instant?) -> Subscription {
+        let subscription = Subscription(user: user, expiresAt: expiresAt)
         let added = state.lock.withLock { () -> Bool in
             guard !state.finished else { return false }
-            state.subscribers[id] = (user, continuation)
+            state.subscribers[ObjectIdentifier(subscription)] = subscription
             RelayMetrics.record(signalStreams: state.subscribers.count)  // (under the lock: in order)
             return true
         }
-        guard added else {
-            continuation.finish()
-            return stream
+        if !added { subscription.finish() }
+        return subscription
+    }
+
+    /// Forgets `subscription` (its device went away, or its stream ended).
+    func unsubscribe(_ subscription: Subscription) {
+        subscription.finish()
+        state.lock.withLock {
+            guard state.subscribers.removeValue(forKey: ObjectIdentifier(subscription)) != nil else { return }
+            RelayMetrics.record(signalStreams: state.subscribers.count)
         }
-        continuation.onTermination = { [weak self] _ in
-            guard let self else { return }
-            self.state.lock.withLock {
-                _ = self.state.subscribers.removeValue(forKey: id)
-                RelayMetrics.record(signalStreams: self.state.subscribers.count)
-            }
+    }
+
+    /// Every stream's heartbeat and token expiry, from one task for all of them (a stream of
+    /// its own holds no task): each `tick` (a second at most, the heartbeat if shorter), a
+    /// stream whose heartbeat is due gets one, and one whose token expired ends. Runs until
+    /// the task is cancelled.
+    func runClock(heartbeat: Duration) async {
+        let tick = min(heartbeat, .seconds(1))
+        while !Task.isCancelled {
+            do { try await Task.sleep(for: tick) } catch { return }
+            let now = ContinuousClock.now
+            let subscribers = state.lock.withLock { Array(state.subscribers.values) }
+            for subscription in subscribers { subscription.tick(now: now, heartbeat: heartbeat) }
         }
-        return stream
     }
 
     /// The number of connected subscribers.
@@ -65,7 +78,7 @@ final class SignalHub: Sendable {
     /// Signals the subscribers of `users` (nil: every subscriber).
     func signal(users: Set<String>?) {
         let subscribers = state.lock.withLock { Array(state.subscribers.values) }
-        for subscriber in subscribers where users?.contains(subscriber.user) ?? true { subscriber.continuation.yield() }
+        for subscriber in subscribers where users?.contains(subscriber.user) ?? true { subscriber.signal(change: true) }
     }
 
     /// The users of the subscribers now.
@@ -73,11 +86,11 @@ final class SignalHub: Sendable {
 
     /// Ends every subscriber's stream, and refuses new ones.
     func finish() {
-        let subscribers = state.lock.withLock { () -> [AsyncStream<Void>.Continuation] in
+        let subscribers = state.lock.withLock { () -> [Subscription] in
             state.finished = true
             RelayMetrics.record(signalStreams: 0)
             defer { state.subscribers = [:] }
-            return state.subscribers.values.map(\.continuation)
+            return Array(state.subscribers.values)
         }
         for subscriber in subscribers { subscriber.finish() }
     }

@@ -157,9 +157,16 @@ public final class SyncRelay: Service, Sendable {
         let hub = hub
         let server = signalServer
         let delays = configuration.listenRetryDelays
+        let heartbeat = configuration.heartbeat
         await cancelWhenGracefulShutdown {
-            await hub.run(server: server, retryDelays: delays) { position, users in
-                try await self.server().usersConcerned(after: position, among: users)
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    await hub.run(server: server, retryDelays: delays) { position, users in
+                        try await self.server().usersConcerned(after: position, among: users)
+                    }
+                }
+                // Every stream's heartbeats and token expiry.
+                group.addTask { await hub.runClock(heartbeat: heartbeat) }
             }
         }
         hub.finish()
@@ -349,33 +356,17 @@ public final class SyncRelay: Service, Sendable {
     /// ends when the token expires, or when the relay stops.
     func signals(_ request: Request, _ context: some RequestContext) async throws -> Response {
         let user = try await authenticate(request)
-        let subscription = Subscription()
-        let changes = hub.subscribe(user: user.id)
-        let heartbeat = configuration.heartbeat
+        let hub = hub
+        // The token is checked once, at the start: the stream ends when it expires.
+        let expiresAt = user.expiresAt.map { ContinuousClock.now + .milliseconds(Int64(max(0, $0.timeIntervalSinceNow) * 1000)) }
         var headers: HTTPFields = [.contentType: "text/event-stream", .cacheControl: "no-cache"]
         if let name = HTTPField.Name("X-Accel-Buffering") { headers[name] = "no" }
         return Response(status: .ok, headers: headers, body: ResponseBody { writer in
-            let forward = Task {
-                for await _ in changes { subscription.signal(change: true) }
-                subscription.finish()
-            }
-            let beat = Task {
-                while !Task.isCancelled {
-                    try await Task.sleep(for: heartbeat)
-                    subscription.signal(change: false)
-                }
-            }
-            // The token is checked once, at the start: the stream ends when it expires.
-            let expiry = Task {
-                guard let expiresAt = user.expiresAt else { return }
-                try await Task.sleep(for: .milliseconds(Int64(max(0, expiresAt.timeIntervalSinceNow) * 1000)))
-                subscription.finish()
-            }
-            defer {
-                forward.cancel()
-                beat.cancel()
-                expiry.cancel()
-            }
+            // Subscribed before `ready` is written (nothing changed after it is missed), and
+            // only once the answer is under way (nothing is left subscribed by an answer never
+            // written). Its heartbeats and expiry are the hub's clock's: no task of its own.
+            let subscription = hub.subscribe(user: user.id, expiresAt: expiresAt)
+            defer { hub.unsubscribe(subscription) }
             try await writer.write(ByteBuffer(string: "retry: 1000\nevent: ready\ndata: ready\n\n"))
             for await _ in subscription.stream.cancelOnGracefulShutdown() {
                 let (change, ping) = subscription.take()
@@ -390,15 +381,22 @@ public final class SyncRelay: Service, Sendable {
     }
 }
 
-/// One device's signals stream: a pending change and a pending heartbeat, each at most once.
+/// One device's signals stream: a pending change and a pending heartbeat, each at most once;
+/// its heartbeats and the end at its token's expiry come from the hub's clock
+/// (``SignalHub/runClock(heartbeat:)``).
 final class Subscription: @unchecked Sendable {
+    let user: String
+    let expiresAt: ContinuousClock.Instant?
     private let lock = NSLock()
     private var change = false
     private var ping = false
+    private var lastBeat = ContinuousClock.now
     let stream: AsyncStream<Void>
     private let continuation: AsyncStream<Void>.Continuation
 
-    init() {
+    init(user: String, expiresAt: ContinuousClock.Instant?) {
+        self.user = user
+        self.expiresAt = expiresAt
         (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
 
@@ -414,6 +412,21 @@ final class Subscription: @unchecked Sendable {
             defer { (change, ping) = (false, false) }
             return (change, ping)
         }
+    }
+
+    /// A tick of the hub's clock: the stream ends when its token expired, and gets a heartbeat
+    /// when one is due.
+    func tick(now: ContinuousClock.Instant, heartbeat: Duration) {
+        if let expiresAt, now >= expiresAt {
+            finish()
+            return
+        }
+        let due = lock.withLock {
+            guard lastBeat.duration(to: now) >= heartbeat else { return false }
+            lastBeat = now
+            return true
+        }
+        if due { signal(change: false) }
     }
 
     func finish() { continuation.finish() }
