@@ -127,13 +127,6 @@ extension RelayTests {
             #expect(opened.duration(to: .now) < .seconds(30))
         }
 
-        final class Flag: @unchecked Sendable {
-            private let lock = NSLock()
-            private var value = false
-            var isSet: Bool { lock.withLock { value } }
-            func set() { lock.withLock { value = true } }
-        }
-
         @Test("A request without a token gets 401 missing_token; one with a good token goes through")
         func aMissingTokenIsRefused() async throws {
             let shared = try await Shared.get()

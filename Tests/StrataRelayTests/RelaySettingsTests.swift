@@ -168,16 +168,35 @@ extension RelayTests {
             await b.close()
         }
 
-        /// A relay of an earlier version, without `/v1/snapshot`: a 404 there.
-        struct WithoutSnapshots<Context: RequestContext>: RouterMiddleware {
+        /// What the app answers at `/v1/snapshot` instead of the relay.
+        enum SnapshotStandIn: Sendable {
+            /// 404: a relay of an earlier version, without the route.
+            case notFound
+            /// A 200 whose stream ends after a first line that says more follows (the relay,
+            /// or its database, failed midway).
+            case cutAfterOneLine
+        }
+
+        /// Answers `/v1/snapshot` as `standIn` says (nil: the relay answers).
+        struct SnapshotMiddleware<Context: RequestContext>: RouterMiddleware {
+            let standIn: @Sendable () -> SnapshotStandIn?
             func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-                if request.uri.path.hasSuffix("/snapshot") { return Response(status: .notFound) }
-                return try await next(request, context)
+                guard request.uri.path.hasSuffix("/snapshot"), let standIn = standIn() else { return try await next(request, context) }
+                switch standIn {
+                case .notFound:
+                    return Response(status: .notFound)
+                case .cutAfterOneLine:
+                    let line = #"{"cursor":1,"hasMore":true,"changes":[],"objects":[{"table":"Board","columns":["name"],"ids":["8a1e07e4-6a55-4d7a-9b3c-0e9b1b0a8c11"],"rows":[["Half"]]}]}"#
+                    return Response(status: .ok, headers: [.contentType: "application/x-ndjson"], body: ResponseBody(byteBuffer: ByteBuffer(string: line + "\n")))
+                }
             }
         }
 
-        @Test("A relay without the snapshot route (an earlier version): an empty store's first sync reads the log, and holds the same")
-        func aRelayWithoutSnapshots() async throws {
+        /// A relay's routes in an app of the test's own whose `/v1/snapshot` answers as
+        /// `standIn` says, running while `body` runs.
+        static func withRelay(
+            snapshot standIn: @escaping @Sendable () -> SnapshotStandIn?, _ body: (URL, TestServer, TestKeys) async throws -> Void
+        ) async throws {
             let test = try await TestServer()
             let keys = TestKeys()
             var logger = Logger(label: "strata.relay.tests")
@@ -187,7 +206,7 @@ extension RelayTests {
                 tokens: RelayTokenRules(keys: [.hs256(secret: keys.secret)], issuer: keys.issuer, audience: keys.audience),
                 logger: logger))
             let router = Router()
-            router.add(middleware: WithoutSnapshots())
+            router.add(middleware: SnapshotMiddleware(standIn: standIn))
             relay.addRoutes(to: router)
             let (ports, port) = AsyncStream<Int>.makeStream()
             let app = Application(
@@ -197,25 +216,61 @@ extension RelayTests {
             let running = Task { try await group.run() }
             var iterator = ports.makeAsyncIterator()
             let bound = try #require(await iterator.next())
-            let url = try #require(URL(string: "http://127.0.0.1:\(bound)"))
-
-            let folder = try TemporaryDirectory()
-            let a = try RelayDevice(folder.path("a.sqlite"), url: url) { try await keys.token(user: "a") }
-            try await a.store.write { db in
-                for name in ["One", "Two", "Three"] { _ = try db.insert(Board(name: name)) }
+            do {
+                try await body(try #require(URL(string: "http://127.0.0.1:\(bound)")), test, keys)
+            } catch {
+                await group.triggerGracefulShutdown()
+                throw error
             }
-            try await a.sync.sync()
-            let store = try Store(schema: StrataModel.schema, path: folder.path("b.sqlite"))
-            let watcher = SnapshotWatcher(RelaySyncServer(url: url) { try await keys.token(user: "b") })
-            let b = try StoreSync(store: store, server: watcher)
-            #expect(try await b.sync().pulledChanges == 3)
-            #expect(watcher.offered == [false])
-            #expect(try b.contents() == a.sync.contents())
-            await b.stop()
-            try store.close()
-            await a.close()
             await group.triggerGracefulShutdown()
             try await running.value
+        }
+
+        @Test("A relay without the snapshot route (an earlier version): an empty store's first sync reads the log, and holds the same")
+        func aRelayWithoutSnapshots() async throws {
+            try await Self.withRelay(snapshot: { .notFound }) { url, _, keys in
+                let folder = try TemporaryDirectory()
+                let a = try RelayDevice(folder.path("a.sqlite"), url: url) { try await keys.token(user: "a") }
+                try await a.store.write { db in
+                    for name in ["One", "Two", "Three"] { _ = try db.insert(Board(name: name)) }
+                }
+                try await a.sync.sync()
+                let store = try Store(schema: StrataModel.schema, path: folder.path("b.sqlite"))
+                let watcher = SnapshotWatcher(RelaySyncServer(url: url) { try await keys.token(user: "b") })
+                let b = try StoreSync(store: store, server: watcher)
+                #expect(try await b.sync().pulledChanges == 3)
+                #expect(watcher.offered == [false])
+                #expect(try b.contents() == a.sync.contents())
+                await b.stop()
+                try store.close()
+                await a.close()
+            }
+        }
+
+        @Test("A snapshot cut before its last line applies nothing and fails; the next sync reads it whole")
+        func aSnapshotCutMidway() async throws {
+            let cut = Flag()
+            cut.set()
+            try await Self.withRelay(snapshot: { cut.isSet ? .cutAfterOneLine : nil }) { url, _, keys in
+                let folder = try TemporaryDirectory()
+                let a = try RelayDevice(folder.path("a.sqlite"), url: url) { try await keys.token(user: "a") }
+                try await a.store.write { db in
+                    for name in ["One", "Two"] { _ = try db.insert(Board(name: name)) }
+                }
+                try await a.sync.sync()
+                let b = try RelayDevice(folder.path("b.sqlite"), url: url) { try await keys.token(user: "b") }
+                await #expect { try await b.sync.sync() } throws: { error in
+                    (error as? SyncRelayError)?.error == "incomplete_snapshot"
+                }
+                // Not even the line that came.
+                #expect(try await b.store.fetchAll(Board.self).isEmpty)
+                cut.clear()
+                try await b.sync.sync()
+                #expect(try b.sync.contents() == a.sync.contents())
+                #expect(Set(try await b.store.fetchAll(Board.self).map(\.name)) == ["One", "Two"])
+                await a.close()
+                await b.close()
+            }
         }
     }
 }

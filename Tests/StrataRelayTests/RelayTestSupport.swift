@@ -324,3 +324,12 @@ final class SnapshotWatcher: SyncServer, @unchecked Sendable {
         return offered
     }
 }
+
+/// A flag that tasks set and read.
+final class Flag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    var isSet: Bool { lock.withLock { value } }
+    func set() { lock.withLock { value = true } }
+    func clear() { lock.withLock { value = false } }
+}
