@@ -306,7 +306,8 @@ public final class SyncRelay: Service, Sendable {
     /// last with `hasMore` false. A device reads it for an empty store's first pull (no log to
     /// group by object). The database is read as fast as the device takes the lines, two ahead.
     /// A failure midway ends the stream without its last line: the device applies nothing of
-    /// it, and pulls again.
+    /// it, and pulls again. So does a device that takes no line for
+    /// ``SyncRelayConfiguration/requestTimeout``: the snapshot's transaction ends then.
     func snapshot(_ request: Request, _ context: some RequestContext) async throws -> Response {
         let (user, asked) = try await signedIn(request, SyncSnapshotRequest.self)
         guard asked.batchSize > 0 else {
@@ -315,6 +316,7 @@ public final class SyncRelay: Service, Sendable {
         let server = self.server()
         let size = min(asked.batchSize, configuration.maxPullLimit)
         let logger = configuration.logger
+        let timeout = configuration.requestTimeout
         return Response(status: .ok, headers: [.contentType: "application/x-ndjson"], body: ResponseBody { writer in
             let lines = BatchHandOver<[UInt8]>(capacity: 2)
             let reader = Task {
@@ -322,6 +324,14 @@ public final class SyncRelay: Service, Sendable {
                     try await server.readSnapshotJSON(batchSize: size, user: user.id) { json in
                         var line = json
                         line.append(UInt8(ascii: "\n"))
+                        // A device that takes no line for the request timeout (it stopped
+                        // reading, its connection open) ends the snapshot: its transaction is
+                        // not held for ever.
+                        let watchdog = Task {
+                            try await Task.sleep(for: timeout)
+                            lines.close()
+                        }
+                        defer { watchdog.cancel() }
                         return await lines.put(line)
                     }
                     lines.finish(.success(()))
