@@ -306,7 +306,7 @@ public final class SyncRelay: Service, Sendable {
     /// last with `hasMore` false. A device reads it for an empty store's first pull (no log to
     /// group by object). The database is read as fast as the device takes the lines, two ahead.
     /// A failure midway ends the stream without its last line: the device applies nothing of
-    /// it, and pulls again. So does a device that takes no line for
+    /// it, and pulls again. So does a device that takes nothing of the answer for
     /// ``SyncRelayConfiguration/requestTimeout``: the snapshot's transaction ends then.
     func snapshot(_ request: Request, _ context: some RequestContext) async throws -> Response {
         let (user, asked) = try await signedIn(request, SyncSnapshotRequest.self)
@@ -324,14 +324,6 @@ public final class SyncRelay: Service, Sendable {
                     try await server.readSnapshotJSON(batchSize: size, user: user.id) { json in
                         var line = json
                         line.append(UInt8(ascii: "\n"))
-                        // A device that takes no line for the request timeout (it stopped
-                        // reading, its connection open) ends the snapshot: its transaction is
-                        // not held for ever.
-                        let watchdog = Task {
-                            try await Task.sleep(for: timeout)
-                            lines.close()
-                        }
-                        defer { watchdog.cancel() }
                         return await lines.put(line)
                     }
                     lines.finish(.success(()))
@@ -339,12 +331,39 @@ public final class SyncRelay: Service, Sendable {
                     lines.finish(.failure(error))
                 }
             }
+            // A device that takes nothing for the request timeout (it stopped reading, its
+            // connection open) ends the snapshot, so that its transaction is not held for
+            // ever: the lines go out in pieces of 64 KiB, and a piece the connection has not
+            // taken within the timeout closes the hand-over (the reader stops) — however slow
+            // the device's network, as long as it takes something.
+            let writing = WriteWatch()
+            let watchdog = Task {
+                while !Task.isCancelled {
+                    try await Task.sleep(for: .seconds(1))
+                    if writing.isStalled(longerThan: timeout) {
+                        logger.notice("a snapshot's device took nothing for \(timeout): the snapshot ends", metadata: ["user": "\(user.id)"])
+                        lines.close()
+                        reader.cancel()
+                        return
+                    }
+                }
+            }
             defer {
                 lines.close()
                 reader.cancel()
+                watchdog.cancel()
             }
             do {
-                while let line = try await lines.next() { try await writer.write(ByteBuffer(bytes: line)) }
+                while let line = try await lines.next() {
+                    var start = 0
+                    while start < line.count {
+                        let end = min(line.count, start + Self.snapshotPiece)
+                        writing.started()
+                        try await writer.write(ByteBuffer(bytes: line[start..<end]))
+                        writing.ended()
+                        start = end
+                    }
+                }
             } catch {
                 logger.error("a snapshot ended midway", metadata: ["user": "\(user.id)", "error": "\(error)"])
                 throw error
@@ -352,6 +371,9 @@ public final class SyncRelay: Service, Sendable {
             try await writer.finish(nil)
         })
     }
+
+    /// The most bytes of a snapshot's line written at once (see ``snapshot(_:_:)``).
+    static let snapshotPiece = 64 << 10
 
     /// Whether a `Content-Type` names JSON: `application/json` or a `+json` type, with any
     /// parameters (`; charset=utf-8`).
@@ -440,6 +462,20 @@ final class Subscription: @unchecked Sendable {
     }
 
     func finish() { continuation.finish() }
+}
+
+/// Since when a write of a snapshot's answer has been waiting for the connection, if one is.
+final class WriteWatch: @unchecked Sendable {
+    private let lock = NSLock()
+    private var since: ContinuousClock.Instant?
+
+    func started() { lock.withLock { since = .now } }
+    func ended() { lock.withLock { since = nil } }
+
+    /// Whether a write has been waiting longer than `timeout`.
+    func isStalled(longerThan timeout: Duration) -> Bool {
+        lock.withLock { since.map { $0.duration(to: .now) > timeout } ?? false }
+    }
 }
 
 /// A counter that hands out turns.

@@ -260,7 +260,7 @@ extension PostgresSyncServer {
                 for join in self.schema.tables.joins {
                     let a = "j.\(quoted(join.column))", b = "j.\(quoted(join.inverseColumn))"
                     let sql = "SELECT \(a)::text, \(b)::text FROM \(quoted(join.name)) j "
-                        + "WHERE coalesce(\(access.state(join.entity, id: a)), false) AND coalesce(\(access.state(join.destination, id: b)), false)"
+                        + "WHERE \(access.linkVisible(join, a: a, b: b))"
                     let rows = try await connection.run(PostgresQuery(unsafeSQL: sql), logger: self.logger)
                     var links: Set<String> = []
                     for (a, b) in try rows.decode((String, String).self) { links.insert("\(a) \(b)") }

@@ -179,7 +179,7 @@ extension PostgresSyncServer {
                 let rows = try await connection.run(
                     PostgresQuery(unsafeSQL: """
                         SELECT e.a, e.b, EXISTS (SELECT 1 FROM \(quoted(join.name)) j WHERE j.\(column) = e.a AND j.\(inverse) = e.b) \
-                        \(filters ? "AND coalesce(\(access.state(join.entity, id: "e.a")), false) AND coalesce(\(access.state(join.destination, id: "e.b")), false)" : "") \
+                        \(filters ? "AND \(access.linkVisible(join, a: "e.a", b: "e.b"))" : "") \
                         FROM (SELECT a, b, min(seq) AS strata_seq FROM strata_sync_log \
                         WHERE \(range) AND tbl = $2 AND id IS NULL AND a IS NOT NULL AND b IS NOT NULL GROUP BY a, b) e \
                         ORDER BY e.strata_seq

@@ -85,9 +85,7 @@ extension PostgresSyncServer {
             }
             for join in schema.tables.joins {
                 let visible =
-                    filters
-                    ? " WHERE coalesce(\(access.state(join.entity, id: "j.\(quoted(join.column))")), false) AND coalesce(\(access.state(join.destination, id: "j.\(quoted(join.inverseColumn))")), false)"
-                    : ""
+                    filters ? " WHERE \(access.linkVisible(join, a: "j.\(quoted(join.column))", b: "j.\(quoted(join.inverseColumn))"))" : ""
                 let going = try await readAll(
                     "SELECT j.\(quoted(join.column)), j.\(quoted(join.inverseColumn)) FROM \(quoted(join.name)) j\(visible)"
                 ) { rows in

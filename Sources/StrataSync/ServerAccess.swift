@@ -82,6 +82,12 @@ struct ServerAccess: Sendable {
         return "(SELECT \(visible(entityName, "o")) FROM \(quoted(entityName)) o WHERE o.\(quoted(entity.primaryKey)) = \(id))"
     }
 
+    /// SQL: whether the link of `join` between the objects whose ids are the SQL `a` and `b`
+    /// is in the user's data: both objects exist and are.
+    func linkVisible(_ join: SyncedTables.Join, a: String, b: String) -> String {
+        "coalesce(\(state(join.entity, id: a)), false) AND coalesce(\(state(join.destination, id: b)), false)"
+    }
+
     // MARK: - Triggers
 
     /// The entities whose access goes through a to-one to `entityName`, with that key column.

@@ -51,6 +51,35 @@ struct LineStreamReaderTests {
         #expect(!reader.isSuspended, "seed \(seed): suspended after every line was taken")
     }
 
+    @Test func theTransferIsSuspendedAboveTheHighWaterAndResumedBelowHalf() async {
+        let reader = LineStreamReader(highWater: 1_000)
+        let session = URLSession(configuration: .ephemeral)
+        defer { session.invalidateAndCancel() }
+        // (`reader.task` stays nil: the test's task is never resumed, only its suspension counted.)
+        let task = session.dataTask(with: URL(string: "http://127.0.0.1:1/")!)
+        reader.urlSession(session, dataTask: task, didReceive: HTTPURLResponse(url: URL(string: "http://127.0.0.1:1/")!, statusCode: 200, httpVersion: nil, headerFields: nil)!) { _ in }
+        let line = Data(repeating: UInt8(ascii: "x"), count: 299) + Data("\n".utf8)
+        for _ in 0..<3 { reader.urlSession(session, dataTask: task, didReceive: line) }
+        #expect(!reader.isSuspended)  // 897 bytes wait
+        reader.urlSession(session, dataTask: task, didReceive: line)
+        #expect(reader.isSuspended)  // 1,196
+        guard case .line = await reader.next() else {
+            Issue.record("no line")
+            return
+        }
+        #expect(reader.isSuspended)  // 897: not below half
+        guard case .line = await reader.next() else {
+            Issue.record("no line")
+            return
+        }
+        #expect(reader.isSuspended)  // 598
+        guard case .line = await reader.next() else {
+            Issue.record("no line")
+            return
+        }
+        #expect(!reader.isSuspended)  // 299: resumed
+    }
+
     @Test func anAnswerOtherThan200IsARefusalWithItsBody() async {
         let reader = LineStreamReader()
         let session = URLSession(configuration: .ephemeral)
