@@ -33,6 +33,8 @@ let package = Package(
         // strata-relay's settings: a JSON file and the environment, through swift-configuration.
         .package(url: "https://github.com/apple/swift-configuration", from: "1.0.0"),
         .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
+        // A relay's device side on Linux: HTTP over SwiftNIO (StrataSync links NIO already).
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
         // libyaml, as a system library: a module map and a shim header.
@@ -84,6 +86,7 @@ let package = Package(
             dependencies: [
                 "Strata", "StrataSQL", .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]),
         // The relay: the sync exchange over HTTP for devices without database credentials
         // (its own product: StrataSync's users do not build Hummingbird), sign-in by JWT, and

@@ -22,14 +22,56 @@ extension RelaySyncServer {
         }
     }
 
+    /// A line of the snapshot: a `SyncPullResult` in JSON, read by hand (PullBatch+JSON.swift)
+    /// or, for what that reader does not take, by `JSONDecoder`.
+    static func snapshotBatch(_ line: Data) throws -> PullBatch {
+        if let read = PullBatch(columnarJSON: line) { return read }
+        do {
+            return PullBatch(try JSONDecoder().decode(SyncPullResult.self, from: line))
+        } catch {
+            throw SyncRelayError(status: 200, error: nil, reason: "a line of the relay's snapshot is not a SyncPullResult in JSON")
+        }
+    }
+
+    static var incompleteSnapshot: SyncRelayError {
+        SyncRelayError(status: 200, error: "incomplete_snapshot", reason: "the relay's snapshot ended before its last batch")
+    }
+
     private func readSnapshot(_ size: Int, relay: Int, _ body: @escaping @Sendable (SyncPullBatch) async -> Bool) async throws -> Bool {
+        let json = try JSONEncoder().encode(SyncSnapshotRequest(batchSize: size))
+        let reader = LineStreamReader()
+        if let nio {
+            // The transfer runs on its own, so that the next lines arrive while these apply.
+            let url = endpoint("snapshot", relay: relay), timeout = requestTimeout
+            let headers = try await headers(contentType: "application/json", accept: "application/x-ndjson")
+            let transfer = Task {
+                do {
+                    let end = try await nio.stream(url, method: .POST, headers: headers, body: json, idleTimeout: timeout) { part in
+                        reader.received(status: 200)
+                        if part.withUnsafeReadableBytes({ reader.received($0) }) { await reader.waitWhileSuspended() }
+                        return !reader.isClosed
+                    }
+                    if case .refused(let status, let answer) = end {
+                        reader.received(status: status)
+                        answer.withUnsafeBytes { _ = reader.received($0) }
+                    }
+                    reader.ended(nil)
+                } catch {
+                    reader.ended(error)
+                }
+            }
+            defer {
+                reader.close()
+                transfer.cancel()
+            }
+            return try await readLines(reader, body)
+        }
         var request = try await request("snapshot", relay: relay)
         request.httpMethod = "POST"
         request.timeoutInterval = Self.seconds(requestTimeout)
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         request.setValue("application/x-ndjson", forHTTPHeaderField: "Accept")
-        request.httpBody = try JSONEncoder().encode(SyncSnapshotRequest(batchSize: size))
-        let reader = LineStreamReader()
+        request.httpBody = json
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = Self.seconds(requestTimeout)
         let session = URLSession(configuration: configuration, delegate: reader, delegateQueue: nil)
@@ -40,20 +82,16 @@ extension RelaySyncServer {
             session.invalidateAndCancel()
         }
         task.resume()
+        return try await readLines(reader, body)
+    }
+
+    /// Applies the snapshot's lines as `reader` takes them, whatever carries them.
+    private func readLines(_ reader: LineStreamReader, _ body: @escaping @Sendable (SyncPullBatch) async -> Bool) async throws -> Bool {
         var last = false
         reading: while true {
             switch await reader.next() {
             case .line(let line):
-                let batch: PullBatch
-                if let read = PullBatch(columnarJSON: line) {
-                    batch = read
-                } else {
-                    do {
-                        batch = PullBatch(try JSONDecoder().decode(SyncPullResult.self, from: line))
-                    } catch {
-                        throw SyncRelayError(status: 200, error: nil, reason: "a line of the relay's snapshot is not a SyncPullResult in JSON")
-                    }
-                }
+                let batch = try Self.snapshotBatch(line)
                 last = !batch.hasMore
                 guard await body(SyncPullBatch(batch: batch)) else { return true }
                 if last { break reading }
@@ -67,16 +105,16 @@ extension RelaySyncServer {
                 throw Self.error(status: status, body: answer, route: "snapshot")
             }
         }
-        guard last else {
-            throw SyncRelayError(status: 200, error: "incomplete_snapshot", reason: "the relay's snapshot ended before its last batch")
-        }
+        guard last else { throw Self.incompleteSnapshot }
         return true
     }
 }
 
 /// The lines of a streamed answer, taken one at a time as they arrive: the transfer is
 /// suspended while more than ``highWater`` bytes wait to be taken, and resumed below half
-/// (8 MiB: a few lines of a snapshot).
+/// (8 MiB: a few lines of a snapshot). Fed by `URLSession` as its delegate, or by
+/// AsyncHTTPClient's chunks (``received(status:)``, ``received(_:)``, ``ended(_:)``, the
+/// producer waiting in ``waitWhileSuspended()``).
 final class LineStreamReader: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     enum Event {
         case line(Data)
@@ -93,16 +131,22 @@ final class LineStreamReader: NSObject, URLSessionDataDelegate, @unchecked Senda
 
     private let lock = NSLock()
     private var status = 0
-    private var partial = Data()  // the line under way (or a refusal's body)
+    private var splitter = LineSplitter()  // the line under way
+    private var refusal = Data()  // a refusal's body
     private var lines: [Data] = []
     private var linesBytes = 0
     /// The bytes received and not taken yet.
-    private var buffered: Int { linesBytes + partial.count }
+    private var buffered: Int { linesBytes + splitter.partial.count }
     private var suspended = false
     /// Whether the transfer is suspended (too much waits to be taken).
     var isSuspended: Bool { lock.withLock { suspended } }
+    private var closed = false
+    /// Whether the taker stopped taking lines (``close()``).
+    var isClosed: Bool { lock.withLock { closed } }
     private var ending: Event?
     private var waiting: CheckedContinuation<Void, Never>?
+    /// A producer waiting for the transfer to resume.
+    private var producer: CheckedContinuation<Void, Never>?
     /// The transfer (suspended and resumed as lines wait).
     weak var task: URLSessionDataTask?
 
@@ -110,77 +154,104 @@ final class LineStreamReader: NSObject, URLSessionDataDelegate, @unchecked Senda
         _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
         completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
     ) {
-        lock.withLock { status = (response as? HTTPURLResponse)?.statusCode ?? 0 }
+        received(status: (response as? HTTPURLResponse)?.statusCode ?? 0)
         completionHandler(.allow)
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        if data.withUnsafeBytes({ received($0) }) { dataTask.suspend() }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        ended(error)
+    }
+
+    /// The answer's status (before its first bytes).
+    func received(status: Int) {
+        lock.withLock { self.status = status }
+    }
+
+    /// Takes bytes of the answer: true when the transfer is to be suspended now.
+    func received(_ bytes: UnsafeRawBufferPointer) -> Bool {
         let (taker, suspend) = lock.withLock { () -> (CheckedContinuation<Void, Never>?, Bool) in
             guard status == 200 else {
-                partial.append(data)
+                refusal.append(contentsOf: bytes)
                 return (nil, false)
             }
-            // The newlines of this chunk only (what came before holds none), found with memchr.
-            var start = 0
-            data.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) in
-                guard let base = bytes.baseAddress else { return }
-                while start < bytes.count, let found = memchr(base + start, 0x0A, bytes.count - start) {
-                    let newline = base.distance(to: found)
-                    var line = partial
-                    partial = Data()
-                    line.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[start..<newline]))
-                    if !line.isEmpty {
-                        lines.append(line)
-                        linesBytes += line.count
-                    }
-                    start = newline + 1
-                }
-            }
-            if start < data.count { partial.append(data[(data.startIndex + start)...]) }
-            let suspend = !suspended && buffered > highWater
+            linesBytes += splitter.append(bytes, to: &lines)
+            let suspend = !suspended && !closed && buffered > highWater
             if suspend { suspended = true }
             guard !lines.isEmpty else { return (nil, suspend) }  // the taker waits on
             defer { waiting = nil }
             return (waiting, suspend)
         }
-        if suspend { dataTask.suspend() }
         taker?.resume()
+        return suspend
     }
 
-    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+    /// The answer ended, with `error` or whole.
+    func ended(_ error: (any Error)?) {
         let taker = lock.withLock { () -> CheckedContinuation<Void, Never>? in
+            guard ending == nil else { return nil }
             if let error {
                 ending = .failed(error)
             } else if status != 200 {
-                ending = .refused(status, partial)
+                ending = .refused(status, refusal)
             } else {
-                if !partial.isEmpty {  // a last line without its newline
-                    lines.append(partial)
-                    linesBytes += partial.count
+                if let last = splitter.finish() {  // a last line without its newline
+                    lines.append(last)
+                    linesBytes += last.count
                 }
                 ending = .end
             }
-            partial = Data()
             defer { waiting = nil }
             return waiting
         }
         taker?.resume()
     }
 
+    /// Returns once the transfer is no longer suspended (or the taker closed).
+    func waitWhileSuspended() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ready = lock.withLock {
+                if !suspended || closed { return true }
+                producer = continuation
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
+
+    /// The taker takes no more lines: a waiting producer goes on, to end.
+    func close() {
+        let waiting = lock.withLock { () -> CheckedContinuation<Void, Never>? in
+            closed = true
+            suspended = false
+            defer { producer = nil }
+            return producer
+        }
+        waiting?.resume()
+    }
+
     /// The next line, or how the answer ended.
     func next() async -> Event {
         while true {
-            let (event, resume): (Event?, Bool) = lock.withLock {
+            let (event, resume, waitingProducer): (Event?, Bool, CheckedContinuation<Void, Never>?) = lock.withLock {
                 if !lines.isEmpty {
                     let line = lines.removeFirst()
                     linesBytes -= line.count
                     let resume = suspended && buffered < highWater / 2
-                    if resume { suspended = false }
-                    return (.line(line), resume)
+                    guard resume else { return (.line(line), false, nil) }
+                    suspended = false
+                    defer { producer = nil }
+                    return (.line(line), true, producer)
                 }
-                return (ending, false)
+                return (ending, false, nil)
             }
-            if resume { task?.resume() }
+            if resume {
+                task?.resume()
+                waitingProducer?.resume()
+            }
             if let event { return event }
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let ready = lock.withLock {
@@ -191,5 +262,38 @@ final class LineStreamReader: NSObject, URLSessionDataDelegate, @unchecked Senda
                 if ready { continuation.resume() }
             }
         }
+    }
+}
+
+/// Cuts a stream of bytes into lines (LF), whatever the size of its chunks: each chunk's
+/// newlines found with memchr, the line under way kept until its newline comes. Empty lines
+/// are left out.
+struct LineSplitter {
+    /// The line under way: what came after the last newline.
+    private(set) var partial = Data()
+
+    /// Takes a chunk: appends the lines it completes to `lines`, returns their bytes.
+    mutating func append(_ bytes: UnsafeRawBufferPointer, to lines: inout [Data]) -> Int {
+        guard let base = bytes.baseAddress else { return 0 }
+        var start = 0, taken = 0
+        while start < bytes.count, let found = memchr(base + start, 0x0A, bytes.count - start) {
+            let newline = base.distance(to: found)
+            var line = partial
+            partial = Data()
+            line.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[start..<newline]))
+            if !line.isEmpty {
+                lines.append(line)
+                taken += line.count
+            }
+            start = newline + 1
+        }
+        if start < bytes.count { partial.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[start...])) }
+        return taken
+    }
+
+    /// The stream ended: its last line, when it had no newline.
+    mutating func finish() -> Data? {
+        defer { partial = Data() }
+        return partial.isEmpty ? nil : partial
     }
 }

@@ -175,6 +175,8 @@ extension RelayTests {
             /// A 200 whose stream ends after a first line that says more follows (the relay,
             /// or its database, failed midway).
             case cutAfterOneLine
+            /// A 200 whose stream sends that line, then nothing for four seconds, then ends.
+            case stallAfterOneLine
         }
 
         /// Answers `/v1/snapshot` as `standIn` says (nil: the relay answers).
@@ -186,9 +188,18 @@ extension RelayTests {
                 case .notFound:
                     return Response(status: .notFound)
                 case .cutAfterOneLine:
-                    let line = #"{"cursor":1,"hasMore":true,"changes":[],"objects":[{"table":"Board","columns":["name"],"ids":["8a1e07e4-6a55-4d7a-9b3c-0e9b1b0a8c11"],"rows":[["Half"]]}]}"#
-                    return Response(status: .ok, headers: [.contentType: "application/x-ndjson"], body: ResponseBody(byteBuffer: ByteBuffer(string: line + "\n")))
+                    return Response(status: .ok, headers: [.contentType: "application/x-ndjson"], body: ResponseBody(byteBuffer: ByteBuffer(string: Self.line)))
+                case .stallAfterOneLine:
+                    return Response(status: .ok, headers: [.contentType: "application/x-ndjson"], body: ResponseBody { writer in
+                        try await writer.write(ByteBuffer(string: Self.line))
+                        try? await Task.sleep(for: .seconds(4))
+                        try await writer.finish(nil)
+                    })
                 }
+            }
+
+            static var line: String {
+                #"{"cursor":1,"hasMore":true,"changes":[],"objects":[{"table":"Board","columns":["name"],"ids":["8a1e07e4-6a55-4d7a-9b3c-0e9b1b0a8c11"],"rows":[["Half"]]}]}"# + "\n"
             }
         }
 
@@ -226,8 +237,10 @@ extension RelayTests {
             try await running.value
         }
 
-        @Test("A relay without the snapshot route (an earlier version): an empty store's first sync reads the log, and holds the same")
-        func aRelayWithoutSnapshots() async throws {
+        @Test(
+            "A relay without the snapshot route (an earlier version): an empty store's first sync reads the log, and holds the same",
+            arguments: [RelaySyncServer.Transport.urlSession, .asyncHTTPClient])
+        func aRelayWithoutSnapshots(transport: RelaySyncServer.Transport) async throws {
             try await Self.withRelay(snapshot: { .notFound }) { url, _, keys in
                 let folder = try TemporaryDirectory()
                 let a = try RelayDevice(folder.path("a.sqlite"), url: url) { try await keys.token(user: "a") }
@@ -236,7 +249,7 @@ extension RelayTests {
                 }
                 try await a.sync.sync()
                 let store = try Store(schema: StrataModel.schema, path: folder.path("b.sqlite"))
-                let watcher = SnapshotWatcher(RelaySyncServer(url: url) { try await keys.token(user: "b") })
+                let watcher = SnapshotWatcher(RelaySyncServer(url: url, transport: transport) { try await keys.token(user: "b") })
                 let b = try StoreSync(store: store, server: watcher)
                 #expect(try await b.sync().pulledChanges == 3)
                 #expect(watcher.offered == [false])
@@ -247,8 +260,10 @@ extension RelayTests {
             }
         }
 
-        @Test("A snapshot cut before its last line applies nothing and fails; the next sync reads it whole")
-        func aSnapshotCutMidway() async throws {
+        @Test(
+            "A snapshot cut before its last line applies nothing and fails; the next sync reads it whole",
+            arguments: [RelaySyncServer.Transport.urlSession, .asyncHTTPClient])
+        func aSnapshotCutMidway(transport: RelaySyncServer.Transport) async throws {
             let cut = Flag()
             cut.set()
             try await Self.withRelay(snapshot: { cut.isSet ? .cutAfterOneLine : nil }) { url, _, keys in
@@ -258,7 +273,7 @@ extension RelayTests {
                     for name in ["One", "Two"] { _ = try db.insert(Board(name: name)) }
                 }
                 try await a.sync.sync()
-                let b = try RelayDevice(folder.path("b.sqlite"), url: url) { try await keys.token(user: "b") }
+                let b = try RelayDevice(folder.path("b.sqlite"), url: url, transport: transport) { try await keys.token(user: "b") }
                 await #expect { try await b.sync.sync() } throws: { error in
                     (error as? SyncRelayError)?.error == "incomplete_snapshot"
                 }
@@ -270,6 +285,28 @@ extension RelayTests {
                 #expect(Set(try await b.store.fetchAll(Board.self).map(\.name)) == ["One", "Two"])
                 await a.close()
                 await b.close()
+            }
+        }
+
+        @Test(
+            "A snapshot that stops coming: the sync fails with URLError.timedOut after the request timeout, having applied nothing",
+            arguments: [RelaySyncServer.Transport.urlSession, .asyncHTTPClient])
+        func aSnapshotThatStalls(transport: RelaySyncServer.Transport) async throws {
+            try await Self.withRelay(snapshot: { .stallAfterOneLine }) { url, _, keys in
+                let folder = try TemporaryDirectory()
+                let store = try Store(schema: StrataModel.schema, path: folder.path("b.sqlite"))
+                let server = RelaySyncServer(url: url, requestTimeout: .seconds(1), transport: transport) { try await keys.token(user: "b") }
+                let b = try StoreSync(store: store, server: server)
+                let started = ContinuousClock.now
+                await #expect { try await b.sync() } throws: { error in
+                    (error as? URLError)?.code == .timedOut
+                }
+                // Past the timeout, and before the relay's stream would have ended by itself.
+                let waited = started.duration(to: .now)
+                #expect(waited >= .seconds(1) && waited < .seconds(4), "\(waited)")
+                #expect(try await store.fetchAll(Board.self).isEmpty)
+                await b.stop()
+                try store.close()
             }
         }
     }

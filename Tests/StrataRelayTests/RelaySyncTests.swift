@@ -9,16 +9,19 @@ extension RelayTests {
     /// PostgreSQL cluster, signed in with tokens the tests sign.
     @Suite("Sync through the relay")
     struct RelaySyncTests {
-        @Test("Two devices sync through the relay and converge with the server's tables")
+        @Test("Two devices, one over URLSession and one over AsyncHTTPClient, sync through the relay and converge with the server's tables")
         func twoDevicesConverge() async throws {
             let test = try await TestServer()
             let keys = TestKeys()
             let relay = try await RelayProcess(test, keys: keys)
             defer { relay.stop() }
             let folder = try TemporaryDirectory()
-            // One device signs in with the HS256 secret, the other with the ES256 key.
-            let a = try RelayDevice(folder.path("a.sqlite"), relay: relay) { try await keys.token(user: "alice") }
-            let b = try RelayDevice(folder.path("b.sqlite"), relay: relay) { try await keys.token(user: "bob", signer: .es256) }
+            // One device signs in with the HS256 secret, the other with the ES256 key; each
+            // speaks HTTP through one of the two transports.
+            let a = try RelayDevice(folder.path("a.sqlite"), relay: relay, transport: .urlSession) { try await keys.token(user: "alice") }
+            let b = try RelayDevice(folder.path("b.sqlite"), relay: relay, transport: .asyncHTTPClient) {
+                try await keys.token(user: "bob", signer: .es256)
+            }
 
             try await a.store.write { db in
                 let board = try db.insert(Board(name: "Relay"))
@@ -68,8 +71,11 @@ extension RelayTests {
             let folder = try TemporaryDirectory()
             // No timer: only a commit of the device's own, or a signal, makes it sync.
             let options = SyncOptions(pollInterval: .seconds(3600), retryDelays: .milliseconds(50)...(.milliseconds(500)))
+            // Device b's signals come through URLSession, the others' through AsyncHTTPClient.
             let devices = try (["a", "b", "c"] as [String]).map { name in
-                try RelayDevice(folder.path("\(name).sqlite"), relay: relay, options: options) { try await keys.token(user: name) }
+                try RelayDevice(folder.path("\(name).sqlite"), relay: relay, options: options, transport: name == "b" ? .urlSession : .asyncHTTPClient) {
+                    try await keys.token(user: name)
+                }
             }
             for device in devices { await device.sync.start() }
             // Each device's signals stream is open (the relay logs each at the request's end is

@@ -176,13 +176,19 @@ struct RelayDevice {
     let sync: StoreSync
     let server: RelaySyncServer
 
-    init(_ path: String, relay: RelayProcess, options: SyncOptions = SyncOptions(), token: @escaping @Sendable () async throws -> String) throws {
-        try self.init(path, url: relay.url, options: options, token: token)
+    init(
+        _ path: String, relay: RelayProcess, options: SyncOptions = SyncOptions(), transport: RelaySyncServer.Transport = .platformDefault,
+        token: @escaping @Sendable () async throws -> String
+    ) throws {
+        try self.init(path, url: relay.url, options: options, transport: transport, token: token)
     }
 
-    init(_ path: String, url: URL, options: SyncOptions = SyncOptions(), token: @escaping @Sendable () async throws -> String) throws {
+    init(
+        _ path: String, url: URL, options: SyncOptions = SyncOptions(), transport: RelaySyncServer.Transport = .platformDefault,
+        token: @escaping @Sendable () async throws -> String
+    ) throws {
         store = try Store(schema: StrataModel.schema, path: path)
-        server = RelaySyncServer(url: url, token: token)
+        server = RelaySyncServer(url: url, transport: transport, token: token)
         sync = try StoreSync(store: store, server: server, options: options)
     }
 

@@ -95,4 +95,45 @@ struct LineStreamReaderTests {
         }
         #expect(String(decoding: body, as: UTF8.self) == "{\"error\":\"expired_token\",\n\"reason\":\"old\"}")
     }
+
+    /// The other feeder, AsyncHTTPClient's chunks: its producer waits in
+    /// `waitWhileSuspended()` until the taker has taken the buffer below half, or closed.
+    @Test(.timeLimit(.minutes(1)))
+    func aProducerWaitsWhileSuspendedUntilHalfIsTakenOrTheTakerCloses() async throws {
+        let reader = LineStreamReader(highWater: 1_000)
+        reader.received(status: 200)
+        let line = Data(repeating: UInt8(ascii: "x"), count: 299) + Data("\n".utf8)
+        let suspends = (0..<4).map { _ in line.withUnsafeBytes { reader.received($0) } }
+        #expect(suspends == [false, false, false, true])  // 1,196 bytes wait after the fourth
+        let resumed = Locked(false)
+        let producer = Task {
+            await reader.waitWhileSuspended()
+            resumed.withLock { $0 = true }
+        }
+        for taken in 1...3 {
+            try await Task.sleep(for: .milliseconds(50))
+            #expect(!resumed.withLock { $0 }, "the producer went on with \(taken - 1) lines taken")
+            guard case .line = await reader.next() else {
+                Issue.record("no line")
+                return
+            }
+        }
+        await producer.value  // 299 bytes wait: below half
+        #expect(!reader.isSuspended)
+
+        // Suspended again, then the taker stops taking: the producer goes on, told to stop.
+        for _ in 0..<4 { _ = line.withUnsafeBytes { reader.received($0) } }
+        #expect(reader.isSuspended)
+        let stopped = Task { await reader.waitWhileSuspended() }
+        try await Task.sleep(for: .milliseconds(50))
+        reader.close()
+        await stopped.value
+        #expect(reader.isClosed)
+        #expect(!line.withUnsafeBytes { reader.received($0) }, "a closed reader asks for no suspension")
+        reader.ended(nil)
+        reader.ended(URLError(.timedOut))  // only the first ending counts
+        var lines = 0
+        while case .line = await reader.next() { lines += 1 }
+        #expect(lines == 6)
+    }
 }
