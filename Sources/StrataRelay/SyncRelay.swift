@@ -19,7 +19,8 @@ public struct SyncRelayConfiguration: Sendable {
     /// create and extend the model's tables at a device's hello (the default), or require them.
     public var policy: PostgresSyncServer.SchemaPolicy
     /// How many connections answer hellos, pushes and pulls (each one request at a time);
-    /// the change signals take one more.
+    /// each may open a second while a snapshot streams on its first, so the relay holds at
+    /// most twice as many for requests. The change signals take one more.
     public var connections: Int
     /// Who may sync: the JWT keys and claims.
     public var tokens: RelayTokenRules
@@ -137,14 +138,17 @@ public final class SyncRelay: Service, Sendable {
         authenticator = try await RelayAuthenticator(rules: configuration.tokens)
         var logger = configuration.logger
         logger[metadataKey: "component"] = "database"
+        // Requests take turns on the servers, one at a time each; a server's second connection
+        // serves while a snapshot streams on its first. So the relay holds at most twice
+        // `connections` for requests, whatever the load.
         servers = try (0..<max(1, configuration.connections)).map { _ in
             try PostgresSyncServer(
                 configuration: configuration.postgres, schema: configuration.schema, policy: configuration.policy,
-                requestTimeout: configuration.requestTimeout, logger: logger)
+                requestTimeout: configuration.requestTimeout, maximumConnections: 2, logger: logger)
         }
         signalServer = try PostgresSyncServer(
             configuration: configuration.postgres, schema: configuration.schema, policy: configuration.policy,
-            requestTimeout: configuration.requestTimeout, logger: logger)
+            requestTimeout: configuration.requestTimeout, maximumConnections: 1, logger: logger)
         hub = SignalHub(logger: configuration.logger)
     }
 

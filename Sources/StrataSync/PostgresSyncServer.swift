@@ -63,6 +63,10 @@ public actor PostgresSyncServer: SyncServer {
     private var waiting: Set<Int> = []
     private var lastRequest = 0
     private var lastConnectionID = 0
+    /// Whether a request that waits for the pool is trying the server on a connection of its
+    /// own (one at a time, however many wait), and when the last such try ended, with its error.
+    private var probing = false
+    private var lastProbe: (ended: ContinuousClock.Instant, error: (any Error)?)?
     /// Whether the server's tables were seen to have the count triggers of this model.
     var countTriggersChecked = false
     /// The devices seen bound to a user (``bind(device:to:)``), by lowercase id, with when
@@ -78,15 +82,20 @@ public actor PostgresSyncServer: SyncServer {
     /// `requestTimeout` (a snapshot: any one of its statements) fails with
     /// ``SyncTimeoutError``: the connection it held is closed (the pool opens another for the
     /// next request), and a request that still waited for one leaves a pool that could not
-    /// open one, which the next request makes again.
+    /// open one, which the next request makes again. The pool holds at most
+    /// `maximumConnections` connections (requests beyond wait for one); besides them, the
+    /// server opens one for ``changeSignals()`` while its stream lives, and, while requests
+    /// wait for the pool, one at a time to find out whether the server can be reached.
     public init(
         configuration: PostgresConnection.Configuration, schema: SchemaDescriptor, entities: Set<String>? = nil,
-        policy: SchemaPolicy = .createAndExtend, requestTimeout: Duration = .seconds(60),
+        policy: SchemaPolicy = .createAndExtend, requestTimeout: Duration = .seconds(60), maximumConnections: Int = 20,
         logger: Logger = Logger(label: "strata.sync")
     ) throws {
         self.requestTimeout = requestTimeout
         self.configuration = configuration
-        self.clientConfiguration = try Self.clientConfiguration(configuration)
+        var clientConfiguration = try Self.clientConfiguration(configuration)
+        clientConfiguration.options.maximumConnections = max(1, maximumConnections)
+        self.clientConfiguration = clientConfiguration
         self.schema = try PostgresSchema(schema: schema, entities: entities)
         self.policy = policy
         self.logger = logger
@@ -291,19 +300,34 @@ public actor PostgresSyncServer: SyncServer {
     /// connection of the pool (never, while the server can be reached): after a second, then
     /// after twice as long each time (a pool that is only slow, on a loaded machine, is not
     /// given a connection to open every second besides its own).
+    ///
+    /// One try at a time, whatever the number of requests waiting (a loaded server must not be
+    /// given a connection per waiting request): a request whose turn comes while another tries
+    /// takes the outcome of the try that ended since its last turn, or waits for its next turn.
     func unreachable(while request: Int) async throws -> any Error {
         var delay = Duration.seconds(1)
+        var lastTurn = ContinuousClock.now
         while true {
             try await Task.sleep(for: delay)
             guard waiting.contains(request) else { continue }
             delay *= 2
+            defer { lastTurn = .now }
+            if let probe = lastProbe, probe.ended > lastTurn {
+                if let error = probe.error { return error }
+                continue  // reachable: the pool is only busy
+            }
+            guard !probing else { continue }
+            probing = true
+            defer { probing = false }
             lastConnectionID += 1
             do {
                 let connection = try await PostgresConnection.connect(configuration: configuration, id: lastConnectionID, logger: logger)
                 try? await connection.close()
+                lastProbe = (.now, nil)
             } catch is CancellationError {
                 throw CancellationError()
             } catch {
+                lastProbe = (.now, error)
                 if waiting.contains(request) { return error }
             }
         }

@@ -206,7 +206,8 @@ extension RelayTests {
         /// A relay's routes in an app of the test's own whose `/v1/snapshot` answers as
         /// `standIn` says, running while `body` runs.
         static func withRelay(
-            snapshot standIn: @escaping @Sendable () -> SnapshotStandIn?, _ body: (URL, TestServer, TestKeys) async throws -> Void
+            connections: Int = 4, snapshot standIn: @escaping @Sendable () -> SnapshotStandIn?,
+            _ body: (URL, TestServer, TestKeys) async throws -> Void
         ) async throws {
             let test = try await TestServer()
             let keys = TestKeys()
@@ -215,7 +216,7 @@ extension RelayTests {
             let relay = try await SyncRelay(configuration: SyncRelayConfiguration(
                 postgres: test.configuration, schema: StrataModel.schema,
                 tokens: RelayTokenRules(keys: [.hs256(secret: keys.secret)], issuer: keys.issuer, audience: keys.audience),
-                logger: logger))
+                connections: connections, logger: logger))
             let router = Router()
             router.add(middleware: SnapshotMiddleware(standIn: standIn))
             relay.addRoutes(to: router)
@@ -307,6 +308,52 @@ extension RelayTests {
                 #expect(try await store.fetchAll(Board.self).isEmpty)
                 await b.stop()
                 try store.close()
+            }
+        }
+
+        @Test("Thirty devices syncing at once through a relay of one request connection: every sync goes through, and the relay never holds more than its bound of database connections")
+        func aRelayUnderLoadHoldsItsBoundOfConnections() async throws {
+            try await Self.withRelay(connections: 1, snapshot: { nil }) { url, test, keys in
+                let folder = try TemporaryDirectory()
+                let a = try RelayDevice(folder.path("a.sqlite"), url: url) { try await keys.token(user: "a") }
+                try await a.store.write { db in
+                    for name in (0..<50).map({ "Board \($0)" }) { _ = try db.insert(Board(name: name)) }
+                }
+                try await a.sync.sync()
+                // Sampled while the devices sync: the relay's connections to the test's database.
+                let sampling = Task {
+                    var most = 0
+                    while !Task.isCancelled {
+                        let count = try await test.psql(
+                            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")
+                        most = max(most, Int(count.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0)
+                        try? await Task.sleep(for: .milliseconds(50))
+                    }
+                    return most
+                }
+                let devices = try (0..<30).map { index in
+                    try RelayDevice(folder.path("d\(index).sqlite"), url: url) { try await keys.token(user: "d\(index)") }
+                }
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for device in devices {
+                        group.addTask {
+                            try await device.sync.sync()  // a hello, the snapshot, a pull
+                            try await device.store.write { db in _ = try db.insert(Label(name: "mine")) }
+                            try await device.sync.sync()  // a push
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+                sampling.cancel()
+                let most = try await sampling.value
+                // One request connection and its second, one listening, one trying the database
+                // while requests wait.
+                #expect(most >= 1 && most <= 4, "the relay held \(most) connections")
+                for device in devices {
+                    #expect(try await device.store.fetchAll(Board.self).count == 50)
+                    await device.close()
+                }
+                await a.close()
             }
         }
     }

@@ -228,35 +228,45 @@ for index in 0..<options.devices {
 let devices = made
 print("\(options.devices) devices of \(users) users made")
 
-// Each user's board, made on the first device, and both devices synced.
-let setupStart = now()
-try await forEach(Array(0..<users), width: 8) { user in
-    let first = devices[2 * user], second = devices[2 * user + 1]
-    try await first.store.write { db in
-        try db.execute(sql: "INSERT INTO Board (ownerID, title) VALUES (?, ?)", arguments: [first.user, "Board of \(first.user)"])
-    }
-    try await first.sync.sync()
-    try await second.sync.sync()
-}
-print("boards made and synced in \(Double(now() - setupStart) / 1e9) s")
-
-// Every commit a device receives: the titles of the cards it brought.
+// In two halves of the users: each user's board, made on the first device, both devices
+// synced, then both started (signals streams open) and left idle; the relays' memory after
+// each half. The second half's growth is what more connected idle devices cost, without what
+// the relays keep once they served anyone (database connections, caches, threads' arenas),
+// which the growth since the start charges to the devices as well.
 let deliveries = Deliveries()
-for device in devices {
-    let index = device.index
-    device.observation = device.store.observeCommits(reading: { changes, db in
-        let inserted = changes.tables["Card"]?.inserted ?? []
-        guard !inserted.isEmpty else { return }
-        let time = now()
-        let titles = (try? String.fetchAll(db, sql: "SELECT title FROM Card WHERE id IN (\(inserted.map(String.init).joined(separator: ",")))")) ?? []
-        deliveries.arrived(titles, on: index, at: time)
-    })
+var residentAfter: [[Int]] = []
+let setupStart = now()
+for half in [0..<users / 2, users / 2..<users] {
+    try await forEach(Array(half), width: 8) { user in
+        let first = devices[2 * user], second = devices[2 * user + 1]
+        try await first.store.write { db in
+            try db.execute(sql: "INSERT INTO Board (ownerID, title) VALUES (?, ?)", arguments: [first.user, "Board of \(first.user)"])
+        }
+        try await first.sync.sync()
+        try await second.sync.sync()
+    }
+    // Every commit a device receives: the titles of the cards it brought.
+    for device in devices[(2 * half.lowerBound)..<(2 * half.upperBound)] {
+        let index = device.index
+        device.observation = device.store.observeCommits(reading: { changes, db in
+            let inserted = changes.tables["Card"]?.inserted ?? []
+            guard !inserted.isEmpty else { return }
+            let time = now()
+            let titles = (try? String.fetchAll(db, sql: "SELECT title FROM Card WHERE id IN (\(inserted.map(String.init).joined(separator: ",")))")) ?? []
+            deliveries.arrived(titles, on: index, at: time)
+        })
+        await device.sync.start()
+    }
+    try await Task.sleep(for: .seconds(5))
+    residentAfter.append(relays.map(\.residentBytes))
 }
-for device in devices { await device.sync.start() }
-try await Task.sleep(for: .seconds(5))
-let idleAfter = relays.map(\.residentBytes)
+print("boards made and synced, devices started, in \(Double(now() - setupStart) / 1e9) s (5 s idle after each half)")
+let idleAfter = residentAfter[1]
 let perDevice = zip(idleBefore, idleAfter).map { Double($1 - $0) / Double(options.devices / 2) }
-print("relays' resident memory before the devices: \(idleBefore.map { $0 / 1024 }) KiB; with \(options.devices / 2) idle devices each: \(idleAfter.map { $0 / 1024 }) KiB; per idle device: \(perDevice.map { Int($0 / 1024) }) KiB")
+let secondHalfDevices = Double(2 * (users - users / 2)) / 2  // each relay's share
+let marginal = zip(residentAfter[0], residentAfter[1]).map { Double($1 - $0) / secondHalfDevices }
+print("relays' resident memory before the devices: \(idleBefore.map { $0 / 1024 }) KiB; with half the devices idle: \(residentAfter[0].map { $0 / 1024 }) KiB; with all \(options.devices / 2) each: \(idleAfter.map { $0 / 1024 }) KiB")
+print("per idle device: \(perDevice.map { Int($0 / 1024) }) KiB since the start; \(marginal.map { Int($0 / 1024) }) KiB for the second half's devices")
 
 // The writes.
 func serverTransactions() throws -> Int {
