@@ -95,7 +95,7 @@ public struct RelayHTTPError: HTTPResponseError, Sendable {
             [.serverClosedConnection, .clientClosedConnection, .connectionError].contains($0.code)
         } ?? false
         if error is SyncTimeoutError || error is SyncConnectionError || lostConnection {
-            logger.error("the database failed", metadata: ["error": "\(error)"])
+            logger.error("the database failed", metadata: ["error": "\(String(reflecting: error))"])
             return Self(.serviceUnavailable, error: "database_unavailable", reason: "the relay cannot reach its database now; try again later")
         }
         logger.error("a request failed", metadata: ["error": "\(String(reflecting: error))"])

@@ -16,9 +16,14 @@ import NIOHTTP1
 final class RelayHTTPClient: Sendable {
     let client: HTTPClient
 
+    /// How long a connection for requests stays open without one: a device that is idle
+    /// holds only its signals stream open on the relay, not a second connection as well.
+    static let idleConnectionTimeout = TimeAmount.seconds(10)
+
     init() {
         var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow, timeout: .init(connect: .seconds(30)))
         configuration.decompression = .disabled
+        configuration.connectionPool = .init(idleTimeout: Self.idleConnectionTimeout)
         client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
     }
 

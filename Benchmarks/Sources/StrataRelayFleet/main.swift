@@ -257,10 +257,11 @@ for half in [0..<users / 2, users / 2..<users] {
         })
         await device.sync.start()
     }
-    try await Task.sleep(for: .seconds(5))
+    // Idle: past the devices' 10 s for an unused request connection (RelayHTTPClient).
+    try await Task.sleep(for: .seconds(15))
     residentAfter.append(relays.map(\.residentBytes))
 }
-print("boards made and synced, devices started, in \(Double(now() - setupStart) / 1e9) s (5 s idle after each half)")
+print("boards made and synced, devices started, in \(Double(now() - setupStart) / 1e9) s (15 s idle after each half)")
 let idleAfter = residentAfter[1]
 let perDevice = zip(idleBefore, idleAfter).map { Double($1 - $0) / Double(options.devices / 2) }
 let secondHalfDevices = Double(2 * (users - users / 2)) / 2  // each relay's share
