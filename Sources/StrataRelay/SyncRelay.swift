@@ -340,11 +340,11 @@ public final class SyncRelay: Service, Sendable {
             // ever: the lines go out in pieces of 64 KiB, and a piece the connection has not
             // taken within the timeout closes the hand-over (the reader stops) — however slow
             // the device's network, as long as it takes something.
-            let writing = WriteWatch()
+            let writing = StallWatch()  // since when a write of the answer waits for the connection
             let watchdog = Task {
                 while !Task.isCancelled {
                     try await Task.sleep(for: .seconds(1))
-                    if writing.isStalled(longerThan: timeout) {
+                    if writing.waitedLonger(than: timeout) {
                         logger.notice("a snapshot's device took nothing for \(timeout): the snapshot ends", metadata: ["user": "\(user.id)"])
                         lines.close()
                         reader.cancel()
@@ -362,7 +362,7 @@ public final class SyncRelay: Service, Sendable {
                     var start = 0
                     while start < line.count {
                         let end = min(line.count, start + Self.snapshotPiece)
-                        writing.started()
+                        writing.began()
                         try await writer.write(ByteBuffer(bytes: line[start..<end]))
                         writing.ended()
                         start = end
@@ -466,20 +466,6 @@ final class Subscription: @unchecked Sendable {
     }
 
     func finish() { continuation.finish() }
-}
-
-/// Since when a write of a snapshot's answer has been waiting for the connection, if one is.
-final class WriteWatch: @unchecked Sendable {
-    private let lock = NSLock()
-    private var since: ContinuousClock.Instant?
-
-    func started() { lock.withLock { since = .now } }
-    func ended() { lock.withLock { since = nil } }
-
-    /// Whether a write has been waiting longer than `timeout`.
-    func isStalled(longerThan timeout: Duration) -> Bool {
-        lock.withLock { since.map { $0.duration(to: .now) > timeout } ?? false }
-    }
 }
 
 /// A counter that hands out turns.

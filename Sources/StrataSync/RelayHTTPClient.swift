@@ -65,13 +65,13 @@ final class RelayHTTPClient: Sendable {
         chunk: @escaping @Sendable (ByteBuffer) async throws -> Bool
     ) async throws -> StreamEnd {
         let request = Self.request(url, method: method, headers: headers, body: body)
-        let watch = IdleWatch()
+        let watch = StallWatch()
         let client = client
         return try await withThrowingTaskGroup(of: StreamEnd?.self) { group in
             group.addTask {
                 var answered = false
                 do {
-                    watch.waiting()
+                    watch.began()
                     let response = try await client.execute(request, deadline: .distantFuture)
                     answered = true
                     guard response.status == .ok else {
@@ -80,12 +80,12 @@ final class RelayHTTPClient: Sendable {
                     }
                     var parts = response.body.makeAsyncIterator()
                     while true {
-                        watch.waiting()
+                        watch.began()
                         guard let part = try await parts.next() else { break }
-                        watch.working()
+                        watch.ended()
                         guard try await chunk(part) else { break }
                     }
-                    watch.working()
+                    watch.ended()
                     return .ended
                 } catch {
                     throw Self.foundationError(error, answered: answered)
@@ -135,14 +135,21 @@ final class RelayHTTPClient: Sendable {
     }
 }
 
-/// When a streamed answer's reader began waiting for the relay, if it waits now.
-private final class IdleWatch: @unchecked Sendable {
+/// Since when something has been waiting, if it waits now: a streamed answer's reader for
+/// the relay, the relay's write of a snapshot for the device. Its watchdog ends what waited
+/// too long.
+package final class StallWatch: @unchecked Sendable {
     private let lock = NSLock()
     private var since: ContinuousClock.Instant?
 
-    func waiting() { lock.withLock { since = .now } }
-    func working() { lock.withLock { since = nil } }
-    func waitedLonger(than limit: Duration) -> Bool {
+    package init() {}
+
+    /// The wait begins.
+    package func began() { lock.withLock { since = .now } }
+    /// The wait ended.
+    package func ended() { lock.withLock { since = nil } }
+    /// Whether the wait under way began more than `limit` ago.
+    package func waitedLonger(than limit: Duration) -> Bool {
         lock.withLock { since.map { $0.duration(to: .now) > limit } ?? false }
     }
 }
