@@ -18,9 +18,10 @@ public struct SyncRelayConfiguration: Sendable {
     /// What the relay may do to the database's schema (``PostgresSyncServer/SchemaPolicy``):
     /// create and extend the model's tables at a device's hello (the default), or require them.
     public var policy: PostgresSyncServer.SchemaPolicy
-    /// How many connections answer hellos, pushes and pulls (each one request at a time);
-    /// each may open a second while a snapshot streams on its first, so the relay holds at
-    /// most twice as many for requests. The change signals take one more.
+    /// How many connections answer hellos, pushes and pulls, requests taking turns on them;
+    /// each opens a second when requests overlap on it (as while a snapshot streams on its
+    /// first), so the relay holds at most twice as many for requests. The change signals take
+    /// one more.
     public var connections: Int
     /// Who may sync: the JWT keys and claims.
     public var tokens: RelayTokenRules
@@ -138,9 +139,9 @@ public final class SyncRelay: Service, Sendable {
         authenticator = try await RelayAuthenticator(rules: configuration.tokens)
         var logger = configuration.logger
         logger[metadataKey: "component"] = "database"
-        // Requests take turns on the servers, one at a time each; a server's second connection
-        // serves while a snapshot streams on its first. So the relay holds at most twice
-        // `connections` for requests, whatever the load.
+        // Requests take turns on the servers; a server's second connection serves when
+        // requests overlap on it (a snapshot streams on the first). So the relay holds at most
+        // twice `connections` for requests, whatever the load.
         servers = try (0..<max(1, configuration.connections)).map { _ in
             try PostgresSyncServer(
                 configuration: configuration.postgres, schema: configuration.schema, policy: configuration.policy,
