@@ -8,19 +8,25 @@ import FoundationNetworking
 /// streamed as lines of JSON (`POST /v1/snapshot`).
 extension RelaySyncServer {
     /// Reads the relay's snapshot of the user's data (see ``SyncServer/readSnapshot(batchSize:into:)``):
-    /// one streamed answer, a line per batch, each handed to `body` as it arrives. Returns
+    /// one streamed answer, a line per batch of at most `batchSize` objects and at most
+    /// 5,000, each handed to `body` as it arrives. Returns
     /// false, having called `body` never, when the relay has no snapshot route (an older one):
     /// the sync then reads the log. A stream that ends before its last batch throws (the sync
     /// applies none of it).
     public func readSnapshot(batchSize: Int, into body: @escaping @Sendable (SyncPullBatch) async -> Bool) async throws -> Bool {
         let relay = choice.current
         do {
-            return try await readSnapshot(max(1, batchSize), relay: relay, body)
+            return try await readSnapshot(min(max(1, batchSize), Self.snapshotLineLimit), relay: relay, body)
         } catch {
             if Self.isOutOfReach(error) { choice.moveOn(from: relay) }
             throw error
         }
     }
+
+    /// The most objects a line of the relay's snapshot holds, whatever the batch size asked:
+    /// the relay writes a line while the device applies the one before, so shorter lines let
+    /// the two overlap sooner (the first line) and longer (the last).
+    static let snapshotLineLimit = 5_000
 
     /// A line of the snapshot: a `SyncPullResult` in JSON, read by hand (PullBatch+JSON.swift)
     /// or, for what that reader does not take, by `JSONDecoder`.
