@@ -63,6 +63,17 @@ extension PullBatch {
         return out
     }
 
+    /// The batch of a relay's pull answer or snapshot line: read by hand
+    /// (``init(columnarJSON:)``), or by `JSONDecoder` where that reader does not take it
+    /// (another form of the answer), whose error it throws.
+    init(relayJSON data: Data) throws {
+        if let read = PullBatch(columnarJSON: data) {
+            self = read
+        } else {
+            self = PullBatch(try JSONDecoder().decode(SyncPullResult.self, from: data))
+        }
+    }
+
     /// The batch of a columnar answer's JSON, read by hand, as ``init(_:)`` makes it of the
     /// decoded ``SyncPullResult`` (members in any order, any JSON whitespace); nil when the
     /// text is not that answer in JSON, which the caller then hands to `JSONDecoder` (for its

@@ -28,21 +28,6 @@ extension RelaySyncServer {
     /// the two overlap sooner (the first line) and longer (the last).
     static let snapshotLineLimit = 5_000
 
-    /// A line of the snapshot: a `SyncPullResult` in JSON, read by hand (PullBatch+JSON.swift)
-    /// or, for what that reader does not take, by `JSONDecoder`.
-    static func snapshotBatch(_ line: Data) throws -> PullBatch {
-        if let read = PullBatch(columnarJSON: line) { return read }
-        do {
-            return PullBatch(try JSONDecoder().decode(SyncPullResult.self, from: line))
-        } catch {
-            throw SyncRelayError(status: 200, error: nil, reason: "a line of the relay's snapshot is not a SyncPullResult in JSON")
-        }
-    }
-
-    static var incompleteSnapshot: SyncRelayError {
-        SyncRelayError(status: 200, error: "incomplete_snapshot", reason: "the relay's snapshot ended before its last batch")
-    }
-
     private func readSnapshot(_ size: Int, relay: Int, _ body: @escaping @Sendable (SyncPullBatch) async -> Bool) async throws -> Bool {
         let json = try JSONEncoder().encode(SyncSnapshotRequest(batchSize: size))
         let reader = LineStreamReader()
@@ -97,7 +82,12 @@ extension RelaySyncServer {
         reading: while true {
             switch await reader.next() {
             case .line(let line):
-                let batch = try Self.snapshotBatch(line)
+                let batch: PullBatch
+                do {
+                    batch = try PullBatch(relayJSON: line)
+                } catch {
+                    throw SyncRelayError(status: 200, error: nil, reason: "a line of the relay's snapshot is not a SyncPullResult in JSON")
+                }
                 last = !batch.hasMore
                 guard await body(SyncPullBatch(batch: batch)) else { return true }
                 if last { break reading }
@@ -111,7 +101,9 @@ extension RelaySyncServer {
                 throw Self.error(status: status, body: answer, route: "snapshot")
             }
         }
-        guard last else { throw Self.incompleteSnapshot }
+        guard last else {
+            throw SyncRelayError(status: 200, error: "incomplete_snapshot", reason: "the relay's snapshot ended before its last batch")
+        }
         return true
     }
 }

@@ -119,10 +119,7 @@ public final class RelaySyncServer: SyncServer {
         request.columnar = true
         // The relay's answer is read by hand (PullBatch+JSON.swift); JSONDecoder reads what
         // that reader does not take.
-        return try await post("pull", request) { data in
-            if let batch = PullBatch(columnarJSON: data) { return SyncPullBatch(batch: batch) }
-            return SyncPullBatch(try JSONDecoder().decode(SyncPullResult.self, from: data))
-        }
+        return try await post("pull", request) { SyncPullBatch(batch: try PullBatch(relayJSON: $0)) }
     }
 
     func endpoint(_ route: String, relay: Int) -> URL {
