@@ -29,7 +29,11 @@ extension ChangeBatch {
         changedSections: Set<SectionID>?
     ) {
         let sections = SectionMatching(from: old, to: new)
-        let rows = RowMatching(from: old, to: new, sections: sections, changedSections: changedSections)
+        self.init(sections: sections, rows: RowMatching(from: old, to: new, sections: sections, changedSections: changedSections))
+    }
+
+    /// The batch of sections and rows matched by identity.
+    init(sections: SectionMatching, rows: RowMatching) {
         self.init(
             sectionDeletes: sections.deletes, sectionInserts: sections.inserts, sectionMoves: sections.moves,
             sectionUpdates: sections.updates, movedAndUpdatedSections: sections.movedAndUpdated,

@@ -15,6 +15,22 @@ public protocol ResultsItem: Hashable, Sendable {
 
     /// The item's identity, stable across snapshots.
     var objectID: ID { get }
+
+    /// Whether the items at `lhs` and `rhs` are equal (`==`), compared where they are stored.
+    ///
+    /// Results compare many items in code that is not specialized for your type, where
+    /// passing an item to `==` copies it first (a call through its value witnesses and a
+    /// retain of every reference it holds). This requirement takes pointers instead; its
+    /// default implementation is inlinable, so it is specialized for your type where the
+    /// conformance is declared. You never need to implement it.
+    static func _equalItems(_ lhs: UnsafePointer<Self>, _ rhs: UnsafePointer<Self>) -> Bool
+}
+
+extension ResultsItem {
+    @inlinable
+    public static func _equalItems(_ lhs: UnsafePointer<Self>, _ rhs: UnsafePointer<Self>) -> Bool {
+        lhs.pointee == rhs.pointee
+    }
 }
 
 extension ResultsItem where Self: Identifiable {

@@ -74,31 +74,76 @@ struct RowMatching {
             newMatched[g] = true
         }
 
-        // The new section of each compared new row, to turn a flat position into a path.
-        var newSectionOf = [Int32](repeating: 0, count: newCount)
-        for n in newRows.indices where newOffset[n] >= 0 {
-            let start = newOffset[n]
-            for r in 0..<newRows[n].count { newSectionOf[start + r] = Int32(truncatingIfNeeded: n) }
-        }
-
         /// Whether the row at old flat position `o` differs from the row at new flat
         /// position `n` (old path `oldPath`, new path `newPath`).
         func differs(_ o: Int, _ n: Int, _ oldPath: ItemPath, _ newPath: ItemPath) -> Bool {
             let i = Int(before.slot[o]), j = Int(after.slot[n])
-            if i >= 0 && j >= 0 { return before.items[i] != after.items[j] }
+            if i >= 0 && j >= 0 { return !Item._equalItems(before.items + i, after.items + j) }
             return oldRows[oldPath.section][oldPath.item] != newRows[newPath.section][newPath.item]  // group rows
+        }
+        self.init(
+            oldCounts: oldRows.map(\.count), oldOffset: oldOffset, newCounts: newRows.map(\.count), newOffset: newOffset,
+            sections: sections, oldMatch: oldMatch, newMatched: newMatched, differs: differs)
+    }
+
+    /// The rows of two snapshots whose rows are all items, matched by the ids each section
+    /// holds in order, as the results engine kept them (``BatchBuilder/RefetchedRows``):
+    /// `oldIDs[o]` for each old section compared (nil: not compared), `newIDs[n]` for each
+    /// new one. No row of the snapshots is read; `differs(id)` compares the old and new
+    /// values of an item in both. The result is ``init(from:to:sections:changedSections:)``'s
+    /// for the same snapshots.
+    init(oldIDs: [RowChunks<Int64>?], newIDs: [RowChunks<Int64>?], sections: SectionMatching, differs: (Int64) -> Bool) {
+        func flatten(_ ids: [RowChunks<Int64>?]) -> (ids: [Int64], offsets: [Int]) {
+            var flat: [Int64] = []
+            flat.reserveCapacity(ids.reduce(0) { $0 + ($1?.count ?? 0) })
+            var offsets = [Int](repeating: -1, count: ids.count)
+            for (s, section) in ids.enumerated() {
+                guard let section else { continue }
+                offsets[s] = flat.count
+                for chunk in section.chunks { flat.append(contentsOf: chunk) }
+            }
+            return (flat, offsets)
+        }
+        let (oldFlat, oldOffset) = flatten(oldIDs)
+        let (newFlat, newOffset) = flatten(newIDs)
+        precondition(oldFlat.count < Int32.max && newFlat.count < Int32.max, "too many rows")
+        var oldMatch = [Int32](repeating: -1, count: oldFlat.count)
+        var newMatched = [Bool](repeating: false, count: newFlat.count)
+        let table = Int64PositionTable(keys: oldFlat, positions: oldFlat.indices.map { Int32(truncatingIfNeeded: $0) })
+        Self.match(newFlat, newFlat.indices.map { Int32(truncatingIfNeeded: $0) }, table, &oldMatch, &newMatched)
+        self.init(
+            oldCounts: oldIDs.map { $0?.count ?? 0 }, oldOffset: oldOffset, newCounts: newIDs.map { $0?.count ?? 0 },
+            newOffset: newOffset, sections: sections, oldMatch: oldMatch, newMatched: newMatched,
+            differs: { o, _, _, _ in differs(oldFlat[o]) })
+    }
+
+    /// The row half of the batch from rows matched by flat position: `oldCounts[o]` rows of
+    /// old section `o` from flat position `oldOffset[o]` (-1: not compared), the same for the
+    /// new sections, each compared old row's new flat position (`oldMatch`, -1: none), and
+    /// whether each compared new row has an old one (`newMatched`). `differs(o, n, oldPath,
+    /// newPath)` compares the rows of a match.
+    private init(
+        oldCounts: [Int], oldOffset: [Int], newCounts: [Int], newOffset: [Int], sections: SectionMatching,
+        oldMatch: [Int32], newMatched: [Bool], differs: (Int, Int, ItemPath, ItemPath) -> Bool
+    ) {
+        let newCount = newMatched.count
+        // The new section of each compared new row, to turn a flat position into a path.
+        var newSectionOf = [Int32](repeating: 0, count: newCount)
+        for n in newCounts.indices where newOffset[n] >= 0 {
+            let start = newOffset[n]
+            for r in 0..<newCounts[n] { newSectionOf[start + r] = Int32(truncatingIfNeeded: n) }
         }
 
         // 3. Per old section that stays: deletes, moves to other sections, and the rows that
         // stay in it, of which a longest increasing subsequence needs not move.
         var candidateOld: [Int] = []
         var candidateNew: [Int] = []
-        for o in oldRows.indices where oldOffset[o] >= 0 {
+        for o in oldCounts.indices where oldOffset[o] >= 0 {
             let n = sections.oldToNew[o]!
             let start = oldOffset[o]
             candidateOld.removeAll(keepingCapacity: true)
             candidateNew.removeAll(keepingCapacity: true)
-            for r in 0..<oldRows[o].count {
+            for r in 0..<oldCounts[o] {
                 let match = Int(oldMatch[start + r])
                 let oldPath = ItemPath(section: o, item: r)
                 if match < 0 {
@@ -131,9 +176,9 @@ struct RowMatching {
 
         // 4. Compared new rows without an old one are inserted (a row that left a deleted
         // section included).
-        for n in newRows.indices where newOffset[n] >= 0 {
+        for n in newCounts.indices where newOffset[n] >= 0 {
             let start = newOffset[n]
-            for r in 0..<newRows[n].count where !newMatched[start + r] {
+            for r in 0..<newCounts[n] where !newMatched[start + r] {
                 inserts.append(ItemPath(section: n, item: r))
             }
         }

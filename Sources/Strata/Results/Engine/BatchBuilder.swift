@@ -18,6 +18,10 @@ enum BatchBuilder {
         case sections(Set<SectionID>)
         /// Anything may differ (a refetch, a window of the results): the identity difference.
         case anything
+        /// A refetch of eager results whose rows are items, with the ids of both states and
+        /// a comparison of values (``RefetchedRows``): the identity difference, computed from
+        /// the ids.
+        case refetched(RefetchedRows)
         /// A refetch of batched results: values are not loaded to compare, so no batch is
         /// built and the new snapshot is delivered as a reload.
         case refetchedInPages
@@ -41,6 +45,10 @@ enum BatchBuilder {
             return ChangeBatch(from: old, to: new, changedSections: sections)
         case .anything:
             return ChangeBatch(from: old, to: new)
+        case .refetched(let kept):
+            let sections = SectionMatching(from: old, to: new)
+            guard let rows = kept.rowMatching(from: old, to: new, sections: sections) else { return ChangeBatch(from: old, to: new) }
+            return ChangeBatch(sections: sections, rows: rows)
         case .refetchedInPages:
             return nil
         case .sinceUserEdit(let touched):
@@ -89,8 +97,10 @@ enum BatchBuilder {
         } catch {
             preconditionFailure("invalid batch \(batch): \(error)")
         }
-        if case .sections = known {
-            precondition(batch == ChangeBatch(from: old, to: new), "restricted difference differs")
+        switch known {
+        case .sections: precondition(batch == ChangeBatch(from: old, to: new), "restricted difference differs")
+        case .refetched: precondition(batch == ChangeBatch(from: old, to: new), "difference by kept ids differs")
+        default: break
         }
         #endif
     }

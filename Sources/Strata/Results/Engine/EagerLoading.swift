@@ -48,8 +48,10 @@ struct EagerLoading<Item: StrataEntity>: ItemLoading {
         let reuse: ((Int64) -> Item?)? = held.map { held in
             { id in written!.updated.contains(id) || written!.inserted.contains(id) || written!.deleted.contains(id) ? nil : held[id] }
         }
+        // A commit's refetch keeps the last snapshot's ids and values, so that its batch is
+        // computed by id (``RefetchedRows``).
+        if written != nil { journal.beginRefetch(index, values: payload) } else { journal.reset() }
         payload.removeAll()
-        journal.reset()
         var builder = index.beginBuild(sectionObjects: sectionObjects)
         let rowsAreItems = journal.rowsAreItems
         // Read in table order into the payload (each item's slot is its reading number),

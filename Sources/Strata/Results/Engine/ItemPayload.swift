@@ -47,6 +47,27 @@ struct ItemPayload<Item: StrataEntity> {
     /// was removed.
     func value(atSlot slot: Int) -> Item { values[slot] }
 
+    /// A test of whether the item of an id has another value in `other` than here (true
+    /// when either has none). Every item of `other` is compared once, in storage order —
+    /// both payloads hold items in the order a fetch read them, so the two arrays are read
+    /// nearly in sequence, where comparing in the results' order would miss the cache at
+    /// every item — and where it is stored (``ResultsItem/_equalItems(_:_:)``: in code not
+    /// specialized for the item type, `==` would copy both).
+    func differences(in other: ItemPayload) -> (Int64) -> Bool {
+        var changed = [Bool](repeating: true, count: other.values.count)
+        values.withUnsafeBufferPointer { mine in
+            other.values.withUnsafeBufferPointer { theirs in
+                guard let mine = mine.baseAddress, let theirs = theirs.baseAddress else { return }
+                for (j, id) in other.slots.ids.enumerated() {
+                    guard let i = slots.slot(of: id) else { continue }
+                    changed[j] = !Item._equalItems(mine + i, theirs + j)
+                }
+            }
+        }
+        let newSlots = other.slots
+        return { id in newSlots.slot(of: id).map { changed[$0] } ?? true }
+    }
+
     /// Checks that the payload holds exactly the indexed items, each under its own id
     /// (debug builds only).
     func _checkInvariants<Section>(against index: SectionedIndex<Section, FullIndexKeys>) {

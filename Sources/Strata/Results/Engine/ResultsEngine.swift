@@ -143,11 +143,15 @@ final class ResultsEngine<Item, Section: Hashable & Sendable, Loading: ItemLoadi
             case .rows(let rows): return (snapshot, .rows(rows))
             case .sections(let sections): return (snapshot, .sections(sections))
             case .all: return (snapshot, Loading.refetched)
+            case .refetched(let kept): return (snapshot, .refetched(kept))
             }
         }
         // The whole results are kept up to date; the window is cut from them, and its
         // difference computed, in time proportional to the window.
-        if case .all = changes { return (snapshot.window(limit: window.limit, offset: window.offset), Loading.refetched) }
+        switch changes {
+        case .all, .refetched: return (snapshot.window(limit: window.limit, offset: window.offset), Loading.refetched)
+        case .rows, .sections: break
+        }
         return (snapshot.window(limit: window.limit, offset: window.offset), .anything)
     }
 

@@ -11,12 +11,22 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
         case sections(Set<SectionID>)
         /// Anything may differ (a refetch).
         case all
+        /// A refetch, with what was kept of the last snapshot's state to compare by id.
+        case refetched(RefetchedRows)
+    }
+
+    /// What the eager loading kept of the last snapshot's state across a refetch while rows
+    /// are items: each section's ids and the values (see ``RefetchedRows``).
+    struct RefetchBase {
+        let ids: [SectionID: RowChunks<Int64>]
+        let values: ItemPayload<Item>
     }
 
     var options: ResultsOptions<Item> {
         didSet {
             derivedRows.removeAll()
             changeJournal.optionsChanged()
+            refetchBase = nil
         }
     }
 
@@ -27,6 +37,9 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
     /// What changed since the last snapshot: the row journal, or the sections derived
     /// again, or anything.
     private var changeJournal = ChangeJournal.all
+    /// The last snapshot's state, kept by a refetch (``beginRefetch(_:values:)``) until the
+    /// next snapshot is taken.
+    private var refetchBase: RefetchBase?
 
     init(options: ResultsOptions<Item>) {
         self.options = options
@@ -39,6 +52,23 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
     mutating func reset() {
         derivedRows.removeAll()
         changeJournal = .all
+        refetchBase = nil
+    }
+
+    /// Before a refetch of eager results (`index` and `values` still in their state): the
+    /// state is kept to compare the next snapshot with by id, when it is the last snapshot's
+    /// (nothing changed since it was taken, or a refetch since kept it) and rows are items.
+    /// Then, like ``reset()``, nothing derived, anything may have changed.
+    mutating func beginRefetch<Keys>(_ index: SectionedIndex<Section, Keys>, values: ItemPayload<Item>) {
+        var base = refetchBase
+        if base == nil, rowsAreItems, case .rows(let journal) = changeJournal, journal.isEmpty {
+            var ids: [SectionID: RowChunks<Int64>] = [:]
+            ids.reserveCapacity(index.sections.count)
+            for (id, section) in zip(index.sections.keys, index.sections.values) { ids[id] = section.items }
+            base = RefetchBase(ids: ids, values: values)
+        }
+        reset()
+        refetchBase = base
     }
 
     /// The rows of `section` as a fetch in order produced them (rows are items).
@@ -148,9 +178,10 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
         switch changeJournal {
         case .rows(let journal): changes = .rows(Array(journal.values))
         case .sections: changes = .sections(changed)
-        case .all: changes = .all
+        case .all: changes = refetchBase.map { .refetched(Self.refetchedRows($0, index, payload)) } ?? .all
         }
         changeJournal = rowsAreItems ? .rows([:]) : .sections
+        refetchBase = nil
         return (ResultsSnapshot(sections: result), changes)
     }
 
@@ -170,12 +201,23 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
         let changes: Changes
         switch changeJournal {
         case .rows(let journal): changes = .rows(Array(journal.values))
-        case .sections: changes = .all
-        case .all: changes = .all
+        case .sections, .all: changes = .all
         }
         derivedRows.removeAll()
+        refetchBase = nil
         changeJournal = .rows([:])
         return (ResultsSnapshot(sections: result), changes)
+    }
+
+    /// The ids and values of `base` and of the current state, to compare by id.
+    private static func refetchedRows(
+        _ base: RefetchBase, _ index: SectionedIndex<Section, FullIndexKeys>, _ payload: ItemPayload<Item>
+    ) -> RefetchedRows {
+        var ids: [SectionID: RowChunks<Int64>] = [:]
+        ids.reserveCapacity(index.sections.count)
+        for (id, section) in zip(index.sections.keys, index.sections.values) { ids[id] = section.items }
+        let old = base.values
+        return RefetchedRows(oldIDs: base.ids, newIDs: ids) { old.differences(in: payload) }
     }
 
     private func derive(_ items: RowChunks<Int64>, _ payload: ItemPayload<Item>) -> RowChunks<ResultsRow<Item>> {

@@ -64,6 +64,27 @@ struct BatchBuilderTests {
         #expect(try Self.replays(batch, old, new))
     }
 
+    @Test("refetched: matched by the ids kept, equal to the identity difference; the snapshots' when the ids do not describe them")
+    func refetched() throws {
+        let old = Self.snapshot([("A", [1, 2, 3]), ("B", [4]), ("D", [8])])
+        let new = Self.snapshot([("A", [3, 1]), ("C", [5]), ("B", [4, 2]), ("D", [8])], versions: [1: 1, 2: 1, 8: 1])
+        func ids(_ sections: [(String, [Int64])]) -> [SectionID: RowChunks<Int64>] {
+            Dictionary(uniqueKeysWithValues: sections.map { (SectionID.key($0.databaseValue), RowChunks($1)) })
+        }
+        let changed: Set<Int64> = [1, 2, 8]
+        var compared: [Int64] = []
+        let kept = RefetchedRows(
+            oldIDs: ids([("A", [1, 2, 3]), ("B", [4]), ("D", [8])]), newIDs: ids([("A", [3, 1]), ("C", [5]), ("B", [4, 2]), ("D", [8])])
+        ) { { id in compared.append(id); return changed.contains(id) } }
+        let batch = BatchBuilder.batch(from: old, to: new, known: .refetched(kept))
+        #expect(try Self.replays(batch, old, new))
+        #expect(batch == ChangeBatch(from: old, to: new))
+        #expect(Set(compared) == [1, 2, 3, 4, 8], "each row in both compared by its id")
+        // Ids that do not describe the snapshots (a section's count differs): the snapshots' difference.
+        let stale = RefetchedRows(oldIDs: ids([("A", [1, 2])]), newIDs: kept.newIDs) { { _ in false } }
+        #expect(BatchBuilder.batch(from: old, to: new, known: .refetched(stale)) == ChangeBatch(from: old, to: new))
+    }
+
     @Test("a refetch of batched results builds no batch")
     func refetchedInPages() {
         let old = Self.snapshot([("A", [1])]), new = Self.snapshot([("A", [2])])

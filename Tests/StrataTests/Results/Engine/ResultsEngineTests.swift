@@ -20,6 +20,9 @@ struct ResultsEngineTests {
         let folder: URL
         let store: Store
         private(set) var engine: any AnyResultsEngine<Note, Notebook>
+        /// The last snapshot taken, and what the engine said changed since the one before.
+        private(set) var last: ResultsSnapshot<Note, Notebook> = .empty
+        private(set) var known: BatchBuilder.Known?
         private var applied: [Bool] = []
         private var observation: CommitObservation?
 
@@ -36,6 +39,7 @@ struct ResultsEngineTests {
             #expect(engine.isBatched == (loading == .batched))
             engine.policy = policy
             try store.writer.writeWithoutTransaction { db in try self.engine.fetchAll(db) }
+            last = engine.snapshot()
             observation = store.observeCommits(reading: { [unowned self] changes, db in
                 do {
                     applied.append(try engine.apply(changes, db))
@@ -58,7 +62,8 @@ struct ResultsEngineTests {
             applied = []
             try store.write(body)
             engine._checkInvariants()
-            let snapshot = engine.snapshot()
+            let (snapshot, known) = engine.snapshotAndChanges()
+            (last, self.known) = (snapshot, known)
             #expect(snapshot == (try fresh()), "\(context): the engine's snapshot is a fresh fetch's", sourceLocation: sourceLocation)
             snapshot._checkInvariants()
             return applied.last
@@ -127,6 +132,59 @@ struct ResultsEngineTests {
                     try db.note(title, in: parent)
                 }
             }, "seed \(seed), round \(round)")
+        }
+    }
+
+    @Test("a commit's refetch of eager results keeps the last snapshot's ids and values: its batch, by id, is the identity difference")
+    func refetchedByID() throws {
+        let seed = partTestSeed("ResultsEngineTests.refetchedByID")
+        var random = SeededGenerator(seed: seed)
+        let drive = try Drive(.eager, policy: .always)
+        var refetches = 0
+        for round in 0..<40 {
+            let before = drive.last
+            let choice = Int.random(in: 0..<7, using: &random)
+            let notebook = Int64.random(in: 1...4, using: &random)  // 4: none
+            let target = Int.random(in: 0..<1_000, using: &random)
+            let count = Int.random(in: 1...5, using: &random)
+            let changed = try drive.commit({ db in
+                let ids = try Int64.fetchAll(db, sql: "SELECT id FROM Note ORDER BY id")
+                let parent = notebook == 4 ? nil : try Notebook.fetchOne(db, key: notebook)
+                switch choice {
+                case 1 where !ids.isEmpty:
+                    // Retitles move rows inside their sections; some keep their title.
+                    for i in 0..<count { try db.execute(sql: "UPDATE Note SET title = ? WHERE id = ?", arguments: ["t\((target + i) % 4)", ids[(target + i) % ids.count]]) }
+                case 2 where !ids.isEmpty:
+                    try db.execute(sql: "UPDATE Note SET notebookID = ? WHERE id = ?", arguments: [parent?.id, ids[target % ids.count]])
+                case 3 where !ids.isEmpty:
+                    _ = try Note.deleteOne(db, key: ids[target % ids.count])
+                case 4:
+                    try db.execute(sql: "UPDATE Note SET pinned = NOT pinned WHERE id % ? = 0", arguments: [count])
+                case 5 where parent != nil:
+                    try db.execute(sql: "UPDATE Notebook SET position = ? WHERE id = ?", arguments: [target % 5, notebook])
+                default:
+                    for i in 0..<count { try db.note("t\(i)", in: parent, pinned: i % 2 == 0) }
+                }
+            }, "seed \(seed), round \(round)")
+            guard changed == true, let known = drive.known else { continue }
+            if case .rows = known { continue }  // a section object's change: applied, no row to re-read
+            guard case .refetched = known else {
+                Issue.record("seed \(seed), round \(round): a refetch said \(known), not the ids it kept")
+                continue
+            }
+            refetches += 1
+            let batch = try #require(BatchBuilder.batch(from: before, to: drive.last, known: known))
+            #expect(batch == ChangeBatch(from: before, to: drive.last), "seed \(seed), round \(round)")
+            #expect(try batch.apply(to: before, reading: drive.last) == drive.last, "seed \(seed), round \(round)")
+        }
+        #expect(refetches > 20)
+        // Rows that are not items (a filter): no ids kept, the identity difference of the rows.
+        drive.engine.options = ResultsOptions(filter: { $0.pinned })
+        _ = drive.engine.snapshot()
+        try drive.store.write { db in try db.note("filtered", in: nil, pinned: true) }
+        guard case .anything = drive.engine.snapshotAndChanges().changes else {
+            Issue.record("with a filter, a refetch kept ids")
+            return
         }
     }
 

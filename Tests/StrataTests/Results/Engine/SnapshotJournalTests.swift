@@ -38,9 +38,11 @@ struct SnapshotJournalTests {
 
         /// A fetch, as ``ResultsEngine/fetchAll(_:)`` makes one: rows in SQL order, the
         /// snapshot's rows set while rows are items.
-        mutating func fetch() {
+        /// `keepingState`: a commit's refetch, which keeps the last snapshot's ids and values
+        /// (``SnapshotJournal/beginRefetch(_:values:)``) to compare by id.
+        mutating func fetch(keepingState: Bool = false) {
+            if keepingState { journal.beginRefetch(index, values: payload) } else { journal.reset() }
             payload.removeAll()
-            journal.reset()
             var builder = index.beginBuild(sectionObjects: [])
             let rowsAreItems = journal.rowsAreItems
             var buckets: [RowChunks<ResultsRow<Note>>] = []
@@ -157,6 +159,10 @@ struct SnapshotJournalTests {
                 }
             case .all:
                 seen["all", default: 0] += 1
+            case .refetched(let kept):
+                seen["refetched", default: 0] += 1
+                let batch = BatchBuilder.batch(from: old, to: new, known: .refetched(kept))
+                #expect(batch == ChangeBatch(from: old, to: new), "\(context): the difference by the ids kept")
             }
         }
 
@@ -210,7 +216,16 @@ struct SnapshotJournalTests {
             let context = "seed \(seed), step \(step)"
             switch Int.random(in: 0..<20, using: &random) {
             case 0:
-                model.fetch()
+                // A refetch, plain or a commit's (some rows written first, without a journal).
+                let commit = Bool.random(using: &random)
+                if commit {
+                    for id in model.rows.keys.shuffled(using: &random).prefix(Int.random(in: 0...6, using: &random)) {
+                        if Bool.random(using: &random) { model.rows[id]!.item = note(id) }
+                        if Bool.random(using: &random) { model.rows[id]!.s = Int64.random(in: 0..<5, using: &random) }
+                        if Int.random(in: 0..<3, using: &random) == 0 { model.rows[id]!.k = Int64.random(in: 0..<4, using: &random) }
+                    }
+                }
+                model.fetch(keepingState: commit)
             case 1..<10:
                 // A commit: some rows deleted, some changed (keys and values), some new.
                 let existing = model.rows.keys.shuffled(using: &random)
@@ -236,7 +251,7 @@ struct SnapshotJournalTests {
             model.check()
         }
         model.snapshot("seed \(seed), last")
-        for path in ["rows", "sections", "all", "bulk"] {
+        for path in ["rows", "sections", "all", "refetched", "bulk"] {
             #expect(model.seen[path, default: 0] > 0, "seed \(seed): no \(path) (\(model.seen))")
         }
     }
