@@ -286,11 +286,11 @@ table(
 
 // The calibration of `RefetchPolicy` (Sources/Strata/Results/Engine/RefetchPolicy.swift): what
 // one more changed row costs the incremental path (the slope between two commits well under
-// the break-even, applied incrementally: eager 1,000 and 25,000 rows, batched 10 and 100), and
+// the break-even, applied incrementally: eager 1,000 and 10,000 rows, batched 10 and 100), and
 // what a commit of every row (always a refetch) costs per result row. The policy refetches
 // when changed rows × the first exceed result rows × the second.
 rows = []
-for (loading, small, large) in [("Strata", 1_000, 25_000), ("Batched", 10, 100)] {
+for (loading, small, large) in [("Strata", 1_000, 10_000), ("Batched", 10, 100)] {
     guard let low = figure("KCommit.\(countLabel(small)).\(loading)", "commit to batch (us)"),
         let high = figure("KCommit.\(countLabel(large)).\(loading)", "commit to batch (us)"),
         let full = figure("KCommit.100k.\(loading)", "commit to batch (us)")

@@ -9,7 +9,7 @@ import Testing
 /// above 64 items either way. The decision alone is tested in `RefetchPolicyTests`.
 @Suite("Refetch threshold")
 struct RefetchThresholdTests {
-    private static let count = 400
+    private static let count = 1_000
 
     /// Retitles the first `share` of the notes (by id) in one commit.
     private func retitle(_ store: Store, share: Double, round: Int) throws {
@@ -32,17 +32,17 @@ struct RefetchThresholdTests {
     @Test("an eager controller re-reads a commit under its break-even share, and refetches one over it")
     func eager() throws {
         let breakEven = RefetchPolicy.eagerCosts.breakEven
-        try #require(breakEven > 0.25 && breakEven < 0.75, "the shares below assume a break-even between 25 % and 75 %")
+        try #require(breakEven > 0.15 && breakEven < 0.75, "the shares below assume a break-even between 15 % and 75 %")
         let directory = try TemporaryDirectory()
         let store = try makeStore(directory)
         let trace = store.traceStatements()
         let h = try Harness(store: store, Note.Fetches.all)
         let reads = try ItemReads(lastFullFetchIn: trace.statements)
         trace.removeAll()
-        try retitle(store, share: breakEven - 0.1, round: 1)
+        try retitle(store, share: breakEven - 0.08, round: 1)
         h.controller.waitForDeliveries()
         #expect(reads.fullFetches(in: trace.statements) == 0, "under the break-even: re-read, not refetched")
-        try retitle(store, share: breakEven + 0.1, round: 2)
+        try retitle(store, share: breakEven + 0.08, round: 2)
         h.controller.waitForDeliveries()
         #expect(reads.fullFetches(in: trace.statements) == 1, "over the break-even: refetched")
         try h.check()
@@ -61,13 +61,13 @@ struct RefetchThresholdTests {
         controller.coordinate(recorder)
         controller.waitForDeliveries()
         #expect(recorder.updates.count == 1)
-        try retitle(store, share: 0.1, round: 1)
+        try retitle(store, share: 0.04, round: 1)
         controller.waitForDeliveries()
         guard case .batch = recorder.updates.last else {
             Issue.record("40 rows: expected a batch, got \(String(describing: recorder.updates.last))")
             return
         }
-        try retitle(store, share: 0.3, round: 2)
+        try retitle(store, share: 0.12, round: 2)
         controller.waitForDeliveries()
         guard case .reload = recorder.updates.last else {
             Issue.record("120 rows: expected a reload, got a batch")

@@ -3,18 +3,18 @@
 ///
 /// A commit applied incrementally costs about ``Costs/changedRow`` per row it affects
 /// (re-read by id, then placed); a refetch costs about ``Costs/resultRow`` per row of the
-/// results (read, sorted, and for eager loading the identity difference of the whole
-/// snapshot), whatever the commit. A commit refetches when its rows cost more than the
+/// results (read, sorted, and for eager loading the difference of the two snapshots),
+/// whatever the commit. A commit refetches when its rows cost more than the
 /// results would, `affected × changedRow > results × resultRow`, and it affects more than
 /// ``minimum`` items.
 ///
 /// The costs are calibrated by the benchmarks (Benchmarks/README.md, "Calibrating the
 /// refetch policy"): `StrataAims` prints both from the `KCommit` benchmarks of each loading
 /// (100,000 notes in 50 sections): a changed row's cost is the slope between two commits
-/// well under the break-even (eager: 1,000 and 25,000 rows; batched: 10 and 100), a result
+/// well under the break-even (eager: 1,000 and 10,000 rows; batched: 10 and 100), a result
 /// row's is a commit of every row (always a refetch) divided by the results. Only their
 /// ratio matters, the break-even share. Re-calibrate whenever either path changes (the
-/// engine's commit path, the fetch, the identity difference).
+/// engine's commit path, the fetch, the difference).
 struct RefetchPolicy: Hashable, Sendable {
     /// What each path costs per row, in nanoseconds on the machine that calibrated them (the
     /// means of the runs calibrated).
@@ -28,13 +28,14 @@ struct RefetchPolicy: Hashable, Sendable {
         var breakEven: Double { resultRow / changedRow }
     }
 
-    /// Eager loading (calibrated 2026-12-03, Benchmarks/README.md, after a large commit's
-    /// refetch stopped tracing it and a section's rebuilt rows stopped looking up generic
-    /// metadata): a changed row is re-read with its value, then placed in bulk in passes over
-    /// the touched sections; a refetch reads every value and ends with the identity difference
-    /// of the two snapshots. The break-even is about 35 % of the results (two runs: 34 % and
-    /// 36 %; 37 % at the calibration of 2026-11-28, 17.2 and 6.35 µs).
-    static let eagerCosts = Costs(changedRow: 9_400, resultRow: 3_300)
+    /// Eager loading (calibrated 2026-12-03, Benchmarks/README.md, after a commit's refetch
+    /// computed its batch from the ids and values it kept, where it compared copies of every
+    /// row): a changed row is re-read with its value, then placed in bulk in passes over the
+    /// touched sections; a refetch reads every row (decoding again only the values of the rows
+    /// the commit wrote, unless it wrote nearly all) and ends with the difference of the two
+    /// snapshots by id. The break-even is about 21 % of the results (two runs: 22 % and 21 %;
+    /// 35 % before, at 9.4 and 3.3 µs).
+    static let eagerCosts = Costs(changedRow: 13_900, resultRow: 2_900)
     /// Batched loading (calibrated 2026-11-28, Benchmarks/README.md): a changed row is placed
     /// by binary searches that read keys from the database (about log₂ n point reads); a
     /// refetch reads ids and keys only, and is delivered as a reload (no difference). The
