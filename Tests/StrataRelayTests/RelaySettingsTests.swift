@@ -177,6 +177,16 @@ extension RelayTests {
             case cutAfterOneLine
             /// A 200 whose stream sends that line, then nothing for four seconds, then ends.
             case stallAfterOneLine
+            /// The relay's own answer; the batch size the device asked is noted in `sizes`.
+            case recordBatchSize(Sizes)
+        }
+
+        /// The batch sizes of the snapshot requests a relay saw.
+        final class Sizes: @unchecked Sendable {
+            private let lock = NSLock()
+            private var asked: [Int] = []
+            func append(_ size: Int) { lock.withLock { asked.append(size) } }
+            var all: [Int] { lock.withLock { asked } }
         }
 
         /// Answers `/v1/snapshot` as `standIn` says (nil: the relay answers).
@@ -195,6 +205,12 @@ extension RelayTests {
                         try? await Task.sleep(for: .seconds(4))
                         try await writer.finish(nil)
                     })
+                case .recordBatchSize(let sizes):
+                    var request = request
+                    let body = try await request.body.collect(upTo: 1 << 16)
+                    sizes.append(try JSONDecoder().decode(SyncSnapshotRequest.self, from: Data(body.readableBytesView)).batchSize)
+                    request.body = RequestBody(buffer: body)
+                    return try await next(request, context)
                 }
             }
 
@@ -286,6 +302,42 @@ extension RelayTests {
                 #expect(Set(try await b.store.fetchAll(Board.self).map(\.name)) == ["One", "Two"])
                 await a.close()
                 await b.close()
+            }
+        }
+
+        @Test(
+            "A snapshot's lines hold at most 5,000 objects: a device asks for four pull batches a line, never more than 5,000",
+            arguments: [RelaySyncServer.Transport.urlSession, .asyncHTTPClient])
+        func aSnapshotsLinesAreCapped(transport: RelaySyncServer.Transport) async throws {
+            let sizes = Sizes()
+            try await Self.withRelay(snapshot: { .recordBatchSize(sizes) }) { url, _, keys in
+                let folder = try TemporaryDirectory()
+                let a = try RelayDevice(folder.path("a.sqlite"), url: url) { try await keys.token(user: "a") }
+                try await a.store.write { db in
+                    for index in 0..<30 { _ = try db.insert(Board(name: "Board \(index)")) }
+                }
+                try await a.sync.sync()
+                // The default pull batch (5,000) would ask for 20,000 objects a line; 7 asks for 28.
+                for (name, batch, asked) in [("b", 5_000, 5_000), ("c", 7, 28)] {
+                    let device = try RelayDevice(
+                        folder.path("\(name).sqlite"), url: url, options: SyncOptions(pullBatchSize: batch), transport: transport
+                    ) { try await keys.token(user: "a") }
+                    try await device.sync.sync()
+                    #expect(sizes.all.last == asked, "pull batch \(batch): asked \(sizes.all)")
+                    #expect(try device.sync.contents() == a.sync.contents(), "pull batch \(batch): the snapshot read whole")
+                    await device.close()
+                }
+                #expect(sizes.all.count == 2, "one snapshot for each empty store (\(sizes.all))")
+                // The relay holds a line to the size asked: 30 boards in lines of at most 7.
+                let reader = try RelayDevice(folder.path("d.sqlite"), url: url, transport: transport) { try await keys.token(user: "a") }
+                let lines = Sizes()
+                #expect(try await reader.server.readSnapshot(batchSize: 7) { batch in
+                    lines.append(batch.result.changes.count + (batch.result.objects?.reduce(0) { $0 + $1.ids.count } ?? 0))
+                    return true
+                })
+                #expect(lines.all.allSatisfy { $0 <= 7 } && lines.all.reduce(0, +) == 30, "lines of \(lines.all)")
+                await reader.close()
+                await a.close()
             }
         }
 
