@@ -126,7 +126,8 @@ extension PostgresSyncServer {
     /// For a `user` (a relay's pull), where the model declares per-user data: the objects and
     /// links outside the user's data are answered as deleted, so that those that left it leave
     /// the user's devices (the log names, with no origin, every object whose users changed
-    /// because another object changed: see ``ServerAccess``).
+    /// because another object changed: see ``ServerAccess``), except the objects made after the
+    /// device's cursor by another device, which it cannot hold.
     func answerInBatch(_ request: SyncPullRequest, user: String? = nil) async throws -> PullBatch {
         let access = schema.access
         let filters = user != nil && access.isDeclared
@@ -160,13 +161,25 @@ extension PostgresSyncServer {
                 binds.append(device)
                 binds.append(entity.name)
                 let present = "t.\(quoted(entity.primaryKey)) IS NOT NULL"
+                let exists = filters ? "(\(present) AND \(access.visible(entity.name, "t")))" : "(\(present))"
+                // For a user: an object outside the user's data that another device (or
+                // none) made after the cursor is left out, not answered as deleted: the
+                // device's state is the server's at its cursor (and its own changes), so it
+                // cannot hold it. Without this, every pull would carry every other user's new
+                // objects since the cursor.
+                var unseen = ""
+                if filters {
+                    binds.append(request.device.syncText)
+                    unseen = " WHERE NOT e.strata_made_after OR \(exists)"
+                }
+                let made = filters ? ", bool_or(created AND origin IS DISTINCT FROM $3) AS strata_made_after" : ""
                 let objects = try await readObjects(
-                    of: entity, key: "e.strata_id", exists: filters ? "(\(present) AND \(access.visible(entity.name, "t")))" : "(\(present))",
+                    of: entity, key: "e.strata_id", exists: exists,
                     order: "e.strata_seq",
                     from: """
-                        (SELECT id AS strata_id, min(seq) AS strata_seq FROM strata_sync_log \
+                        (SELECT id AS strata_id, min(seq) AS strata_seq\(made) FROM strata_sync_log \
                         WHERE \(range) AND tbl = $2 AND id IS NOT NULL GROUP BY id) e \
-                        LEFT JOIN \(quoted(entity.name)) t ON t.\(quoted(entity.primaryKey)) = e.strata_id
+                        LEFT JOIN \(quoted(entity.name)) t ON t.\(quoted(entity.primaryKey)) = e.strata_id\(unseen)
                         """, binds, connection)
                 if !objects.ids.isEmpty { batch.append(objects) }
             }

@@ -354,6 +354,59 @@ extension RelayTests {
             await world.close()
         }
 
+        @Test("A user's pull leaves out what others made outside the user's data after its cursor; what left it still comes as deleted")
+        func othersNewObjectsStayOut() async throws {
+            let world = try await World()
+            try await world.populate()
+            let bob = RelaySyncServer(url: world.relay.url) { try await world.keys.token(user: "bob") }
+            let device = UUID()
+            var cursor = try await bob.pull(SyncPullRequest(device: device, cursor: 0, limit: 10_000)).cursor
+            func titles(_ changes: [SyncChange], _ kind: SyncChange.Kind) -> [String] {
+                changes.filter { $0.kind == kind && $0.table == "Card" }.compactMap { $0.values["title"] ?? nil }.sorted()
+            }
+            func deletedCards(_ changes: [SyncChange]) -> Int { changes.filter { $0.kind == .delete && $0.table == "Card" }.count }
+
+            // Alice makes cards on her private board, and one on the board she shares: Bob's
+            // pull names the shared one only (it would have named the others as deleted).
+            try await world.alicePhone.store.write { db in
+                let boards = try db.fetchAll(Board.self)
+                let own = try #require(boards.first { $0.title == "Alice private" }), shared = try #require(boards.first { $0.title == "Shared" })
+                for index in 0..<5 { _ = try db.insert(Card(title: "Private \(index)", boardID: own.id)) }
+                _ = try db.insert(Card(title: "Shared new", boardID: shared.id))
+                // Made and moved out at once: Bob never held it.
+                _ = try db.insert(Card(title: "Briefly shared", boardID: shared.id))
+            }
+            try await world.alicePhone.sync.sync()
+            try await world.alicePhone.store.write { db in
+                let own = try #require(try db.fetchAll(Board.self).first { $0.title == "Alice private" })
+                var card = try #require(try db.fetchAll(Card.self).first { $0.title == "Briefly shared" })
+                card.boardID = own.id
+                _ = try db.update(card)
+            }
+            try await world.alicePhone.sync.sync()
+            var answer = try await bob.pull(SyncPullRequest(device: device, cursor: cursor, limit: 10_000))
+            #expect(titles(answer.changes, .insert) == ["Shared new"])
+            #expect(deletedCards(answer.changes) == 0, "no card of Alice's private board named: \(answer.changes)")
+            cursor = answer.cursor
+
+            // She moves a card Bob held (made before his cursor) to her private board: his pull
+            // names it as deleted.
+            try await world.alicePhone.store.write { db in
+                let own = try #require(try db.fetchAll(Board.self).first { $0.title == "Alice private" })
+                var card = try #require(try db.fetchAll(Card.self).first { $0.title == "Shared new" })
+                card.boardID = own.id
+                _ = try db.update(card)
+            }
+            try await world.alicePhone.sync.sync()
+            answer = try await bob.pull(SyncPullRequest(device: device, cursor: cursor, limit: 10_000))
+            #expect(deletedCards(answer.changes) == 1 && titles(answer.changes, .insert).isEmpty, "\(answer.changes)")
+
+            // And Bob's phone, syncing all along, holds exactly his data.
+            try await world.settle()
+            try await world.expectEachHoldsItsUsersData()
+            await world.close()
+        }
+
         /// The signals one user's stream received (the first is `ready`).
         final class SignalCount: @unchecked Sendable {
             private let lock = NSLock()
