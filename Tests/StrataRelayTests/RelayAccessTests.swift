@@ -365,6 +365,16 @@ extension RelayTests {
                 changes.filter { $0.kind == kind && $0.table == "Card" }.compactMap { $0.values["title"] ?? nil }.sorted()
             }
             func deletedCards(_ changes: [SyncChange]) -> Int { changes.filter { $0.kind == .delete && $0.table == "Card" }.count }
+            /// Alice moves the card `title` to her private board, and syncs.
+            func moveToAlicesBoard(_ title: String) async throws {
+                try await world.alicePhone.store.write { db in
+                    let own = try #require(try db.fetchAll(Board.self).first { $0.title == "Alice private" })
+                    var card = try #require(try db.fetchAll(Card.self).first { $0.title == title })
+                    card.boardID = own.id
+                    _ = try db.update(card)
+                }
+                try await world.alicePhone.sync.sync()
+            }
 
             // Alice makes cards on her private board, and one on the board she shares: Bob's
             // pull names the shared one only (it would have named the others as deleted).
@@ -377,13 +387,7 @@ extension RelayTests {
                 _ = try db.insert(Card(title: "Briefly shared", boardID: shared.id))
             }
             try await world.alicePhone.sync.sync()
-            try await world.alicePhone.store.write { db in
-                let own = try #require(try db.fetchAll(Board.self).first { $0.title == "Alice private" })
-                var card = try #require(try db.fetchAll(Card.self).first { $0.title == "Briefly shared" })
-                card.boardID = own.id
-                _ = try db.update(card)
-            }
-            try await world.alicePhone.sync.sync()
+            try await moveToAlicesBoard("Briefly shared")
             var answer = try await bob.pull(SyncPullRequest(device: device, cursor: cursor, limit: 10_000))
             #expect(titles(answer.changes, .insert) == ["Shared new"])
             #expect(deletedCards(answer.changes) == 0, "no card of Alice's private board named: \(answer.changes)")
@@ -391,13 +395,7 @@ extension RelayTests {
 
             // She moves a card Bob held (made before his cursor) to her private board: his pull
             // names it as deleted.
-            try await world.alicePhone.store.write { db in
-                let own = try #require(try db.fetchAll(Board.self).first { $0.title == "Alice private" })
-                var card = try #require(try db.fetchAll(Card.self).first { $0.title == "Shared new" })
-                card.boardID = own.id
-                _ = try db.update(card)
-            }
-            try await world.alicePhone.sync.sync()
+            try await moveToAlicesBoard("Shared new")
             answer = try await bob.pull(SyncPullRequest(device: device, cursor: cursor, limit: 10_000))
             #expect(deletedCards(answer.changes) == 1 && titles(answer.changes, .insert).isEmpty, "\(answer.changes)")
 
