@@ -165,14 +165,17 @@ extension PostgresSyncServer {
                 // For a user: an object outside the user's data that another device (or
                 // none) made after the cursor is left out, not answered as deleted: the
                 // device's state is the server's at its cursor (and its own changes), so it
-                // cannot hold it. Without this, every pull would carry every other user's new
+                // cannot hold it. Made after the cursor: the first entry the window has of it
+                // is its insert (an object that existed at the cursor and was made again has a
+                // deletion first). Without this, every pull would carry every other user's new
                 // objects since the cursor.
                 var unseen = ""
                 if filters {
                     binds.append(request.device.syncText)
                     unseen = " WHERE NOT e.strata_made_after OR \(exists)"
                 }
-                let made = filters ? ", bool_or(created AND origin IS DISTINCT FROM $3) AS strata_made_after" : ""
+                let made = filters
+                    ? ", (array_agg(created AND origin IS DISTINCT FROM $3 ORDER BY seq))[1] AS strata_made_after" : ""
                 let objects = try await readObjects(
                     of: entity, key: "e.strata_id", exists: exists,
                     order: "e.strata_seq",

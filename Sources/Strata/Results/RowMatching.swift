@@ -87,7 +87,7 @@ struct RowMatching {
     }
 
     /// The rows of two snapshots whose rows are all items, matched by the ids each section
-    /// holds in order, as the results engine kept them (``BatchBuilder/RefetchedRows``):
+    /// holds in order, as the results engine kept them (``RefetchedRows``):
     /// `oldIDs[o]` for each old section compared (nil: not compared), `newIDs[n]` for each
     /// new one. No row of the snapshots is read; `differs(id)` compares the old and new
     /// values of an item in both. The result is ``init(from:to:sections:changedSections:)``'s
