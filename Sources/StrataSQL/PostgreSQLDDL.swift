@@ -69,29 +69,12 @@ public struct PostgreSQLDDL: Sendable {
         CREATE TABLE IF NOT EXISTS strata_sync_log (seq bigserial PRIMARY KEY, tbl text NOT NULL, id uuid, \
         a uuid, b uuid, origin text, at timestamptz NOT NULL DEFAULT now())
         """,
-        // Whether the entry is an object's insert: a user's pull leaves out the objects made
-        // after the device's cursor by others and outside the user's data, which the device
-        // cannot hold. (A column of its own, for a log made before it: its entries say false.)
-        "ALTER TABLE strata_sync_log ADD COLUMN IF NOT EXISTS created boolean NOT NULL DEFAULT false",
         """
         CREATE TABLE IF NOT EXISTS strata_sync_pushes (push uuid PRIMARY KEY, device text NOT NULL, \
         result text NOT NULL, at timestamptz NOT NULL DEFAULT now())
         """,
-        """
-        CREATE OR REPLACE FUNCTION strata_sync_log_object() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN
-          PERFORM pg_advisory_xact_lock(\(logLock));
-          INSERT INTO strata_sync_log (tbl, id, origin, created) VALUES (TG_TABLE_NAME,
-            (CASE WHEN TG_OP = 'DELETE' THEN to_jsonb(OLD) ELSE to_jsonb(NEW) END ->> TG_ARGV[0])::uuid,
-            NULLIF(current_setting('strata.device', true), ''), TG_OP = 'INSERT');
-          IF TG_OP = 'UPDATE' AND (to_jsonb(OLD) ->> TG_ARGV[0]) IS DISTINCT FROM (to_jsonb(NEW) ->> TG_ARGV[0]) THEN
-            INSERT INTO strata_sync_log (tbl, id, origin) VALUES (TG_TABLE_NAME, (to_jsonb(OLD) ->> TG_ARGV[0])::uuid,
-              NULLIF(current_setting('strata.device', true), ''));
-          END IF;
-          PERFORM pg_notify('strata_sync', '');
-          RETURN NULL;
-        END $$
-        """,
+        logMarksInserts,
+        logFunction,
         lockFunction,
         """
         CREATE OR REPLACE FUNCTION strata_sync_log_link() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -115,6 +98,30 @@ public struct PostgreSQLDDL: Sendable {
     ]
 
     /// The function of ``lockTrigger(on:)``.
+    /// Whether a log entry is an object's insert (`created`): a user's pull leaves out the
+    /// objects made after the device's cursor by others and outside the user's data, which
+    /// the device cannot hold. A column of its own, so that a log made before it gains it (its
+    /// entries say false); a device's hello adds it to a server made before, where it may.
+    public static let logMarksInserts = "ALTER TABLE strata_sync_log ADD COLUMN IF NOT EXISTS created boolean NOT NULL DEFAULT false"
+
+    /// The trigger function that logs each change of an object (its insert marked, see
+    /// ``logMarksInserts``).
+    public static let logFunction = """
+        CREATE OR REPLACE FUNCTION strata_sync_log_object() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          PERFORM pg_advisory_xact_lock(\(logLock));
+          INSERT INTO strata_sync_log (tbl, id, origin, created) VALUES (TG_TABLE_NAME,
+            (CASE WHEN TG_OP = 'DELETE' THEN to_jsonb(OLD) ELSE to_jsonb(NEW) END ->> TG_ARGV[0])::uuid,
+            NULLIF(current_setting('strata.device', true), ''), TG_OP = 'INSERT');
+          IF TG_OP = 'UPDATE' AND (to_jsonb(OLD) ->> TG_ARGV[0]) IS DISTINCT FROM (to_jsonb(NEW) ->> TG_ARGV[0]) THEN
+            INSERT INTO strata_sync_log (tbl, id, origin) VALUES (TG_TABLE_NAME, (to_jsonb(OLD) ->> TG_ARGV[0])::uuid,
+              NULLIF(current_setting('strata.device', true), ''));
+          END IF;
+          PERFORM pg_notify('strata_sync', '');
+          RETURN NULL;
+        END $$
+        """
+
     public static let lockFunction = """
         CREATE OR REPLACE FUNCTION strata_sync_lock() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN

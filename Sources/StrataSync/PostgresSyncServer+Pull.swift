@@ -154,6 +154,7 @@ extension PostgresSyncServer {
                 named[table] = Int(entries)
             }
             let range = "seq > \(request.cursor) AND seq <= \(cursor) AND origin IS DISTINCT FROM $1"
+            let leavesOutNew = filters ? try await self.marksInserts(connection) : false
             var batch: [PullBatch.Objects] = []
             for entity in schema.tables.entities {
                 guard named[entity.name] != nil else { continue }
@@ -170,11 +171,11 @@ extension PostgresSyncServer {
                 // deletion first). Without this, every pull would carry every other user's new
                 // objects since the cursor.
                 var unseen = ""
-                if filters {
+                if leavesOutNew {
                     binds.append(request.device.syncText)
                     unseen = " WHERE NOT e.strata_made_after OR \(exists)"
                 }
-                let made = filters
+                let made = leavesOutNew
                     ? ", (array_agg(created AND origin IS DISTINCT FROM $3 ORDER BY seq))[1] AS strata_made_after" : ""
                 let objects = try await readObjects(
                     of: entity, key: "e.strata_id", exists: exists,

@@ -69,6 +69,8 @@ public actor PostgresSyncServer: SyncServer {
     private var lastProbe: (ended: ContinuousClock.Instant, error: (any Error)?)?
     /// Whether the server's tables were seen to have the count triggers of this model.
     var countTriggersChecked = false
+    /// Whether the server's log was seen to mark inserts (``PostgreSQLDDL/logMarksInserts``).
+    var logMarksInserts = false
     /// The devices seen bound to a user (``bind(device:to:)``), by lowercase id, with when
     /// the database last said so.
     var boundDevices: [String: (user: String, seen: ContinuousClock.Instant)] = [:]
@@ -352,6 +354,14 @@ public actor PostgresSyncServer: SyncServer {
             if existing.isEmpty || existing["strata_sync_meta"] == nil {
                 guard policy == .createAndExtend else { throw SyncModelError.serverHasNoTables }
             }
+            // A server made before its log marked inserts gains the column and the function that
+            // fills it, where the policy allows; else pulls answer as they did (see
+            // ``marksInserts(_:)``) until the script is applied again.
+            if let log = existing["strata_sync_log"], log["created"] == nil, policy == .createAndExtend {
+                for statement in [PostgreSQLDDL.logMarksInserts, PostgreSQLDDL.logFunction] {
+                    try await connection.run(PostgresQuery(unsafeSQL: statement), logger: logger)
+                }
+            }
             // What the device has that the server lacks, and columns whose types differ.
             var missing: [String] = []
             var differing: [String] = []
@@ -403,6 +413,21 @@ public actor PostgresSyncServer: SyncServer {
             } ?? version
             return SyncWelcome(server: id, model: model)
         }
+    }
+
+    /// Whether the server's log marks inserts (a server made by an earlier version does not,
+    /// until its script is applied again or a device's hello may extend it); once seen, not
+    /// asked again.
+    func marksInserts(_ connection: PostgresConnection) async throws -> Bool {
+        if logMarksInserts { return true }
+        let rows = try await connection.run(
+            """
+            SELECT count(*)::int8 FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid \
+            JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = current_schema() \
+            AND c.relname = 'strata_sync_log' AND a.attname = 'created' AND NOT a.attisdropped
+            """, logger: logger)
+        for count in try rows.decode(Int64.self) { logMarksInserts = count > 0 }
+        return logMarksInserts
     }
 
     func meta(_ key: String, _ connection: PostgresConnection) async throws -> String? {

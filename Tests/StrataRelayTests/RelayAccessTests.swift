@@ -405,6 +405,63 @@ extension RelayTests {
             await world.close()
         }
 
+        @Test("A server made before its log marked inserts: pulls answer as before, until a device's hello extends the log")
+        func aServerMadeBeforeTheLogMarkedInserts() async throws {
+            let world = try await World()
+            try await world.populate()
+            // The log and its function as an earlier version made them.
+            try await world.test.psql("""
+                ALTER TABLE strata_sync_log DROP COLUMN created;
+                CREATE OR REPLACE FUNCTION strata_sync_log_object() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                  PERFORM pg_advisory_xact_lock(51730911);
+                  INSERT INTO strata_sync_log (tbl, id, origin) VALUES (TG_TABLE_NAME,
+                    (CASE WHEN TG_OP = 'DELETE' THEN to_jsonb(OLD) ELSE to_jsonb(NEW) END ->> TG_ARGV[0])::uuid,
+                    NULLIF(current_setting('strata.device', true), ''));
+                  PERFORM pg_notify('strata_sync', '');
+                  RETURN NULL;
+                END $$;
+                """)
+            let models = ["STRATA_RELAY_MODELS": packageRoot.appendingPathComponent("Tests/SharingFixture/Models").path]
+            let existing = try await RelayProcess(
+                world.test, keys: world.keys, environment: models.merging(["STRATA_RELAY_SCHEMA_POLICY": "requireExisting"]) { $1 })
+            let bob = RelaySyncServer(url: existing.url) { try await world.keys.token(user: "bob") }
+            let device = UUID()
+            func deletedCards(after cursor: Int64) async throws -> (count: Int, cursor: Int64) {
+                let answer = try await bob.pull(SyncPullRequest(device: device, cursor: cursor, limit: 10_000))
+                return (answer.changes.filter { $0.kind == .delete && $0.table == "Card" }.count, answer.cursor)
+            }
+            // Written by a trusted process (the running relay of `world` already read the log
+            // as it was before the downgrade above).
+            func alicesPrivateCards(_ count: Int, round: Int) async throws {
+                try await world.test.psql("""
+                    INSERT INTO "Card" (id, title, done, "boardID") SELECT gen_random_uuid(), 'Private \(round).' || g, false, b.id \
+                    FROM "Board" b, generate_series(1, \(count)) g WHERE b.title = 'Alice private'
+                    """)
+            }
+            var cursor = try await deletedCards(after: 0).cursor
+            // A relay that may not extend the server: pulls work, others' new objects named as before.
+            try await alicesPrivateCards(3, round: 1)
+            var answer = try await deletedCards(after: cursor)
+            #expect(answer.count == 3, "the log does not mark inserts: named as deleted, as before")
+            cursor = answer.cursor
+            // A relay that may: a device's hello extends the log, and new objects stay out.
+            let extending = try await RelayProcess(world.test, keys: world.keys, environment: models)
+            let tablet = try UserDevice("bob-tablet", user: "bob", folder: world.folder, relay: extending, keys: world.keys)
+            try await tablet.sync.sync()
+            #expect(try await world.test.psql("SELECT count(*) FROM pg_attribute WHERE attrelid = 'strata_sync_log'::regclass AND attname = 'created'")
+                .trimmingCharacters(in: .whitespacesAndNewlines) == "1")
+            try await alicesPrivateCards(3, round: 2)
+            answer = try await deletedCards(after: cursor)
+            #expect(answer.count == 0, "the log marks inserts: others' new objects left out")
+            try await world.settle()
+            try await world.expectEachHoldsItsUsersData()
+            await tablet.close()
+            _ = existing.stop()
+            _ = extending.stop()
+            await world.close()
+        }
+
         /// The signals one user's stream received (the first is `ready`).
         final class SignalCount: @unchecked Sendable {
             private let lock = NSLock()
