@@ -81,9 +81,7 @@ struct BatchedLoading<Item: StrataEntity>: ItemLoading {
         let gone = affected.union(tracked.deleted)
         leaving = Self.leaving(affected: affected, reread: fetched, index: index)
         var changedRows = journal.takeRowJournal()
-        let patch = changedRows != nil && policy.patches(changed: gone.count, sections: index.sections.count)
-        try CommitRows.replaceOneByOne(
-            gone: gone, reread: fetched, patch: patch, index: &index, journal: &journal, changedRows: &changedRows)
+        try CommitRows.replaceOneByOne(gone: gone, reread: fetched, index: &index, journal: &journal, changedRows: &changedRows)
         if let changedRows { journal.putRowJournal(changedRows) }
     }
 
@@ -114,7 +112,7 @@ struct BatchedLoading<Item: StrataEntity>: ItemLoading {
     }
 
     /// Outside a commit the index reads no key; once fetched, a loader serves the pages.
-    func _checkInvariants<Section>(against index: SectionedIndex<Section, Keys>) {
+    func _checkInvariants<Section>(against index: SectionedIndex<Section, Keys>, journal: SnapshotJournal<Item, Section>) {
         #if DEBUG
         precondition(index.keyReader == nil, "a key reader left set after a commit")
         precondition(loader != nil || index.count == 0, "items indexed without a loader for their pages")

@@ -21,25 +21,24 @@ enum CommitRows {
         }
     }
 
-    /// Removes every `gone` item, then places the re-read ones, one at a time; with a row
-    /// journal (`changedRows`), journals every row's place before and after in it. `patch`:
-    /// the snapshot's rows are patched row by row (else the touched sections are derived
-    /// again).
+    /// Removes every `gone` item, then places the re-read ones, one at a time, the journal's
+    /// rows following; with a row journal (`changedRows`), journals every row's place before
+    /// and after in it.
     static func replaceOneByOne<Item, Section, Keys>(
-        gone: Set<Int64>, reread fetched: [Reread<Item>], patch: Bool, index: inout SectionedIndex<Section, Keys>,
+        gone: Set<Int64>, reread fetched: [Reread<Item>], index: inout SectionedIndex<Section, Keys>,
         journal: inout SnapshotJournal<Item, Section>, changedRows: inout [Int64: RowChange]?
     ) throws {
         guard var rows = changedRows else {
-            for id in gone { try remove(id, patch: false, index: &index, journal: &journal) }
-            for row in fetched { try insert(row, patch: false, index: &index, journal: &journal) }
+            for id in gone { try remove(id, index: &index, journal: &journal) }
+            for row in fetched { try insert(row, index: &index, journal: &journal) }
             return
         }
         defer { changedRows = rows }
         if gone.count == 1, fetched.count <= 1, let id = gone.first {
             // One row (most commits): where it is removed from and inserted at are its places
             // before and after, without searching for them again.
-            if let old = try remove(id, patch: patch, index: &index, journal: &journal) { rows[id] = RowChange(old: old) }
-            if let row = fetched.first, let new = try insert(row, patch: patch, index: &index, journal: &journal) {
+            if let old = try remove(id, index: &index, journal: &journal) { rows[id] = RowChange(old: old) }
+            if let row = fetched.first, let new = try insert(row, index: &index, journal: &journal) {
                 rows[row.id, default: RowChange()].new = new
             }
             return
@@ -47,8 +46,8 @@ enum CommitRows {
         for id in gone {
             if let place = try index.place(of: id) { rows[id] = RowChange(old: place) }
         }
-        for id in gone { try remove(id, patch: patch, index: &index, journal: &journal) }
-        for row in fetched { try insert(row, patch: patch, index: &index, journal: &journal) }
+        for id in gone { try remove(id, index: &index, journal: &journal) }
+        for row in fetched { try insert(row, index: &index, journal: &journal) }
         for row in fetched {
             if let place = try index.place(of: row.id) { rows[row.id, default: RowChange()].new = place }
         }
@@ -57,10 +56,10 @@ enum CommitRows {
     /// Removes the item `id`; returns where it was shown.
     @discardableResult
     private static func remove<Item, Section, Keys>(
-        _ id: Int64, patch: Bool, index: inout SectionedIndex<Section, Keys>, journal: inout SnapshotJournal<Item, Section>
+        _ id: Int64, index: inout SectionedIndex<Section, Keys>, journal: inout SnapshotJournal<Item, Section>
     ) throws -> RowChange.Place? {
         guard let removal = try index.remove(id) else { return nil }
-        journal.removed(at: removal.index, from: removal.section, patch: patch)
+        journal.removed(id, at: removal.index, from: removal.section)
         if removal.sectionRemoved { journal.invalidate([removal.section]) }
         return RowChange.Place(section: removal.section, index: removal.index)
     }
@@ -68,14 +67,10 @@ enum CommitRows {
     /// Places a row read afresh; returns where it is shown.
     @discardableResult
     private static func insert<Item, Section, Keys>(
-        _ row: Reread<Item>, patch: Bool, index: inout SectionedIndex<Section, Keys>, journal: inout SnapshotJournal<Item, Section>
+        _ row: Reread<Item>, index: inout SectionedIndex<Section, Keys>, journal: inout SnapshotJournal<Item, Section>
     ) throws -> RowChange.Place? {
         guard let place = try index.insert(row.id, row.keys) else { return nil }
-        if let item = row.item {
-            journal.inserted(item, at: place.index, in: place.section, patch: patch)
-        } else {
-            journal.invalidate([place.section])
-        }
+        journal.inserted(row.id, row.item, at: place.index, in: place.section)
         return place
     }
 }

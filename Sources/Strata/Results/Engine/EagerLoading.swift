@@ -1,9 +1,9 @@
 import GRDB
 
-/// Every value in memory (``ItemPayload``), every key in the index (``FullIndexKeys``).
+/// Every value in memory, held once, in the snapshot journal's item rows (whose chunks the
+/// snapshots share; see ``SnapshotJournal``), every key in the index (``FullIndexKeys``).
 struct EagerLoading<Item: StrataEntity>: ItemLoading {
     typealias Keys = FullIndexKeys
-    private(set) var payload = ItemPayload<Item>()
 
     static var refetched: BatchBuilder.Known { .anything }
 
@@ -15,8 +15,8 @@ struct EagerLoading<Item: StrataEntity>: ItemLoading {
     }
 
     /// Given the rows a commit wrote (`written`), the other items' values are taken from the
-    /// payload as the rows are read, not decoded again (a commit of many rows refetches; the
-    /// rows it did not write are most of the others).
+    /// values held as the rows are read, not decoded again (a commit of many rows refetches;
+    /// the rows it did not write are most of the others).
     mutating func fetchAll<Section>(
         _ db: Database, fetcher: ResultsFetcher<Item, Section>, index: inout SectionedIndex<Section, Keys>,
         journal: inout SnapshotJournal<Item, Section>, keepingValuesBesides written: CommittedChanges.TableChanges
@@ -31,71 +31,76 @@ struct EagerLoading<Item: StrataEntity>: ItemLoading {
         let sectionObjects = try fetcher.sectionObjects(db)
         // An upper bound of the results' size, for the sort's buffers (and the first fetch).
         let (count, ids) = try fetcher.tableExtent(db)
-        if index.isEmptyCapacity {
-            // The first fetch: room for every row of the table, so that the dictionaries are
-            // not copied while they grow, which would raise peak memory by a third.
-            // Refetches keep the capacity they had.
-            index.reserveCapacity(count, ids: ids)
-            payload.reserveCapacity(count, ids: ids)
+        // The first fetch: room for every row of the table, so that the tables are not
+        // copied while they grow, which would raise peak memory by a third. Refetches keep
+        // the capacity they had.
+        if index.isEmptyCapacity { index.reserveCapacity(count, ids: ids) }
+        // The values held, for the rows not written (copied out of the rows, which the
+        // refetch replaces); not when nearly every row was written, where the look-ups and
+        // the copy would cost more than the few rows they spare. A commit's refetch keeps the
+        // last snapshot's ids and values too, so that its batch is computed by id
+        // (``RefetchedRows``).
+        let held: ItemPayload<Item>?
+        if let written {
+            let writtenCount: Int = written.inserted.count + written.updated.count + written.deleted.count
+            let keepsValues = index.count > 0 && writtenCount < index.count * 9 / 10
+            held = journal.beginRefetch(index, keepingValues: keepsValues)
+        } else {
+            journal.reset()
+            held = nil
         }
-        // The values held, for the rows not written (the copy keeps them while the payload is
-        // rebuilt in a buffer of its own); not when nearly every row was written, where the
-        // look-ups and the copy would cost more than the few rows they spare.
-        let keepsValues = written.map {
-            !payload.isEmptyCapacity && $0.inserted.count + $0.updated.count + $0.deleted.count < index.count * 9 / 10
-        } ?? false
-        let held = keepsValues ? payload : nil
         let reuse: ((Int64) -> Item?)? = held.map { held in
             { id in written!.updated.contains(id) || written!.inserted.contains(id) || written!.deleted.contains(id) ? nil : held[id] }
         }
-        // A commit's refetch keeps the last snapshot's ids and values, so that its batch is
-        // computed by id (``RefetchedRows``).
-        if written != nil { journal.beginRefetch(index, values: payload) } else { journal.reset() }
-        payload.removeAll()
+        // Read in table order (each item's slot is its reading number), then placed in the
+        // results' order; each shown item's bucket and slot are kept, and the rows made after
+        // the loop, in this function (the per-row closure would look up their types' generic
+        // metadata at every row). The values read are dropped once placed.
+        var read = ItemPayload<Item>()
+        read.reserveCapacity(count, ids: ids)
         var builder = index.beginBuild(sectionObjects: sectionObjects)
-        let rowsAreItems = journal.rowsAreItems
-        // Read in table order into the payload (each item's slot is its reading number),
-        // then placed in the results' order; each shown item's bucket and slot are kept, and
-        // the rows made after the loop, in this function (the per-row closure would look up
-        // their types' generic metadata at every row).
         var shown: [(bucket: Int, slot: Int)] = []
         let sortedHere = try fetcher.forEachItemSortedHere(
-            db, capacity: count, reusing: reuse, read: { payload.append($0.objectID.rawValue, $0) }
+            db, capacity: count, reusing: reuse, read: { read.append($0.objectID.rawValue, $0) }
         ) {
             id, keys, slot in
-            guard let bucket = index.appendFetched(id, keys, to: &builder), rowsAreItems else { return }
+            guard let bucket = index.appendFetched(id, keys, to: &builder) else { return }
             shown.append((bucket, slot))
         }
         if !sortedHere {
             // A sort key with integers and reals both: SQLite sorts, the items read in its order.
-            payload.removeAll()
+            read.removeAll()
+            shown.removeAll()
             builder = index.beginBuild(sectionObjects: sectionObjects)
             var slot = 0
             try fetcher.forEachItem(db, ids: nil) { item, keys in
-                payload.append(item.objectID.rawValue, item)
+                read.append(item.objectID.rawValue, item)
                 defer { slot += 1 }
-                guard let bucket = index.appendFetched(item.objectID.rawValue, keys, to: &builder), rowsAreItems else { return }
+                guard let bucket = index.appendFetched(item.objectID.rawValue, keys, to: &builder) else { return }
                 shown.append((bucket, slot))
             }
         }
         var rows: [RowChunks<ResultsRow<Item>>] = []
         for (bucket, slot) in shown {
             if bucket == rows.count { rows.append(RowChunks()) }
-            rows[bucket].append(.item(payload.value(atSlot: slot)))
+            rows[bucket].append(.item(read.value(atSlot: slot)))
+        }
+        var placed = 0
+        for (section, bucket) in index.finishBuild(builder) {
+            journal.setRows(rows[bucket], for: section)
+            placed += rows[bucket].count
         }
         shown = []
-        for (section, bucket) in index.finishBuild(builder) where rowsAreItems {
-            journal.setRows(rows[bucket], for: section)
+        rows = []
+        // Hidden items (their section is not shown) keep their values beside the rows.
+        if placed < index.count {
+            read.forEach { id, item in
+                if index.keys.section(of: id) == .some(nil) { journal.keepUnplaced(id, item) }
+            }
         }
     }
 
     init() {}
-
-    /// The values of results that were held in batched loading, read in one state.
-    init(values: [Int64: Item]) {
-        payload.reserveCapacity(values.count, ids: values.keys.min().map { $0...values.keys.max()! })
-        for (id, item) in values { payload[id] = item }
-    }
 
     static func refetches(_ tracked: ResultsQueryPlan.TrackedChanges, of count: Int, policy: RefetchPolicy) -> Bool {
         policy.refetches(affected: tracked.rowCount, of: count, costs: policy.eager)
@@ -119,25 +124,24 @@ struct EagerLoading<Item: StrataEntity>: ItemLoading {
         fetched.reserveCapacity(affected.count)
         try fetcher.forEachItem(db, ids: affected.sorted()) { fetched.append(($0.objectID.rawValue, $0, $1)) }
         let gone = affected.union(tracked.deleted)
-        // Values are replaced in place: removing a re-read row first would cost a second
-        // probe of the dictionary (and its backward shift) per row.
-        var refetched = Set<Int64>(minimumCapacity: fetched.count)
-        for row in fetched {
-            refetched.insert(row.id)
-            if let item = row.item { payload[row.id] = item }
+        // The values of gone items that no section's rows hold (hidden ones) go; a re-read
+        // item that is hidden now keeps its value beside the rows.
+        for id in gone { journal.forgetUnplaced(id) }
+        defer {
+            for row in fetched where index.keys.section(of: row.id) == .some(nil) {
+                if let item = row.item { journal.keepUnplaced(row.id, item) }
+            }
         }
-        for id in gone where !refetched.contains(id) { payload[id] = nil }
         var changedRows = journal.takeRowJournal()
         if var rows = changedRows, !policy.patches(changed: gone.count, sections: index.sections.count) {
+            let refetched = Set(fetched.lazy.map(\.id))
             try Self.replaceInBulk(
                 gone: gone, reread: fetched, refetched: refetched, index: &index, journal: &journal, changedRows: &rows,
                 policy: policy)
             journal.putRowJournal(rows)
             return
         }
-        let patch = changedRows != nil
-        try CommitRows.replaceOneByOne(
-            gone: gone, reread: fetched, patch: patch, index: &index, journal: &journal, changedRows: &changedRows)
+        try CommitRows.replaceOneByOne(gone: gone, reread: fetched, index: &index, journal: &journal, changedRows: &changedRows)
         if let changedRows { journal.putRowJournal(changedRows) }
     }
 
@@ -154,9 +158,15 @@ struct EagerLoading<Item: StrataEntity>: ItemLoading {
             parallelMinimum: policy.parallelMergeMinimum)
         // The snapshot's rows of the touched sections follow the same merge.
         let sections = index.sections
+        var byID: [Int64: Item]?
         journal.replaced(
             in: replaced.touched, removals: replaced.removedIndexes, arrivals: replaced.arrivals,
-            items: { fetched[$0].item }, counts: { sections[$0]?.items.count })
+            items: { fetched[$0].item }, sectionItems: { sections[$0]?.items }
+        ) { id in
+            // Rows placed one by one (rare): their values by id.
+            if byID == nil { byID = Dictionary(fetched.lazy.compactMap { row in row.item.map { (row.id, $0) } }) { $1 } }
+            return byID![id]
+        }
         changedRows.reserveCapacity(changedRows.count + replaced.old.count + replaced.new.count)
         for (id, place) in replaced.old { changedRows[id] = RowChange(old: place) }
         for (id, place) in replaced.new { changedRows[id, default: RowChange()].new = place }
@@ -165,7 +175,7 @@ struct EagerLoading<Item: StrataEntity>: ItemLoading {
     func snapshotAndChanges<Section>(
         _ journal: inout SnapshotJournal<Item, Section>, _ index: SectionedIndex<Section, Keys>
     ) -> (snapshot: ResultsSnapshot<Item, Section>, changes: SnapshotJournal<Item, Section>.Changes) {
-        journal.snapshotAndChanges(index, payload)
+        journal.snapshotAndChanges(index)
     }
 
     /// The engine itself: its values are in memory already.
@@ -173,7 +183,7 @@ struct EagerLoading<Item: StrataEntity>: ItemLoading {
         engine
     }
 
-    func _checkInvariants<Section>(against index: SectionedIndex<Section, Keys>) {
-        payload._checkInvariants(against: index)
+    func _checkInvariants<Section>(against index: SectionedIndex<Section, Keys>, journal: SnapshotJournal<Item, Section>) {
+        journal._checkValues(against: index)
     }
 }

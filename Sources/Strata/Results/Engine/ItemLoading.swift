@@ -62,8 +62,8 @@ protocol ItemLoading<Item> {
     /// values read in the state of the last commit applied (batched loading's pinned reader).
     func loadingEagerly<Section>(_ engine: any AnyResultsEngine<Item, Section>) throws -> any AnyResultsEngine<Item, Section>
 
-    /// Checks the values against `index` (debug builds only).
-    func _checkInvariants<Section>(against index: SectionedIndex<Section, Keys>)
+    /// Checks the values against `index` (debug builds only), where this loading keeps them.
+    func _checkInvariants<Section>(against index: SectionedIndex<Section, Keys>, journal: SnapshotJournal<Item, Section>)
 }
 
 extension ItemLoading {

@@ -1,6 +1,6 @@
-/// The values of the items a ``SectionedIndex`` places, by id: every indexed item, shown or
-/// hidden, has its value here and nothing else does. Kept apart from the index so that
-/// values can be loaded on their own terms (in pages, later) while the index stays whole.
+/// Values of items by id, in one small hash table and one array: the values of the items no
+/// section's rows hold (``SnapshotJournal``), a fetch's values in reading order, and the
+/// values a refetch keeps to compare by id.
 struct ItemPayload<Item: StrataEntity> {
     /// Each value at its id's slot: one small hash table and one array, not a dictionary
     /// whose buckets each hold a value (see ``IDSlots``).
@@ -8,6 +8,13 @@ struct ItemPayload<Item: StrataEntity> {
     private var values: ContiguousArray<Item> = []
 
     var isEmptyCapacity: Bool { slots.isEmptyCapacity }
+    /// The number of values.
+    var count: Int { values.count }
+
+    /// Calls `body` with every id and its value, in storage order.
+    func forEach(_ body: (Int64, Item) -> Void) {
+        for (id, item) in zip(slots.ids, values) { body(id, item) }
+    }
 
     mutating func reserveCapacity(_ count: Int, ids: ClosedRange<Int64>? = nil) {
         slots.reserveCapacity(count, ids: ids)
@@ -68,15 +75,13 @@ struct ItemPayload<Item: StrataEntity> {
         return { id in newSlots.slot(of: id).map { changed[$0] } ?? true }
     }
 
-    /// Checks that the payload holds exactly the indexed items, each under its own id
-    /// (debug builds only).
-    func _checkInvariants<Section>(against index: SectionedIndex<Section, FullIndexKeys>) {
+    /// Checks that each value is stored under its own id (debug builds only).
+    func _checkInvariants() {
         #if DEBUG
-        precondition(values.count == slots.count && slots.count == index.count, "payload and index hold different items")
+        precondition(values.count == slots.count, "values and slots out of step")
         for (id, item) in zip(slots.ids, values) {
             precondition(item.objectID.rawValue == id, "item \(item.objectID) stored under id \(id)")
             precondition(slots.slot(of: id) != nil, "item \(id) has no slot")
-            precondition(index.contains(id), "item \(id) has a value but no place")
         }
         #endif
     }

@@ -182,7 +182,7 @@ final class ResultsEngine<Item, Section: Hashable & Sendable, Loading: ItemLoadi
     func _checkInvariants() {
         #if DEBUG
         index._checkInvariants()
-        loading._checkInvariants(against: index)
+        loading._checkInvariants(against: index, journal: journal)
         journal._checkInvariants(against: index)
         #endif
     }
@@ -216,12 +216,18 @@ extension ResultsEngine where Loading == EagerLoading<Item> {
     /// Loads the items `ids` and builds the index from a read of every item's keys.
     fileprivate func load(_ ids: [Int64], _ db: Database) throws {
         let values = try PageLoader<Item>.fetch(ids, db)
-        for id in ids where values[id] == nil { throw ResultsError.itemUnavailable(id) }
-        loading = EagerLoading(values: values)
-        index.reserveCapacity(ids.count, ids: ids.min().map { $0...ids.max()! })
+        let range = ids.min().map { $0...ids.max()! }
+        var payload = ItemPayload<Item>()
+        payload.reserveCapacity(ids.count, ids: range)
+        for id in ids {
+            guard let item = values[id] else { throw ResultsError.itemUnavailable(id) }
+            payload.append(id, item)
+        }
+        index.reserveCapacity(ids.count, ids: range)
         var builder = index.beginBuild(sectionObjects: try fetcher.sectionObjects(db))
         try fetcher.forEachKeys(db, ids: nil) { id, keys in _ = index.appendFetched(id, keys, to: &builder) }
         _ = index.finishBuild(builder)
-        journal.reset()
+        // The next snapshot makes every section's rows from these values.
+        journal.reset(values: payload)
     }
 }

@@ -1,7 +1,12 @@
 /// What the next snapshot shows and how it differs from the last one: the post-fetch
-/// options, each section's rows as last derived (``DerivedRows``, options applied), and the
-/// changes since the last snapshot (``ChangeJournal``) — the places every changed row left
-/// and took while rows are items, else the sections whose rows were derived again.
+/// options; each section's items with their values, in the index's order (the eager engine's
+/// one copy of every shown value, whose chunks the snapshots share); the values of the
+/// indexed items in no section's rows (``unplaced``); the rows shown when options filter or
+/// sort (``DerivedRows``); and the changes since the last snapshot (``ChangeJournal``) — the
+/// places every changed row left and took while rows are items, else the sections whose
+/// rows were derived again.
+///
+/// Batched loading keeps no value here: its snapshots read their rows' values in pages.
 struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
     /// What changed between two snapshots, as far as the journal knows.
     enum Changes {
@@ -24,21 +29,31 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
 
     var options: ResultsOptions<Item> {
         didSet {
-            derivedRows.removeAll()
+            shownRows.removeAll()
+            optionsChanged = true
             changeJournal.optionsChanged()
             refetchBase = nil
         }
     }
 
-    /// The rows of each section as the next snapshot shows them, as last derived (options
-    /// applied); a section without them is derived again. While rows are journaled, they are the
-    /// section's items in order and are patched in place.
-    private var derivedRows = DerivedRows<Item>()
+    /// Each section's items with their values, in the index's order (eager loading): every
+    /// shown value is here once, and the snapshots share these chunks. A section without
+    /// them has its items' values in ``unplaced`` and gets its rows at the next snapshot.
+    private var itemRows = DerivedRows<Item>()
+    /// The values of the indexed items that no section's item rows hold: hidden items (their
+    /// section is not shown), and the items of sections whose rows are made again.
+    private var unplaced = ItemPayload<Item>()
+    /// With a post-fetch filter or comparator, each section's rows as the next snapshot shows
+    /// them, as last derived from its item rows; a section without them is derived again.
+    private var shownRows = DerivedRows<Item>()
+    /// The options changed since the last snapshot: every section's rows count as derived
+    /// again.
+    private var optionsChanged = false
     /// What changed since the last snapshot: the row journal, or the sections derived
     /// again, or anything.
     private var changeJournal = ChangeJournal.all
-    /// The last snapshot's state, kept by a refetch (``beginRefetch(_:values:)``) until the
-    /// next snapshot is taken.
+    /// The last snapshot's state, kept by a refetch (``beginRefetch(_:keepingValues:)``) until
+    /// the next snapshot is taken.
     private var refetchBase: RefetchBase?
 
     init(options: ResultsOptions<Item>) {
@@ -48,61 +63,140 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
     /// Whether snapshot rows are the items in fetch order: no post-fetch filter or comparator.
     var rowsAreItems: Bool { options.filter == nil && options.comparator == nil }
 
-    /// After a refetch: nothing derived, anything may have changed.
+    /// After a refetch: no rows, no values, anything may have changed.
     mutating func reset() {
-        derivedRows.removeAll()
+        itemRows.removeAll()
+        unplaced.removeAll()
+        shownRows.removeAll()
         changeJournal = .all
         refetchBase = nil
     }
 
-    /// Before a refetch of eager results (`index` and `values` still in their state): the
+    /// ``reset()``, with every item's value in `values`: the next snapshot makes every
+    /// section's rows from them (results that leave batched loading).
+    mutating func reset(values: ItemPayload<Item>) {
+        reset()
+        unplaced = values
+    }
+
+    /// Every value held (each section's item rows and the items in none), by id: a copy
+    /// of each, for the refetch that replaces them.
+    func values() -> ItemPayload<Item> {
+        var count = unplaced.count
+        var low = Int64.max, high = Int64.min
+        unplaced.forEach { id, _ in (low, high) = (min(low, id), max(high, id)) }
+        for section in itemRows.keys {
+            for row in itemRows[section]! {
+                guard case .item(let item) = row else { continue }
+                let id = item.objectID.rawValue
+                (low, high, count) = (min(low, id), max(high, id), count + 1)
+            }
+        }
+        var values = ItemPayload<Item>()
+        values.reserveCapacity(count, ids: low <= high ? low...high : nil)
+        unplaced.forEach { values.append($0, $1) }
+        for section in itemRows.keys {
+            for row in itemRows[section]! {
+                guard case .item(let item) = row else { continue }
+                values.append(item.objectID.rawValue, item)
+            }
+        }
+        return values
+    }
+
+    /// Before a refetch of eager results (`index` and the values still in their state): the
     /// state is kept to compare the next snapshot with by id, when it is the last snapshot's
     /// (nothing changed since it was taken, or a refetch since kept it) and rows are items.
-    /// Then, like ``reset()``, nothing derived, anything may have changed.
-    mutating func beginRefetch<Keys>(_ index: SectionedIndex<Section, Keys>, values: ItemPayload<Item>) {
+    /// Then, like ``reset()``, nothing held, anything may have changed. Returns every value
+    /// held before, by id, when `keepingValues`.
+    mutating func beginRefetch<Keys>(_ index: SectionedIndex<Section, Keys>, keepingValues: Bool) -> ItemPayload<Item>? {
         var base = refetchBase
+        var held: ItemPayload<Item>?
         if base == nil, rowsAreItems, case .rows(let journal) = changeJournal, journal.isEmpty {
-            var ids: [SectionID: RowChunks<Int64>] = [:]
-            ids.reserveCapacity(index.sections.count)
-            for (id, section) in zip(index.sections.keys, index.sections.values) { ids[id] = section.items }
-            base = RefetchBase(ids: ids, values: values)
+            held = values()
+            base = RefetchBase(ids: Self.ids(of: index), values: held!)
         }
+        if keepingValues && held == nil { held = values() }
         reset()
         refetchBase = base
+        return keepingValues ? held : nil
     }
 
-    /// The rows of `section` as a fetch in order produced them (rows are items).
+    /// The items of `section` with their values, in order, as a fetch produced them.
     mutating func setRows(_ rows: RowChunks<ResultsRow<Item>>, for section: SectionID) {
-        derivedRows[section] = rows
+        itemRows[section] = rows
     }
 
-    /// The rows of `sections` are derived again for the next snapshot.
+    /// The value of the item `id`, which no section's rows hold (it is hidden).
+    mutating func keepUnplaced(_ id: Int64, _ item: Item) {
+        unplaced[id] = item
+    }
+
+    /// Forgets the value of the item `id` if no section's rows hold it (it was hidden, or in
+    /// a section whose rows are made again): the item went, or is read again.
+    mutating func forgetUnplaced(_ id: Int64) {
+        unplaced[id] = nil
+    }
+
+    /// The items of `sections` changed wholesale (their section went, or hidden items came
+    /// into it): their values leave the sections' rows, which the next snapshot makes again.
     mutating func invalidate(_ sections: some Sequence<SectionID>) {
-        for section in sections { derivedRows[section] = nil }
+        for section in sections {
+            shownRows[section] = nil
+            guard let rows = itemRows.removeValue(forKey: section) else { continue }
+            for row in rows {
+                guard case .item(let item) = row else { continue }
+                unplaced[item.objectID.rawValue] = item
+            }
+        }
     }
 
     /// A bulk replacement (``SectionedIndex/replaceInBulk(gone:fetched:refetched:parallelMinimum:)``) in the
-    /// sections `touched`: while rows are items, each section's rows are rebuilt from its
-    /// previous rows, less those at the indexes `removals` lists (increasing), with
-    /// `arrivals` (the re-read items placed in it, at their final indexes, increasing, by
-    /// their offsets in the re-read rows, whose values `items` gives) merged in: runs of rows copied between the changed places, instead of a lookup of
-    /// every item's value. Sections without previous rows are derived again.
+    /// sections `touched`: each section's item rows are rebuilt from its previous ones, less
+    /// those at the indexes `removals` lists (increasing), with `arrivals` (the re-read items
+    /// merged into it, at their final indexes, increasing, by their offsets in the re-read
+    /// rows, whose values `items` gives) merged in: runs of rows copied between the changed
+    /// places, instead of a lookup of every item's value. A section without item rows, or one
+    /// that took rows placed one by one (it was made, or made again, by the commit), gets
+    /// them at the next snapshot: its values wait in ``unplaced``, the re-read ones given by
+    /// `reread`. (The removed items' values that waited there were forgotten before, see
+    /// ``forgetUnplaced(_:)``.) `sectionItems` gives each section's items after the commit.
     mutating func replaced(
         in touched: Set<SectionID>, removals: [SectionID: [Int]], arrivals: [SectionID: [(index: Int, offset: Int)]],
-        items: (Int) -> Item?, counts: (SectionID) -> Int?
+        items: (Int) -> Item?, sectionItems: (SectionID) -> RowChunks<Int64>?, reread: (Int64) -> Item?
     ) {
         for section in touched {
-            guard rowsAreItems, let previous = derivedRows.removeValue(forKey: section), let count = counts(section) else {
-                derivedRows[section] = nil
+            shownRows[section] = nil
+            guard let ids = sectionItems(section) else {
+                // The section went, with all its items.
+                itemRows[section] = nil
                 continue
             }
+            let count = ids.count
             let removed = removals[section] ?? [], arriving = arrivals[section] ?? []
-            guard previous.count - removed.count + arriving.count == count else { continue }
+            let previous = itemRows.removeValue(forKey: section)
+            guard let previous, previous.count - removed.count + arriving.count == count else {
+                if let previous {
+                    var nextRemoved = 0
+                    for (index, row) in previous.enumerated() {
+                        if nextRemoved < removed.count && removed[nextRemoved] == index {
+                            nextRemoved += 1
+                            continue
+                        }
+                        if case .item(let item) = row { unplaced[item.objectID.rawValue] = item }
+                    }
+                }
+                for id in ids where unplaced[id] == nil {
+                    guard let item = reread(id) else { preconditionFailure("item \(id) has no value") }
+                    unplaced[id] = item
+                }
+                continue
+            }
             var rows = RowChunks<ResultsRow<Item>>()
             var old = 0, nextRemoved = 0, nextArrival = 0
             while rows.count < count {
                 if nextArrival < arriving.count && arriving[nextArrival].index == rows.count {
-                    guard let item = items(arriving[nextArrival].offset) else { break }
+                    guard let item = items(arriving[nextArrival].offset) else { preconditionFailure("a re-read row without its value") }
                     rows.append(.item(item))
                     nextArrival += 1
                     continue
@@ -116,22 +210,29 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
                 }
                 let room = nextArrival < arriving.count ? arriving[nextArrival].index - rows.count : previous.count
                 let end = min(removedAt, old + room, previous.count)
-                if end <= old { break }
+                precondition(end > old, "rows out of step with their section")
                 rows.append(from: previous, old..<end)
                 old = end
             }
-            derivedRows[section] = rows.count == count ? rows : nil
+            itemRows[section] = rows
         }
     }
 
-    /// The item at `index` of `section` went: patched in place (`patch`), else derived again.
-    mutating func removed(at index: Int, from section: SectionID, patch: Bool) {
-        if patch, derivedRows[section] != nil { derivedRows[section]!.remove(at: index) } else { derivedRows[section] = nil }
+    /// The item `id` at `index` of `section` went (its value too).
+    mutating func removed(_ id: Int64, at index: Int, from section: SectionID) {
+        shownRows[section] = nil
+        if itemRows[section] != nil { itemRows[section]!.remove(at: index) } else { unplaced[id] = nil }
     }
 
-    /// `item` came in at `index` of `section`: patched in place (`patch`), else derived again.
-    mutating func inserted(_ item: Item, at index: Int, in section: SectionID, patch: Bool) {
-        if patch, derivedRows[section] != nil { derivedRows[section]!.insert(.item(item), at: index) } else { derivedRows[section] = nil }
+    /// The item `id` came in at `index` of `section`, with its value `item` (nil: the
+    /// loading keeps none).
+    mutating func inserted(_ id: Int64, _ item: Item?, at index: Int, in section: SectionID) {
+        shownRows[section] = nil
+        guard let item else {
+            itemRows[section] = nil
+            return
+        }
+        if itemRows[section] != nil { itemRows[section]!.insert(.item(item), at: index) } else { unplaced[id] = item }
     }
 
     /// At the start of a commit: a row journal describes one step from the last snapshot,
@@ -150,27 +251,39 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
         changeJournal = .rows(journal)
     }
 
-    /// The snapshot of `index` with `payload`'s values and the options applied, and what
-    /// changed since the previous call.
+    /// The snapshot of `index` with the values held and the options applied, and what
+    /// changed since the previous call. Sections without item rows get them, from
+    /// ``unplaced``.
     mutating func snapshotAndChanges(
-        _ index: SectionedIndex<Section, FullIndexKeys>, _ payload: ItemPayload<Item>
+        _ index: SectionedIndex<Section, FullIndexKeys>
     ) -> (snapshot: ResultsSnapshot<Item, Section>, changes: Changes) {
         var changed = Set<SectionID>()
         var result: [ResultsSection<Item, Section>] = []
         result.reserveCapacity(index.sections.count)
+        let rowsAreItems = rowsAreItems
         // Over the two arrays by position: zipping the ordered dictionary's views costs
         // generic iterator calls per section, which a one-row commit pays per section.
         let ids = index.sections.keys.elements, sections = index.sections.values.elements
         for position in ids.indices {
             let id = ids[position], section = sections[position]
-            let rows: RowChunks<ResultsRow<Item>>
-            if let cached = derivedRows[id] {
-                rows = cached
+            var rows: RowChunks<ResultsRow<Item>>
+            if let held = itemRows[id] {
+                rows = held
             } else {
-                rows = derive(section.items, payload)
-                derivedRows[id] = rows
+                rows = placeUnplaced(section.items)
+                itemRows[id] = rows
                 changed.insert(id)
             }
+            if !rowsAreItems {
+                if let cached = shownRows[id] {
+                    rows = cached
+                } else {
+                    rows = derive(rows)
+                    shownRows[id] = rows
+                    changed.insert(id)
+                }
+            }
+            if optionsChanged { changed.insert(id) }
             if rows.isEmpty && id.isTransient { continue }
             result.append(ResultsSection(id: id, value: section.value, rows: ResultsRows(chunks: rows)))
         }
@@ -178,10 +291,11 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
         switch changeJournal {
         case .rows(let journal): changes = .rows(Array(journal.values))
         case .sections: changes = .sections(changed)
-        case .all: changes = refetchBase.map { .refetched(Self.refetchedRows($0, index, payload)) } ?? .all
+        case .all: changes = refetchBase.map { .refetched(refetchedRows($0, index)) } ?? .all
         }
         changeJournal = rowsAreItems ? .rows([:]) : .sections
         refetchBase = nil
+        optionsChanged = false
         return (ResultsSnapshot(sections: result), changes)
     }
 
@@ -203,29 +317,49 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
         case .rows(let journal): changes = .rows(Array(journal.values))
         case .sections, .all: changes = .all
         }
-        derivedRows.removeAll()
+        itemRows.removeAll()
+        shownRows.removeAll()
         refetchBase = nil
+        optionsChanged = false
         changeJournal = .rows([:])
         return (ResultsSnapshot(sections: result), changes)
     }
 
-    /// The ids and values of `base` and of the current state, to compare by id.
-    private static func refetchedRows(
-        _ base: RefetchBase, _ index: SectionedIndex<Section, FullIndexKeys>, _ payload: ItemPayload<Item>
-    ) -> RefetchedRows {
+    /// Each section's item ids in `index`.
+    private static func ids<Keys>(of index: SectionedIndex<Section, Keys>) -> [SectionID: RowChunks<Int64>] {
         var ids: [SectionID: RowChunks<Int64>] = [:]
         ids.reserveCapacity(index.sections.count)
         for (id, section) in zip(index.sections.keys, index.sections.values) { ids[id] = section.items }
-        let old = base.values
-        return RefetchedRows(oldIDs: base.ids, newIDs: ids) { old.differences(in: payload) }
+        return ids
     }
 
-    private func derive(_ items: RowChunks<Int64>, _ payload: ItemPayload<Item>) -> RowChunks<ResultsRow<Item>> {
+    /// The ids and values of `base` and of the current state, to compare by id (both sets
+    /// of values copied out of rows in the results' order, so that comparing them reads both
+    /// nearly in sequence).
+    private func refetchedRows(_ base: RefetchBase, _ index: SectionedIndex<Section, FullIndexKeys>) -> RefetchedRows {
+        let old = base.values
+        let new = values()
+        return RefetchedRows(oldIDs: base.ids, newIDs: Self.ids(of: index)) { old.differences(in: new) }
+    }
+
+    /// The rows of `items`, whose values wait in ``unplaced`` (and leave it).
+    private mutating func placeUnplaced(_ items: RowChunks<Int64>) -> RowChunks<ResultsRow<Item>> {
+        var rows = RowChunks<ResultsRow<Item>>()
+        for id in items {
+            guard let item = unplaced[id] else { preconditionFailure("item \(id) has no value") }
+            unplaced[id] = nil
+            rows.append(.item(item))
+        }
+        return rows
+    }
+
+    /// The rows shown of a section whose items are `items`: the post-fetch options applied.
+    private func derive(_ items: RowChunks<ResultsRow<Item>>) -> RowChunks<ResultsRow<Item>> {
         var shown: [Item] = []
         var rejected: [Item] = []
         shown.reserveCapacity(items.count)
-        for id in items {
-            let item = payload[id]!
+        for row in items {
+            guard case .item(let item) = row else { continue }
             if let filter = options.filter, !filter(item) { rejected.append(item) } else { shown.append(item) }
         }
         if let comparator = options.comparator {
@@ -241,19 +375,37 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
         return rows
     }
 
-    /// Checks that rows derived while rows are items are exactly their sections' items, and
-    /// that nothing is derived for a section the index no longer has (debug builds only).
+    /// Checks that each section's item rows are exactly its items, and that nothing is kept
+    /// for a section the index no longer has (debug builds only).
     func _checkInvariants<Keys>(against index: SectionedIndex<Section, Keys>) {
         #if DEBUG
-        for id in derivedRows.keys {
+        for id in itemRows.keys {
+            precondition(index.sections[id] != nil, "rows kept for a section that went: \(id)")
+            precondition(
+                itemRows[id]!.map { $0.item?.objectID.rawValue } == Array(index.sections[id]!.items), "item rows out of date")
+        }
+        for id in shownRows.keys {
             precondition(index.sections[id] != nil, "rows derived for a section that went: \(id)")
         }
-        if rowsAreItems {
-            for (id, section) in zip(index.sections.keys, index.sections.values) {
-                guard let rows = derivedRows[id] else { continue }
-                precondition(rows.map { $0.item?.objectID.rawValue } == Array(section.items), "derived rows out of date")
-            }
+        #endif
+    }
+
+    /// Checks that every indexed item's value is held once — in its section's item rows, or
+    /// in ``unplaced`` when hidden or when its section has none — and nothing else is (debug
+    /// builds only; eager loading).
+    func _checkValues<Keys>(against index: SectionedIndex<Section, Keys>) {
+        #if DEBUG
+        var expectedUnplaced = 0
+        for (id, section) in zip(index.sections.keys, index.sections.values) where itemRows[id] == nil {
+            expectedUnplaced += section.items.count
+            for item in section.items { precondition(unplaced[item] != nil, "item \(item) has no value") }
         }
+        for id in index.keys.ids where index.keys.section(of: id) == .some(nil) {
+            expectedUnplaced += 1
+            precondition(unplaced[id] != nil, "hidden item \(id) has no value")
+        }
+        precondition(unplaced.count == expectedUnplaced, "values held for items not indexed")
+        unplaced._checkInvariants()
         #endif
     }
 }

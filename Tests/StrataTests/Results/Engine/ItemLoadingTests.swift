@@ -65,7 +65,7 @@ struct ItemLoadingTests {
 
         func checkInvariants() {
             index._checkInvariants()
-            loading._checkInvariants(against: index)
+            loading._checkInvariants(against: index, journal: journal)
             journal._checkInvariants(against: index)
         }
     }

@@ -7,12 +7,13 @@ import Testing
 /// The snapshot journal on its own, driven the way ``ResultsEngine`` drives it — fetches,
 /// commits patched row by row or replaced in bulk, several commits between two snapshots,
 /// post-fetch options set and cleared, sections derived again — over a keyed index (sections
-/// by `k`, items by `s` then id) and a payload, with random seeded operations. The
+/// by `k`, items by `s` then id), the journal holding every value, with random seeded
+/// operations. The
 /// reference is plain: a dictionary of each item's keys and value, from which every snapshot
 /// is derived by grouping, sorting, filtering and a stable sort.
 ///
 /// After every step the journal's invariants are checked against the index (with the
-/// index's and the payload's own). After every snapshot it must equal the reference's, and
+/// index's own), and that it holds every indexed item's value once. After every snapshot it must equal the reference's, and
 /// what the journal says changed must be true: with journaled rows, the batch built from
 /// them replays the previous snapshot into the new one (a changed row the journal missed
 /// would keep its old value or place); with changed sections, every other section kept
@@ -23,7 +24,6 @@ struct SnapshotJournalTests {
 
     struct Model {
         var index = SectionedIndex<Int, FullIndexKeys>(kind: .key(path: ["k"], descending: false, firstLetter: false), itemDescending: [false])
-        var payload = ItemPayload<Note>()
         var journal = SnapshotJournal<Note, Int>(options: ResultsOptions())
         /// The reference: each item's section key, sort key and value.
         var rows: [Int64: (k: Int64, s: Int64, item: Note)] = [:]
@@ -36,53 +36,50 @@ struct SnapshotJournalTests {
             IndexKeys(sort: [s.databaseValue], key: k.databaseValue, keyOrder: k.databaseValue)
         }
 
-        /// A fetch, as ``ResultsEngine/fetchAll(_:)`` makes one: rows in SQL order, the
-        /// snapshot's rows set while rows are items.
-        /// `keepingState`: a commit's refetch, which keeps the last snapshot's ids and values
-        /// (``SnapshotJournal/beginRefetch(_:values:)``) to compare by id.
+        /// A fetch, as ``EagerLoading`` makes one: rows in SQL order, each section's item rows
+        /// set. `keepingState`: a commit's refetch, which keeps the last snapshot's ids and
+        /// values (``SnapshotJournal/beginRefetch(_:keepingValues:)``) to compare by id.
         mutating func fetch(keepingState: Bool = false) {
-            if keepingState { journal.beginRefetch(index, values: payload) } else { journal.reset() }
-            payload.removeAll()
+            if keepingState {
+                let held = journal.beginRefetch(index, keepingValues: true)
+                #expect(held?.count == index.count, "every value held is handed to the refetch")
+            } else {
+                journal.reset()
+            }
             var builder = index.beginBuild(sectionObjects: [])
-            let rowsAreItems = journal.rowsAreItems
             var buckets: [RowChunks<ResultsRow<Note>>] = []
             for (id, row) in rows.sorted(by: { ($0.value.k, $0.value.s, $0.key) < ($1.value.k, $1.value.s, $1.key) }) {
-                payload[id] = row.item
-                guard let bucket = index.appendFetched(id, Self.keys(row.k, row.s), to: &builder), rowsAreItems else { continue }
+                guard let bucket = index.appendFetched(id, Self.keys(row.k, row.s), to: &builder) else { continue }
                 if bucket == buckets.count { buckets.append(RowChunks()) }
                 buckets[bucket].append(.item(row.item))
             }
-            for (section, bucket) in index.finishBuild(builder) where rowsAreItems {
+            for (section, bucket) in index.finishBuild(builder) {
                 journal.setRows(buckets[bucket], for: section)
             }
         }
 
         /// A commit that deleted `deleted` and re-read `fetched` (changed or new), as
-        /// ``ResultsEngine/apply(_:_:)`` applies one: patched row by row (`patch`: the
-        /// snapshot's rows in place, else derived again), or in bulk.
-        mutating func commit(deleted: Set<Int64>, fetched: [(id: Int64, k: Int64, s: Int64, item: Note)], bulk: Bool, patch: Bool) throws {
+        /// ``EagerLoading`` applies one: patched row by row, or in bulk.
+        mutating func commit(deleted: Set<Int64>, fetched: [(id: Int64, k: Int64, s: Int64, item: Note)], bulk: Bool) throws {
             for id in deleted { rows[id] = nil }
             for row in fetched { rows[row.id] = (row.k, row.s, row.item) }
             let gone = deleted.union(fetched.map(\.id))
             journal.beginCommit()
+            for id in gone { journal.forgetUnplaced(id) }
             guard var journaled = journal.takeRowJournal() else {
-                for id in gone { try remove(id, patch: false) }
-                for row in fetched { try insert(row.id, row.item, Self.keys(row.k, row.s), patch: false) }
+                for id in gone { try remove(id) }
+                for row in fetched { try insert(row.id, row.item, Self.keys(row.k, row.s)) }
                 return
             }
             if bulk {
-                var refetched = Set<Int64>()
-                for row in fetched {
-                    refetched.insert(row.id)
-                    payload[row.id] = row.item
-                }
-                for id in gone where !refetched.contains(id) { payload[id] = nil }
+                let refetched = Set(fetched.map(\.id))
                 let replaced = try index.replaceInBulk(
                     gone: gone, fetched: fetched.map { ($0.id, Self.keys($0.k, $0.s)) }, refetched: refetched, parallelMinimum: 8)
                 let sections = index.sections
                 journal.replaced(
                     in: replaced.touched, removals: replaced.removedIndexes, arrivals: replaced.arrivals,
-                    items: { fetched[$0].item }, counts: { sections[$0]?.items.count })
+                    items: { fetched[$0].item }, sectionItems: { sections[$0]?.items }
+                ) { id in fetched.first { $0.id == id }?.item }
                 for (id, place) in replaced.old { journaled[id] = RowChange(old: place) }
                 for (id, place) in replaced.new { journaled[id, default: RowChange()].new = place }
                 journal.putRowJournal(journaled)
@@ -92,25 +89,23 @@ struct SnapshotJournalTests {
             for id in gone {
                 if let place = try index.place(of: id) { journaled[id] = RowChange(old: place) }
             }
-            for id in gone { try remove(id, patch: patch) }
-            for row in fetched { try insert(row.id, row.item, Self.keys(row.k, row.s), patch: patch) }
+            for id in gone { try remove(id) }
+            for row in fetched { try insert(row.id, row.item, Self.keys(row.k, row.s)) }
             for row in fetched {
                 if let place = try index.place(of: row.id) { journaled[row.id, default: RowChange()].new = place }
             }
             journal.putRowJournal(journaled)
         }
 
-        private mutating func remove(_ id: Int64, patch: Bool) throws {
-            payload[id] = nil
+        private mutating func remove(_ id: Int64) throws {
             guard let removal = try index.remove(id) else { return }
-            journal.removed(at: removal.index, from: removal.section, patch: patch)
+            journal.removed(id, at: removal.index, from: removal.section)
             if removal.sectionRemoved { journal.invalidate([removal.section]) }
         }
 
-        private mutating func insert(_ id: Int64, _ item: Note, _ keys: IndexKeys, patch: Bool) throws {
-            payload[id] = item
+        private mutating func insert(_ id: Int64, _ item: Note, _ keys: IndexKeys) throws {
             guard let place = try index.insert(id, keys) else { return }
-            journal.inserted(item, at: place.index, in: place.section, patch: patch)
+            journal.inserted(id, item, at: place.index, in: place.section)
         }
 
         /// The snapshot the reference shows: sections by key, items by sort key then id,
@@ -136,7 +131,7 @@ struct SnapshotJournalTests {
 
         /// Takes the next snapshot and checks it, and what the journal says changed.
         mutating func snapshot(_ context: String) {
-            let (new, changes) = journal.snapshotAndChanges(index, payload)
+            let (new, changes) = journal.snapshotAndChanges(index)
             let actual = new.sections.map { (id: $0.id, rows: $0.rows.array) }
             let expected = expected()
             let same = actual.count == expected.count && zip(actual, expected).allSatisfy { $0.id == $1.id && $0.rows == $1.rows }
@@ -168,8 +163,8 @@ struct SnapshotJournalTests {
 
         func check() {
             index._checkInvariants()
-            payload._checkInvariants(against: index)
             journal._checkInvariants(against: index)
+            journal._checkValues(against: index)
         }
 
         private func render(_ sections: [(id: SectionID, rows: [ResultsRow<Note>])]) -> String {
@@ -239,7 +234,7 @@ struct SnapshotJournalTests {
                     fetched.append((nextID, Int64.random(in: 0..<4, using: &random), Int64.random(in: 0..<5, using: &random), note(nextID)))
                     nextID += 1
                 }
-                try model.commit(deleted: deleted, fetched: fetched, bulk: large, patch: Int.random(in: 0..<5, using: &random) > 0)
+                try model.commit(deleted: deleted, fetched: fetched, bulk: large)
             case 10:
                 model.journal.options = Self.randomOptions(&random)
             case 11:
