@@ -54,25 +54,37 @@ struct ItemPayload<Item: StrataEntity> {
     /// was removed.
     func value(atSlot slot: Int) -> Item { values[slot] }
 
-    /// A test of whether the item of an id has another value in `other` than here (true
-    /// when either has none). Every item of `other` is compared once, in storage order —
-    /// both payloads hold items in the order a fetch read them, so the two arrays are read
-    /// nearly in sequence, where comparing in the results' order would miss the cache at
-    /// every item — and where it is stored (``ResultsItem/_equalItems(_:_:)``: in code not
-    /// specialized for the item type, `==` would copy both).
-    func differences(in other: ItemPayload) -> (Int64) -> Bool {
-        var changed = [Bool](repeating: true, count: other.values.count)
-        values.withUnsafeBufferPointer { mine in
-            other.values.withUnsafeBufferPointer { theirs in
-                guard let mine = mine.baseAddress, let theirs = theirs.baseAddress else { return }
-                for (j, id) in other.slots.ids.enumerated() {
-                    guard let i = slots.slot(of: id) else { continue }
-                    changed[j] = !Item._equalItems(mine + i, theirs + j)
-                }
+    /// A comparison of these values with others, one item at a time (``Comparison/compare(_:)``).
+    func comparison() -> Comparison { Comparison(values: self) }
+
+    /// Which items have another value than in a payload: every item compared is compared
+    /// where it is stored (``ResultsItem/_equalItems(_:_:)``: in code not specialized for the
+    /// item type, `==` would copy both), into a table of flags by slot.
+    struct Comparison {
+        fileprivate let values: ItemPayload
+        /// By slot of `values`: whether the item compared has another value (true until
+        /// compared).
+        private var changed: [Bool]
+
+        fileprivate init(values: ItemPayload) {
+            self.values = values
+            changed = [Bool](repeating: true, count: values.count)
+        }
+
+        /// Compares `item` with the value of its id.
+        mutating func compare(_ item: Item) {
+            guard let slot = values.slots.slot(of: item.objectID.rawValue) else { return }
+            changed[slot] = withUnsafePointer(to: item) { theirs in
+                values.values.withUnsafeBufferPointer { !Item._equalItems($0.baseAddress! + slot, theirs) }
             }
         }
-        let newSlots = other.slots
-        return { id in newSlots.slot(of: id).map { changed[$0] } ?? true }
+
+        /// The test of whether the item of an id has another value than in the payload (true
+        /// when the payload has none, or it was not compared).
+        var differs: (Int64) -> Bool {
+            let slots = values.slots, changed = changed
+            return { id in slots.slot(of: id).map { changed[$0] } ?? true }
+        }
     }
 
     /// Checks that each value is stored under its own id (debug builds only).

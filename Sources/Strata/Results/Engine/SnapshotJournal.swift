@@ -79,26 +79,21 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
         unplaced = values
     }
 
-    /// Every value held (each section's item rows and the items in none), by id: a copy
-    /// of each, for the refetch that replaces them.
-    func values() -> ItemPayload<Item> {
-        var count = unplaced.count
-        var low = Int64.max, high = Int64.min
-        unplaced.forEach { id, _ in (low, high) = (min(low, id), max(high, id)) }
-        for section in itemRows.keys {
-            for row in itemRows[section]! {
-                guard case .item(let item) = row else { continue }
-                let id = item.objectID.rawValue
-                (low, high, count) = (min(low, id), max(high, id), count + 1)
-            }
-        }
+    /// Every value held (each section's item rows and the items in none), by id, for the
+    /// refetch that replaces them: a copy of each, in the results' order. `index` holds the
+    /// same items (its ids give the table's range).
+    func values<Keys>(of index: SectionedIndex<Section, Keys>) -> ItemPayload<Item> {
+        let ids = index.keys.ids
         var values = ItemPayload<Item>()
-        values.reserveCapacity(count, ids: low <= high ? low...high : nil)
+        values.reserveCapacity(ids.count, ids: ids.min().map { $0...ids.max()! })
         unplaced.forEach { values.append($0, $1) }
-        for section in itemRows.keys {
-            for row in itemRows[section]! {
-                guard case .item(let item) = row else { continue }
-                values.append(item.objectID.rawValue, item)
+        for section in index.sections.keys {
+            guard let rows = itemRows[section] else { continue }
+            for chunk in rows.chunks {
+                for row in chunk {
+                    guard case .item(let item) = row else { continue }
+                    values.append(item.objectID.rawValue, item)
+                }
             }
         }
         return values
@@ -113,10 +108,10 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
         var base = refetchBase
         var held: ItemPayload<Item>?
         if base == nil, rowsAreItems, case .rows(let journal) = changeJournal, journal.isEmpty {
-            held = values()
+            held = values(of: index)
             base = RefetchBase(ids: Self.ids(of: index), values: held!)
         }
-        if keepingValues && held == nil { held = values() }
+        if keepingValues && held == nil { held = values(of: index) }
         reset()
         refetchBase = base
         return keepingValues ? held : nil
@@ -333,13 +328,27 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
         return ids
     }
 
-    /// The ids and values of `base` and of the current state, to compare by id (both sets
-    /// of values copied out of rows in the results' order, so that comparing them reads both
-    /// nearly in sequence).
+    /// The ids and values of `base` and of the current state, to compare by id: every item
+    /// of the current rows is compared, in the results' order, with its value in `base`
+    /// (copied out of the last snapshot's rows in the same order, so both are read nearly in
+    /// sequence).
     private func refetchedRows(_ base: RefetchBase, _ index: SectionedIndex<Section, FullIndexKeys>) -> RefetchedRows {
         let old = base.values
-        let new = values()
-        return RefetchedRows(oldIDs: base.ids, newIDs: Self.ids(of: index)) { old.differences(in: new) }
+        let rows = itemRows
+        let sections = index.sections.keys.elements
+        return RefetchedRows(oldIDs: base.ids, newIDs: Self.ids(of: index)) {
+            var changed = old.comparison()
+            for section in sections {
+                guard let rows = rows[section] else { continue }
+                for chunk in rows.chunks {
+                    for row in chunk {
+                        guard case .item(let item) = row else { continue }
+                        changed.compare(item)
+                    }
+                }
+            }
+            return changed.differs
+        }
     }
 
     /// The rows of `items`, whose values wait in ``unplaced`` (and leave it).
