@@ -1,5 +1,6 @@
-/// Each section's rows as the next snapshot shows them, as last derived from its items
-/// (post-fetch options applied); a section without them is derived again.
+/// Rows by section: in ``SnapshotJournal``, each section's item rows (its items with their
+/// values, in order), and with post-fetch options, the rows the next snapshot shows, as last
+/// derived from them (a section without them is derived again).
 struct DerivedRows<Item: StrataEntity> {
     private var bySection: [SectionID: RowChunks<ResultsRow<Item>>] = [:]
 

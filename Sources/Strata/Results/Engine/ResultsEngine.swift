@@ -7,10 +7,11 @@ import GRDB
 /// It composes four parts, each with its own invariants:
 /// - ``ResultsFetcher``: every read (stateless, `Sendable`);
 /// - ``SectionedIndex``: where each item is, by id and keys alone;
-/// - the `Loading` (``ItemLoading``): the items' values, in memory (``EagerLoading``) or in
-///   pages (``BatchedLoading``), and with them what the index keeps of each item;
-/// - ``SnapshotJournal``: the options, the rows derived for the next snapshot, and what
-///   changed since the last one;
+/// - the `Loading` (``ItemLoading``): how the items' values are held, in memory (``EagerLoading``,
+///   once, in the journal's item rows) or in pages (``BatchedLoading``), and with them what the
+///   index keeps of each item;
+/// - ``SnapshotJournal``: the options, each section's item rows (eager values, shared with the
+///   snapshots), the rows derived by post-fetch options, and what changed since the last one;
 ///
 /// and a ``CommitTracker`` that takes every refetch decision. Commits re-read only affected
 /// rows by id and place them by binary search with ``DatabaseValueOrdering``, which orders
