@@ -1,13 +1,14 @@
 import GRDB
 
 /// The key store of eager loading: every item's sort keys and section, kept at the item's
-/// slot (``IDSlots``) in flat arrays — the sort keys of all items in one array, `width` per
-/// item — so that an item costs its keys and a few bytes, not a record in a dictionary
-/// bucket and an array of its own.
+/// slot (``IDSlots``) in flat arrays — one column per sort key, each stored by its type
+/// (``SortKeyColumn``: an integer key in 8 bytes, a text key as its `String`) — so that an
+/// item costs its keys and a few bytes, not a record in a dictionary bucket and an array of
+/// its own.
 struct FullIndexKeys: IndexKeyStore, Sendable {
     private var items = ItemSections()
-    /// The sort keys of every item, `width` per slot.
-    private var sortValues: ContiguousArray<DatabaseValue> = []
+    /// Each sort key of every item, one column per key, by slot.
+    private var columns: [SortKeyColumn] = []
     /// The number of sort keys (every item has as many); known from the first item.
     private var width = 0
 
@@ -22,7 +23,7 @@ struct FullIndexKeys: IndexKeyStore, Sendable {
 
     mutating func removeAll() {
         items.removeAll()
-        sortValues.removeAll(keepingCapacity: true)
+        for column in columns.indices { columns[column].removeAll() }
     }
 
     func contains(_ id: Int64) -> Bool { items.contains(id) }
@@ -33,9 +34,9 @@ struct FullIndexKeys: IndexKeyStore, Sendable {
         checkWidth(keys)
         let (slot, isNew) = items.set(id, section: section, rawKey: keys.key)
         if isNew {
-            sortValues.append(contentsOf: keys.sort)
+            for (column, value) in keys.sort.enumerated() { columns[column].append(value) }
         } else {
-            for (offset, value) in keys.sort.enumerated() { sortValues[slot * width + offset] = value }
+            for (column, value) in keys.sort.enumerated() { columns[column].set(value, at: slot) }
         }
     }
 
@@ -44,7 +45,8 @@ struct FullIndexKeys: IndexKeyStore, Sendable {
     private mutating func checkWidth(_ keys: IndexKeys) {
         if items.isEmpty {
             width = keys.sort.count
-            if sortValues.capacity < items.capacity * width { sortValues.reserveCapacity(items.capacity * width) }
+            if columns.count != width { columns = Array(repeating: SortKeyColumn(), count: width) }
+            for column in columns.indices { columns[column].reserveCapacity(items.capacity) }
         }
         precondition(keys.sort.count == width, "items with different numbers of sort keys")
     }
@@ -52,15 +54,12 @@ struct FullIndexKeys: IndexKeyStore, Sendable {
     mutating func append(_ id: Int64, _ keys: IndexKeys, section: SectionID?) {
         checkWidth(keys)
         items.append(id, sectionSlot: items.sectionSlot(for: section), rawKey: keys.key)
-        sortValues.append(contentsOf: keys.sort)
+        for (column, value) in keys.sort.enumerated() { columns[column].append(value) }
     }
 
     mutating func remove(_ id: Int64) {
         guard let freed = items.remove(id) else { return }
-        if freed.slot != freed.last {
-            for offset in 0..<width { sortValues[freed.slot * width + offset] = sortValues[freed.last * width + offset] }
-        }
-        sortValues.removeLast(width)
+        for column in columns.indices { columns[column].removeSlot(freed) }
     }
 
     mutating func hide(_ id: Int64) -> DatabaseValue? { items.hide(id) }
@@ -69,7 +68,10 @@ struct FullIndexKeys: IndexKeyStore, Sendable {
 
     func sortKeys(of id: Int64) -> ArraySlice<DatabaseValue> {
         guard let slot = items.slot(of: id) else { preconditionFailure("item \(id) not indexed") }
-        return sortValues[(slot * width)..<((slot + 1) * width)]
+        var keys: [DatabaseValue] = []
+        keys.reserveCapacity(width)
+        for column in columns { keys.append(column[slot]) }
+        return keys[...]
     }
 
     func position(of id: Int64, in items: RowChunks<Int64>, descending: [Bool]) -> Int {

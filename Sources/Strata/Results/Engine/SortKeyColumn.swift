@@ -1,0 +1,132 @@
+import GRDB
+
+/// One sort key of every item of a ``FullIndexKeys``, by slot, stored by its type: an integer
+/// key (a number, a Boolean, a position) as 8 bytes and a text key as a `String` (16), where a
+/// `DatabaseValue` takes 24. The storage is chosen by the first value; a value of another
+/// storage class (a NULL, a real among integers) turns the column into plain
+/// `DatabaseValue`s, which it stays until it is cleared. Reading gives back the stored value
+/// exactly (`DatabaseValue` equality), so the order is SQLite's either way.
+struct SortKeyColumn: Sendable {
+    private enum Storage {
+        case integers
+        case texts
+        case reals
+        case values
+    }
+
+    private var storage = Storage.integers
+    private var integers: ContiguousArray<Int64> = []
+    private var texts: ContiguousArray<String> = []
+    private var reals: ContiguousArray<Double> = []
+    private var values: ContiguousArray<DatabaseValue> = []
+    /// The capacity asked for, given to the storage the first value chooses.
+    private var capacity = 0
+
+    init() {}
+
+    /// Whether the column holds plain `DatabaseValue`s (its values are not all of one storage
+    /// class).
+    var holdsPlainValues: Bool { storage == .values }
+
+    var count: Int {
+        switch storage {
+        case .integers: integers.count
+        case .texts: texts.count
+        case .reals: reals.count
+        case .values: values.count
+        }
+    }
+
+    mutating func reserveCapacity(_ count: Int) {
+        capacity = Swift.max(capacity, count)
+        switch storage {
+        case .integers: integers.reserveCapacity(count)
+        case .texts: texts.reserveCapacity(count)
+        case .reals: reals.reserveCapacity(count)
+        case .values: values.reserveCapacity(count)
+        }
+    }
+
+    /// Forgets every value, keeping the room; the next value chooses the storage again.
+    mutating func removeAll() {
+        integers.removeAll(keepingCapacity: true)
+        texts.removeAll(keepingCapacity: true)
+        reals.removeAll(keepingCapacity: true)
+        values.removeAll(keepingCapacity: true)
+        storage = .integers
+    }
+
+    subscript(slot: Int) -> DatabaseValue {
+        switch storage {
+        case .integers: integers[slot].databaseValue
+        case .texts: texts[slot].databaseValue
+        case .reals: reals[slot].databaseValue
+        case .values: values[slot]
+        }
+    }
+
+    mutating func append(_ value: DatabaseValue) {
+        if count == 0 { choose(for: value) }
+        switch (storage, value.storage) {
+        case (.integers, .int64(let integer)): integers.append(integer)
+        case (.texts, .string(let text)): texts.append(text)
+        case (.reals, .double(let real)): reals.append(real)
+        case (.values, _): values.append(value)
+        default:
+            widen()
+            values.append(value)
+        }
+    }
+
+    /// Replaces the value in `slot`.
+    mutating func set(_ value: DatabaseValue, at slot: Int) {
+        switch (storage, value.storage) {
+        case (.integers, .int64(let integer)): integers[slot] = integer
+        case (.texts, .string(let text)): texts[slot] = text
+        case (.reals, .double(let real)): reals[slot] = real
+        case (.values, _): values[slot] = value
+        default:
+            widen()
+            values[slot] = value
+        }
+    }
+
+    /// Moves the value in slot `last` (the last one) into `slot`, and removes the last
+    /// (see ``IDSlots/remove(_:)``).
+    mutating func removeSlot(_ freed: (slot: Int, last: Int)) {
+        switch storage {
+        case .integers: integers.removeSlot(freed)
+        case .texts: texts.removeSlot(freed)
+        case .reals: reals.removeSlot(freed)
+        case .values: values.removeSlot(freed)
+        }
+    }
+
+    /// The storage for a column whose first value is `value`.
+    private mutating func choose(for value: DatabaseValue) {
+        switch value.storage {
+        case .int64: storage = .integers
+        case .string: storage = .texts
+        case .double: storage = .reals
+        default: storage = .values
+        }
+        // Only the chosen storage keeps room (a refetch keeps the room it had).
+        if storage != .integers { integers = [] }
+        if storage != .texts { texts = [] }
+        if storage != .reals { reals = [] }
+        if storage != .values { values = [] }
+        reserveCapacity(capacity)
+    }
+
+    /// Turns the column into plain values (a value of another storage class came).
+    private mutating func widen() {
+        var widened = ContiguousArray<DatabaseValue>()
+        widened.reserveCapacity(Swift.max(capacity, count + 1))
+        for slot in 0..<count { widened.append(self[slot]) }
+        integers = []
+        texts = []
+        reals = []
+        values = widened
+        storage = .values
+    }
+}
