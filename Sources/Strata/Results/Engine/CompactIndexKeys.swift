@@ -36,6 +36,7 @@ struct CompactIndexKeys: IndexKeyStore {
     }
 
     mutating func remove(_ id: Int64) { _ = items.remove(id) }
+    mutating func settleSlots() { _ = items.settle() }
     mutating func hide(_ id: Int64) -> DatabaseValue? { items.hide(id) }
     mutating func show(_ id: Int64, in section: SectionID) { items.show(id, in: section) }
     func hiddenKey(of id: Int64) -> DatabaseValue? { items.hiddenKey(of: id) }

@@ -32,12 +32,20 @@ struct FullIndexKeys: IndexKeyStore, Sendable {
 
     mutating func set(_ id: Int64, _ keys: IndexKeys, section: SectionID?) {
         checkWidth(keys)
-        let (slot, isNew) = items.set(id, section: section, rawKey: keys.key)
-        if isNew {
-            for (column, value) in keys.sort.enumerated() { columns[column].append(value) }
-        } else {
-            for (column, value) in keys.sort.enumerated() { columns[column].set(value, at: slot) }
-        }
+        let (slot, _, relayout) = items.set(id, section: section, rawKey: keys.key)
+        place(keys, at: slot, after: relayout)
+    }
+
+    /// Puts an item's sort keys at its `slot`, after moving every item's as `relayout` says.
+    private mutating func place(_ keys: IndexKeys, at slot: Int, after relayout: ItemSlots.Relayout?) {
+        if let relayout { for column in columns.indices { columns[column].apply(relayout) } }
+        for (column, value) in keys.sort.enumerated() { columns[column].place(value, at: slot) }
+    }
+
+    /// After a build: slots by id when the ids lie close (``ItemSlots``), 12 bytes an item less.
+    mutating func settleSlots() {
+        guard let relayout = items.settle() else { return }
+        for column in columns.indices { columns[column].apply(relayout) }
     }
 
     /// Takes the number of sort keys from the first item (and makes room for every item's),
@@ -53,13 +61,13 @@ struct FullIndexKeys: IndexKeyStore, Sendable {
 
     mutating func append(_ id: Int64, _ keys: IndexKeys, section: SectionID?) {
         checkWidth(keys)
-        items.append(id, sectionSlot: items.sectionSlot(for: section), rawKey: keys.key)
-        for (column, value) in keys.sort.enumerated() { columns[column].append(value) }
+        let (slot, relayout) = items.append(id, sectionSlot: items.sectionSlot(for: section), rawKey: keys.key)
+        place(keys, at: slot, after: relayout)
     }
 
     mutating func remove(_ id: Int64) {
-        guard let freed = items.remove(id) else { return }
-        for column in columns.indices { columns[column].removeSlot(freed) }
+        guard let removal = items.remove(id) else { return }
+        for column in columns.indices { columns[column].apply(removal) }
     }
 
     mutating func hide(_ id: Int64) -> DatabaseValue? { items.hide(id) }

@@ -37,6 +37,9 @@ protocol IndexKeyStore {
     mutating func append(_ id: Int64, _ keys: IndexKeys, section: SectionID?)
     /// Forgets the item `id`.
     mutating func remove(_ id: Int64)
+    /// Ends a build: chooses how items' slots are laid out now that their ids are known
+    /// (``ItemSlots/settle()``).
+    mutating func settleSlots()
     /// Takes the indexed item `id` out of its section; returns the raw key to file it under
     /// among the hidden items, if one is known.
     mutating func hide(_ id: Int64) -> DatabaseValue?

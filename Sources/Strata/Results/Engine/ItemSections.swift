@@ -1,9 +1,12 @@
 import GRDB
 
-/// What both key stores keep of every item: its slot (``IDSlots``), its section as a small
+/// What both key stores keep of every item: its slot (``ItemSlots``), its section as a small
 /// number (``SectionSlots``), and the raw section key of a hidden item.
+///
+/// A key store that keeps more of an item at its slot applies what ``set(_:sectionSlot:rawKey:)``,
+/// ``append(_:sectionSlot:rawKey:)``, ``remove(_:)`` and ``settle()`` return to its own arrays.
 struct ItemSections: Sendable {
-    private var slots = IDSlots()
+    private var slots = ItemSlots()
     /// Each item's section slot (``SectionSlots/hiddenSlot`` when hidden), by item slot.
     private var sectionSlots: ContiguousArray<UInt32> = []
     private var sectionTable = SectionSlots()
@@ -14,7 +17,11 @@ struct ItemSections: Sendable {
     var isEmpty: Bool { slots.count == 0 }
     var isEmptyCapacity: Bool { slots.isEmptyCapacity }
     var capacity: Int { sectionSlots.capacity }
-    var ids: [Int64] { Array(slots.ids) }
+    var ids: [Int64] { slots.ids }
+    /// The length of the per-slot arrays (holes included, see ``ItemSlots``).
+    var slotCount: Int { slots.slotCount }
+    /// Whether slots are ids' offsets.
+    var isByID: Bool { slots.isByID }
 
     mutating func reserveCapacity(_ count: Int, ids: ClosedRange<Int64>?) {
         slots.reserveCapacity(count, ids: ids)
@@ -46,39 +53,54 @@ struct ItemSections: Sendable {
 
     /// Indexes `id` in `section` (nil: hidden, filed under `rawKey`); returns its slot and
     /// whether it is new (appended) rather than moved.
-    mutating func set(_ id: Int64, section: SectionID?, rawKey: DatabaseValue) -> (slot: Int, isNew: Bool) {
+    mutating func set(_ id: Int64, section: SectionID?, rawKey: DatabaseValue) -> (slot: Int, isNew: Bool, relayout: ItemSlots.Relayout?) {
         set(id, sectionSlot: sectionTable.slot(for: section), rawKey: rawKey)
     }
 
     /// Indexes `id`, which has no slot, in the section of `sectionSlot` (``SectionSlots/hiddenSlot``:
     /// hidden, filed under `rawKey`), without looking its slot up.
-    mutating func append(_ id: Int64, sectionSlot: UInt32, rawKey: DatabaseValue) {
-        _ = slots.append(id)
-        sectionSlots.append(sectionSlot)
+    /// Returns its slot, and the relayout the owner applies first.
+    @discardableResult
+    mutating func append(_ id: Int64, sectionSlot: UInt32, rawKey: DatabaseValue) -> (slot: Int, relayout: ItemSlots.Relayout?) {
+        let (slot, relayout) = slots.insert(id)
+        if let relayout { sectionSlots.apply(relayout, filler: SectionSlots.hiddenSlot) }
+        sectionSlots.place(sectionSlot, at: slot, filler: SectionSlots.hiddenSlot)
         if sectionSlot == SectionSlots.hiddenSlot { hiddenKeys[id] = rawKey }
+        return (slot, relayout)
     }
 
-    /// ``set(_:section:rawKey:)`` with a section slot resolved before.
+    /// After a build: the slots' layout by id when the ids lie close (``ItemSlots/settle()``);
+    /// returns the relayout the owner applies.
+    mutating func settle() -> ItemSlots.Relayout? {
+        guard let relayout = slots.settle() else { return nil }
+        sectionSlots.apply(relayout, filler: SectionSlots.hiddenSlot)
+        return relayout
+    }
+
+    /// ``set(_:section:rawKey:)`` with a section slot resolved before; a new item's
+    /// `relayout` is applied by the owner first.
     @discardableResult
-    mutating func set(_ id: Int64, sectionSlot: UInt32, rawKey: DatabaseValue) -> (slot: Int, isNew: Bool) {
-        let result: (slot: Int, isNew: Bool)
+    mutating func set(_ id: Int64, sectionSlot: UInt32, rawKey: DatabaseValue) -> (slot: Int, isNew: Bool, relayout: ItemSlots.Relayout?) {
+        let result: (slot: Int, isNew: Bool, relayout: ItemSlots.Relayout?)
         if let slot = slots.slot(of: id) {
             sectionSlots[slot] = sectionSlot
-            result = (slot, false)
+            result = (slot, false, nil)
         } else {
-            result = (slots.append(id), true)
-            sectionSlots.append(sectionSlot)
+            let (slot, relayout) = slots.insert(id)
+            if let relayout { sectionSlots.apply(relayout, filler: SectionSlots.hiddenSlot) }
+            sectionSlots.place(sectionSlot, at: slot, filler: SectionSlots.hiddenSlot)
+            result = (slot, true, relayout)
         }
         if sectionSlot == SectionSlots.hiddenSlot { hiddenKeys[id] = rawKey } else if !hiddenKeys.isEmpty { hiddenKeys[id] = nil }
         return result
     }
 
-    /// Forgets `id`; returns the freed slot and the last one, whose element moved into it.
-    mutating func remove(_ id: Int64) -> (slot: Int, last: Int)? {
-        guard let freed = slots.remove(id) else { return nil }
-        sectionSlots.removeSlot(freed)
+    /// Forgets `id`; returns what the owner does to its arrays (``ItemSlots/Removal``).
+    mutating func remove(_ id: Int64) -> ItemSlots.Removal? {
+        guard let removal = slots.remove(id) else { return nil }
+        sectionSlots.apply(removal, filler: SectionSlots.hiddenSlot)
         hiddenKeys[id] = nil
-        return freed
+        return removal
     }
 
     /// Takes the item `id` out of its section; returns the key it is filed under among the
@@ -107,11 +129,17 @@ struct ItemSections: Sendable {
 
     func hiddenKey(of id: Int64) -> DatabaseValue? { hiddenKeys[id] }
 
-    func _shownCount() -> Int { sectionSlots.filter { $0 != SectionSlots.hiddenSlot }.count }
+    func _shownCount() -> Int {
+        precondition(sectionSlots.count == slots.slotCount, "section slots and item slots out of step")
+        var shown = 0
+        slots.forEach { _, slot in if sectionSlots[slot] != SectionSlots.hiddenSlot { shown += 1 } }
+        return shown
+    }
 
     func _hiddenByKey() -> [Int64: Set<Int64>] {
         var hidden: [Int64: Set<Int64>] = [:]
-        for (id, slot) in zip(slots.ids, sectionSlots) where slot == SectionSlots.hiddenSlot {
+        slots.forEach { id, slot in
+            guard sectionSlots[slot] == SectionSlots.hiddenSlot else { return }
             if case .int64(let key)? = hiddenKeys[id]?.storage { hidden[key, default: []].insert(id) }
         }
         for id in hiddenKeys.keys {

@@ -158,6 +158,7 @@ struct SectionedIndex<Section: Hashable & Sendable, Keys: IndexKeyStore> {
     /// section type cannot represent (an unknown enum raw value written by raw SQL) are
     /// hidden, as incremental updates hide them.
     mutating func finishBuild(_ builder: Builder) -> [(section: SectionID, bucket: Int)] {
+        keys.settleSlots()
         var shown: [(section: SectionID, bucket: Int)] = []
         shown.reserveCapacity(builder.buckets.count)
         for (id, bucket) in builder.buckets {

@@ -1,8 +1,9 @@
 import GRDB
 
 /// One sort key of every item of a ``FullIndexKeys``, by slot, stored by its type: an integer
-/// key (a number, a Boolean, a position) as 8 bytes and a text key as a `String` (16), where a
-/// `DatabaseValue` takes 24. The storage is chosen by the first value; a value of another
+/// key (a number, a Boolean, a position) in the fewest bytes that hold every one so far
+/// (``NarrowIntegers``: a Boolean in one, a position in four, at most eight) and a text key as
+/// a `String` (16), where a `DatabaseValue` takes 24. The storage is chosen by the first value; a value of another
 /// storage class (a NULL, a real among integers) turns the column into plain
 /// `DatabaseValue`s, which it stays until it is cleared. Reading gives back the stored value
 /// exactly (`DatabaseValue` equality), so the order is SQLite's either way.
@@ -15,7 +16,7 @@ struct SortKeyColumn: Sendable {
     }
 
     private var storage = Storage.integers
-    private var integers: ContiguousArray<Int64> = []
+    private var integers = NarrowIntegers()
     private var texts: ContiguousArray<String> = []
     private var reals: ContiguousArray<Double> = []
     private var values: ContiguousArray<DatabaseValue> = []
@@ -49,7 +50,7 @@ struct SortKeyColumn: Sendable {
 
     /// Forgets every value, keeping the room; the next value chooses the storage again.
     mutating func removeAll() {
-        integers.removeAll(keepingCapacity: true)
+        integers.removeAll()
         texts.removeAll(keepingCapacity: true)
         reals.removeAll(keepingCapacity: true)
         values.removeAll(keepingCapacity: true)
@@ -81,7 +82,7 @@ struct SortKeyColumn: Sendable {
     /// Replaces the value in `slot`.
     mutating func set(_ value: DatabaseValue, at slot: Int) {
         switch (storage, value.storage) {
-        case (.integers, .int64(let integer)): integers[slot] = integer
+        case (.integers, .int64(let integer)): integers.set(integer, at: slot)
         case (.texts, .string(let text)): texts[slot] = text
         case (.reals, .double(let real)): reals[slot] = real
         case (.values, _): values[slot] = value
@@ -91,14 +92,51 @@ struct SortKeyColumn: Sendable {
         }
     }
 
+    /// Puts `value` at `slot` (``ItemSlots/insert(_:)``): replaces the value there, or appends
+    /// it, after fillers when `slot` is past the end.
+    mutating func place(_ value: DatabaseValue, at slot: Int) {
+        if slot < count {
+            set(value, at: slot)
+            return
+        }
+        if count == 0 { choose(for: value) }
+        if slot > count {
+            let fillers = slot - count
+            switch storage {
+            case .integers: integers.appendZeros(fillers)
+            case .texts: texts.append(contentsOf: repeatElement("", count: fillers))
+            case .reals: reals.append(contentsOf: repeatElement(0, count: fillers))
+            case .values: values.append(contentsOf: repeatElement(.null, count: fillers))
+            }
+        }
+        append(value)
+    }
+
     /// Moves the value in slot `last` (the last one) into `slot`, and removes the last
     /// (see ``IDSlots/remove(_:)``).
     mutating func removeSlot(_ freed: (slot: Int, last: Int)) {
+        apply(.moved(slot: freed.slot, last: freed.last))
+    }
+
+    /// Applies an ``ItemSlots/Removal``: a hole holds a filler (an empty text releases what
+    /// the value held).
+    mutating func apply(_ removal: ItemSlots.Removal) {
         switch storage {
-        case .integers: integers.removeSlot(freed)
-        case .texts: texts.removeSlot(freed)
-        case .reals: reals.removeSlot(freed)
-        case .values: values.removeSlot(freed)
+        case .integers: integers.apply(removal)
+        case .texts: texts.apply(removal, filler: "")
+        case .reals: reals.apply(removal, filler: 0)
+        case .values: values.apply(removal, filler: .null)
+        }
+    }
+
+    /// Applies an ``ItemSlots/Relayout``.
+    mutating func apply(_ relayout: ItemSlots.Relayout) {
+        capacity = Swift.max(capacity, relayout.capacity)
+        switch storage {
+        case .integers: integers.apply(relayout)
+        case .texts: texts.apply(relayout, filler: "")
+        case .reals: reals.apply(relayout, filler: 0)
+        case .values: values.apply(relayout, filler: .null)
         }
     }
 
@@ -111,7 +149,7 @@ struct SortKeyColumn: Sendable {
         default: storage = .values
         }
         // Only the chosen storage keeps room (a refetch keeps the room it had).
-        if storage != .integers { integers = [] }
+        if storage != .integers { integers = NarrowIntegers() }
         if storage != .texts { texts = [] }
         if storage != .reals { reals = [] }
         if storage != .values { values = [] }
@@ -123,7 +161,7 @@ struct SortKeyColumn: Sendable {
         var widened = ContiguousArray<DatabaseValue>()
         widened.reserveCapacity(Swift.max(capacity, count + 1))
         for slot in 0..<count { widened.append(self[slot]) }
-        integers = []
+        integers = NarrowIntegers()
         texts = []
         reals = []
         values = widened
