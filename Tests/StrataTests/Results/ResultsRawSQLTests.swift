@@ -264,3 +264,59 @@ import Testing
         try h.check()
     }
 }
+
+extension ResultsRawSQLTests {
+    /// A sort column whose values are of two storage classes — NULLs among the texts of an
+    /// optional attribute, as any program may write them — is ordered as SQLite orders it: at
+    /// the open (the eager key store keeps that column as plain values from the first value of
+    /// another class on), and after commits that write texts and NULLs to it, insert, delete
+    /// and change every row. Compared with SQLite's own `ORDER BY` after every step; every
+    /// batch replayed on the snapshot before it.
+    @Test func sortColumnMixingStorageClasses() throws {
+        let store = try Store.inMemory(schema: NotesModel.schema)
+        try store.write { db in
+            for (name, color) in [("a", "'red'"), ("b", "NULL"), ("c", "'blue'"), ("d", "NULL"), ("e", "'green'"), ("f", "'blue'")] {
+                try db.execute(sql: "INSERT INTO Notebook (name, createdAt, position, color) VALUES (?, ?, 0, \(color))", arguments: [name, day])
+            }
+        }
+        let classes = try store.read { db in try String.fetchSet(db, sql: "SELECT typeof(color) FROM Notebook") }
+        #expect(classes == ["text", "null"], "the file holds both storage classes")
+        let controller = try ResultsController(
+            store: store, request: ResultsRequest<Notebook, NoSection>(sortedBy: [Notebook.color.ascending]),
+            deliveryQueue: DispatchQueue(label: "strata.tests.delivery"))
+        controller.checksInvariants = true
+        let recorder = DeliveryRecorder<Notebook, NoSection>()
+        controller.coordinate(recorder)
+        func expectSQLiteOrder(_ step: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+            controller.waitForDeliveries()
+            let stored = try store.read { db in try String.fetchAll(db, sql: "SELECT name FROM Notebook ORDER BY color, id") }
+            let shown = controller.snapshot.sections.flatMap { $0.rows.compactMap(\.item?.name) }
+            #expect(shown == stored, "\(step)", sourceLocation: sourceLocation)
+        }
+        try expectSQLiteOrder("open")
+        let steps: [(String, String)] = [
+            ("a NULL becomes a text", "UPDATE Notebook SET color = 'amber' WHERE name = 'b'"),
+            ("a text becomes NULL", "UPDATE Notebook SET color = NULL WHERE name = 'a'"),
+            ("a new row with NULL", "INSERT INTO Notebook (name, createdAt, position) SELECT 'g', createdAt, 0 FROM Notebook LIMIT 1"),
+            ("a new row with a text", "INSERT INTO Notebook (name, createdAt, position, color) SELECT 'h', createdAt, 0, 'azure' FROM Notebook LIMIT 1"),
+            ("a deletion", "DELETE FROM Notebook WHERE name = 'c'"),
+            ("every row", "UPDATE Notebook SET color = CASE WHEN color IS NULL THEN 'zinc' WHEN color < 'c' THEN NULL ELSE color END"),
+        ]
+        for (step, sql) in steps {
+            try store.write { db in try db.execute(sql: sql) }
+            try expectSQLiteOrder(step)
+        }
+        var previous: ResultsSnapshot<Notebook, NoSection>?
+        for update in recorder.updates {
+            switch update {
+            case .reload(let snapshot): previous = snapshot
+            case .batch(let batch, let snapshot):
+                let old = try #require(previous, "a batch before any reload")
+                try BatchValidator.validate(batch, from: old, to: snapshot)
+                #expect(try batch.apply(to: old, reading: snapshot) == snapshot)
+                previous = snapshot
+            }
+        }
+        #expect(recorder.updates.count == steps.count + 1)
+    }
+}

@@ -8,7 +8,7 @@ import GRDB
 struct ItemSections: Sendable {
     private var slots = ItemSlots()
     /// Each item's section slot (``SectionSlots/hiddenSlot`` when hidden), by item slot.
-    private var sectionSlots: ContiguousArray<UInt32> = []
+    private var sectionSlots = SectionSlotColumn()
     private var sectionTable = SectionSlots()
     /// The raw section key of each hidden item.
     private var hiddenKeys: [Int64: DatabaseValue] = [:]
@@ -30,7 +30,7 @@ struct ItemSections: Sendable {
 
     mutating func removeAll() {
         slots.removeAll()
-        sectionSlots.removeAll(keepingCapacity: true)
+        sectionSlots.removeAll()
         hiddenKeys = [:]
         // Sections met before a refetch are not kept: slots are never reused otherwise.
         sectionTable = SectionSlots()
@@ -63,8 +63,8 @@ struct ItemSections: Sendable {
     @discardableResult
     mutating func append(_ id: Int64, sectionSlot: UInt32, rawKey: DatabaseValue) -> (slot: Int, relayout: ItemSlots.Relayout?) {
         let (slot, relayout) = slots.insert(id)
-        if let relayout { sectionSlots.apply(relayout, filler: SectionSlots.hiddenSlot) }
-        sectionSlots.place(sectionSlot, at: slot, filler: SectionSlots.hiddenSlot)
+        if let relayout { sectionSlots.apply(relayout) }
+        sectionSlots.place(sectionSlot, at: slot)
         if sectionSlot == SectionSlots.hiddenSlot { hiddenKeys[id] = rawKey }
         return (slot, relayout)
     }
@@ -73,7 +73,7 @@ struct ItemSections: Sendable {
     /// returns the relayout the owner applies.
     mutating func settle() -> ItemSlots.Relayout? {
         guard let relayout = slots.settle() else { return nil }
-        sectionSlots.apply(relayout, filler: SectionSlots.hiddenSlot)
+        sectionSlots.apply(relayout)
         return relayout
     }
 
@@ -87,8 +87,8 @@ struct ItemSections: Sendable {
             result = (slot, false, nil)
         } else {
             let (slot, relayout) = slots.insert(id)
-            if let relayout { sectionSlots.apply(relayout, filler: SectionSlots.hiddenSlot) }
-            sectionSlots.place(sectionSlot, at: slot, filler: SectionSlots.hiddenSlot)
+            if let relayout { sectionSlots.apply(relayout) }
+            sectionSlots.place(sectionSlot, at: slot)
             result = (slot, true, relayout)
         }
         if sectionSlot == SectionSlots.hiddenSlot { hiddenKeys[id] = rawKey } else if !hiddenKeys.isEmpty { hiddenKeys[id] = nil }
@@ -98,7 +98,7 @@ struct ItemSections: Sendable {
     /// Forgets `id`; returns what the owner does to its arrays (``ItemSlots/Removal``).
     mutating func remove(_ id: Int64) -> ItemSlots.Removal? {
         guard let removal = slots.remove(id) else { return nil }
-        sectionSlots.apply(removal, filler: SectionSlots.hiddenSlot)
+        sectionSlots.apply(removal)
         hiddenKeys[id] = nil
         return removal
     }

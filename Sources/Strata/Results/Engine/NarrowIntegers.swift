@@ -27,7 +27,7 @@ struct NarrowIntegers: Sendable {
     private var fours: ContiguousArray<Int32> = []
     private var eights: ContiguousArray<Int64> = []
     /// The room asked for, kept across widenings.
-    private var capacity = 0
+    private var room = 0
 
     init() {}
 
@@ -43,8 +43,18 @@ struct NarrowIntegers: Sendable {
         }
     }
 
+    /// The values the storage of the width in use has room for.
+    var capacity: Int {
+        switch width {
+        case .one: ones.capacity
+        case .two: twos.capacity
+        case .four: fours.capacity
+        case .eight: eights.capacity
+        }
+    }
+
     mutating func reserveCapacity(_ count: Int) {
-        capacity = Swift.max(capacity, count)
+        room = Swift.max(room, count)
         switch width {
         case .one: ones.reserveCapacity(count)
         case .two: twos.reserveCapacity(count)
@@ -62,7 +72,7 @@ struct NarrowIntegers: Sendable {
         eights.removeAll(keepingCapacity: width == .eight)
         if width != .one {
             width = .one
-            ones.reserveCapacity(capacity)
+            ones.reserveCapacity(room)
         }
     }
 
@@ -118,7 +128,7 @@ struct NarrowIntegers: Sendable {
 
     /// Applies an ``ItemSlots/Relayout`` (holes hold zeros).
     mutating func apply(_ relayout: ItemSlots.Relayout) {
-        capacity = Swift.max(capacity, relayout.capacity)
+        room = Swift.max(room, relayout.capacity)
         switch width {
         case .one: ones.apply(relayout, filler: 0)
         case .two: twos.apply(relayout, filler: 0)
@@ -136,7 +146,7 @@ struct NarrowIntegers: Sendable {
 
     private mutating func widen(to wider: Width) {
         let values = (0..<count).map { self[$0] }
-        let room = Swift.max(capacity, values.count + 1)
+        let room = Swift.max(self.room, values.count + 1)
         ones = []
         twos = []
         fours = []

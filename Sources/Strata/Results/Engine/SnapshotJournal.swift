@@ -87,16 +87,23 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
         var values = ItemPayload<Item>()
         values.reserveCapacity(ids.count, ids: ids.min().map { $0...ids.max()! })
         unplaced.forEach { values.append($0, $1) }
-        for section in index.sections.keys {
-            guard let rows = itemRows[section] else { continue }
+        Self.forEachItem(in: itemRows, sections: index.sections.keys) { values.append($0.objectID.rawValue, $0) }
+        return values
+    }
+
+    /// Calls `body` with each item of `rows`, section by section in the order of `sections`.
+    private static func forEachItem(
+        in rows: DerivedRows<Item>, sections: some Sequence<SectionID>, _ body: (Item) -> Void
+    ) {
+        for section in sections {
+            guard let rows = rows[section] else { continue }
             for chunk in rows.chunks {
                 for row in chunk {
                     guard case .item(let item) = row else { continue }
-                    values.append(item.objectID.rawValue, item)
+                    body(item)
                 }
             }
         }
-        return values
     }
 
     /// Before a refetch of eager results (`index` and the values still in their state): the
@@ -338,15 +345,7 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
         let sections = index.sections.keys.elements
         return RefetchedRows(oldIDs: base.ids, newIDs: Self.ids(of: index)) {
             var changed = old.comparison()
-            for section in sections {
-                guard let rows = rows[section] else { continue }
-                for chunk in rows.chunks {
-                    for row in chunk {
-                        guard case .item(let item) = row else { continue }
-                        changed.compare(item)
-                    }
-                }
-            }
+            Self.forEachItem(in: rows, sections: sections) { changed.compare($0) }
             return changed.differs
         }
     }

@@ -77,4 +77,21 @@ struct NarrowIntegersTests {
         }
         #expect(widths.count > 1, "seed \(seed): never widened")
     }
+
+    @Test("section slots read back, the hidden one included, in one byte until a slot needs more")
+    func sectionSlots() {
+        var column = SectionSlotColumn()
+        let slots: [UInt32] = [0, SectionSlots.hiddenSlot, 5, 126, SectionSlots.hiddenSlot]
+        for (index, slot) in slots.enumerated() { column.place(slot, at: index) }
+        #expect((0..<slots.count).map { column[$0] } == slots && column.bytesPerItem == 1)
+        column.place(128, at: 7)  // past the end: a hole at 5 and 6
+        #expect(column.count == 8 && column[7] == 128 && column.bytesPerItem == 2)
+        column[1] = 40_000
+        #expect(column[1] == 40_000 && column[4] == SectionSlots.hiddenSlot && column.bytesPerItem == 4)
+        column.apply(ItemSlots.Relayout(sources: [4, 7, -1, 1], capacity: 4))
+        #expect(column.count == 4 && column[0] == SectionSlots.hiddenSlot && column[1] == 128 && column[3] == 40_000)
+        column.removeAll()
+        column.place(3, at: 0)
+        #expect(column[0] == 3 && column.bytesPerItem == 1)
+    }
 }
