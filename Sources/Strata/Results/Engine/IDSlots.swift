@@ -1,7 +1,8 @@
 /// Item ids and the dense slots they hold, `0..<count`: what an id keeps beside it lives at
-/// its slot in plain arrays, so that a results index of 100,000 items holds a small table
-/// (id → slot) instead of a dictionary of records, whose buckets (up to 2.6 per item, by
-/// Swift's load factor and power-of-two sizes) would each be as large as a record.
+/// its slot in plain arrays, so that a table of 100,000 values holds a small table (id →
+/// slot) instead of a dictionary of records, whose buckets (up to 2.6 per item, by Swift's
+/// load factor and power-of-two sizes) would each be as large as a record. Used by
+/// ``ItemPayload``, and by ``ItemSlots`` for ids that do not lie close enough for slots by id.
 ///
 /// Removing an id moves the last id into its slot: the owner moves its arrays' last
 /// element there too (``remove(_:)`` says which).

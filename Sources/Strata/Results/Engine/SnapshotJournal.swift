@@ -91,7 +91,10 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
         return values
     }
 
-    /// Calls `body` with each item of `rows`, section by section in the order of `sections`.
+    /// Calls `body` with each item of `rows`, section by section in the order of `sections`
+    /// (inlined: each caller's loop is specialized for its item type, as it was when written
+    /// out in each).
+    @inline(__always)
     private static func forEachItem(
         in rows: DerivedRows<Item>, sections: some Sequence<SectionID>, _ body: (Item) -> Void
     ) {
