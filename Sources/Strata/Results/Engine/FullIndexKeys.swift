@@ -87,6 +87,9 @@ struct FullIndexKeys: IndexKeyStore, Sendable {
         try! insertionIndex(of: id, sortKeys(of: id), in: items, descending: descending)
     }
 
+    /// Whether items' slots are their ids' offsets now (``ItemSlots``; for tests).
+    var _slotsAreByID: Bool { items.isByID }
+
     func _shownCount() -> Int { items._shownCount() }
     func _hiddenByKey() -> [Int64: Set<Int64>] { items._hiddenByKey() }
 
