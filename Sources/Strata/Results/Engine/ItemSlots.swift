@@ -201,7 +201,10 @@ struct ItemSlots: Sendable {
     /// `extra` more.
     private mutating func makeDense(adding extra: Int) -> Relayout {
         var next = IDSlots()
-        next.reserveCapacity(presentCount + extra)
+        // The range the ids are in, so that they find their slots in a plain array when it
+        // is dense enough (a far row goes to the table's dictionary).
+        let (last, overflowed) = base.addingReportingOverflow(Int64(Swift.max(width, 1) - 1))
+        next.reserveCapacity(presentCount + extra, ids: overflowed ? nil : base...last)
         var sources = ContiguousArray<Int32>()
         sources.reserveCapacity(presentCount)
         forEach { id, slot in

@@ -3,9 +3,9 @@ import GRDB
 /// One sort key of every item of a ``FullIndexKeys``, by slot, stored by its type: an integer
 /// key (a number, a Boolean, a position) in the fewest bytes that hold every one so far
 /// (``NarrowIntegers``: a Boolean in one, a position in four, at most eight) and a text key as
-/// a `String` (16), where a `DatabaseValue` takes 24. The storage is chosen by the first value; a value of another
-/// storage class (a NULL, a real among integers) turns the column into plain
-/// `DatabaseValue`s, which it stays until it is cleared. Reading gives back the stored value
+/// a `String` (16), where a `DatabaseValue` takes 24. The storage is chosen by the first
+/// value; a value of another storage class (a NULL, a real among integers) turns the column
+/// into plain `DatabaseValue`s, which it stays until it is cleared. Reading gives back the stored value
 /// exactly (`DatabaseValue` equality), so the order is SQLite's either way.
 struct SortKeyColumn: Sendable {
     private enum Storage {
