@@ -2,9 +2,9 @@ import GRDB
 
 /// The key store of eager loading: every item's sort keys and section, kept at the item's
 /// slot (``ItemSlots``) in flat arrays — one column per sort key, each stored by its type
-/// (``SortKeyColumn``: an integer key in the fewest bytes, a text key as its `String`) — so that an
-/// item costs its keys and a few bytes, not a record in a dictionary bucket and an array of
-/// its own.
+/// (``SortKeyColumn``: an integer key in the fewest bytes, a text key as its `String`) — so
+/// that an item costs its keys and a few bytes, not a record in a dictionary bucket and an
+/// array of its own.
 struct FullIndexKeys: IndexKeyStore, Sendable {
     private var items = ItemSections()
     /// Each sort key of every item, one column per key, by slot.

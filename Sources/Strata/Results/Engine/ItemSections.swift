@@ -62,10 +62,17 @@ struct ItemSections: Sendable {
     /// Returns its slot, and the relayout the owner applies first.
     @discardableResult
     mutating func append(_ id: Int64, sectionSlot: UInt32, rawKey: DatabaseValue) -> (slot: Int, relayout: ItemSlots.Relayout?) {
+        let (slot, relayout) = insert(id, sectionSlot: sectionSlot)
+        if sectionSlot == SectionSlots.hiddenSlot { hiddenKeys[id] = rawKey }
+        return (slot, relayout)
+    }
+
+    /// Gives `id`, which has none, a slot and its section slot there, after the relayout the
+    /// slots ask for (returned for the owner).
+    private mutating func insert(_ id: Int64, sectionSlot: UInt32) -> (slot: Int, relayout: ItemSlots.Relayout?) {
         let (slot, relayout) = slots.insert(id)
         if let relayout { sectionSlots.apply(relayout) }
         sectionSlots.place(sectionSlot, at: slot)
-        if sectionSlot == SectionSlots.hiddenSlot { hiddenKeys[id] = rawKey }
         return (slot, relayout)
     }
 
@@ -86,9 +93,7 @@ struct ItemSections: Sendable {
             sectionSlots[slot] = sectionSlot
             result = (slot, false, nil)
         } else {
-            let (slot, relayout) = slots.insert(id)
-            if let relayout { sectionSlots.apply(relayout) }
-            sectionSlots.place(sectionSlot, at: slot)
+            let (slot, relayout) = insert(id, sectionSlot: sectionSlot)
             result = (slot, true, relayout)
         }
         if sectionSlot == SectionSlots.hiddenSlot { hiddenKeys[id] = rawKey } else if !hiddenKeys.isEmpty { hiddenKeys[id] = nil }

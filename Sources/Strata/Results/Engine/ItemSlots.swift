@@ -68,14 +68,18 @@ struct ItemSlots: Sendable {
             dense.removeAll()
         case .byID:
             dense = IDSlots()
-            if width > 0, case let (last, overflowed) = base.addingReportingOverflow(Int64(width - 1)), !overflowed {
-                dense.reserveCapacity(width, ids: base...last)
-            }
+            if width > 0 { dense.reserveCapacity(width, ids: range) }
             layout = .dense
             present = []
             presentCount = 0
             width = 0
         }
+    }
+
+    /// By id: the ids the slots stand for (nil when there are none).
+    private var range: ClosedRange<Int64>? {
+        guard width > 0, case let (last, overflowed) = base.addingReportingOverflow(Int64(width - 1)), !overflowed else { return nil }
+        return base...last
     }
 
     @inline(__always)
@@ -203,8 +207,7 @@ struct ItemSlots: Sendable {
         var next = IDSlots()
         // The range the ids are in, so that they find their slots in a plain array when it
         // is dense enough (a far row goes to the table's dictionary).
-        let (last, overflowed) = base.addingReportingOverflow(Int64(Swift.max(width, 1) - 1))
-        next.reserveCapacity(presentCount + extra, ids: overflowed ? nil : base...last)
+        next.reserveCapacity(presentCount + extra, ids: range)
         var sources = ContiguousArray<Int32>()
         sources.reserveCapacity(presentCount)
         forEach { id, slot in
@@ -255,16 +258,5 @@ extension ContiguousArray {
         case .hole(let slot): self[slot] = filler
         case .relayout(let relayout): apply(relayout, filler: filler)
         }
-    }
-
-    /// Puts `element` at `slot` (from ``ItemSlots/insert(_:)``): replaces, appends, or
-    /// appends after fillers.
-    mutating func place(_ element: Element, at slot: Int, filler: Element) {
-        if slot < count {
-            self[slot] = element
-            return
-        }
-        if slot > count { append(contentsOf: repeatElement(filler, count: slot - count)) }
-        append(element)
     }
 }

@@ -112,12 +112,6 @@ struct SortKeyColumn: Sendable {
         append(value)
     }
 
-    /// Moves the value in slot `last` (the last one) into `slot`, and removes the last
-    /// (see ``IDSlots/remove(_:)``).
-    mutating func removeSlot(_ freed: (slot: Int, last: Int)) {
-        apply(.moved(slot: freed.slot, last: freed.last))
-    }
-
     /// Applies an ``ItemSlots/Removal``: a hole holds a filler (an empty text releases what
     /// the value held).
     mutating func apply(_ removal: ItemSlots.Removal) {

@@ -151,5 +151,25 @@ struct ItemSlotsTests {
         }
         #expect(leftByID && !slots.isByID && owner.count == slots.count)
         for id in Int64(6_001)...10_001 where id % 10 != 0 { #expect(owner[slots.slot(of: id)!] == id) }
+
+        // Ids spread wider (one row in ten, as a filter keeps them): dense slots after a build.
+        var sparse = ItemSlots()
+        sparse.reserveCapacity(1_000, ids: 1...10_000)
+        for id in stride(from: Int64(1), through: 10_000, by: 10) { _ = sparse.insert(id) }
+        let settled = sparse.settle()
+        #expect(settled == nil && !sparse.isByID && sparse.slot(of: 9_991) == 999)
+    }
+}
+
+extension ContiguousArray {
+    /// Puts `element` at `slot` as a key store's array takes it (``ItemSlots/insert(_:)``):
+    /// replaces, appends, or appends after fillers.
+    mutating func place(_ element: Element, at slot: Int, filler: Element) {
+        if slot < count {
+            self[slot] = element
+            return
+        }
+        if slot > count { append(contentsOf: repeatElement(filler, count: slot - count)) }
+        append(element)
     }
 }

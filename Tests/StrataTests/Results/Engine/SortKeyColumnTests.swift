@@ -85,7 +85,7 @@ struct SortKeyColumnTests {
             case 13..<18:
                 guard !reference.isEmpty else { continue }
                 let freed = (slot: Int.random(in: reference.indices, using: &random), last: reference.count - 1)
-                column.removeSlot(freed)
+                column.apply(.moved(slot: freed.slot, last: freed.last))
                 reference[freed.slot] = reference[freed.last]
                 reference.removeLast()
             case 18:
