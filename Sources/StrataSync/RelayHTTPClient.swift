@@ -92,9 +92,11 @@ final class RelayHTTPClient: Sendable {
                 }
             }
             group.addTask {
-                // The watchdog: nil when the reader ended first (the group cancels it).
+                // The watchdog: nil when the reader ended first (the group cancels it). It
+                // wakes when the wait under way would have lasted the timeout, not on a
+                // beat: a signals stream open for hours wakes it once a heartbeat or so.
                 while !Task.isCancelled {
-                    try? await Task.sleep(for: min(idleTimeout, .milliseconds(250)))
+                    try? await Task.sleep(for: watch.timeLeft(before: idleTimeout) + .milliseconds(1))
                     if watch.waitedLonger(than: idleTimeout) { throw URLError(.timedOut) }
                 }
                 return nil
@@ -151,6 +153,11 @@ package final class StallWatch: @unchecked Sendable {
     /// Whether the wait under way began more than `limit` ago.
     package func waitedLonger(than limit: Duration) -> Bool {
         lock.withLock { since.map { $0.duration(to: .now) > limit } ?? false }
+    }
+    /// How long before the wait under way has lasted `limit` (zero when it has; `limit` when
+    /// nothing waits: a wait that begins later lasts `limit` no sooner).
+    package func timeLeft(before limit: Duration) -> Duration {
+        lock.withLock { since.map { max(.zero, limit - $0.duration(to: .now)) } ?? limit }
     }
 }
 

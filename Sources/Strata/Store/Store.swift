@@ -33,9 +33,12 @@ public final class Store: Sendable {
         /// How often a file store checks whether another connection (another process,
         /// another store on the same file) committed, to deliver those commits to its
         /// observers and results controllers; nil never checks (call
-        /// ``Store/checkForExternalCommits()`` instead). A check reads one number
-        /// (`PRAGMA data_version`) on the writer, and the history only when it changed.
-        /// The default, 50 ms, delivers another process's commit within about that time.
+        /// ``Store/checkForExternalCommits()`` instead). A tick looks at the `-wal` file
+        /// (one `stat`: every commit writes it); only when it may have changed, and at least
+        /// once a second, does it read one number (`PRAGMA data_version`) on the writer, and
+        /// the history only when that changed. Stores that check at the same interval share
+        /// one timer. The default, 50 ms, delivers another process's commit within about
+        /// that time.
         public var externalCommitInterval: Duration?
 
         /// The author recorded for this store's transactions that do not name one (see
@@ -239,6 +242,10 @@ public final class Store: Sendable {
     deinit {
         externalCommits?.stop()
     }
+
+    /// How many times the timer had the writer check for other connections' commits (for
+    /// tests); nil when the store does not check on a timer.
+    var externalCommitChecks: Int? { externalCommits?.checks.withLock { $0 } }
 
     /// Where ``init(schema:options:)`` puts the store of `schema`.
     public static func defaultURL(for schema: SchemaDescriptor) -> URL {

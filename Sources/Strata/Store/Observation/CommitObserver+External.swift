@@ -85,37 +85,3 @@ extension CommitObserver {
         }
     }
 }
-
-/// Checks for other connections' commits on a timer, on the store's writer.
-final class ExternalCommitMonitor: @unchecked Sendable {
-    private let timer: DispatchSourceTimer
-
-    init(writer: DatabasePool, observer: CommitObserver, interval: Duration) {
-        let components = interval.components
-        let nanoseconds = max(1_000_000, Int(components.seconds) * 1_000_000_000 + Int(components.attoseconds / 1_000_000_000))
-        timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "Strata.externalCommits", qos: .utility))
-        timer.schedule(
-            deadline: .now() + .nanoseconds(nanoseconds), repeating: .nanoseconds(nanoseconds),
-            leeway: .nanoseconds(nanoseconds / 10))
-        let busy = LockedValue(false)
-        timer.setEventHandler { [weak writer, weak observer] in
-            guard let writer, let observer else { return }
-            // One check at a time: a long write delays the next check, it does not queue many.
-            guard busy.withLock({ value in
-                defer { value = true }
-                return !value
-            }) else { return }
-            writer.asyncWriteWithoutTransaction { db in
-                // A failed check is retried on the next tick (data_version is kept only on success).
-                try? observer.deliverExternalCommits(db)
-                busy.withLock { $0 = false }
-            }
-        }
-        timer.resume()
-    }
-
-    /// Stops checking.
-    func stop() { timer.cancel() }
-
-    deinit { timer.cancel() }
-}
