@@ -7,8 +7,8 @@ import Metrics
 ///
 /// | metric | kind | dimensions | what |
 /// | --- | --- | --- | --- |
-/// | `strata_relay_requests_total` | counter | `route`, `status` | requests answered, by route (`hello`, `push`, `pull`, `signals`, `unmatched`) and HTTP status |
-/// | `strata_relay_request_duration_seconds` | timer | `route` | how long a hello, push or pull took, from its head to its answer |
+/// | `strata_relay_requests_total` | counter | `route`, `status` | requests answered, by route (`hello`, `push`, `pull`, `snapshot`, `signals`, `unmatched`) and HTTP status |
+/// | `strata_relay_request_duration_seconds` | timer | `route` | how long a hello, push or pull took, from its head to its answer (a snapshot: to its answer's head) |
 /// | `strata_relay_refusals_total` | counter | `reason` | answers with an error, by the body's `error` code (`expired_token`, `body_too_large`, …) |
 /// | `strata_relay_signal_streams` | gauge | | signals streams open now |
 ///
@@ -23,7 +23,7 @@ enum RelayMetrics {
     /// `push`), `unmatched` for any other.
     static func route(_ path: String) -> String {
         let last = path.split(separator: "/").last.map(String.init) ?? ""
-        return ["hello", "push", "pull", "signals"].contains(last) ? last : "unmatched"
+        return ["hello", "push", "pull", "snapshot", "signals"].contains(last) ? last : "unmatched"
     }
 
     /// One answered request: its count, its duration (not for the signals, which last as

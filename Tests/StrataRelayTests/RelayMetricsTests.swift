@@ -100,6 +100,18 @@ extension RelayTests {
             // The stream closes: the gauge goes back to 0.
             stream.close()
             #expect(try await eventually(.seconds(20)) { try await Self.metrics(relay).1["strata_relay_signal_streams"] == 0 })
+
+            // A device with an empty store: its first pull is a snapshot, counted as its own route.
+            #expect(samples[#"strata_relay_requests_total{route="snapshot",status="200"}"#] == nil)
+            let fresh = try Store(schema: StrataModel.schema, path: folder.path("fresh.sqlite"))
+            let freshSync = try StoreSync(store: fresh, server: RelaySyncServer(url: relay.url) { try await keys.token() })
+            try await freshSync.sync()
+            #expect(try await fresh.fetchAll(Label.self).count == 6)
+            let after = try await Self.metrics(relay).1
+            #expect(after[#"strata_relay_requests_total{route="snapshot",status="200"}"#] == 1)
+            #expect(after[#"strata_relay_request_duration_seconds_count{route="snapshot"}"#] == 1)
+            #expect(after[#"strata_relay_requests_total{route="unmatched",status="200"}"#] == nil)
+            try fresh.close()
             for (store, sync) in syncs {
                 await sync.stop()
                 try store.close()
