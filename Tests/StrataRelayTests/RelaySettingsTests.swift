@@ -123,8 +123,10 @@ extension RelayTests {
             #expect(try await http("POST", pull, token: try await keys.token(user: "dora"), body: Data(repeating: 32, count: 4097)).status == 413)
         }
 
-        @Test("The routes mounted in an app of one's own, under a prefix; the app stops gracefully with a signals stream open")
-        func mountedInAnApp() async throws {
+        @Test(
+            "The routes mounted in an app of one's own, under a prefix; the app stops gracefully with a signals stream open, the relay a service of the app or one before it in the group",
+            arguments: [false, true])
+        func mountedInAnApp(relayFirstInTheGroup: Bool) async throws {
             let test = try await TestServer()
             let keys = TestKeys()
             var logger = Logger(label: "strata.relay.tests")
@@ -139,8 +141,10 @@ extension RelayTests {
             var app = Application(
                 router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
                 onServerRunning: { channel in port.yield(channel.localAddress?.port ?? 0) }, logger: logger)
-            app.addServices(relay)
-            let group = ServiceGroup(configuration: .init(services: [app], logger: logger))
+            // A group stops its services last first: with the relay first, the app stops while
+            // the relay still runs, so the stream must end on the app's shutdown.
+            if !relayFirstInTheGroup { app.addServices(relay) }
+            let group = ServiceGroup(configuration: .init(services: relayFirstInTheGroup ? [relay, app] : [app], logger: logger))
             let running = Task { try await group.run() }
             var iterator = ports.makeAsyncIterator()
             let bound = try #require(await iterator.next())
