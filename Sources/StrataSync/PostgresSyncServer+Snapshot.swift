@@ -103,21 +103,27 @@ extension PostgresSyncServer {
 extension PostgresConnection {
     /// ``run(_:logger:)``, the connection closed when `query` is not answered within `timeout`
     /// (and then ``SyncTimeoutError`` thrown).
+    ///
+    /// The deadline is a task scheduled on the connection's event loop and cancelled with the
+    /// answer: a snapshot runs a statement per batch, and a sleeping task raced against each
+    /// (as before) was cancelled at once but kept until its deadline by the runtime's timer
+    /// queue, a minute of memory for every statement of every snapshot.
     @discardableResult
     func run(_ query: PostgresQuery, logger: Logger, within timeout: Duration) async throws -> [PostgresRow] {
-        try await withThrowingTaskGroup(of: [PostgresRow]?.self) { group in
-            group.addTask { try await self.run(query, logger: logger) }
-            group.addTask {
-                try await Task.sleep(for: timeout)
-                return nil
-            }
-            defer { group.cancelAll() }
-            guard let first = try await group.next(), let rows = first else {
-                let closing: EventLoopFuture<Void> = close()
-                closing.whenComplete { _ in withExtendedLifetime(self) {} }
-                throw SyncTimeoutError(timeout: timeout)
-            }
+        let expired = Locked(false)
+        let deadline = eventLoop.scheduleTask(in: TimeAmount(timeout)) { [self] in
+            expired.withLock { $0 = true }
+            let closing: EventLoopFuture<Void> = close()
+            closing.whenComplete { _ in withExtendedLifetime(self) {} }
+        }
+        defer { deadline.cancel() }
+        do {
+            let rows = try await run(query, logger: logger)
+            if expired.withLock({ $0 }) { throw SyncTimeoutError(timeout: timeout) }
             return rows
+        } catch {
+            if expired.withLock({ $0 }) { throw SyncTimeoutError(timeout: timeout) }
+            throw error
         }
     }
 }

@@ -64,6 +64,46 @@ struct SyncTimeoutTests {
         #expect(try await eventually { try await test.psql(others) == "0\n" })
     }
 
+    @Test("a statement of an empty store's snapshot waits on a lock: the sync times out, applies nothing, and reads the snapshot once the lock is released")
+    func aSnapshotStatementWaitingOnALockTimesOut() async throws {
+        let test = try await TestServer(), folder = try TemporaryDirectory()
+        // (Past the timeout: the lock's holder stays idle in its transaction until then.)
+        try await test.psql("ALTER DATABASE \(test.database) SET idle_in_transaction_session_timeout = '90s'")
+        let timeout = Duration.seconds(10)
+        let first = try Device(folder.path("a.sqlite"), test)
+        defer { Task { await first.close() } }
+        try await first.store.write { db in _ = try db.insert(Board(name: "Read")) }
+        try await first.sync.sync()
+        // (A snapshot has no deadline of its own: each of its statements has the timeout.)
+        let server = try PostgresSyncServer(configuration: test.configuration, schema: StrataModel.schema, requestTimeout: timeout)
+        let device = try Device(folder.path("b.sqlite"), server: server)
+        defer { Task { await device.close() } }
+
+        // A session of another service holds the boards' table, which the snapshot reads.
+        let logger = Logger(label: "strata.tests")
+        let holder = try await PostgresConnection.connect(configuration: test.configuration, id: 1, logger: logger)
+        var holding = true
+        defer { if holding { Task { try? await holder.close() } } }
+        try await holder.query("BEGIN", logger: logger)
+        try await holder.query(PostgresQuery(unsafeSQL: #"LOCK TABLE "Board" IN ACCESS EXCLUSIVE MODE"#), logger: logger)
+        let start = ContinuousClock.now
+        await #expect(throws: SyncTimeoutError.self) { try await device.sync.sync() }
+        let waited = ContinuousClock.now - start
+        #expect(waited >= timeout - .seconds(1) && waited < timeout + .seconds(60), "waited \(waited); the timeout is \(timeout)")
+        #expect(try await device.store.fetchAll(Board.self).isEmpty)
+
+        holding = false
+        try await holder.close()  // (its transaction ends)
+        try await syncAgain(device)
+        #expect(try await device.store.fetchAll(Board.self).map(\.name) == ["Read"])
+        // The timed-out statement's connection was closed: its session waits for nothing.
+        let others = """
+            SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() \
+            AND (state LIKE 'idle in transaction%' OR wait_event_type = 'Lock')
+            """
+        #expect(try await eventually { try await test.psql(others) == "0\n" })
+    }
+
     @Test("a server that accepts no connection: the sync times out, then goes through once it does")
     func aRequestWaitingForAConnectionTimesOut() async throws {
         let cluster = try await PostgresCluster.start()  // its own: this test stops the server's postmaster
