@@ -406,7 +406,7 @@ public final class SyncRelay: Service, Sendable {
             defer { hub.unsubscribe(subscription) }
             // A graceful shutdown ends the stream, whatever the order the app's services stop
             // in. A handler, not `cancelOnGracefulShutdown()` on the stream: that merges two
-            // sequences through tasks of their own, about 20 KiB a connected device.
+            // sequences through tasks of their own, about 10 KiB a connected device.
             try await withGracefulShutdownHandler {
                 try await writer.write(ByteBuffer(string: "retry: 1000\nevent: ready\ndata: ready\n\n"))
                 for await _ in subscription.stream {

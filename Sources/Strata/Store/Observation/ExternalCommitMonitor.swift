@@ -54,9 +54,9 @@ final class ExternalCommitMonitor: @unchecked Sendable {
         let stamp = WALStamp(path: walPath)
         let check = state.withLock { state -> Bool in
             guard !state.busy else { return false }
-            if let stamp, stamp == state.stamp, stamp.isSettled(at: now),
-                WALStamp.seconds(from: state.checked, to: now) < Self.fullCheckInterval
-            {
+            // (A wall clock set back makes the last check look later than now: checked again.)
+            let sinceLast = WALStamp.seconds(from: state.checked, to: now)
+            if let stamp, stamp == state.stamp, stamp.isSettled(at: now), (0..<Self.fullCheckInterval).contains(sinceLast) {
                 return false
             }
             // Taken before the check reads `data_version`: a commit after this stamp is seen
@@ -112,10 +112,6 @@ struct WALStamp: Equatable {
         #else
         modified = info.st_mtim
         #endif
-    }
-
-    init(device: UInt64, inode: UInt64, size: Int64, modified: timespec) {
-        (self.device, self.inode, self.size, self.modified) = (device, inode, size, modified)
     }
 
     /// Whether the modification time is at least ``settledAfter`` before `now` (a time in the
