@@ -343,15 +343,10 @@ public final class SyncRelay: Service, Sendable {
             // the device's network, as long as it takes something.
             let writing = StallWatch()  // since when a write of the answer waits for the connection
             let watchdog = Task {
-                while !Task.isCancelled {
-                    try await Task.sleep(for: .seconds(1))
-                    if writing.waitedLonger(than: timeout) {
-                        logger.notice("a snapshot's device took nothing for \(timeout): the snapshot ends", metadata: ["user": "\(user.id)"])
-                        lines.close()
-                        reader.cancel()
-                        return
-                    }
-                }
+                guard await writing.stalled(longerThan: timeout) else { return }
+                logger.notice("a snapshot's device took nothing for \(timeout): the snapshot ends", metadata: ["user": "\(user.id)"])
+                lines.close()
+                reader.cancel()
             }
             defer {
                 lines.close()

@@ -92,13 +92,8 @@ final class RelayHTTPClient: Sendable {
                 }
             }
             group.addTask {
-                // The watchdog: nil when the reader ended first (the group cancels it). It
-                // wakes when the wait under way would have lasted the timeout, not on a
-                // beat: a signals stream open for hours wakes it once a heartbeat or so.
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: watch.timeLeft(before: idleTimeout) + .milliseconds(1))
-                    if watch.waitedLonger(than: idleTimeout) { throw URLError(.timedOut) }
-                }
+                // The watchdog: nil when the reader ended first (the group cancels it).
+                if await watch.stalled(longerThan: idleTimeout) { throw URLError(.timedOut) }
                 return nil
             }
             defer { group.cancelAll() }
@@ -151,13 +146,24 @@ package final class StallWatch: @unchecked Sendable {
     /// The wait ended.
     package func ended() { lock.withLock { since = nil } }
     /// Whether the wait under way began more than `limit` ago.
-    package func waitedLonger(than limit: Duration) -> Bool {
+    func waitedLonger(than limit: Duration) -> Bool {
         lock.withLock { since.map { $0.duration(to: .now) > limit } ?? false }
     }
     /// How long before the wait under way has lasted `limit` (zero when it has; `limit` when
     /// nothing waits: a wait that begins later lasts `limit` no sooner).
-    package func timeLeft(before limit: Duration) -> Duration {
+    func timeLeft(before limit: Duration) -> Duration {
         lock.withLock { since.map { max(.zero, limit - $0.duration(to: .now)) } ?? limit }
+    }
+
+    /// The watchdog: returns true once a wait has lasted longer than `limit`, false when the
+    /// task is cancelled first. It wakes when the wait under way would reach `limit`, not on
+    /// a beat: a stream open for hours wakes it about once a `limit`.
+    package func stalled(longerThan limit: Duration) async -> Bool {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: timeLeft(before: limit) + .milliseconds(1))
+            if !Task.isCancelled, waitedLonger(than: limit) { return true }
+        }
+        return false
     }
 }
 

@@ -52,7 +52,7 @@ struct ExternalCommitMonitorTests {
         try again.close()
     }
 
-    @Test("a store whose file nobody writes checks on its writer about once a second; another store's commit is delivered at once")
+    @Test("a store whose file nobody writes checks on its writer about once a second; another store's commit is delivered, and while the -wal is fresh every tick checks")
     func idleStoreChecksRarelyAndStillSeesCommits() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("shared.sqlite")
