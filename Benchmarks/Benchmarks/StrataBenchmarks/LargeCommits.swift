@@ -25,6 +25,7 @@ final class LargeCommitsBenchmark {
     let database: NotesDatabase
     let probe: LatencyProbe
     let deliveries = DispatchQueue(label: "strata.benchmarks.large")
+    let freshDeliveries = DispatchQueue(label: "strata.benchmarks.large.fresh")
     let controller: ResultsController<Note, Notebook>?
     let forwarder: CommitForwarder
     let baseline: RefetchBaseline?
@@ -146,6 +147,19 @@ final class LargeCommitsBenchmark {
         return nanoseconds
     }
 
+    /// A fresh controller opened on the store as the last commit left it (its log, its
+    /// pages), timed like `KCommit.Open`: the other side of the controller's choice in the
+    /// same state. Only an eager controller's fixture times it.
+    func timeFreshOpen() throws -> UInt64? {
+        guard controller != nil, !isBatched else { return nil }
+        let started = DispatchTime.now().uptimeNanoseconds
+        let fresh = try ResultsController(
+            store: database.store, request: Note.Fetches.byNotebook, loading: .eager, deliveryQueue: freshDeliveries)
+        let nanoseconds = DispatchTime.now().uptimeNanoseconds - started
+        guard fresh.snapshot == controller!.snapshot else { throw BenchmarkError.resultsDiffer("a fresh controller's results") }
+        return nanoseconds
+    }
+
     /// A batch of retitled rows reports each of them (as an update or a move) and nothing
     /// else but moves; one of the large shape has deletes and inserts too.
     private func check(_ batch: ChangeBatch, changed: Int, commit: Commit) throws {
@@ -181,18 +195,22 @@ final class CommitForwarder: Coordinatable, @unchecked Sendable {
 /// Commits of k changed rows, large commits, option toggles and `resume()`, at `size` notes.
 func registerLargeCommits(size: Int) {
     let metrics: [BenchmarkMetric] = [latency("commit to batch"), .mallocCountTotal]
+    /// An eager controller's commits of k rows also time a fresh open right after each
+    /// commit, on the store in the state the commit left (see `timeFreshOpen()`).
+    let freshOpen = latency("fresh open after the commit")
     /// `batched`: a third side, the commits on a batched controller.
     func register(
         _ name: String, _ commit: @escaping (Int) -> LargeCommitsBenchmark.Commit, strataRuns: Runs, baselineRuns: Runs,
-        batched: Bool = false
+        batched: Bool = false, timesFreshOpen: Bool = false
     ) {
         for (side, loading) in [(Side.strata, ResultsLoading.eager), (.refetchDiff, .eager)] + (batched ? [(.strata, BatchedLoadingBenchmark.loading)] : []) {
             let fixture = Fixture<LargeCommitsBenchmark>()
             let isBatched = if case .batched = loading { true } else { false }
+            let timesFreshOpen = timesFreshOpen && side == .strata && !isBatched
             Benchmark(
                 "\(name).\(isBatched ? "Batched" : side.rawValue)",
                 configuration: .with(
-                    metrics, side == .strata ? strataRuns : baselineRuns,
+                    timesFreshOpen ? metrics + [freshOpen] : metrics, side == .strata ? strataRuns : baselineRuns,
                     setup: { fixture.set(try LargeCommitsBenchmark(size: size, side: side, loading: loading)) },
                     teardown: {
                         try fixture.value.finish()
@@ -202,6 +220,9 @@ func registerLargeCommits(size: Int) {
                 let fixture = fixture.value
                 let rows = fixture.controller?.snapshot.rowCounts.reduce(0, +) ?? fixture.baseline!.snapshot.rowCounts.reduce(0, +)
                 benchmark.record(metrics[0], nanoseconds: try fixture.timeCommit(commit(rows)))
+                if timesFreshOpen, let nanoseconds = try fixture.timeFreshOpen() {
+                    benchmark.record(freshOpen, nanoseconds: nanoseconds)
+                }
             }
         }
     }
@@ -211,7 +232,7 @@ func registerLargeCommits(size: Int) {
         let strataRuns = k <= 1_000 ? Runs(warmUp: 3, measured: 15) : k <= 10_000 ? Runs(warmUp: 2, measured: 9) : Runs(warmUp: 1, measured: 7)
         register(
             "KCommit.\(formatCount(k))", { rows in .retitle(min(k, rows)) }, strataRuns: strataRuns,
-            baselineRuns: Runs(warmUp: 1, measured: 7), batched: true)
+            baselineRuns: Runs(warmUp: 1, measured: 7), batched: true, timesFreshOpen: k >= 10_000)
     }
     // The other side of the choice: a fresh controller opened on the same store (init, and for
     // a batched controller its first page read), in the same run as the commits.

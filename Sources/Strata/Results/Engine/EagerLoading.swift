@@ -50,18 +50,22 @@ struct EagerLoading<Item: StrataEntity>: ItemLoading {
             held = nil
         }
         let reuse: ((Int64) -> Item?)? = held.map { held in
-            { id in written!.updated.contains(id) || written!.inserted.contains(id) || written!.deleted.contains(id) ? nil : held[id] }
+            let written = WrittenRows(written!, ids: ids)
+            return { id in written.contains(id) ? nil : held[id] }
         }
         // Read in table order (each item's slot is its reading number), then placed in the
         // results' order; each shown item's bucket and slot are kept, and the rows made after
         // the loop, in this function (the per-row closure would look up their types' generic
-        // metadata at every row). The values read are dropped once placed.
+        // metadata at every row). The values read are dropped once placed. A commit's refetch
+        // compares them with the last snapshot's on another thread meanwhile
+        // (``SnapshotJournal/compareRefetched(with:)``).
         var read = ItemPayload<Item>()
         read.reserveCapacity(count, ids: ids)
         var builder = index.beginBuild(sectionObjects: sectionObjects)
         var shown: [(bucket: Int, slot: Int)] = []
         let sortedHere = try fetcher.forEachItemSortedHere(
-            db, capacity: count, reusing: reuse, read: { read.append($0.objectID.rawValue, $0) }
+            db, capacity: count, reusing: reuse, read: { read.append($0.objectID.rawValue, $0) },
+            afterReading: { journal.compareRefetched(with: read) }
         ) {
             id, keys, slot in
             guard let bucket = index.appendFetched(id, keys, to: &builder) else { return }
@@ -79,6 +83,7 @@ struct EagerLoading<Item: StrataEntity>: ItemLoading {
                 guard let bucket = index.appendFetched(item.objectID.rawValue, keys, to: &builder) else { return }
                 shown.append((bucket, slot))
             }
+            journal.compareRefetched(with: read)
         }
         var rows: [RowChunks<ResultsRow<Item>>] = []
         for (bucket, slot) in shown {

@@ -81,10 +81,10 @@ struct ItemPayload<Item: StrataEntity> {
 
         /// The test of whether the item of an id has another value than in the payload (true
         /// when the payload has none, or it was not compared).
-        var differs: (Int64) -> Bool {
-            let slots = values.slots, changed = changed
-            return { id in slots.slot(of: id).map { changed[$0] } ?? true }
-        }
+        var differs: (Int64) -> Bool { flags.differs }
+
+        /// What the comparisons found, without the values.
+        var flags: ChangedValues { ChangedValues(slots: values.slots, changed: changed) }
     }
 
     /// Checks that each value is stored under its own id (debug builds only).
@@ -96,5 +96,20 @@ struct ItemPayload<Item: StrataEntity> {
             precondition(slots.slot(of: id) != nil, "item \(id) has no slot")
         }
         #endif
+    }
+}
+
+/// What a comparison of values by id found (``ItemPayload/Comparison``): for each id of the
+/// payload compared with, whether the item compared had another value.
+struct ChangedValues: Sendable {
+    fileprivate let slots: IDSlots
+    /// By slot: another value (true until compared).
+    fileprivate let changed: [Bool]
+
+    /// The test of whether the item of an id has another value (true for an id without a
+    /// slot, or not compared).
+    var differs: (Int64) -> Bool {
+        let slots = slots, changed = changed
+        return { id in slots.slot(of: id).map { changed[$0] } ?? true }
     }
 }

@@ -64,14 +64,15 @@ struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendabl
     /// Every item of the results, read in table order and sorted here (``SortKeyBuffer``),
     /// rather than sorted by SQLite with all their columns: `read` is called with each item
     /// as it is read, then `place` with each item's id, keys and number in the reading order
-    /// (0, 1, …), in the results' order. `capacity`: the most rows expected (the table's).
+    /// (0, 1, …), in the results' order; `afterReading` between the two, once every row was
+    /// read and before the sort. `capacity`: the most rows expected (the table's).
     /// `reuse`: the value held for an id, when it is known not to have changed (nil: decode
     /// it); taken instead of decoding the row. Returns false, having called `read` for some items
     /// and `place` for none, when a sort key holds integers and reals both: the caller then
     /// starts over with ``forEachItem(_:ids:_:)``, which SQLite sorts.
     func forEachItemSortedHere(
         _ db: Database, capacity: Int, reusing reuse: ((Int64) -> Item?)? = nil, read: (Item) throws -> Void,
-        place: (Int64, IndexKeys, Int) throws -> Void
+        afterReading: () -> Void = {}, place: (Int64, IndexKeys, Int) throws -> Void
     ) throws -> Bool {
         let byPosition = Self.decodesByPosition
         // A value held already is taken by its id (read from its column) instead of decoded.
@@ -104,6 +105,7 @@ struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendabl
             if keyColumns > 0 { keys.append(DatabaseValue(sqliteStatement: sqliteStatement, index: keyIndex)) }
             if keyColumns > 1 { keyOrders.append(DatabaseValue(sqliteStatement: sqliteStatement, index: keyIndex + 1)) }
         }
+        afterReading()
         var sort: [DatabaseValue] = []
         sort.reserveCapacity(sortCount)
         sortKeys.sort()

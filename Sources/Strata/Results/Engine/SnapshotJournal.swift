@@ -21,10 +21,26 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
     }
 
     /// What the eager loading kept of the last snapshot's state across a refetch while rows
-    /// are items: each section's ids and the values (see ``RefetchedRows``).
+    /// are items: each section's ids, and its values where they were — the last snapshot's
+    /// item rows (chunks that snapshot shares: nothing is copied) and the hidden items'
+    /// values (see ``RefetchedRows``).
     struct RefetchBase {
         let ids: [SectionID: RowChunks<Int64>]
-        let values: ItemPayload<Item>
+        let rows: DerivedRows<Item>
+        /// The sections of ``rows``, in the last snapshot's order.
+        let sections: [SectionID]
+        let unplaced: ItemPayload<Item>
+        /// The comparison of these values with the refetch's, started once the refetch read
+        /// every row (``compareRefetched(with:)``); nil: the batch compares them itself.
+        var comparison: RefetchComparison?
+
+        /// Calls `body` with every value kept: the rows' section by section, then the hidden
+        /// ones.
+        @inline(__always)
+        func forEachValue(_ body: (Item) -> Void) {
+            SnapshotJournal.forEachItem(in: rows, sections: sections, body)
+            unplaced.forEach { _, item in body(item) }
+        }
     }
 
     var options: ResultsOptions<Item> {
@@ -95,7 +111,7 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
     /// (inlined: each caller's loop is specialized for its item type, as it was when written
     /// out in each).
     @inline(__always)
-    private static func forEachItem(
+    fileprivate static func forEachItem(
         in rows: DerivedRows<Item>, sections: some Sequence<SectionID>, _ body: (Item) -> Void
     ) {
         for section in sections {
@@ -116,15 +132,25 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
     /// held before, by id, when `keepingValues`.
     mutating func beginRefetch<Keys>(_ index: SectionedIndex<Section, Keys>, keepingValues: Bool) -> ItemPayload<Item>? {
         var base = refetchBase
-        var held: ItemPayload<Item>?
+        // A comparison started for an earlier refetch compared values that this one replaces.
+        base?.comparison = nil
         if base == nil, rowsAreItems, case .rows(let journal) = changeJournal, journal.isEmpty {
-            held = values(of: index)
-            base = RefetchBase(ids: Self.ids(of: index), values: held!)
+            base = RefetchBase(
+                ids: Self.ids(of: index), rows: itemRows, sections: Array(index.sections.keys), unplaced: unplaced)
         }
-        if keepingValues && held == nil { held = values(of: index) }
+        let held = keepingValues ? values(of: index) : nil
         reset()
         refetchBase = base
-        return keepingValues ? held : nil
+        return held
+    }
+
+    /// During a refetch that kept the last snapshot's state (``beginRefetch(_:keepingValues:)``),
+    /// once it has read every row: `values`, every item's new value by id, are compared with
+    /// the kept ones on another thread while the refetch sorts and places its rows; the
+    /// batch then waits for the result (``RefetchComparison``). No effect without a kept state.
+    mutating func compareRefetched(with values: ItemPayload<Item>) {
+        guard let base = refetchBase else { return }
+        refetchBase!.comparison = RefetchComparison(comparing: values) { compare in base.forEachValue(compare) }
     }
 
     /// The items of `section` with their values, in order, as a fetch produced them.
@@ -244,6 +270,8 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
     /// so a journal the last snapshot did not take means anything may have changed.
     mutating func beginCommit() {
         changeJournal.beginCommit()
+        // The refetch's values compared ahead are no longer the rows' (the batch compares).
+        refetchBase?.comparison = nil
     }
 
     /// The row journal, taken out to be extended (nil when rows are not journaled); give it
@@ -338,15 +366,18 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
         return ids
     }
 
-    /// The ids and values of `base` and of the current state, to compare by id: every item
-    /// of the current rows is compared, in the results' order, with its value in `base`
-    /// (copied out of the last snapshot's rows in the same order, so both are read nearly in
-    /// sequence).
+    /// The ids and values of `base` and of the current state, to compare by id: the
+    /// comparison started while the refetch placed its rows, or else every item of the
+    /// current rows compared, in the results' order, with its value in `base` (copied out of
+    /// the last snapshot's rows in the same order, so both are read nearly in sequence).
     private func refetchedRows(_ base: RefetchBase, _ index: SectionedIndex<Section, FullIndexKeys>) -> RefetchedRows {
-        let old = base.values
         let rows = itemRows
         let sections = index.sections.keys.elements
         return RefetchedRows(oldIDs: base.ids, newIDs: Self.ids(of: index)) {
+            if let comparison = base.comparison { return comparison.differs() }
+            var old = ItemPayload<Item>()
+            old.reserveCapacity(base.unplaced.count + base.ids.values.reduce(0) { $0 + $1.count })
+            base.forEachValue { old.append($0.objectID.rawValue, $0) }
             var changed = old.comparison()
             Self.forEachItem(in: rows, sections: sections) { changed.compare($0) }
             return changed.differs

@@ -39,7 +39,10 @@ struct SnapshotJournalTests {
         /// A fetch, as ``EagerLoading`` makes one: rows in SQL order, each section's item rows
         /// set. `keepingState`: a commit's refetch, which keeps the last snapshot's ids and
         /// values (``SnapshotJournal/beginRefetch(_:keepingValues:)``) to compare by id.
-        mutating func fetch(keepingState: Bool = false) {
+        /// `comparingAhead`: once every row is read, the values are handed to the journal to
+        /// compare on another thread (``SnapshotJournal/compareRefetched(with:)``), as
+        /// ``EagerLoading`` does; else the batch compares them.
+        mutating func fetch(keepingState: Bool = false, comparingAhead: Bool = false) {
             if keepingState {
                 let held = journal.beginRefetch(index, keepingValues: true)
                 #expect(held?.count == index.count, "every value held is handed to the refetch")
@@ -55,6 +58,11 @@ struct SnapshotJournalTests {
             }
             for (section, bucket) in index.finishBuild(builder) {
                 journal.setRows(buckets[bucket], for: section)
+            }
+            if comparingAhead {
+                var read = ItemPayload<Note>()
+                for (id, row) in rows.sorted(by: { $0.key < $1.key }) { read.append(id, row.item) }
+                journal.compareRefetched(with: read)
             }
         }
 
@@ -220,7 +228,7 @@ struct SnapshotJournalTests {
                         if Int.random(in: 0..<3, using: &random) == 0 { model.rows[id]!.k = Int64.random(in: 0..<4, using: &random) }
                     }
                 }
-                model.fetch(keepingState: commit)
+                model.fetch(keepingState: commit, comparingAhead: commit && Bool.random(using: &random))
             case 1..<10:
                 // A commit: some rows deleted, some changed (keys and values), some new.
                 let existing = model.rows.keys.shuffled(using: &random)
@@ -246,15 +254,16 @@ struct SnapshotJournalTests {
             model.check()
         }
         model.snapshot("seed \(seed), last")
-        if model.seen["refetched", default: 0] == 0 {
-            // A commit's refetch right after a snapshot of rows that are items, which the random
-            // steps reach in most runs, not all: changed rows, then the refetch keeping the state.
+        // A commit's refetch right after a snapshot of rows that are items, which the random
+        // steps reach in most runs, not all: changed rows, then the refetch keeping the state,
+        // its values compared by the batch, then ahead.
+        for ahead in [false, true] {
             model.journal.options = ResultsOptions()
             model.snapshot("seed \(seed), without options")
             for id in model.rows.keys.sorted().prefix(3) { model.rows[id]!.item = note(id) }
-            model.fetch(keepingState: true)
+            model.fetch(keepingState: true, comparingAhead: ahead)
             model.check()
-            model.snapshot("seed \(seed), after a commit's refetch")
+            model.snapshot("seed \(seed), after a commit's refetch (compared ahead: \(ahead))")
         }
         for path in ["rows", "sections", "all", "refetched", "bulk"] {
             #expect(model.seen[path, default: 0] > 0, "seed \(seed): no \(path) (\(model.seen))")
