@@ -135,14 +135,20 @@ struct RowMatching {
         }
 
         // 3. Per old section that stays: deletes, moves to other sections, and the rows that
-        // stay in it, of which a longest increasing subsequence needs not move.
+        // stay in it, of which a longest increasing subsequence needs not move. The lists come
+        // out in order (the batch sorts them, in time linear in rows already sorted): moves
+        // by their source, the two kinds of a section merged; moved and updated rows, by
+        // their target, marked by new flat position and listed at the end.
         var candidateOld: [Int] = []
         var candidateNew: [Int] = []
+        var movesAway: [Move<ItemPath>] = []
+        var movedAndUpdatedAt = [Bool](repeating: false, count: newCount)
         for o in oldCounts.indices where oldOffset[o] >= 0 {
             let n = sections.oldToNew[o]!
             let start = oldOffset[o]
             candidateOld.removeAll(keepingCapacity: true)
             candidateNew.removeAll(keepingCapacity: true)
+            movesAway.removeAll(keepingCapacity: true)
             for r in 0..<oldCounts[o] {
                 let match = Int(oldMatch[start + r])
                 let oldPath = ItemPath(section: o, item: r)
@@ -156,11 +162,12 @@ struct RowMatching {
                     candidateNew.append(match - newOffset[s])
                 } else {
                     let newPath = ItemPath(section: s, item: match - newOffset[s])
-                    moves.append(Move(from: oldPath, to: newPath))
-                    if differs(start + r, match, oldPath, newPath) { movedAndUpdated.append(newPath) }
+                    movesAway.append(Move(from: oldPath, to: newPath))
+                    if differs(start + r, match, oldPath, newPath) { movedAndUpdatedAt[match] = true }
                 }
             }
             let staying = longestIncreasingSubsequence(candidateNew)
+            var away = 0
             for k in candidateOld.indices {
                 let oldPath = ItemPath(section: o, item: candidateOld[k])
                 let newPath = ItemPath(section: n, item: candidateNew[k])
@@ -168,9 +175,20 @@ struct RowMatching {
                 if staying[k] {
                     if changed { updates.append(oldPath) }
                 } else {
+                    while away < movesAway.count && movesAway[away].from.item < oldPath.item {
+                        moves.append(movesAway[away])
+                        away += 1
+                    }
                     moves.append(Move(from: oldPath, to: newPath))
-                    if changed { movedAndUpdated.append(newPath) }
+                    if changed { movedAndUpdatedAt[newOffset[n] + newPath.item] = true }
                 }
+            }
+            moves.append(contentsOf: movesAway[away...])
+        }
+        for n in newCounts.indices where newOffset[n] >= 0 {
+            let start = newOffset[n]
+            for r in 0..<newCounts[n] where movedAndUpdatedAt[start + r] {
+                movedAndUpdated.append(ItemPath(section: n, item: r))
             }
         }
 
