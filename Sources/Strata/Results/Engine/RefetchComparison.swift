@@ -11,13 +11,10 @@ import Dispatch
 /// the commit nothing but the wait, if any. (Each old value is looked up by id in the new ones,
 /// in table order, read at random: cache misses, on the other thread.)
 ///
-/// The work runs on a concurrent queue of its own, whose blocks get a thread even when every
-/// thread of the shared pool is busy, and it waits for nothing: ``differs()``, called on the
-/// engine's thread, cannot wait on itself.
+/// The work runs on a serial queue of its own (Dispatch gives such a queue a thread even when
+/// every thread of the shared pool is busy, which a concurrent queue would wait for), and it
+/// waits for nothing: ``differs()``, called on the engine's thread, cannot wait on itself.
 final class RefetchComparison: @unchecked Sendable {
-    /// Where the comparisons run.
-    private static let queue = DispatchQueue(label: "strata.results.refetch-comparison", attributes: .concurrent)
-
     private let done = DispatchGroup()
     /// Set once, on the comparing thread, before `done` is left; read after it was waited for.
     private var result: ChangedValues?
@@ -28,7 +25,7 @@ final class RefetchComparison: @unchecked Sendable {
         comparing values: ItemPayload<Item>, old: @escaping @Sendable (_ compare: (Item) -> Void) -> Void
     ) {
         done.enter()
-        Self.queue.async { [self] in
+        DispatchQueue(label: "strata.results.refetch-comparison").async { [self] in
             var comparison = values.comparison()
             old { comparison.compare($0) }
             result = comparison.flags
