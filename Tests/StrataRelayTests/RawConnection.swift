@@ -85,11 +85,16 @@ final class RawConnection: @unchecked Sendable {
 
     /// What the relay sends until it closes the connection, or until `timeout`; `closed` says
     /// whether it closed it (an end of stream, or a reset).
-    func readUntilClosed(timeout: Duration) -> (data: Data, closed: Bool) {
+    func readUntilClosed(timeout: Duration) -> (data: Data, closed: Bool) { read(timeout: timeout) { _ in false } }
+
+    /// What the relay sends until `done` says what came suffices, it closes the connection, or
+    /// `timeout`; `closed` says whether it closed it (an end of stream, or a reset).
+    func read(timeout: Duration, until done: (Data) -> Bool) -> (data: Data, closed: Bool) {
         var data = Data()
         let deadline = ContinuousClock.now + timeout
         var buffer = [UInt8](repeating: 0, count: 65536)
         while descriptor >= 0 {
+            if done(data) { return (data, false) }
             let left = ContinuousClock.now.duration(to: deadline)
             guard left > .zero, isReadable(within: left) else { return (data, false) }
             let count = recv(descriptor, &buffer, buffer.count, 0)

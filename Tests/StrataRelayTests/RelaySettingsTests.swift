@@ -226,7 +226,7 @@ extension RelayTests {
         /// A relay's routes in an app of the test's own whose `/v1/snapshot` answers as
         /// `standIn` says, running while `body` runs.
         static func withRelay(
-            connections: Int = 4, snapshot standIn: @escaping @Sendable () -> SnapshotStandIn?,
+            connections: Int = 4, requestTimeout: Duration = .seconds(60), snapshot standIn: @escaping @Sendable () -> SnapshotStandIn?,
             _ body: (URL, TestServer, TestKeys) async throws -> Void
         ) async throws {
             let test = try await TestServer()
@@ -236,7 +236,7 @@ extension RelayTests {
             let relay = try await SyncRelay(configuration: SyncRelayConfiguration(
                 postgres: test.configuration, schema: StrataModel.schema,
                 tokens: RelayTokenRules(keys: [.hs256(secret: keys.secret)], issuer: keys.issuer, audience: keys.audience),
-                connections: connections, logger: logger))
+                connections: connections, requestTimeout: requestTimeout, logger: logger))
             let router = Router()
             router.add(middleware: SnapshotMiddleware(standIn: standIn))
             relay.addRoutes(to: router)
@@ -364,6 +364,83 @@ extension RelayTests {
                 #expect(try await store.fetchAll(Board.self).isEmpty)
                 await b.stop()
                 try store.close()
+            }
+        }
+
+        @Test("A device that stops reading a snapshot, its connection left open: the relay ends the snapshot's transaction after its request timeout, serves other devices meanwhile, and the answer ends without its last line")
+        func aDeviceThatStopsReadingASnapshot() async throws {
+            let timeout = Duration.seconds(2)
+            try await Self.withRelay(requestTimeout: timeout, snapshot: { nil }) { url, test, keys in
+                let folder = try TemporaryDirectory()
+                // A device's sync makes the server's tables; then 12,000 labels of 1 KiB each: a
+                // snapshot of 12 MiB, far more than the connection's buffers hold (about 4 MiB
+                // here), in lines of 5,000 for a device (under the 8 MiB it buffers).
+                let a = try RelayDevice(folder.path("a.sqlite"), url: url) { try await keys.token(user: "a") }
+                try await a.store.write { db in _ = try db.insert(Board(name: "Before")) }
+                try await a.sync.sync()
+                await a.close()
+                let labels = 12_000
+                try await test.psql(
+                    "INSERT INTO \"Label\" (id, name) SELECT gen_random_uuid(), repeat(md5(g::text), 32) FROM generate_series(1, \(labels)) g")
+                // The transactions open on the test's database (the relay's, not this query's), a line each.
+                func openTransactions() async throws -> [String] {
+                    try await test.psql("""
+                        SELECT pid || ' ' || state || ' ' || left(regexp_replace(query, '\\s+', ' ', 'g'), 100) FROM pg_stat_activity \
+                        WHERE datname = current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid() AND xact_start IS NOT NULL
+                        """).split(separator: "\n").map(String.init)
+                }
+                #expect(try await eventually(.seconds(10)) { try await openTransactions().isEmpty })
+
+                // A device asks for the snapshot, reads the head and the first piece of the
+                // answer, then nothing more, its connection open.
+                let connection = try RawConnection(url)
+                defer { connection.close() }
+                let token = try await keys.token(user: "b")
+                let request = #"{"batchSize":100}"#
+                let first = try await offThePool { () -> Data in
+                    connection.send(
+                        RawConnection.head("POST", "/v1/snapshot", token: token, headers: ["Content-Type: application/json", "Content-Length: \(request.utf8.count)"])
+                            + request)
+                    return connection.read(timeout: .seconds(30)) { RawConnection.parseStart($0).map { !$0.body.isEmpty } ?? false }.data
+                }
+                let stopped = ContinuousClock.now
+                let answer = try #require(RawConnection.parseStart(first), "no answer came")
+                #expect(answer.status == 200 && answer.headers["content-type"] == "application/x-ndjson", "\(answer.status) \(answer.headers)")
+
+                // Half the timeout later, the snapshot's transaction is open: the relay waits
+                // for the device.
+                try await Task.sleep(for: timeout / 2)
+                var open = try await openTransactions()
+                #expect(open.contains { $0.contains("strata_snapshot") }, "the snapshot's transaction was not open: \(open)")
+                // It ends within the timeout and a margin, the device still connected and silent.
+                while !open.isEmpty, stopped.duration(to: .now) < timeout + .seconds(5) {
+                    try await Task.sleep(for: .milliseconds(100))
+                    open = try await openTransactions()
+                }
+                let waited = stopped.duration(to: .now)
+                #expect(open.isEmpty, "still open \(waited) after the device stopped reading (the timeout is \(timeout)): \(open)")
+
+                // Another device's first sync, snapshot and all, goes through meanwhile.
+                let c = try RelayDevice(folder.path("c.sqlite"), url: url) { try await keys.token(user: "c") }
+                try await c.sync.sync()
+                #expect(try await c.store.fetchAll(Label.self).count == labels)
+                #expect(try await c.store.fetchAll(Board.self).map(\.name) == ["Before"])
+                await c.close()
+
+                // The silent device reads again: the answer ends (its last chunk, or the
+                // connection closed) without its last line, so a device applies none of it.
+                let rest = try await offThePool {
+                    connection.read(timeout: .seconds(30)) { $0.suffix(7).elementsEqual("\r\n0\r\n\r\n".utf8) }
+                }
+                let whole = first + rest.data
+                #expect(rest.closed || whole.suffix(7).elementsEqual("\r\n0\r\n\r\n".utf8), "the answer did not end (\(whole.count) bytes)")
+                let body = try #require(RawConnection.parseStart(whole)).body
+                var lines = body.split(separator: UInt8(ascii: "\n"))
+                if body.last != UInt8(ascii: "\n") { lines.removeLast() }  // a line cut short
+                let results = try lines.map { try JSONDecoder().decode(SyncPullResult.self, from: Data($0)) }
+                let sent = results.reduce(0) { $0 + ($1.objects?.reduce(0) { $0 + $1.ids.count } ?? 0) }
+                #expect(!results.isEmpty && results.allSatisfy(\.hasMore), "the last line came, after \(results.count - 1) others")
+                #expect(sent < labels + 1, "\(sent) objects sent: the whole snapshot")
             }
         }
 
