@@ -80,6 +80,9 @@ struct StoreFile {
         let hadSHM = fileManager.fileExists(atPath: shmPath)
         var configuration = Configuration()
         configuration.label = "Strata.inspection"
+        // Another connection's write transaction, or its close (the file's last connection
+        // checkpoints the -wal under an exclusive lock), is waited for, as the store's are.
+        configuration.busyMode = .timeout(Store.busyTimeout)
         if hadWAL || hadSHM {
             configuration.readonly = true
         } else {

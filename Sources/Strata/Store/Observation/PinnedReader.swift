@@ -38,6 +38,8 @@ final class PinnedReader: @unchecked Sendable {
         configuration.label = "Strata.PinnedReader"
         // The read transaction stays open between accesses: that is the pin.
         configuration.allowsUnsafeTransactions = true
+        // A read waits out another connection's close (its checkpoint), as the store's do.
+        configuration.busyMode = .timeout(Store.busyTimeout)
         return configuration
     }
 
