@@ -109,8 +109,11 @@ extension RelaySyncServer {
 }
 
 /// The lines of a streamed answer, taken one at a time as they arrive: the transfer is
-/// suspended while more than ``highWater`` bytes wait to be taken, and resumed below half
-/// (8 MiB: a few lines of a snapshot). Fed by `URLSession` as its delegate, or by
+/// suspended while more than ``highWater`` bytes wait to be taken (8 MiB: a few lines of a
+/// snapshot) with a whole line among them, and resumed below half or once no whole line
+/// waits. A line under way alone never suspends it, however long: it could not complete, and
+/// nothing would resume the transfer. So what waits is at most the high water (and a chunk),
+/// or one line when a line is longer. Fed by `URLSession` as its delegate, or by
 /// AsyncHTTPClient's chunks (``received(status:)``, ``received(_:)``, ``ended(_:)``, the
 /// producer waiting in ``waitWhileSuspended()``).
 final class LineStreamReader: NSObject, URLSessionDataDelegate, @unchecked Sendable {
@@ -136,8 +139,13 @@ final class LineStreamReader: NSObject, URLSessionDataDelegate, @unchecked Senda
     /// The bytes received and not taken yet.
     private var buffered: Int { linesBytes + splitter.partial.count }
     private var suspended = false
-    /// Whether the transfer is suspended (too much waits to be taken).
+    /// Whether the transfer is suspended (too much waits to be taken, a whole line among it).
     var isSuspended: Bool { lock.withLock { suspended } }
+    /// Where `URLSession`'s task is suspended and resumed, one change at a time, so that its
+    /// state follows the last of ``suspended``'s changes (see ``followSuspension(_:)``).
+    private let transfer = DispatchQueue(label: "Strata.LineStreamReader.transfer")
+    /// Whether `URLSession`'s task was last suspended (on ``transfer``).
+    private var taskSuspended = false
     private var closed = false
     /// Whether the taker stopped taking lines (``close()``).
     var isClosed: Bool { lock.withLock { closed } }
@@ -157,7 +165,27 @@ final class LineStreamReader: NSObject, URLSessionDataDelegate, @unchecked Senda
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        if data.withUnsafeBytes({ received($0) }) { dataTask.suspend() }
+        if data.withUnsafeBytes({ received($0) }) { followSuspension(dataTask) }
+    }
+
+    /// Has `task` suspended or resumed as ``suspended`` says when the change is made, unless
+    /// it already is. The delegate decides a suspension and the taker a resumption, each then
+    /// calling this: the taker, woken by the chunk that completed a line, may take it and
+    /// resume before the delegate has suspended, and a resume before its suspend would leave
+    /// the task suspended for ever (the two nest). Read and applied one at a time on
+    /// ``transfer``, the last call applies the last decision, whatever the order.
+    ///
+    /// The change is made on ``transfer``, not by the caller: `URLSession`'s `suspend()` and
+    /// `resume()` wait for the session's own queue, and neither the delegate's queue nor the
+    /// taker's thread (one of the few that run Swift's tasks) is to wait on it.
+    private func followSuspension(_ task: URLSessionDataTask?) {
+        guard let task else { return }
+        transfer.async { [self] in
+            let suspend = isSuspended
+            guard suspend != taskSuspended else { return }
+            taskSuspended = suspend
+            if suspend { task.suspend() } else { task.resume() }
+        }
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
@@ -177,7 +205,8 @@ final class LineStreamReader: NSObject, URLSessionDataDelegate, @unchecked Senda
                 return (nil, false)
             }
             linesBytes += splitter.append(bytes, to: &lines)
-            let suspend = !suspended && !closed && buffered > highWater
+            // Only while a whole line waits to be taken: its taking resumes the transfer.
+            let suspend = !suspended && !closed && !lines.isEmpty && buffered > highWater
             if suspend { suspended = true }
             guard !lines.isEmpty else { return (nil, suspend) }  // the taker waits on
             defer { waiting = nil }
@@ -238,7 +267,9 @@ final class LineStreamReader: NSObject, URLSessionDataDelegate, @unchecked Senda
                 if !lines.isEmpty {
                     let line = lines.removeFirst()
                     linesBytes -= line.count
-                    let resume = suspended && buffered < highWater / 2
+                    // Below half, or nothing whole left to take: the line under way (a long
+                    // one, maybe) is to come.
+                    let resume = suspended && (lines.isEmpty || buffered < highWater / 2)
                     guard resume else { return (.line(line), false, nil) }
                     suspended = false
                     defer { producer = nil }
@@ -247,7 +278,7 @@ final class LineStreamReader: NSObject, URLSessionDataDelegate, @unchecked Senda
                 return (ending, false, nil)
             }
             if resume {
-                task?.resume()
+                followSuspension(task)
                 waitingProducer?.resume()
             }
             if let event { return event }

@@ -9,10 +9,13 @@ import FoundationNetworking
 
 /// The lines of a relay's snapshot as they arrive in chunks of any size (RelaySyncServer+Snapshot.swift):
 /// each line whole, in order, taken while the rest arrives; the transfer suspended while more
-/// than the high water waits, and resumed below half.
+/// than the high water waits with a whole line among it, and resumed below half or once no
+/// whole line waits (a longer line still completes).
 @Suite("A streamed answer's lines")
 struct LineStreamReaderTests {
-    /// (A taker never woken would wait for ever: the time limit makes that a failure.)
+    /// Lines up to four times the high water. The transfer waits while it is suspended, as a
+    /// real one does. (A taker never woken, or a suspension never resumed, would wait for
+    /// ever: the limits make that a failure.)
     @Test(.timeLimit(.minutes(1)), arguments: 0..<30)
     func linesArriveWholeInOrderWhateverTheChunks(seed: UInt64) async throws {
         var random = SeededGenerator(seed: seed)
@@ -44,6 +47,11 @@ struct LineStreamReaderTests {
             let size = min(text.count - offset, Int.random(in: 1...700, using: &random))
             reader.urlSession(session, dataTask: task, didReceive: text.subdata(in: offset..<offset + size))
             offset += size
+            if reader.isSuspended, try await within(.seconds(10), { await reader.waitWhileSuspended() }) == nil {
+                Issue.record("seed \(seed): suspended at \(offset) of \(text.count) bytes, and never resumed")
+                reader.close()
+                break
+            }
             if Int.random(in: 0..<3, using: &random) == 0 { try await Task.sleep(for: .milliseconds(1)) }
         }
         reader.urlSession(session, task: task, didCompleteWithError: nil)
@@ -78,6 +86,34 @@ struct LineStreamReaderTests {
             return
         }
         #expect(!reader.isSuspended)  // 299: resumed
+    }
+
+    /// A line under way never suspends the transfer, however long: it could not complete,
+    /// and nothing would resume the transfer. Once whole it does, over the high water, until
+    /// it is taken, though the next line's start still waits.
+    @Test(.timeLimit(.minutes(1)))
+    func aLineLongerThanTheHighWaterIsNeverHeldBack() async throws {
+        let reader = LineStreamReader(highWater: 1_000)
+        reader.received(status: 200)
+        let long = Data(repeating: UInt8(ascii: "x"), count: 2_500)
+        let suspends = stride(from: 0, to: long.count, by: 100).map { start in
+            long[start..<start + 100].withUnsafeBytes { reader.received($0) }
+        }
+        #expect(!suspends.contains(true), "suspended while a line under way alone waited")
+        #expect(!reader.isSuspended)
+        // Its newline and 600 bytes of the next line: a whole line waits, over the high water.
+        let next = Data("\n".utf8) + Data(repeating: UInt8(ascii: "y"), count: 600)
+        #expect(next.withUnsafeBytes { reader.received($0) })
+        #expect(reader.isSuspended)
+        guard case .line(let line) = await reader.next() else {
+            Issue.record("no line")
+            return
+        }
+        #expect(line == long)
+        // 600 bytes wait, over half the high water, but no whole line: resumed, and a
+        // producer (AsyncHTTPClient's chunks) goes on.
+        #expect(!reader.isSuspended)
+        #expect(try await within(.seconds(10)) { await reader.waitWhileSuspended() } != nil, "the producer waits on")
     }
 
     @Test func anAnswerOtherThan200IsARefusalWithItsBody() async {
