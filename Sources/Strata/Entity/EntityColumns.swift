@@ -54,6 +54,8 @@ public struct EntityColumns {
         case .row(let row):
             return try row.strataValue(column, of: entity)
         case .statement(let statement, let offset):
+            // A date's text is read from its bytes (the same Date as GRDB's, faster).
+            if Value.self == Date.self, let date = Self.storedDate(statement, offset + position) { return date as! Value }
             let dbValue = Self.storedValue(statement, offset + position)
             if StrataStorage.accepts(Value.self, dbValue), let value = Value.fromDatabaseValue(dbValue) { return value }
             throw Self.decodingError(statement, offset: offset, column, dbValue, of: entity, expected: Value.self)
@@ -69,6 +71,7 @@ public struct EntityColumns {
         case .row(let row):
             return try row.strataOptionalValue(column, of: entity)
         case .statement(let statement, let offset):
+            if Wrapped.self == Date.self, let date = Self.storedDate(statement, offset + position) { return (date as! Wrapped) }
             let dbValue = Self.storedValue(statement, offset + position)
             if dbValue.isNull { return nil }
             if StrataStorage.accepts(Wrapped.self, dbValue), let value = Wrapped.fromDatabaseValue(dbValue) { return value }
@@ -107,6 +110,15 @@ public struct EntityColumns {
                 Self.decodingError(statement, offset: offset, column, dbValue, of: entity, expected: Wrapped.self)
             }
         }
+    }
+
+    /// The date whose text column `index` holds in the form GRDB stores dates in (see
+    /// ``StoredDateText``), or nil for any other value, left to `Date.fromDatabaseValue(_:)`.
+    @usableFromInline
+    static func storedDate(_ statement: SQLiteStatement, _ index: Int32) -> Date? {
+        guard sqlite3_column_type(statement, index) == SQLITE_TEXT, let bytes = sqlite3_column_text(statement, index)
+        else { return nil }
+        return StoredDateText.date(UnsafeRawBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(statement, index))))
     }
 
     /// The value stored at `index` of the statement's current row, text read in full (past a

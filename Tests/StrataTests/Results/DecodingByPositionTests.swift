@@ -16,6 +16,17 @@ struct DecodingByPositionTests {
         "INSERT INTO Note (title, body, pinned, priority, updatedAt) VALUES (CAST(X'610062' AS TEXT), CAST(X'00' AS TEXT), 1, 'high', '9999-12-31 23:59:59.999')",
         "INSERT INTO Note (title, body, pinned, priority, updatedAt) VALUES ('é😀 a long title that does not fit in a small string', 'x', 0, 'normal', '2026-11-27 08:00:00.000')",
         "INSERT INTO Note (id, title, body, pinned, priority, updatedAt) VALUES (9223372036854775807, 'max id', '', 1, 'normal', '2026-01-01 00:00:00.000')",
+        // Dates Strata reads from their text itself (milliseconds that the calendar rounds at
+        // the scale of a day, before 1970 and 2001), and others it leaves to GRDB.
+        "INSERT INTO Note (title, body, pinned, priority, updatedAt) VALUES ('ms', '', 0, 'low', '2024-02-29 21:59:59.999')",
+        "INSERT INTO Note (title, body, pinned, priority, updatedAt) VALUES ('1969', '', 0, 'low', '1969-12-31 23:59:59.001')",
+        "INSERT INTO Note (title, body, pinned, priority, updatedAt) VALUES ('2000', '', 0, 'low', '2000-12-31 23:59:59.003')",
+        "INSERT INTO Note (title, body, pinned, priority, updatedAt) VALUES ('1600', '', 0, 'low', '1600-02-29 00:00:00.017')",
+        "INSERT INTO Note (title, body, pinned, priority, updatedAt) VALUES ('1500', '', 0, 'low', '1500-03-01 12:00:00.500')",
+        "INSERT INTO Note (title, body, pinned, priority, updatedAt) VALUES ('day', '', 0, 'low', '2024-01-01')",
+        "INSERT INTO Note (title, body, pinned, priority, updatedAt) VALUES ('minutes', '', 0, 'low', '2024-01-01 10:30')",
+        "INSERT INTO Note (title, body, pinned, priority, updatedAt) VALUES ('T', '', 0, 'low', '2024-01-01T10:30:00.250')",
+        "INSERT INTO Note (title, body, pinned, priority, updatedAt) VALUES ('rolled', '', 0, 'low', '2023-02-29 10:00:00.000')",
     ]
 
     @Test("a controller's items equal GRDB's fetch of the same rows, text with NUL characters included")
