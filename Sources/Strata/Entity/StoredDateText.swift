@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 
 /// Reads the text GRDB stores a date as, `yyyy-MM-dd HH:mm:ss.SSS` in UTC, straight from its
 /// bytes: the same `Date`, to the bit, as GRDB's `Date.fromDatabaseValue(_:)`, which parses
@@ -8,16 +9,48 @@ import Foundation
 /// Only that exact form of a date between 1600-01-01 and 9999-12-31 is read here: other
 /// forms (no milliseconds, a `T`, a time zone, a Julian day number), impossible dates that
 /// the calendar would roll over, and years near the calendar's Julian reform are left to
-/// GRDB (nil). The tests compare both readings, bit for bit, over every millisecond of a
-/// second and random instants across the whole range (`StoredDateTextTests`).
+/// GRDB (nil), and so is every date where the platform's calendar does not give, for a set of
+/// texts checked once a process, the same instants as Strata (``agreesWithGRDB``). The tests
+/// compare both readings, bit for bit, over every millisecond of a second and random instants
+/// across the whole range (`StoredDateTextTests`).
 @usableFromInline
 enum StoredDateText {
     /// Days from 1970-01-01 to 2001-01-01, `Date`'s reference date.
     static let referenceDay = 11_323
 
-    /// The date of `bytes`, or nil when they are not of the form read here.
+    /// The date of `bytes`, or nil when they are not of the form read here, or when this
+    /// platform's calendar does not read as Strata does (``agreesWithGRDB``).
     @usableFromInline
     static func date(_ bytes: UnsafeRawBufferPointer) -> Date? {
+        guard bytes.count == 23, agreesWithGRDB else { return nil }
+        return parse(bytes)
+    }
+
+    /// Whether GRDB reads, through this platform's Foundation, the same `Date` as
+    /// ``parse(_:)`` for texts where another order of the sums would differ in the last bit
+    /// (every millisecond of a second before 2001, and a few others): checked once a process,
+    /// in about a millisecond. Where it does not (another implementation of the calendar),
+    /// every date is left to GRDB.
+    static let agreesWithGRDB: Bool = {
+        let seconds = ["2000-12-31 23:59:59", "1969-12-31 23:59:59", "2024-02-29 21:59:59", "1600-01-01 00:00:00", "9999-12-31 23:59:59"]
+        for second in seconds {
+            for milliseconds in 0..<1_000 {
+                var text = second + "."
+                if milliseconds < 100 { text += "0" }
+                if milliseconds < 10 { text += "0" }
+                text += String(milliseconds)
+                let ours = Array(text.utf8).withUnsafeBytes { parse($0) }
+                guard let ours, let grdb = Date.fromDatabaseValue(text.databaseValue),
+                    ours.timeIntervalSinceReferenceDate.bitPattern == grdb.timeIntervalSinceReferenceDate.bitPattern
+                else { return false }
+            }
+        }
+        return true
+    }()
+
+    /// The date of `bytes` (23 of them), as the calendar computes it; nil when they are not
+    /// of the form read here.
+    static func parse(_ bytes: UnsafeRawBufferPointer) -> Date? {
         guard bytes.count == 23 else { return nil }
         // Digits, two at a time, with the separators in place.
         @inline(__always) func digit(_ i: Int) -> Int? {
