@@ -78,6 +78,8 @@ let package = Package(
                 // SQLite's own API, to read a results fetch's columns by position.
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "OrderedCollections", package: "swift-collections"),
+                // `CivilDate`: the calendar arithmetic of stored dates, shared with the schema.
+                "StrataSQL",
             ]),
         // Sync of stores through a PostgreSQL server (its own product, so that apps without
         // sync do not link SwiftNIO).
@@ -180,7 +182,7 @@ let package = Package(
             name: "StrataTests",
             // SQLite's C API, for the fault-injecting file system of the fault-injection tests.
             dependencies: [
-                "Strata", "StrataTestSupport", .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                "Strata", "StrataTestSupport", "StrataSQL", .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]),
         // The sync tests' model, shared by the tests and the device processes they start.
         .target(name: "StrataSyncFixture", dependencies: [

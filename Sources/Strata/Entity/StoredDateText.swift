@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import StrataSQL
 
 /// Reads the text GRDB stores a date as, `yyyy-MM-dd HH:mm:ss.SSS` in UTC, straight from its
 /// bytes: the same `Date`, to the bit, as GRDB's `Date.fromDatabaseValue(_:)`, which parses
@@ -22,8 +23,7 @@ enum StoredDateText {
     /// platform's calendar does not read as Strata does (``agreesWithGRDB``).
     @usableFromInline
     static func date(_ bytes: UnsafeRawBufferPointer) -> Date? {
-        guard bytes.count == 23, agreesWithGRDB else { return nil }
-        return parse(bytes)
+        agreesWithGRDB ? parse(bytes) : nil
     }
 
     /// Whether GRDB reads, through this platform's Foundation, the same `Date` as
@@ -69,32 +69,13 @@ enum StoredDateText {
         else { return nil }
         let year = century * 100 + yy
         let milliseconds = m1 * 100 + m23
-        guard year >= 1600, month >= 1, month <= 12, day >= 1, day <= daysIn(month: month, year: year),
+        guard year >= 1600, month >= 1, month <= 12, day >= 1, day <= CivilDate.days(inMonth: month, of: year),
             hour <= 23, minute <= 59, second <= 59
         else { return nil }
         // As the calendar computes it: the day's start, plus the time of day with its fraction
         // (summed first, so that the fraction is rounded as at the scale of a day).
-        let dayStart = Double((daysFromCivil(year: year, month: month, day: day) - referenceDay) * 86_400)
+        let dayStart = Double((CivilDate.daysSince1970(year: year, month: month, day: day) - referenceDay) * 86_400)
         let timeOfDay = Double(hour * 3_600 + minute * 60 + second) + Double(milliseconds) / 1_000
         return Date(timeIntervalSinceReferenceDate: dayStart + timeOfDay)
-    }
-
-    static func daysIn(month: Int, year: Int) -> Int {
-        switch month {
-        case 2: return year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
-        case 4, 6, 9, 11: return 30
-        default: return 31
-        }
-    }
-
-    /// Days from 1970-01-01 to the date in the proleptic Gregorian calendar (H. Hinnant's
-    /// `days_from_civil`).
-    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let doy = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146_097 + doe - 719_468
     }
 }

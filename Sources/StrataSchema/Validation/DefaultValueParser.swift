@@ -1,4 +1,5 @@
 import Foundation
+import StrataSQL
 
 /// Turns a `default:` scalar into a `DefaultValue` of the attribute's type.
 ///
@@ -131,8 +132,7 @@ enum DefaultValueParser {
             return malformed
         }
         guard (1...12).contains(month) else { return .failure(SchemaProblem("month \(month) is not in 1...12")) }
-        let isLeap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
-        let monthDays = [31, isLeap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
+        let monthDays = CivilDate.days(inMonth: month, of: year)
         guard year >= 1 else { return .failure(SchemaProblem("year 0000 is not in 0001...9999")) }
         guard (1...monthDays).contains(day) else {
             return .failure(SchemaProblem("day \(day) is not in 1...\(monthDays) for " + text.prefix(7)))
@@ -176,13 +176,7 @@ enum DefaultValueParser {
             }
             guard index == scalars.count else { return malformed }
         }
-        // Days since 1970-01-01 (proleptic Gregorian calendar).
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        let days = era * 146_097 + dayOfEra - 719_468
+        let days = CivilDate.daysSince1970(year: year, month: month, day: day)
         let total = (Int64(days) * 86_400 + Int64(seconds - offset)) * 1000 + Int64(milliseconds)
         // 0001-01-01T00:00:00.000Z ... 9999-12-31T23:59:59.999Z: four-digit years in storage.
         guard (-62_135_596_800_000...253_402_300_799_999).contains(total) else {

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Testing
 @testable import Strata
+import StrataSQL
 
 /// Strata reads a stored date's text itself (`StoredDateText`); GRDB's
 /// `Date.fromDatabaseValue(_:)` is the reference: every text read must give GRDB's `Date`
@@ -48,7 +49,7 @@ struct StoredDateTextTests {
             expectSame(text, "seed \(seed)")
             // As typed: any valid date and time.
             let year = Int.random(in: 1600...9999, using: &random), month = Int.random(in: 1...12, using: &random)
-            let day = Int.random(in: 1...StoredDateText.daysIn(month: month, year: year), using: &random)
+            let day = Int.random(in: 1...CivilDate.days(inMonth: month, of: year), using: &random)
             let typed = String(
                 format: "%04d-%02d-%02d %02d:%02d:%02d.%03d", year, month, day, Int.random(in: 0...23, using: &random),
                 Int.random(in: 0...59, using: &random), Int.random(in: 0...59, using: &random),
@@ -68,6 +69,34 @@ struct StoredDateTextTests {
         let text = "2000-12-31 23:59:59.003"
         let read = Array(text.utf8).withUnsafeBytes { StoredDateText.date($0) }
         #expect((read != nil) == StoredDateText.agreesWithGRDB)
+    }
+
+    /// The calendar arithmetic the reading shares with the schema's date defaults
+    /// (`CivilDate`): a day's number and its date agree both ways, for every day of the
+    /// stored range, and each month has the days the day numbers give it.
+    @Test("CivilDate's day numbers and dates agree both ways over 0001...9999")
+    func civilDateBothWays() {
+        let first = CivilDate.daysSince1970(year: 1, month: 1, day: 1)
+        let last = CivilDate.daysSince1970(year: 9999, month: 12, day: 31)
+        #expect(first == -719_162 && last == 2_932_896 && CivilDate.daysSince1970(year: 1970, month: 1, day: 1) == 0)
+        var expected = (year: 1, month: 1, day: 1)
+        for days in first...last {
+            let (year, month, day) = CivilDate.of(daysSince1970: Int64(days))
+            guard (Int(year), Int(month), Int(day)) == expected,
+                CivilDate.daysSince1970(year: expected.year, month: expected.month, day: expected.day) == days
+            else {
+                Issue.record("day \(days): \(year)-\(month)-\(day), expected \(expected)")
+                return
+            }
+            // The next day, by the month's length.
+            if expected.day < CivilDate.days(inMonth: expected.month, of: expected.year) {
+                expected.day += 1
+            } else if expected.month < 12 {
+                expected = (expected.year, expected.month + 1, 1)
+            } else {
+                expected = (expected.year + 1, 1, 1)
+            }
+        }
     }
 
     @Test("other forms, impossible dates and years before 1600 are left to GRDB")
