@@ -322,12 +322,21 @@ public final class Store: Sendable {
     /// writing the same file) before it fails with `SQLITE_BUSY`, in seconds.
     static let busyTimeout: TimeInterval = 10
 
-    static func configuration() -> Configuration {
+    /// What every connection a store opens starts from, the pool's and the ones it opens on
+    /// the side (the file's inspection before an open, batched results' pinned readers):
+    /// another connection may be writing the file, or closing it (the last one checkpoints
+    /// the `-wal` under an exclusive lock), so each waits up to ``busyTimeout`` instead of
+    /// failing at once.
+    static func connectionConfiguration(label: String? = nil) -> Configuration {
         var configuration = Configuration()
-        configuration.foreignKeysEnabled = true
-        // Another process may be writing the same file: wait for its transaction to end
-        // instead of failing at once.
+        configuration.label = label
         configuration.busyMode = .timeout(Self.busyTimeout)
+        return configuration
+    }
+
+    static func configuration() -> Configuration {
+        var configuration = connectionConfiguration()
+        configuration.foreignKeysEnabled = true
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA recursive_triggers = ON")
             db.add(function: StringMatching.sqlFunction)

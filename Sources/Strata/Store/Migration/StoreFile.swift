@@ -78,11 +78,7 @@ struct StoreFile {
     func inspect<T>(_ body: (Database) throws -> T) throws -> T {
         let hadWAL = fileManager.fileExists(atPath: walPath)
         let hadSHM = fileManager.fileExists(atPath: shmPath)
-        var configuration = Configuration()
-        configuration.label = "Strata.inspection"
-        // Another connection's write transaction, or its close (the file's last connection
-        // checkpoints the -wal under an exclusive lock), is waited for, as the store's are.
-        configuration.busyMode = .timeout(Store.busyTimeout)
+        var configuration = Store.connectionConfiguration(label: "Strata.inspection")
         if hadWAL || hadSHM {
             configuration.readonly = true
         } else {

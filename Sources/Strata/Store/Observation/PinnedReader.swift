@@ -33,13 +33,10 @@ final class PinnedReader: @unchecked Sendable {
     }
 
     private static func configuration() -> Configuration {
-        var configuration = Configuration()
+        var configuration = Store.connectionConfiguration(label: "Strata.PinnedReader")
         configuration.readonly = true
-        configuration.label = "Strata.PinnedReader"
         // The read transaction stays open between accesses: that is the pin.
         configuration.allowsUnsafeTransactions = true
-        // A read waits out another connection's close (its checkpoint), as the store's do.
-        configuration.busyMode = .timeout(Store.busyTimeout)
         return configuration
     }
 
