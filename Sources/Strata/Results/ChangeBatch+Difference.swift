@@ -102,8 +102,14 @@ struct SectionMatching {
 
     init<Item, Section>(from old: ResultsSnapshot<Item, Section>, to new: ResultsSnapshot<Item, Section>) {
         // The ids first, by position (no generic copy of each section).
-        let oldIDs = old.sections.indices.map { old.sections[$0].id }
-        let newIDs = new.sections.indices.map { new.sections[$0].id }
+        self.init(
+            oldIDs: old.sections.indices.map { old.sections[$0].id }, newIDs: new.sections.indices.map { new.sections[$0].id }
+        ) { o, n in old.sections[o].value != new.sections[n].value }
+    }
+
+    /// The sections `oldIDs` and `newIDs` matched by id; `valueChanged(o, n)` tells whether
+    /// the old section `o` and the new section `n` of the same id differ in value.
+    init(oldIDs: [SectionID], newIDs: [SectionID], valueChanged: (Int, Int) -> Bool) {
         newIndex.reserveCapacity(newIDs.count)
         for n in newIDs.indices { newIndex[newIDs[n]] = n }
         if oldIDs == newIDs {
@@ -111,7 +117,7 @@ struct SectionMatching {
             // or moved; only values to compare.
             oldToNew = oldIDs.indices.map { $0 }
             newIsInserted = [Bool](repeating: false, count: newIDs.count)
-            for s in oldIDs.indices where old.sections[s].value != new.sections[s].value { updates.append(s) }
+            for s in oldIDs.indices where valueChanged(s, s) { updates.append(s) }
             return
         }
         oldToNew = [Int?](repeating: nil, count: oldIDs.count)
@@ -129,7 +135,7 @@ struct SectionMatching {
         inserts = newIsInserted.indices.filter { newIsInserted[$0] }
         let staying = longestIncreasingSubsequence(kept.map(\.new))
         for (k, pair) in kept.enumerated() {
-            let changed = old.sections[pair.old].value != new.sections[pair.new].value
+            let changed = valueChanged(pair.old, pair.new)
             if staying[k] {
                 if changed { updates.append(pair.old) }
             } else {

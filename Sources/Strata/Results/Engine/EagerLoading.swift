@@ -85,13 +85,17 @@ struct EagerLoading<Item: StrataEntity>: ItemLoading {
             }
             journal.compareRefetched(with: read)
         }
+        let sections = index.finishBuild(builder)
+        // A commit's refetch matches the last snapshot's rows with these by id on another
+        // thread while the rows are made (``SnapshotJournal/matchRefetched(_:)``).
+        journal.matchRefetched(index)
         var rows: [RowChunks<ResultsRow<Item>>] = []
         for (bucket, slot) in shown {
             if bucket == rows.count { rows.append(RowChunks()) }
             rows[bucket].append(.item(read.value(atSlot: slot)))
         }
         var placed = 0
-        for (section, bucket) in index.finishBuild(builder) {
+        for (section, bucket) in sections {
             journal.setRows(rows[bucket], for: section)
             placed += rows[bucket].count
         }

@@ -15,9 +15,21 @@ struct RefetchedRows {
     let oldIDs: [SectionID: RowChunks<Int64>]
     /// Each section's ids in the new snapshot's state.
     let newIDs: [SectionID: RowChunks<Int64>]
+    /// The comparison that matched the rows ahead, if any (``RefetchComparison/matchRows(old:new:)``).
+    let matchedAhead: RefetchComparison?
     /// Compares the values of the items in both states and returns the test of whether the
     /// item of an id has another value in the new one (called once, by the batch).
     let comparingValues: () -> (Int64) -> Bool
+
+    init(
+        oldIDs: [SectionID: RowChunks<Int64>], newIDs: [SectionID: RowChunks<Int64>], matchedAhead: RefetchComparison? = nil,
+        comparingValues: @escaping () -> (Int64) -> Bool
+    ) {
+        self.oldIDs = oldIDs
+        self.newIDs = newIDs
+        self.matchedAhead = matchedAhead
+        self.comparingValues = comparingValues
+    }
 
     /// The rows of `old` and `new` matched by id, or nil when the ids kept do not describe
     /// the two snapshots' rows.
@@ -45,6 +57,12 @@ struct RefetchedRows {
             guard let ids = newIDs[section.id] ?? (section.rows.isEmpty ? RowChunks() : nil), ids.count == section.rows.count
             else { return nil }
             newSections.append(ids)
+        }
+        if let matchedAhead,
+            let rows = matchedAhead.rowMatching(
+                old: old.sections.indices.map { old.sections[$0].id }, new: new.sections.indices.map { new.sections[$0].id })
+        {
+            return rows
         }
         return RowMatching(oldIDs: oldSections, newIDs: newSections, sections: sections, differs: comparingValues())
     }

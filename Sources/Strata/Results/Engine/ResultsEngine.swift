@@ -49,7 +49,7 @@ final class ResultsEngine<Item, Section: Hashable & Sendable, Loading: ItemLoadi
 
     init(fetcher: ResultsFetcher<Item, Section>, options: ResultsOptions<Item>, window: (limit: Int?, offset: Int)?, loading: Loading) {
         self.fetcher = fetcher
-        journal = SnapshotJournal(options: options)
+        journal = SnapshotJournal(options: options, comparesByID: window == nil)
         self.window = window
         self.loading = loading
         index = SectionedIndex(kind: fetcher.plan.sectionKind, itemDescending: fetcher.plan.itemDescending)

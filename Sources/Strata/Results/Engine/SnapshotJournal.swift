@@ -72,8 +72,13 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
     /// the next snapshot is taken.
     private var refetchBase: RefetchBase?
 
-    init(options: ResultsOptions<Item>) {
+    /// Whether a refetch keeps the last snapshot's state to compute its batch by id: not for
+    /// a windowed request, whose batch is the difference of its windows.
+    let comparesByID: Bool
+
+    init(options: ResultsOptions<Item>, comparesByID: Bool = true) {
         self.options = options
+        self.comparesByID = comparesByID
     }
 
     /// Whether snapshot rows are the items in fetch order: no post-fetch filter or comparator.
@@ -134,7 +139,7 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
         var base = refetchBase
         // A comparison started for an earlier refetch compared values that this one replaces.
         base?.comparison = nil
-        if base == nil, rowsAreItems, case .rows(let journal) = changeJournal, journal.isEmpty {
+        if base == nil, comparesByID, rowsAreItems, case .rows(let journal) = changeJournal, journal.isEmpty {
             base = RefetchBase(
                 ids: Self.ids(of: index), rows: itemRows, sections: Array(index.sections.keys), unplaced: unplaced)
         }
@@ -151,6 +156,29 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
     mutating func compareRefetched(with values: ItemPayload<Item>) {
         guard let base = refetchBase else { return }
         refetchBase!.comparison = RefetchComparison(comparing: values) { compare in base.forEachValue(compare) }
+    }
+
+    /// During a refetch that compares values ahead (``compareRefetched(with:)``), once
+    /// `index` holds every row: the last snapshot's rows are matched with the next
+    /// snapshot's by id on the comparison's thread, while the refetch makes the rows
+    /// (``RefetchComparison/matchRows(old:new:)``); the batch takes the result. No effect
+    /// without a comparison.
+    mutating func matchRefetched<Keys>(_ index: SectionedIndex<Section, Keys>) {
+        guard let base = refetchBase, let comparison = base.comparison else { return }
+        // The sections each snapshot shows (rows are items: see ``snapshotAndChanges(_:)``).
+        var old: [(id: SectionID, items: RowChunks<Int64>)] = []
+        old.reserveCapacity(base.sections.count)
+        for id in base.sections {
+            let items = base.ids[id] ?? RowChunks()
+            if !(items.isEmpty && id.isTransient) { old.append((id, items)) }
+        }
+        var new: [(id: SectionID, items: RowChunks<Int64>)] = []
+        new.reserveCapacity(index.sections.count)
+        let ids = index.sections.keys.elements, sections = index.sections.values.elements
+        for position in ids.indices where !(sections[position].items.isEmpty && ids[position].isTransient) {
+            new.append((ids[position], sections[position].items))
+        }
+        comparison.matchRows(old: old, new: new)
     }
 
     /// The items of `section` with their values, in order, as a fetch produced them.
@@ -373,7 +401,7 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
     private func refetchedRows(_ base: RefetchBase, _ index: SectionedIndex<Section, FullIndexKeys>) -> RefetchedRows {
         let rows = itemRows
         let sections = index.sections.keys.elements
-        return RefetchedRows(oldIDs: base.ids, newIDs: Self.ids(of: index)) {
+        return RefetchedRows(oldIDs: base.ids, newIDs: Self.ids(of: index), matchedAhead: base.comparison) {
             if let comparison = base.comparison { return comparison.differs() }
             var old = ItemPayload<Item>()
             old.reserveCapacity(base.unplaced.count + base.ids.values.reduce(0) { $0 + $1.count })

@@ -41,8 +41,10 @@ struct SnapshotJournalTests {
         /// values (``SnapshotJournal/beginRefetch(_:keepingValues:)``) to compare by id.
         /// `comparingAhead`: once every row is read, the values are handed to the journal to
         /// compare on another thread (``SnapshotJournal/compareRefetched(with:)``), as
-        /// ``EagerLoading`` does; else the batch compares them.
-        mutating func fetch(keepingState: Bool = false, comparingAhead: Bool = false) {
+        /// ``EagerLoading`` does; else the batch compares them. `matchingAhead` (with
+        /// `comparingAhead`): the rows are matched by id on that thread too
+        /// (``SnapshotJournal/matchRefetched(_:)``), as ``EagerLoading`` does.
+        mutating func fetch(keepingState: Bool = false, comparingAhead: Bool = false, matchingAhead: Bool = false) {
             if keepingState {
                 let held = journal.beginRefetch(index, keepingValues: true)
                 #expect(held?.count == index.count, "every value held is handed to the refetch")
@@ -63,6 +65,7 @@ struct SnapshotJournalTests {
                 var read = ItemPayload<Note>()
                 for (id, row) in rows.sorted(by: { $0.key < $1.key }) { read.append(id, row.item) }
                 journal.compareRefetched(with: read)
+                if matchingAhead { journal.matchRefetched(index) }
             }
         }
 
@@ -166,6 +169,13 @@ struct SnapshotJournalTests {
                 seen["refetched", default: 0] += 1
                 let batch = BatchBuilder.batch(from: old, to: new, known: .refetched(kept))
                 #expect(batch == ChangeBatch(from: old, to: new), "\(context): the difference by the ids kept")
+                if let ahead = kept.matchedAhead, ahead.matchesRows {
+                    // Matched for the sections the snapshots show, so the batch took that matching.
+                    seen["matched ahead", default: 0] += 1
+                    let rows = ahead.rowMatching(
+                        old: old.sections.map(\.id), new: new.sections.map(\.id))
+                    #expect(rows != nil, "\(context): rows matched ahead for other sections")
+                }
             }
         }
 
@@ -228,7 +238,8 @@ struct SnapshotJournalTests {
                         if Int.random(in: 0..<3, using: &random) == 0 { model.rows[id]!.k = Int64.random(in: 0..<4, using: &random) }
                     }
                 }
-                model.fetch(keepingState: commit, comparingAhead: commit && Bool.random(using: &random))
+                let ahead = commit && Bool.random(using: &random)
+                model.fetch(keepingState: commit, comparingAhead: ahead, matchingAhead: ahead && Bool.random(using: &random))
             case 1..<10:
                 // A commit: some rows deleted, some changed (keys and values), some new.
                 let existing = model.rows.keys.shuffled(using: &random)
@@ -257,15 +268,15 @@ struct SnapshotJournalTests {
         // A commit's refetch right after a snapshot of rows that are items, which the random
         // steps reach in most runs, not all: changed rows, then the refetch keeping the state,
         // its values compared by the batch, then ahead.
-        for ahead in [false, true] {
+        for (ahead, matched) in [(false, false), (true, false), (true, true)] {
             model.journal.options = ResultsOptions()
             model.snapshot("seed \(seed), without options")
             for id in model.rows.keys.sorted().prefix(3) { model.rows[id]!.item = note(id) }
-            model.fetch(keepingState: true, comparingAhead: ahead)
+            model.fetch(keepingState: true, comparingAhead: ahead, matchingAhead: matched)
             model.check()
-            model.snapshot("seed \(seed), after a commit's refetch (compared ahead: \(ahead))")
+            model.snapshot("seed \(seed), after a commit's refetch (compared ahead: \(ahead), matched ahead: \(matched))")
         }
-        for path in ["rows", "sections", "all", "refetched", "bulk"] {
+        for path in ["rows", "sections", "all", "refetched", "bulk", "matched ahead"] {
             #expect(model.seen[path, default: 0] > 0, "seed \(seed): no \(path) (\(model.seen))")
         }
     }
