@@ -14,12 +14,11 @@ struct EagerLoading<Item: StrataEntity>: ItemLoading {
         try fetchAll(db, fetcher: fetcher, index: &index, journal: &journal, keeping: nil)
     }
 
-    /// Given the rows a commit wrote (`written`), the other items' values are taken from the
-    /// values held as the rows are read, not decoded again (a commit of many rows refetches;
-    /// the rows it did not write are most of the others).
+    /// Given the rows a commit wrote (`written`), the last snapshot's state is kept to compute
+    /// the batch by id, and the rows not written are given to the sort in their last order.
     mutating func fetchAll<Section>(
         _ db: Database, fetcher: ResultsFetcher<Item, Section>, index: inout SectionedIndex<Section, Keys>,
-        journal: inout SnapshotJournal<Item, Section>, keepingValuesBesides written: CommittedChanges.TableChanges
+        journal: inout SnapshotJournal<Item, Section>, afterWriting written: CommittedChanges.TableChanges
     ) throws {
         try fetchAll(db, fetcher: fetcher, index: &index, journal: &journal, keeping: written)
     }
@@ -35,23 +34,20 @@ struct EagerLoading<Item: StrataEntity>: ItemLoading {
         // copied while they grow, which would raise peak memory by a third. Refetches keep
         // the capacity they had.
         if index.isEmptyCapacity { index.reserveCapacity(count, ids: ids) }
-        // The values held, for the rows not written (copied out of the rows, which the
-        // refetch replaces); not when nearly every row was written, where the look-ups and
-        // the copy would cost more than the few rows they spare. A commit's refetch keeps the
-        // last snapshot's ids and values too, so that its batch is computed by id
-        // (``RefetchedRows``).
-        let held: ItemPayload<Item>?
+        // A commit's refetch keeps the last snapshot's ids and values, so that its batch is
+        // computed by id (``RefetchedRows``), and gives its sort the rows the commit did not
+        // write in their last order (not when it wrote nearly every row). Every row is
+        // decoded: taking a held value instead (looked up by id, one cache miss a row, and
+        // copied out of the rows first) measured no faster than decoding the row (see
+        // Benchmarks/README.md, "Large commits").
+        let writtenRows: WrittenRows?
         if let written {
             let writtenCount: Int = written.inserted.count + written.updated.count + written.deleted.count
-            let keepsValues = index.count > 0 && writtenCount < index.count * 9 / 10
-            held = journal.beginRefetch(index, keepingValues: keepsValues)
+            journal.beginRefetch(index)
+            writtenRows = index.count > 0 && writtenCount < index.count * 9 / 10 ? WrittenRows(written, ids: ids) : nil
         } else {
             journal.reset()
-            held = nil
-        }
-        let reuse: ((Int64) -> Item?)? = held.map { held in
-            let written = WrittenRows(written!, ids: ids)
-            return { id in written.contains(id) ? nil : held[id] }
+            writtenRows = nil
         }
         // Read in table order (each item's slot is its reading number), then placed in the
         // results' order; each shown item's bucket and slot are kept, and the rows made after
@@ -64,8 +60,10 @@ struct EagerLoading<Item: StrataEntity>: ItemLoading {
         var builder = index.beginBuild(sectionObjects: sectionObjects)
         var shown: [(bucket: Int, slot: Int)] = []
         let sortedHere = try fetcher.forEachItemSortedHere(
-            db, capacity: count, reusing: reuse, read: { read.append($0.objectID.rawValue, $0) },
-            afterReading: { journal.compareRefetched(with: read) }
+            db, capacity: count, read: { read.append($0.objectID.rawValue, $0) },
+            afterReading: { journal.compareRefetched(with: read) },
+            // The rows not written keep their order: the sort takes them in runs.
+            leading: { writtenRows.map { journal.keptOrder(in: read, besides: $0) } ?? [] }
         ) {
             id, keys, slot in
             guard let bucket = index.appendFetched(id, keys, to: &builder) else { return }

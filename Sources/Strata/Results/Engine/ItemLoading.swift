@@ -20,12 +20,12 @@ protocol ItemLoading<Item> {
     ) throws
 
     /// The same, for a commit's refetch: `written` are the only rows of the item table that
-    /// changed since the state held, so that a loading that holds values may keep the others'
-    /// rather than decode them again. By default, a plain fetch (a loading that holds no
-    /// value has nothing to keep).
+    /// changed since the state held, so that a loading that holds the last state may compute
+    /// its batch by id and give its sort the other rows in their last order. By default, a
+    /// plain fetch.
     mutating func fetchAll<Section>(
         _ db: Database, fetcher: ResultsFetcher<Item, Section>, index: inout SectionedIndex<Section, Keys>,
-        journal: inout SnapshotJournal<Item, Section>, keepingValuesBesides written: CommittedChanges.TableChanges
+        journal: inout SnapshotJournal<Item, Section>, afterWriting written: CommittedChanges.TableChanges
     ) throws
 
     /// Whether a commit that affects `tracked` items of results holding `count` is answered
@@ -69,7 +69,7 @@ protocol ItemLoading<Item> {
 extension ItemLoading {
     mutating func fetchAll<Section>(
         _ db: Database, fetcher: ResultsFetcher<Item, Section>, index: inout SectionedIndex<Section, Keys>,
-        journal: inout SnapshotJournal<Item, Section>, keepingValuesBesides written: CommittedChanges.TableChanges
+        journal: inout SnapshotJournal<Item, Section>, afterWriting written: CommittedChanges.TableChanges
     ) throws {
         try fetchAll(db, fetcher: fetcher, index: &index, journal: &journal)
     }

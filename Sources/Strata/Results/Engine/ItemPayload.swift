@@ -50,6 +50,10 @@ struct ItemPayload<Item: StrataEntity> {
         values.append(item)
     }
 
+    /// The slot of the item `id`: the number of values appended before it since
+    /// ``removeAll()``, while none was removed; nil when it has none.
+    func slot(of id: Int64) -> Int? { slots.slot(of: id) }
+
     /// The value in `slot`: the `slot`-th value appended since ``removeAll()``, while none
     /// was removed.
     func value(atSlot slot: Int) -> Item { values[slot] }

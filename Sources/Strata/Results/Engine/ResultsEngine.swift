@@ -60,17 +60,17 @@ final class ResultsEngine<Item, Section: Hashable & Sendable, Loading: ItemLoadi
     /// Replaces the whole state with a fresh fetch, in one pass over the rows: index,
     /// values, and (without post-fetch options, where rows are items) the snapshot's rows.
     func fetchAll(_ db: Database) throws {
-        try fetchAll(db, keepingValuesBesides: nil)
+        try fetchAll(db, afterWriting: nil)
     }
 
     /// A fresh fetch where, when `written` is given, only those rows of the item table
-    /// changed since the last state: the loading may keep the other items' values instead of
-    /// decoding them again.
-    private func fetchAll(_ db: Database, keepingValuesBesides written: CommittedChanges.TableChanges?) throws {
+    /// changed since the last state (a commit's refetch, see
+    /// ``ItemLoading/fetchAll(_:fetcher:index:journal:afterWriting:)``).
+    private func fetchAll(_ db: Database, afterWriting written: CommittedChanges.TableChanges?) throws {
         index.placeHints.removeAll()
         do {
             if let written {
-                try loading.fetchAll(db, fetcher: fetcher, index: &index, journal: &journal, keepingValuesBesides: written)
+                try loading.fetchAll(db, fetcher: fetcher, index: &index, journal: &journal, afterWriting: written)
             } else {
                 try loading.fetchAll(db, fetcher: fetcher, index: &index, journal: &journal)
             }
@@ -110,7 +110,7 @@ final class ResultsEngine<Item, Section: Hashable & Sendable, Loading: ItemLoadi
             return false
         case .refetch(let written):
             // (Batched: the reader stays in the old state for the snapshots made before.)
-            try fetchAll(db, keepingValuesBesides: written)
+            try fetchAll(db, afterWriting: written)
             return true
         case .items(let tracked):
             do {

@@ -66,17 +66,16 @@ struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendabl
     /// as it is read, then `place` with each item's id, keys and number in the reading order
     /// (0, 1, …), in the results' order; `afterReading` between the two, once every row was
     /// read and before the sort. `capacity`: the most rows expected (the table's).
-    /// `reuse`: the value held for an id, when it is known not to have changed (nil: decode
-    /// it); taken instead of decoding the row. Returns false, having called `read` for some items
+    /// `leading`, asked for after `afterReading`:
+    /// rows (reading numbers) known to be nearly in the results' order, which the sort takes
+    /// first (``SortKeyBuffer/sort(leading:)``). Returns false, having called `read` for some items
     /// and `place` for none, when a sort key holds integers and reals both: the caller then
     /// starts over with ``forEachItem(_:ids:_:)``, which SQLite sorts.
     func forEachItemSortedHere(
-        _ db: Database, capacity: Int, reusing reuse: ((Int64) -> Item?)? = nil, read: (Item) throws -> Void,
-        afterReading: () -> Void = {}, place: (Int64, IndexKeys, Int) throws -> Void
+        _ db: Database, capacity: Int, read: (Item) throws -> Void,
+        afterReading: () -> Void = {}, leading: () -> [UInt32] = { [] }, place: (Int64, IndexKeys, Int) throws -> Void
     ) throws -> Bool {
         let byPosition = Self.decodesByPosition
-        // A value held already is taken by its id (read from its column) instead of decoded.
-        let idColumn = byPosition && reuse != nil ? Item.strataColumnNames.firstIndex(of: plan.itemKey).map(Int32.init) : nil
         let text = try selectText(db, idCount: nil, keysOnly: false, sortedInSQL: false)
         let statement = try db.makeStatement(sql: text.sql)
         statement.setUncheckedArguments(text.arguments)
@@ -91,12 +90,7 @@ struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendabl
         if keyColumns > 0 { keys.reserveCapacity(capacity) }
         let rows = try Row.fetchCursor(statement)
         while let row = try rows.next() {
-            let item: Item
-            if let idColumn, let reuse, let held = reuse(sqlite3_column_int64(sqliteStatement, idColumn)) {
-                item = held
-            } else {
-                item = byPosition ? try Item(strataColumns: EntityColumns(statement: sqliteStatement)) : try Item(row: row)
-            }
+            let item = byPosition ? try Item(strataColumns: EntityColumns(statement: sqliteStatement)) : try Item(row: row)
             guard sortKeys.append(sqliteStatement, columns: first..<keyIndex, id: item.objectID.rawValue) else {
                 return false
             }
@@ -108,7 +102,7 @@ struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendabl
         afterReading()
         var sort: [DatabaseValue] = []
         sort.reserveCapacity(sortCount)
-        sortKeys.sort()
+        sortKeys.sort(leading: leading())
         for sorted in sortKeys.sortedRows {
             let row = Int(sorted.row)
             sort.removeAll(keepingCapacity: true)

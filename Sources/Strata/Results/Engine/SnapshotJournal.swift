@@ -68,7 +68,7 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
     /// What changed since the last snapshot: the row journal, or the sections derived
     /// again, or anything.
     private var changeJournal = ChangeJournal.all
-    /// The last snapshot's state, kept by a refetch (``beginRefetch(_:keepingValues:)``) until
+    /// The last snapshot's state, kept by a refetch (``beginRefetch(_:)``) until
     /// the next snapshot is taken.
     private var refetchBase: RefetchBase?
 
@@ -100,18 +100,6 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
         unplaced = values
     }
 
-    /// Every value held (each section's item rows and the items in none), by id, for the
-    /// refetch that replaces them: a copy of each, in the results' order. `index` holds the
-    /// same items (its ids give the table's range).
-    func values<Keys>(of index: SectionedIndex<Section, Keys>) -> ItemPayload<Item> {
-        let ids = index.keys.ids
-        var values = ItemPayload<Item>()
-        values.reserveCapacity(ids.count, ids: ids.min().map { $0...ids.max()! })
-        unplaced.forEach { values.append($0, $1) }
-        Self.forEachItem(in: itemRows, sections: index.sections.keys) { values.append($0.objectID.rawValue, $0) }
-        return values
-    }
-
     /// Calls `body` with each item of `rows`, section by section in the order of `sections`
     /// (inlined: each caller's loop is specialized for its item type, as it was when written
     /// out in each).
@@ -133,9 +121,8 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
     /// Before a refetch of eager results (`index` and the values still in their state): the
     /// state is kept to compare the next snapshot with by id, when it is the last snapshot's
     /// (nothing changed since it was taken, or a refetch since kept it) and rows are items.
-    /// Then, like ``reset()``, nothing held, anything may have changed. Returns every value
-    /// held before, by id, when `keepingValues`.
-    mutating func beginRefetch<Keys>(_ index: SectionedIndex<Section, Keys>, keepingValues: Bool) -> ItemPayload<Item>? {
+    /// Then, like ``reset()``, nothing held, anything may have changed.
+    mutating func beginRefetch<Keys>(_ index: SectionedIndex<Section, Keys>) {
         var base = refetchBase
         // A comparison started for an earlier refetch compared values that this one replaces.
         base?.comparison = nil
@@ -143,19 +130,38 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
             base = RefetchBase(
                 ids: Self.ids(of: index), rows: itemRows, sections: Array(index.sections.keys), unplaced: unplaced)
         }
-        let held = keepingValues ? values(of: index) : nil
         reset()
         refetchBase = base
-        return held
     }
 
-    /// During a refetch that kept the last snapshot's state (``beginRefetch(_:keepingValues:)``),
+    /// During a refetch that kept the last snapshot's state (``beginRefetch(_:)``),
     /// once it has read every row: `values`, every item's new value by id, are compared with
     /// the kept ones on another thread while the refetch sorts and places its rows; the
     /// batch then waits for the result (``RefetchComparison``). No effect without a kept state.
     mutating func compareRefetched(with values: ItemPayload<Item>) {
         guard let base = refetchBase else { return }
         refetchBase!.comparison = RefetchComparison(comparing: values) { compare in base.forEachValue(compare) }
+    }
+
+    /// During a commit's refetch that kept the last snapshot's state
+    /// (``beginRefetch(_:)``), once every row is read into `read`: the slots
+    /// there (the reading numbers) of the items the last snapshot showed that `written` does
+    /// not hold, in the last snapshot's order. Their keys did not change (unless a key is
+    /// read through a relationship): they are runs in order for the refetch's sort
+    /// (``SortKeyBuffer/sort(leading:)``). Empty without a kept state.
+    func keptOrder(in read: ItemPayload<Item>, besides written: WrittenRows) -> [UInt32] {
+        guard let base = refetchBase else { return [] }
+        var rows: [UInt32] = []
+        rows.reserveCapacity(read.count)
+        for section in base.sections {
+            guard let ids = base.ids[section] else { continue }
+            for chunk in ids.chunks {
+                for id in chunk where !written.contains(id) {
+                    if let slot = read.slot(of: id) { rows.append(UInt32(truncatingIfNeeded: slot)) }
+                }
+            }
+        }
+        return rows
     }
 
     /// During a refetch that compares values ahead (``compareRefetched(with:)``), once

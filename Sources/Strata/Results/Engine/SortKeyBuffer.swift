@@ -152,8 +152,15 @@ struct SortKeyBuffer {
     /// begins with (`Note 0…`, `2026-…`): those bytes are the same in every key that
     /// reaches them, at the same place, so leaving them out changes no order.
     ///
+    /// `leading`: rows (numbered in the order appended) to give the sort first, in this
+    /// order, before the others in the order appended — rows known to be nearly in order (a
+    /// commit's refetch: the rows of the last snapshot that the commit did not write, in that
+    /// snapshot's order), which the sort then takes in runs (it merges runs it finds, like
+    /// Timsort) instead of sorting them again. A row given twice, or out of range, is
+    /// ignored; any `leading` gives the same order.
+    ///
     /// The keys are released once sorted: the rows are then read with ``sortedRows``.
-    mutating func sort() {
+    mutating func sort(leading: [UInt32] = []) {
         precondition(count < Int(UInt32.max), "too many rows to sort")
         // The encoded length of each column's common prefix (a NUL takes two bytes).
         let skips = commonPrefixes.map { prefix in prefix.map { $0.count + $0.lazy.filter { $0 == 0 }.count } ?? 0 }
@@ -165,6 +172,7 @@ struct SortKeyBuffer {
                     rows[row].prefix = abbreviation(bytes, from: starts[row], to: starts[row + 1], skips: skips)
                 }
             }
+            if !leading.isEmpty { rows = Self.arranged(rows, leading: leading) }
             starts.withUnsafeBufferPointer { starts in
                 let base = bytes.baseAddress!
                 rows.sort { a, b in
@@ -181,6 +189,19 @@ struct SortKeyBuffer {
         self.rows = rows
         bytes = []
         starts = []
+    }
+
+    /// `rows` with the rows `leading` lists first, in that order (see ``sort(leading:)``).
+    private static func arranged(_ rows: [Abbreviated], leading: [UInt32]) -> [Abbreviated] {
+        var arranged: [Abbreviated] = []
+        arranged.reserveCapacity(rows.count)
+        var taken = [Bool](repeating: false, count: rows.count)
+        for row in leading where Int(row) < rows.count && !taken[Int(row)] {
+            taken[Int(row)] = true
+            arranged.append(rows[Int(row)])
+        }
+        for row in rows.indices where !taken[row] { arranged.append(rows[row]) }
+        return arranged
     }
 
     /// The rows, in the order of their keys after ``sort()``.

@@ -85,12 +85,16 @@ struct SortKeyBufferTests {
             let order = zip(names, descending).map { "\($0) \($1 ? "DESC" : "ASC")" }.joined(separator: ", ")
             let expected = try Int64.fetchAll(db, sql: "SELECT id FROM t ORDER BY \(order), id")
             var buffer = SortKeyBuffer(descending: descending)
+            // The same rows again, sorted with rows given first (as a commit's refetch gives
+            // the rows it did not write, in the last order).
+            var arranged = SortKeyBuffer(descending: descending)
             var ids: [Int64] = []
             let statement = try db.makeStatement(sql: "SELECT id, \(names.joined(separator: ", ")) FROM t")
             let cursor = try Int64.fetchCursor(statement)
             while let id = try cursor.next() {
                 let accepted = buffer.append(statement.sqliteStatement, columns: 1..<Int32(1 + columns), id: id)
                 #expect(accepted, "seed \(seed)")
+                _ = arranged.append(statement.sqliteStatement, columns: 1..<Int32(1 + columns), id: id)
                 ids.append(id)
             }
             #expect(buffer.count == ids.count)
@@ -98,6 +102,22 @@ struct SortKeyBufferTests {
             let sorted = Array(buffer.sortedRows.map(\.id))
             #expect(Array(buffer.sortedRows.map { ids[Int($0.row)] }) == sorted, "seed \(seed): row numbers")
             #expect(sorted == expected, "seed \(seed): columns \(numbers), descending \(descending)")
+            // Leading rows: some rows in the sorted order (a few out of place), or any rows
+            // in any order, with rows given twice and numbers out of range: the same order.
+            let rowOf = Dictionary(uniqueKeysWithValues: ids.enumerated().map { ($1, UInt32($0)) })
+            var leading: [UInt32]
+            if random.int(0...1) == 0 {
+                leading = expected.filter { _ in random.int(0...3) != 0 }.map { rowOf[$0]! }
+                for _ in 0..<random.int(0...3) where leading.count > 1 {
+                    leading.swapAt(random.int(0...(leading.count - 1)), random.int(0...(leading.count - 1)))
+                }
+            } else {
+                leading = (0..<random.int(0...ids.count)).map { _ in UInt32(random.int(0...(ids.count - 1))) }
+            }
+            leading += [UInt32(ids.count), UInt32(ids.count + 7), UInt32.max]
+            arranged.sort(leading: leading.shuffled(using: &random).prefix(2) + leading)
+            #expect(Array(arranged.sortedRows.map(\.id)) == expected, "seed \(seed): sorted with rows given first")
+            #expect(Array(arranged.sortedRows.map { ids[Int($0.row)] }) == expected, "seed \(seed): row numbers, rows given first")
         }
     }
 
