@@ -1,5 +1,6 @@
 /// The rows of a table that a commit wrote (inserted, updated or deleted), asked about by id
-/// once for every row a refetch reads: a bit an id over the table's range of ids while that
+/// once for every row of the last snapshot when a refetch answers the commit (those it did
+/// not write keep their order, ``SnapshotJournal/keptOrder(in:besides:)``): a bit an id over the table's range of ids while that
 /// takes less memory than a set of the ids written would (up to 128 ids a row written, and
 /// 65,536 in any case), else one set — where the three sets of the changes cost three
 /// hashes a row.
