@@ -132,6 +132,11 @@ extension GenerationContext {
                 "public static let strataColumnNames: [Swift.String] = [\(columnNames.map(SwiftNames.stringLiteral).joined(separator: ", "))]"
             )
             w.blankLine()
+            func read(_ position: Int, _ column: (name: String, isOptional: Bool, isJSON: Bool)) -> String {
+                let kind = column.isJSON ? "JSONValue" : "Value"
+                let reader = column.isOptional ? "optional" + kind : (column.isJSON ? "jsonValue" : "value")
+                return "self.\(SwiftNames.member(column.name)) = try columns.\(reader)(\(position), \(SwiftNames.stringLiteral(column.name)), of: \(entityLiteral))"
+            }
             w.block("public init(strataColumns columns: Strata.EntityColumns) throws") { w in
                 w.line("\(keyMember) = try columns.value(0, \(keyLiteral), of: \(entityLiteral))")
                 // Transient attributes are not stored: a read object starts with the default.
@@ -139,13 +144,18 @@ extension GenerationContext {
                     let value = attribute.defaultValue.map { defaultExpression($0, type: attribute.type) } ?? "nil"
                     w.line("self.\(SwiftNames.member(attribute.name)) = \(value)")
                 }
+                for (offset, column) in columns.enumerated() { w.line(read(offset + 1, column)) }
+            }
+            w.blankLine()
+            // A refetch that answers a commit reads again only the columns the commit wrote
+            // into the value it held.
+            w.block("public mutating func strataRead(_ columns: Strata.EntityColumns, at position: Swift.Int32) throws") { w in
+                w.line("switch position {")
                 for (offset, column) in columns.enumerated() {
-                    let kind = column.isJSON ? "JSONValue" : "Value"
-                    let reader = column.isOptional ? "optional" + kind : (column.isJSON ? "jsonValue" : "value")
-                    w.line(
-                        "self.\(SwiftNames.member(column.name)) = try columns.\(reader)(\(offset + 1), \(SwiftNames.stringLiteral(column.name)), of: \(entityLiteral))"
-                    )
+                    w.line("case \(offset + 1): \(read(offset + 1, column))")
                 }
+                w.line("default: self = try Self(strataColumns: columns)")
+                w.line("}")
             }
             w.blankLine()
             // Values SQLite cannot store exactly (text with NUL, NaN, dates outside the years

@@ -37,10 +37,21 @@ where ID == EntityID<Self> {
     /// entities read each column by position and name; the default decodes the row with
     /// `init(row:)`.
     init(strataColumns columns: EntityColumns) throws
+
+    /// Reads the stored column at `position` of ``strataColumnNames`` into this value and
+    /// leaves the others as they are: a refetch that answers a commit reads again only the
+    /// columns the commit wrote into the value it held. Generated entities read that one
+    /// column (position 0, the key, and any other position decode every column); the default
+    /// decodes every column.
+    mutating func strataRead(_ columns: EntityColumns, at position: Int32) throws
 }
 
 extension StrataEntity {
     public static var strataColumnNames: [String] { [] }
+
+    public mutating func strataRead(_ columns: EntityColumns, at position: Int32) throws {
+        self = try Self(strataColumns: columns)
+    }
 
     public init(strataColumns columns: EntityColumns) throws {
         guard let row = columns.row else {

@@ -36,18 +36,32 @@ struct EagerLoading<Item: StrataEntity>: ItemLoading {
         if index.isEmptyCapacity { index.reserveCapacity(count, ids: ids) }
         // A commit's refetch keeps the last snapshot's ids and values, so that its batch is
         // computed by id (``RefetchedRows``), and gives its sort the rows the commit did not
-        // write in their last order (not when it wrote nearly every row). Every row is
-        // decoded: taking a held value instead (looked up by id, one cache miss a row, and
-        // copied out of the rows first) measured no faster than decoding the row (see
-        // Benchmarks/README.md, "Large commits").
+        // write in their last order (not when it wrote nearly every row). When the commit
+        // wrote some columns only, the values held are laid out by id on another thread
+        // while the rows are read (``HeldValues``); once they are, each row's value is taken
+        // from there with those columns read again, instead of decoded whole.
         let writtenRows: WrittenRows?
+        var held: HeldValues<Item>?
+        var reread: [Int32] = []
         if let written {
             let writtenCount: Int = written.inserted.count + written.updated.count + written.deleted.count
             journal.beginRefetch(index)
             writtenRows = index.count > 0 && writtenCount < index.count * 9 / 10 ? WrittenRows(written, ids: ids) : nil
+            if let columns = Self.columnsToReread(written) {
+                held = journal.heldValues(range: ids)
+                reread = columns
+                if waitsForHeldValues { held?.waitUntilLaidOut() }
+            }
         } else {
             journal.reset()
             writtenRows = nil
+        }
+        let patch: ((Int64, EntityColumns) throws -> Item?)? = held.map { [reread] held in
+            { id, columns in
+                guard held.isReady, var item = held.take(id) else { return nil }
+                for position in reread { try item.strataRead(columns, at: position) }
+                return item
+            }
         }
         // Read in table order (each item's slot is its reading number), then placed in the
         // results' order; each shown item's bucket and slot are kept, and the rows made after
@@ -60,7 +74,7 @@ struct EagerLoading<Item: StrataEntity>: ItemLoading {
         var builder = index.beginBuild(sectionObjects: sectionObjects)
         var shown: [(bucket: Int, slot: Int)] = []
         let sortedHere = try fetcher.forEachItemSortedHere(
-            db, capacity: count, read: { read.append($0.objectID.rawValue, $0) },
+            db, capacity: count, patching: patch, read: { read.append($0.objectID.rawValue, $0) },
             afterReading: { journal.compareRefetched(with: read) },
             // The rows not written keep their order: the sort takes them in runs.
             leading: { writtenRows.map { journal.keptOrder(in: read, besides: $0) } ?? [] }
@@ -107,7 +121,30 @@ struct EagerLoading<Item: StrataEntity>: ItemLoading {
         }
     }
 
+    /// Tests: a commit's refetch waits for the values held to be laid out before it reads,
+    /// so that every row it can take from them is taken (see ``HeldValues``).
+    var waitsForHeldValues = false
+
     init() {}
+
+    /// The positions in `Item.strataColumnNames` of the columns the commit may have written
+    /// (`updatedColumns`, a superset); nil when a refetch should decode every row whole: the
+    /// entity is decoded from rows, or the commit may have written its key or more than half
+    /// of its columns.
+    static func columnsToReread(_ written: CommittedChanges.TableChanges) -> [Int32]? {
+        let names = Item.strataColumnNames.map { $0.lowercased() }
+        // Rows updated without the columns named: any column may have changed.
+        guard !names.isEmpty, written.updated.isEmpty || !written.updatedColumns.isEmpty else { return nil }
+        var positions: [Int32] = []
+        for column in written.updatedColumns {
+            // A column the entity does not store cannot change its value.
+            guard let position = names.firstIndex(of: column.lowercased()) else { continue }
+            guard position > 0 else { return nil }
+            positions.append(Int32(position))
+        }
+        guard positions.count * 2 <= names.count - 1 else { return nil }
+        return positions.sorted()
+    }
 
     static func refetches(_ tracked: ResultsQueryPlan.TrackedChanges, of count: Int, policy: RefetchPolicy) -> Bool {
         policy.refetches(affected: tracked.rowCount, of: count, costs: policy.eager)

@@ -66,16 +66,20 @@ struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendabl
     /// as it is read, then `place` with each item's id, keys and number in the reading order
     /// (0, 1, …), in the results' order; `afterReading` between the two, once every row was
     /// read and before the sort. `capacity`: the most rows expected (the table's).
-    /// `leading`, asked for after `afterReading`:
+    /// `patch`: the value of an id made from one held, given the row's columns (nil: decode
+    /// the row); taken instead of decoding the row. `leading`, asked for after `afterReading`:
     /// rows (reading numbers) known to be nearly in the results' order, which the sort takes
     /// first (``SortKeyBuffer/sort(leading:)``). Returns false, having called `read` for some items
     /// and `place` for none, when a sort key holds integers and reals both: the caller then
     /// starts over with ``forEachItem(_:ids:_:)``, which SQLite sorts.
     func forEachItemSortedHere(
-        _ db: Database, capacity: Int, read: (Item) throws -> Void,
+        _ db: Database, capacity: Int, patching patch: ((Int64, EntityColumns) throws -> Item?)? = nil,
+        read: (Item) throws -> Void,
         afterReading: () -> Void = {}, leading: () -> [UInt32] = { [] }, place: (Int64, IndexKeys, Int) throws -> Void
     ) throws -> Bool {
         let byPosition = Self.decodesByPosition
+        // A value made from one held is found by its id (read from its column).
+        let idColumn = byPosition && patch != nil ? Item.strataColumnNames.firstIndex(of: plan.itemKey).map(Int32.init) : nil
         let text = try selectText(db, idCount: nil, keysOnly: false, sortedInSQL: false)
         let statement = try db.makeStatement(sql: text.sql)
         statement.setUncheckedArguments(text.arguments)
@@ -90,7 +94,14 @@ struct ResultsFetcher<Item: StrataEntity, Section: Hashable & Sendable>: Sendabl
         if keyColumns > 0 { keys.reserveCapacity(capacity) }
         let rows = try Row.fetchCursor(statement)
         while let row = try rows.next() {
-            let item = byPosition ? try Item(strataColumns: EntityColumns(statement: sqliteStatement)) : try Item(row: row)
+            let item: Item
+            if let idColumn, let patch,
+                let patched = try patch(sqlite3_column_int64(sqliteStatement, idColumn), EntityColumns(statement: sqliteStatement))
+            {
+                item = patched
+            } else {
+                item = byPosition ? try Item(strataColumns: EntityColumns(statement: sqliteStatement)) : try Item(row: row)
+            }
             guard sortKeys.append(sqliteStatement, columns: first..<keyIndex, id: item.objectID.rawValue) else {
                 return false
             }

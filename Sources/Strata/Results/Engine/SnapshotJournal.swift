@@ -143,6 +143,16 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
         refetchBase!.comparison = RefetchComparison(comparing: values) { compare in base.forEachValue(compare) }
     }
 
+    /// During a commit's refetch that kept the last snapshot's state (``beginRefetch(_:)``):
+    /// its values, laid out by id on another thread for the ids of `range` (the table's),
+    /// for the refetch to take instead of decoding each row whole (``HeldValues``). Nil
+    /// without a kept state, or when the ids are too sparse.
+    func heldValues(range: ClosedRange<Int64>?) -> HeldValues<Item>? {
+        guard let base = refetchBase else { return nil }
+        let count = base.unplaced.count + base.ids.values.reduce(0) { $0 + $1.count }
+        return HeldValues(range: range, count: count) { body in base.forEachValue(body) }
+    }
+
     /// During a commit's refetch that kept the last snapshot's state
     /// (``beginRefetch(_:)``), once every row is read into `read`: the slots
     /// there (the reading numbers) of the items the last snapshot showed that `written` does

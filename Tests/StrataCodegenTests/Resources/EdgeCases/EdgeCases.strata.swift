@@ -60,6 +60,14 @@ extension Section {
         self.order = try columns.value(2, "order", of: "Section")
     }
 
+    public mutating func strataRead(_ columns: Strata.EntityColumns, at position: Swift.Int32) throws {
+        switch position {
+        case 1: self.title = try columns.value(1, "title", of: "Section")
+        case 2: self.order = try columns.value(2, "order", of: "Section")
+        default: self = try Self(strataColumns: columns)
+        }
+    }
+
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
         if self.id.isSaved { container["id"] = self.id }
         container["title"] = try Strata.InvalidValueError.checked(self.title, "title", of: "Section")
@@ -241,6 +249,36 @@ extension Item {
         self.uniqueCode = try columns.optionalValue(22, "uniqueCode", of: "Item")
         self.sectionID = try columns.value(23, "sectionID", of: "Item")
         self.storeID = try columns.optionalValue(24, "storeID", of: "Item")
+    }
+
+    public mutating func strataRead(_ columns: Strata.EntityColumns, at position: Swift.Int32) throws {
+        switch position {
+        case 1: self.name = try columns.value(1, "name", of: "Item")
+        case 2: self.`default` = try columns.value(2, "default", of: "Item")
+        case 3: self.`class` = try columns.value(3, "class", of: "Item")
+        case 4: self.backslash = try columns.value(4, "backslash", of: "Item")
+        case 5: self.interpolation = try columns.value(5, "interpolation", of: "Item")
+        case 6: self.triple = try columns.value(6, "triple", of: "Item")
+        case 7: self.emoji = try columns.value(7, "emoji", of: "Item")
+        case 8: self.multiline = try columns.value(8, "multiline", of: "Item")
+        case 9: self.count = try columns.value(9, "count", of: "Item")
+        case 10: self.small = try columns.value(10, "small", of: "Item")
+        case 11: self.medium = try columns.optionalValue(11, "medium", of: "Item")
+        case 12: self.ratio = try columns.value(12, "ratio", of: "Item")
+        case 13: self.weight = try columns.value(13, "weight", of: "Item")
+        case 14: self.flag = try columns.value(14, "flag", of: "Item")
+        case 15: self.stamp = try columns.value(15, "stamp", of: "Item")
+        case 16: self.token = try columns.value(16, "token", of: "Item")
+        case 17: self.fixedToken = try columns.value(17, "fixedToken", of: "Item")
+        case 18: self.blob = try columns.optionalValue(18, "blob", of: "Item")
+        case 19: self.amount = try columns.value(19, "amount", of: "Item")
+        case 20: self.link = try columns.optionalValue(20, "link", of: "Item")
+        case 21: self.level = try columns.optionalValue(21, "level", of: "Item")
+        case 22: self.uniqueCode = try columns.optionalValue(22, "uniqueCode", of: "Item")
+        case 23: self.sectionID = try columns.value(23, "sectionID", of: "Item")
+        case 24: self.storeID = try columns.optionalValue(24, "storeID", of: "Item")
+        default: self = try Self(strataColumns: columns)
+        }
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -576,6 +614,13 @@ extension Store {
         self.name = try columns.value(1, "name", of: "Store")
     }
 
+    public mutating func strataRead(_ columns: Strata.EntityColumns, at position: Swift.Int32) throws {
+        switch position {
+        case 1: self.name = try columns.value(1, "name", of: "Store")
+        default: self = try Self(strataColumns: columns)
+        }
+    }
+
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
         if self.id.isSaved { container["id"] = self.id }
         container["name"] = try Strata.InvalidValueError.checked(self.name, "name", of: "Store")
@@ -668,6 +713,15 @@ extension Snapshot {
         self.name = try columns.value(1, "name", of: "Snapshot")
         self.date = try columns.optionalValue(2, "date", of: "Snapshot")
         self.storeID = try columns.optionalValue(3, "storeID", of: "Snapshot")
+    }
+
+    public mutating func strataRead(_ columns: Strata.EntityColumns, at position: Swift.Int32) throws {
+        switch position {
+        case 1: self.name = try columns.value(1, "name", of: "Snapshot")
+        case 2: self.date = try columns.optionalValue(2, "date", of: "Snapshot")
+        case 3: self.storeID = try columns.optionalValue(3, "storeID", of: "Snapshot")
+        default: self = try Self(strataColumns: columns)
+        }
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -766,6 +820,14 @@ extension Predicate {
         self.level = try columns.value(2, "level", of: "Predicate")
     }
 
+    public mutating func strataRead(_ columns: Strata.EntityColumns, at position: Swift.Int32) throws {
+        switch position {
+        case 1: self.text = try columns.value(1, "text", of: "Predicate")
+        case 2: self.level = try columns.value(2, "level", of: "Predicate")
+        default: self = try Self(strataColumns: columns)
+        }
+    }
+
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
         if self.id.isSaved { container["id"] = self.id }
         container["text"] = try Strata.InvalidValueError.checked(self.text, "text", of: "Predicate")
@@ -856,6 +918,13 @@ extension Date {
     public init(strataColumns columns: Strata.EntityColumns) throws {
         self.id = try columns.value(0, "id", of: "Date")
         self.value = try columns.value(1, "value", of: "Date")
+    }
+
+    public mutating func strataRead(_ columns: Strata.EntityColumns, at position: Swift.Int32) throws {
+        switch position {
+        case 1: self.value = try columns.value(1, "value", of: "Date")
+        default: self = try Self(strataColumns: columns)
+        }
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -958,6 +1027,14 @@ extension Passport {
         self.id = try columns.value(0, "id", of: "Passport")
         self.number = try columns.value(1, "number", of: "Passport")
         self.holderID = try columns.value(2, "holderID", of: "Passport")
+    }
+
+    public mutating func strataRead(_ columns: Strata.EntityColumns, at position: Swift.Int32) throws {
+        switch position {
+        case 1: self.number = try columns.value(1, "number", of: "Passport")
+        case 2: self.holderID = try columns.value(2, "holderID", of: "Passport")
+        default: self = try Self(strataColumns: columns)
+        }
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -1070,6 +1147,18 @@ extension Node {
         self.ratio = try columns.value(4, "ratio", of: "Node")
         self.parentID = try columns.optionalValue(5, "parentID", of: "Node")
         self.twinID = try columns.optionalValue(6, "twinID", of: "Node")
+    }
+
+    public mutating func strataRead(_ columns: Strata.EntityColumns, at position: Swift.Int32) throws {
+        switch position {
+        case 1: self.home = try columns.value(1, "home", of: "Node")
+        case 2: self.offset = try columns.value(2, "offset", of: "Node")
+        case 3: self.budget = try columns.value(3, "budget", of: "Node")
+        case 4: self.ratio = try columns.value(4, "ratio", of: "Node")
+        case 5: self.parentID = try columns.optionalValue(5, "parentID", of: "Node")
+        case 6: self.twinID = try columns.optionalValue(6, "twinID", of: "Node")
+        default: self = try Self(strataColumns: columns)
+        }
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {

@@ -49,6 +49,16 @@ extension Account {
         self.mentorID = try columns.optionalValue(4, "mentorID", of: "Account")
     }
 
+    public mutating func strataRead(_ columns: Strata.EntityColumns, at position: Swift.Int32) throws {
+        switch position {
+        case 1: self.id = try columns.value(1, "id", of: "Account")
+        case 2: self.name = try columns.value(2, "name", of: "Account")
+        case 3: self.biographyID = try columns.optionalValue(3, "biographyID", of: "Account")
+        case 4: self.mentorID = try columns.optionalValue(4, "mentorID", of: "Account")
+        default: self = try Self(strataColumns: columns)
+        }
+    }
+
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
         if self.objectID.isSaved { container["objectID"] = self.objectID }
         container["id"] = try Strata.InvalidValueError.checked(self.id, "id", of: "Account")
@@ -168,6 +178,13 @@ extension Biography {
         self.bio = try columns.value(1, "bio", of: "Biography")
     }
 
+    public mutating func strataRead(_ columns: Strata.EntityColumns, at position: Swift.Int32) throws {
+        switch position {
+        case 1: self.bio = try columns.value(1, "bio", of: "Biography")
+        default: self = try Self(strataColumns: columns)
+        }
+    }
+
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
         if self.objectID.isSaved { container["objectID"] = self.objectID }
         container["bio"] = try Strata.InvalidValueError.checked(self.bio, "bio", of: "Biography")
@@ -268,6 +285,16 @@ extension Repo {
         self.name = try columns.value(2, "name", of: "Repo")
         self.stars = try columns.value(3, "stars", of: "Repo")
         self.ownerID = try columns.optionalValue(4, "ownerID", of: "Repo")
+    }
+
+    public mutating func strataRead(_ columns: Strata.EntityColumns, at position: Swift.Int32) throws {
+        switch position {
+        case 1: self.id = try columns.optionalValue(1, "id", of: "Repo")
+        case 2: self.name = try columns.value(2, "name", of: "Repo")
+        case 3: self.stars = try columns.value(3, "stars", of: "Repo")
+        case 4: self.ownerID = try columns.optionalValue(4, "ownerID", of: "Repo")
+        default: self = try Self(strataColumns: columns)
+        }
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -415,6 +442,15 @@ extension Ticket {
         self.title = try columns.value(1, "title", of: "Ticket")
         self.number = try columns.value(2, "number", of: "Ticket")
         self.repoID = try columns.value(3, "repoID", of: "Ticket")
+    }
+
+    public mutating func strataRead(_ columns: Strata.EntityColumns, at position: Swift.Int32) throws {
+        switch position {
+        case 1: self.title = try columns.value(1, "title", of: "Ticket")
+        case 2: self.number = try columns.value(2, "number", of: "Ticket")
+        case 3: self.repoID = try columns.value(3, "repoID", of: "Ticket")
+        default: self = try Self(strataColumns: columns)
+        }
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {

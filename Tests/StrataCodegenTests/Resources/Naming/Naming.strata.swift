@@ -41,6 +41,14 @@ extension Author {
         self.profileRef = try columns.optionalValue(2, "profileRef", of: "Author")
     }
 
+    public mutating func strataRead(_ columns: Strata.EntityColumns, at position: Swift.Int32) throws {
+        switch position {
+        case 1: self.name = try columns.value(1, "name", of: "Author")
+        case 2: self.profileRef = try columns.optionalValue(2, "profileRef", of: "Author")
+        default: self = try Self(strataColumns: columns)
+        }
+    }
+
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
         if self.id.isSaved { container["id"] = self.id }
         container["name"] = try Strata.InvalidValueError.checked(self.name, "name", of: "Author")
@@ -131,6 +139,13 @@ extension Profile {
     public init(strataColumns columns: Strata.EntityColumns) throws {
         self.id = try columns.value(0, "id", of: "Profile")
         self.bio = try columns.value(1, "bio", of: "Profile")
+    }
+
+    public mutating func strataRead(_ columns: Strata.EntityColumns, at position: Swift.Int32) throws {
+        switch position {
+        case 1: self.bio = try columns.value(1, "bio", of: "Profile")
+        default: self = try Self(strataColumns: columns)
+        }
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -254,6 +269,19 @@ extension Post {
         self.editedAt = try columns.value(5, "editedAt", of: "Post")
         self.day = try columns.optionalValue(6, "day", of: "Post")
         self.authorRef = try columns.optionalValue(7, "authorRef", of: "Post")
+    }
+
+    public mutating func strataRead(_ columns: Strata.EntityColumns, at position: Swift.Int32) throws {
+        switch position {
+        case 1: self.title = try columns.value(1, "title", of: "Post")
+        case 2: self.authorID = try columns.optionalValue(2, "authorID", of: "Post")
+        case 3: self.rank = try columns.value(3, "rank", of: "Post")
+        case 4: self.publishedAt = try columns.value(4, "publishedAt", of: "Post")
+        case 5: self.editedAt = try columns.value(5, "editedAt", of: "Post")
+        case 6: self.day = try columns.optionalValue(6, "day", of: "Post")
+        case 7: self.authorRef = try columns.optionalValue(7, "authorRef", of: "Post")
+        default: self = try Self(strataColumns: columns)
+        }
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {

@@ -63,6 +63,16 @@ extension Notebook {
         self.color = try columns.optionalValue(4, "color", of: "Notebook")
     }
 
+    public mutating func strataRead(_ columns: Strata.EntityColumns, at position: Swift.Int32) throws {
+        switch position {
+        case 1: self.name = try columns.value(1, "name", of: "Notebook")
+        case 2: self.createdAt = try columns.value(2, "createdAt", of: "Notebook")
+        case 3: self.position = try columns.value(3, "position", of: "Notebook")
+        case 4: self.color = try columns.optionalValue(4, "color", of: "Notebook")
+        default: self = try Self(strataColumns: columns)
+        }
+    }
+
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
         if self.id.isSaved { container["id"] = self.id }
         container["name"] = try Strata.InvalidValueError.checked(self.name, "name", of: "Notebook")
@@ -181,6 +191,18 @@ extension Note {
         self.priority = try columns.value(4, "priority", of: "Note")
         self.updatedAt = try columns.value(5, "updatedAt", of: "Note")
         self.notebookID = try columns.optionalValue(6, "notebookID", of: "Note")
+    }
+
+    public mutating func strataRead(_ columns: Strata.EntityColumns, at position: Swift.Int32) throws {
+        switch position {
+        case 1: self.title = try columns.value(1, "title", of: "Note")
+        case 2: self.body = try columns.value(2, "body", of: "Note")
+        case 3: self.pinned = try columns.value(3, "pinned", of: "Note")
+        case 4: self.priority = try columns.value(4, "priority", of: "Note")
+        case 5: self.updatedAt = try columns.value(5, "updatedAt", of: "Note")
+        case 6: self.notebookID = try columns.optionalValue(6, "notebookID", of: "Note")
+        default: self = try Self(strataColumns: columns)
+        }
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -328,6 +350,13 @@ extension Tag {
     public init(strataColumns columns: Strata.EntityColumns) throws {
         self.id = try columns.value(0, "id", of: "Tag")
         self.name = try columns.value(1, "name", of: "Tag")
+    }
+
+    public mutating func strataRead(_ columns: Strata.EntityColumns, at position: Swift.Int32) throws {
+        switch position {
+        case 1: self.name = try columns.value(1, "name", of: "Tag")
+        default: self = try Self(strataColumns: columns)
+        }
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {

@@ -41,6 +41,14 @@ extension Person {
         self.seatID = try columns.optionalValue(2, "seatID", of: "Person")
     }
 
+    public mutating func strataRead(_ columns: Strata.EntityColumns, at position: Swift.Int32) throws {
+        switch position {
+        case 1: self.name = try columns.value(1, "name", of: "Person")
+        case 2: self.seatID = try columns.optionalValue(2, "seatID", of: "Person")
+        default: self = try Self(strataColumns: columns)
+        }
+    }
+
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
         if self.id.isSaved { container["id"] = self.id }
         container["name"] = try Strata.InvalidValueError.checked(self.name, "name", of: "Person")
@@ -145,6 +153,14 @@ extension Card {
         self.ownerID = try columns.optionalValue(2, "ownerID", of: "Card")
     }
 
+    public mutating func strataRead(_ columns: Strata.EntityColumns, at position: Swift.Int32) throws {
+        switch position {
+        case 1: self.number = try columns.value(1, "number", of: "Card")
+        case 2: self.ownerID = try columns.optionalValue(2, "ownerID", of: "Card")
+        default: self = try Self(strataColumns: columns)
+        }
+    }
+
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
         if self.id.isSaved { container["id"] = self.id }
         container["number"] = try Strata.InvalidValueError.checked(self.number, "number", of: "Card")
@@ -233,6 +249,13 @@ extension Seat {
         self.label = try columns.value(1, "label", of: "Seat")
     }
 
+    public mutating func strataRead(_ columns: Strata.EntityColumns, at position: Swift.Int32) throws {
+        switch position {
+        case 1: self.label = try columns.value(1, "label", of: "Seat")
+        default: self = try Self(strataColumns: columns)
+        }
+    }
+
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
         if self.id.isSaved { container["id"] = self.id }
         container["label"] = try Strata.InvalidValueError.checked(self.label, "label", of: "Seat")
@@ -317,6 +340,14 @@ extension Country {
         self.id = try columns.value(0, "id", of: "Country")
         self.name = try columns.value(1, "name", of: "Country")
         self.flagID = try columns.value(2, "flagID", of: "Country")
+    }
+
+    public mutating func strataRead(_ columns: Strata.EntityColumns, at position: Swift.Int32) throws {
+        switch position {
+        case 1: self.name = try columns.value(1, "name", of: "Country")
+        case 2: self.flagID = try columns.value(2, "flagID", of: "Country")
+        default: self = try Self(strataColumns: columns)
+        }
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -407,6 +438,13 @@ extension Flag {
         self.colors = try columns.value(1, "colors", of: "Flag")
     }
 
+    public mutating func strataRead(_ columns: Strata.EntityColumns, at position: Swift.Int32) throws {
+        switch position {
+        case 1: self.colors = try columns.value(1, "colors", of: "Flag")
+        default: self = try Self(strataColumns: columns)
+        }
+    }
+
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
         if self.id.isSaved { container["id"] = self.id }
         container["colors"] = try Strata.InvalidValueError.checked(self.colors, "colors", of: "Flag")
@@ -488,6 +526,13 @@ extension Host {
     public init(strataColumns columns: Strata.EntityColumns) throws {
         self.id = try columns.value(0, "id", of: "Host")
         self.name = try columns.value(1, "name", of: "Host")
+    }
+
+    public mutating func strataRead(_ columns: Strata.EntityColumns, at position: Swift.Int32) throws {
+        switch position {
+        case 1: self.name = try columns.value(1, "name", of: "Host")
+        default: self = try Self(strataColumns: columns)
+        }
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -573,6 +618,14 @@ extension Crew {
         self.id = try columns.value(0, "id", of: "Crew")
         self.name = try columns.value(1, "name", of: "Crew")
         self.hostID = try columns.value(2, "hostID", of: "Crew")
+    }
+
+    public mutating func strataRead(_ columns: Strata.EntityColumns, at position: Swift.Int32) throws {
+        switch position {
+        case 1: self.name = try columns.value(1, "name", of: "Crew")
+        case 2: self.hostID = try columns.value(2, "hostID", of: "Crew")
+        default: self = try Self(strataColumns: columns)
+        }
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {

@@ -50,6 +50,14 @@ extension Shelf {
         self.note = try columns.optionalValue(2, "note", of: "Shelf")
     }
 
+    public mutating func strataRead(_ columns: Strata.EntityColumns, at position: Swift.Int32) throws {
+        switch position {
+        case 1: self.label = try columns.value(1, "label", of: "Shelf")
+        case 2: self.note = try columns.optionalValue(2, "note", of: "Shelf")
+        default: self = try Self(strataColumns: columns)
+        }
+    }
+
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
         if self.id.isSaved { container["id"] = self.id }
         container["label"] = try Strata.InvalidValueError.checked(self.label, "label", of: "Shelf")
@@ -143,6 +151,15 @@ extension Letter {
         self.wordID = try columns.optionalValue(3, "wordID", of: "Letter")
     }
 
+    public mutating func strataRead(_ columns: Strata.EntityColumns, at position: Swift.Int32) throws {
+        switch position {
+        case 1: self.glyph = try columns.value(1, "glyph", of: "Letter")
+        case 2: self.rank = try columns.value(2, "rank", of: "Letter")
+        case 3: self.wordID = try columns.optionalValue(3, "wordID", of: "Letter")
+        default: self = try Self(strataColumns: columns)
+        }
+    }
+
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
         if self.id.isSaved { container["id"] = self.id }
         container["glyph"] = try Strata.InvalidValueError.checked(self.glyph, "glyph", of: "Letter")
@@ -234,6 +251,13 @@ extension Badge {
     public init(strataColumns columns: Strata.EntityColumns) throws {
         self.id = try columns.value(0, "id", of: "Badge")
         self.name = try columns.value(1, "name", of: "Badge")
+    }
+
+    public mutating func strataRead(_ columns: Strata.EntityColumns, at position: Swift.Int32) throws {
+        switch position {
+        case 1: self.name = try columns.value(1, "name", of: "Badge")
+        default: self = try Self(strataColumns: columns)
+        }
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -359,6 +383,22 @@ extension Word {
         self.mood = try columns.value(8, "mood", of: "Word")
         self.maybeMood = try columns.optionalValue(9, "maybeMood", of: "Word")
         self.shelfID = try columns.optionalValue(10, "shelfID", of: "Word")
+    }
+
+    public mutating func strataRead(_ columns: Strata.EntityColumns, at position: Swift.Int32) throws {
+        switch position {
+        case 1: self.text = try columns.value(1, "text", of: "Word")
+        case 2: self.alt = try columns.optionalValue(2, "alt", of: "Word")
+        case 3: self.number = try columns.value(3, "number", of: "Word")
+        case 4: self.maybe = try columns.optionalValue(4, "maybe", of: "Word")
+        case 5: self.ratio = try columns.value(5, "ratio", of: "Word")
+        case 6: self.flag = try columns.value(6, "flag", of: "Word")
+        case 7: self.day = try columns.value(7, "day", of: "Word")
+        case 8: self.mood = try columns.value(8, "mood", of: "Word")
+        case 9: self.maybeMood = try columns.optionalValue(9, "maybeMood", of: "Word")
+        case 10: self.shelfID = try columns.optionalValue(10, "shelfID", of: "Word")
+        default: self = try Self(strataColumns: columns)
+        }
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {

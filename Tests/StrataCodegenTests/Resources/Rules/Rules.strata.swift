@@ -68,6 +68,18 @@ extension Reading {
         self.takenAt = try columns.value(6, "takenAt", of: "Reading")
     }
 
+    public mutating func strataRead(_ columns: Strata.EntityColumns, at position: Swift.Int32) throws {
+        switch position {
+        case 1: self.level = try columns.value(1, "level", of: "Reading")
+        case 2: self.wide = try columns.value(2, "wide", of: "Reading")
+        case 3: self.small = try columns.optionalValue(3, "small", of: "Reading")
+        case 4: self.ratio = try columns.value(4, "ratio", of: "Reading")
+        case 5: self.weight = try columns.value(5, "weight", of: "Reading")
+        case 6: self.takenAt = try columns.value(6, "takenAt", of: "Reading")
+        default: self = try Self(strataColumns: columns)
+        }
+    }
+
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
         if self.id.isSaved { container["id"] = self.id }
         container["level"] = self.level
@@ -174,6 +186,15 @@ extension Caption {
         self.note = try columns.value(3, "note", of: "Caption")
     }
 
+    public mutating func strataRead(_ columns: Strata.EntityColumns, at position: Swift.Int32) throws {
+        switch position {
+        case 1: self.title = try columns.value(1, "title", of: "Caption")
+        case 2: self.code = try columns.optionalValue(2, "code", of: "Caption")
+        case 3: self.note = try columns.value(3, "note", of: "Caption")
+        default: self = try Self(strataColumns: columns)
+        }
+    }
+
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
         if self.id.isSaved { container["id"] = self.id }
         container["title"] = try Strata.InvalidValueError.checked(self.title, "title", of: "Caption")
@@ -254,6 +275,13 @@ extension Crate {
     public init(strataColumns columns: Strata.EntityColumns) throws {
         self.id = try columns.value(0, "id", of: "Crate")
         self.name = try columns.value(1, "name", of: "Crate")
+    }
+
+    public mutating func strataRead(_ columns: Strata.EntityColumns, at position: Swift.Int32) throws {
+        switch position {
+        case 1: self.name = try columns.value(1, "name", of: "Crate")
+        default: self = try Self(strataColumns: columns)
+        }
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -349,6 +377,14 @@ extension Bottle {
         self.crateID = try columns.optionalValue(2, "crateID", of: "Bottle")
     }
 
+    public mutating func strataRead(_ columns: Strata.EntityColumns, at position: Swift.Int32) throws {
+        switch position {
+        case 1: self.name = try columns.value(1, "name", of: "Bottle")
+        case 2: self.crateID = try columns.optionalValue(2, "crateID", of: "Bottle")
+        default: self = try Self(strataColumns: columns)
+        }
+    }
+
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
         if self.id.isSaved { container["id"] = self.id }
         container["name"] = try Strata.InvalidValueError.checked(self.name, "name", of: "Bottle")
@@ -437,6 +473,13 @@ extension Sticker {
         self.name = try columns.value(1, "name", of: "Sticker")
     }
 
+    public mutating func strataRead(_ columns: Strata.EntityColumns, at position: Swift.Int32) throws {
+        switch position {
+        case 1: self.name = try columns.value(1, "name", of: "Sticker")
+        default: self = try Self(strataColumns: columns)
+        }
+    }
+
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
         if self.id.isSaved { container["id"] = self.id }
         container["name"] = try Strata.InvalidValueError.checked(self.name, "name", of: "Sticker")
@@ -523,6 +566,13 @@ extension Folder {
         self.name = try columns.value(1, "name", of: "Folder")
     }
 
+    public mutating func strataRead(_ columns: Strata.EntityColumns, at position: Swift.Int32) throws {
+        switch position {
+        case 1: self.name = try columns.value(1, "name", of: "Folder")
+        default: self = try Self(strataColumns: columns)
+        }
+    }
+
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
         if self.id.isSaved { container["id"] = self.id }
         container["name"] = try Strata.InvalidValueError.checked(self.name, "name", of: "Folder")
@@ -606,6 +656,14 @@ extension Document {
         self.id = try columns.value(0, "id", of: "Document")
         self.name = try columns.value(1, "name", of: "Document")
         self.folderID = try columns.value(2, "folderID", of: "Document")
+    }
+
+    public mutating func strataRead(_ columns: Strata.EntityColumns, at position: Swift.Int32) throws {
+        switch position {
+        case 1: self.name = try columns.value(1, "name", of: "Document")
+        case 2: self.folderID = try columns.value(2, "folderID", of: "Document")
+        default: self = try Self(strataColumns: columns)
+        }
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -697,6 +755,14 @@ extension Team {
         self.id = try columns.value(0, "id", of: "Team")
         self.name = try columns.value(1, "name", of: "Team")
         self.captainID = try columns.value(2, "captainID", of: "Team")
+    }
+
+    public mutating func strataRead(_ columns: Strata.EntityColumns, at position: Swift.Int32) throws {
+        switch position {
+        case 1: self.name = try columns.value(1, "name", of: "Team")
+        case 2: self.captainID = try columns.value(2, "captainID", of: "Team")
+        default: self = try Self(strataColumns: columns)
+        }
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -792,6 +858,14 @@ extension Player {
         self.id = try columns.value(0, "id", of: "Player")
         self.name = try columns.value(1, "name", of: "Player")
         self.teamID = try columns.value(2, "teamID", of: "Player")
+    }
+
+    public mutating func strataRead(_ columns: Strata.EntityColumns, at position: Swift.Int32) throws {
+        switch position {
+        case 1: self.name = try columns.value(1, "name", of: "Player")
+        case 2: self.teamID = try columns.value(2, "teamID", of: "Player")
+        default: self = try Self(strataColumns: columns)
+        }
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {

@@ -93,6 +93,19 @@ extension Circle {
         self.canvasID = try columns.optionalValue(7, "canvasID", of: "Circle")
     }
 
+    public mutating func strataRead(_ columns: Strata.EntityColumns, at position: Swift.Int32) throws {
+        switch position {
+        case 1: self.name = try columns.value(1, "name", of: "Circle")
+        case 2: self.createdAt = try columns.value(2, "createdAt", of: "Circle")
+        case 3: self.layer = try columns.value(3, "layer", of: "Circle")
+        case 4: self.style = try columns.optionalJSONValue(4, "style", of: "Circle")
+        case 5: self.fill = try columns.value(5, "fill", of: "Circle")
+        case 6: self.radius = try columns.value(6, "radius", of: "Circle")
+        case 7: self.canvasID = try columns.optionalValue(7, "canvasID", of: "Circle")
+        default: self = try Self(strataColumns: columns)
+        }
+    }
+
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
         if self.id.isSaved { container["id"] = self.id }
         container["name"] = try Strata.InvalidValueError.checked(self.name, "name", of: "Circle")
@@ -244,6 +257,19 @@ extension Polygon {
         self.canvasID = try columns.optionalValue(7, "canvasID", of: "Polygon")
     }
 
+    public mutating func strataRead(_ columns: Strata.EntityColumns, at position: Swift.Int32) throws {
+        switch position {
+        case 1: self.name = try columns.value(1, "name", of: "Polygon")
+        case 2: self.createdAt = try columns.value(2, "createdAt", of: "Polygon")
+        case 3: self.layer = try columns.value(3, "layer", of: "Polygon")
+        case 4: self.style = try columns.optionalJSONValue(4, "style", of: "Polygon")
+        case 5: self.fill = try columns.value(5, "fill", of: "Polygon")
+        case 6: self.points = try columns.jsonValue(6, "points", of: "Polygon")
+        case 7: self.canvasID = try columns.optionalValue(7, "canvasID", of: "Polygon")
+        default: self = try Self(strataColumns: columns)
+        }
+    }
+
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
         if self.id.isSaved { container["id"] = self.id }
         container["name"] = try Strata.InvalidValueError.checked(self.name, "name", of: "Polygon")
@@ -377,6 +403,18 @@ extension Label {
         self.metadata = try columns.optionalJSONValue(6, "metadata", of: "Label")
     }
 
+    public mutating func strataRead(_ columns: Strata.EntityColumns, at position: Swift.Int32) throws {
+        switch position {
+        case 1: self.name = try columns.value(1, "name", of: "Label")
+        case 2: self.createdAt = try columns.value(2, "createdAt", of: "Label")
+        case 3: self.layer = try columns.value(3, "layer", of: "Label")
+        case 4: self.style = try columns.optionalJSONValue(4, "style", of: "Label")
+        case 5: self.text = try columns.value(5, "text", of: "Label")
+        case 6: self.metadata = try columns.optionalJSONValue(6, "metadata", of: "Label")
+        default: self = try Self(strataColumns: columns)
+        }
+    }
+
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
         if self.id.isSaved { container["id"] = self.id }
         container["name"] = try Strata.InvalidValueError.checked(self.name, "name", of: "Label")
@@ -479,6 +517,14 @@ extension Canvas {
         self.id = try columns.value(0, "id", of: "Canvas")
         self.title = try columns.value(1, "title", of: "Canvas")
         self.settings = try columns.jsonValue(2, "settings", of: "Canvas")
+    }
+
+    public mutating func strataRead(_ columns: Strata.EntityColumns, at position: Swift.Int32) throws {
+        switch position {
+        case 1: self.title = try columns.value(1, "title", of: "Canvas")
+        case 2: self.settings = try columns.jsonValue(2, "settings", of: "Canvas")
+        default: self = try Self(strataColumns: columns)
+        }
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {

@@ -39,6 +39,13 @@ extension Board {
         self.name = try columns.value(1, "name", of: "Board")
     }
 
+    public mutating func strataRead(_ columns: Strata.EntityColumns, at position: Swift.Int32) throws {
+        switch position {
+        case 1: self.name = try columns.value(1, "name", of: "Board")
+        default: self = try Self(strataColumns: columns)
+        }
+    }
+
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
         if self.id.isSaved { container["id"] = self.id }
         container["name"] = try Strata.InvalidValueError.checked(self.name, "name", of: "Board")
@@ -126,6 +133,15 @@ extension TodoList {
         self.name = try columns.value(1, "name", of: "TodoList")
         self.position = try columns.value(2, "position", of: "TodoList")
         self.boardID = try columns.optionalValue(3, "boardID", of: "TodoList")
+    }
+
+    public mutating func strataRead(_ columns: Strata.EntityColumns, at position: Swift.Int32) throws {
+        switch position {
+        case 1: self.name = try columns.value(1, "name", of: "TodoList")
+        case 2: self.position = try columns.value(2, "position", of: "TodoList")
+        case 3: self.boardID = try columns.optionalValue(3, "boardID", of: "TodoList")
+        default: self = try Self(strataColumns: columns)
+        }
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {
@@ -242,6 +258,15 @@ extension Todo {
         self.title = try columns.value(1, "title", of: "Todo")
         self.done = try columns.value(2, "done", of: "Todo")
         self.listID = try columns.optionalValue(3, "listID", of: "Todo")
+    }
+
+    public mutating func strataRead(_ columns: Strata.EntityColumns, at position: Swift.Int32) throws {
+        switch position {
+        case 1: self.title = try columns.value(1, "title", of: "Todo")
+        case 2: self.done = try columns.value(2, "done", of: "Todo")
+        case 3: self.listID = try columns.optionalValue(3, "listID", of: "Todo")
+        default: self = try Self(strataColumns: columns)
+        }
     }
 
     public func encode(to container: inout GRDB.PersistenceContainer) throws {

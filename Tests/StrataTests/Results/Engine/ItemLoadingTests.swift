@@ -146,6 +146,66 @@ struct ItemLoadingTests {
         #expect(reference.sections.flatMap(\.notes).contains { $0.body == "unseen" }, "the row changed behind its back")
     }
 
+    /// A commit's refetch told which columns the commit wrote (only `title`) takes each row's
+    /// value from the last snapshot's, laid out by id (``HeldValues``), and reads again only
+    /// those columns; a row the snapshot did not show (the new one) is decoded whole. So a
+    /// title changed behind the loading's back still shows (the title is read again for every
+    /// row), while a body changed behind its back keeps the value held: the value taken is
+    /// the one held (here the refetch waits for the values to be laid out, so every row takes
+    /// its own; in use, the rows read before they are decode whole).
+    @Test("a refetch told the columns a commit wrote reads those again into the values held")
+    func refetchRereadsTheColumnsWritten() throws {
+        let drive = try Drive(policy: RefetchPolicy()) { _, _ in
+            var loading = EagerLoading<Note>()
+            loading.waitsForHeldValues = true
+            return loading
+        }
+        try drive.store.write { db in
+            let work = try db.notebook("Work")
+            for i in 0..<40 { _ = try db.note("n\(i)", in: work) }
+        }
+        try drive.fetchAll()
+        _ = drive.snapshot()
+        try drive.store.write { db in
+            try db.execute(sql: "UPDATE Note SET title = 'renamed ' || title WHERE id <= 10")
+            try db.execute(sql: "DELETE FROM Note WHERE id BETWEEN 11 AND 15")
+            _ = try db.note("new", in: try db.notebook(named: "Work"))
+            try db.execute(sql: "UPDATE Note SET body = 'fresh' WHERE id = 41")
+            // Behind the loading's back: no commit names these rows.
+            try db.execute(sql: "UPDATE Note SET body = 'unseen' WHERE id = 20")
+            try db.execute(sql: "UPDATE Note SET title = 'a first' WHERE id = 30")
+        }
+        var written = CommittedChanges.TableChanges()
+        written.updated = Set(1...10)
+        written.updatedColumns = ["TITLE"]  // as a statement may spell it
+        written.deleted = Set(11...15)
+        written.inserted = [41]
+        try drive.fetchAll(written: written)
+        drive.checkInvariants()
+        let shown = Shown(drive.snapshot())
+        let reference = try drive.store.read { db in try Shown.reference(db) }
+        let notes = shown.sections.flatMap(\.notes)
+        #expect(notes.map(\.title) == reference.sections.flatMap(\.notes).map(\.title), "titles read again, in order")
+        #expect(notes.map(\.id) == reference.sections.flatMap(\.notes).map(\.id))
+        #expect(notes.first { $0.id.rawValue == 20 }?.body == "", "the body held, not read again")
+        #expect(notes.first { $0.id.rawValue == 41 }?.body == "fresh", "a new row decoded whole")
+        // Told nothing of the columns, or of more than half of them, or of the key: rows
+        // decoded whole.
+        #expect(EagerLoading<Note>.columnsToReread(written) == [1])
+        var unnamed = written
+        unnamed.updatedColumns = []
+        #expect(EagerLoading<Note>.columnsToReread(unnamed) == nil)
+        var many = written
+        many.updatedColumns = ["title", "body", "pinned", "priority"]
+        #expect(EagerLoading<Note>.columnsToReread(many) == nil)
+        var key = written
+        key.updatedColumns = ["id", "title"]
+        #expect(EagerLoading<Note>.columnsToReread(key) == nil)
+        var other = written
+        other.updatedColumns = ["title", "notStored"]
+        #expect(EagerLoading<Note>.columnsToReread(other) == [1])
+    }
+
     @Test("random commits: the snapshot is the reference's, and earlier snapshots keep their state",
           arguments: Kind.allCases, ["default", "patch always", "merge always"])
     func randomCommits(_ kind: Kind, _ policyName: String) throws {
