@@ -111,35 +111,48 @@ struct ItemLoadingTests {
 
     enum Kind: String, CaseIterable { case eager, batched }
 
-    /// A commit's refetch is told the rows the commit wrote: the eager loading gives its sort
-    /// the other rows in their last order (their keys did not change), and decodes every row.
-    /// So a row changed behind the loading's back — which no commit reports — in its value
-    /// and in its sort key still shows as it is now, where it now belongs: the order given is
-    /// a hint, not trusted.
-    @Test("a refetch told the rows a commit wrote shows every row as it is now, in order")
-    func refetchAfterWritingShowsEveryRowAsItIs() throws {
-        let drive = try Drive(policy: RefetchPolicy()) { _, _ in EagerLoading<Note>() }
+    /// An eager loading over 40 notes, its snapshot taken (the refetch keeps its state, as
+    /// after a delivery), then a commit that retitled notes 1–10, deleted 11–15 and made note
+    /// 41, handed to a refetch with the columns `columns` named as written; behind the
+    /// loading's back (no commit names them) note 20 got a new body and note 30 a new title
+    /// that puts it first.
+    private static func refetchAfterACommit(columns: Set<String>, waitingForHeldValues: Bool) throws -> Drive<EagerLoading<Note>> {
+        let drive = try Drive(policy: RefetchPolicy()) { _, _ in
+            var loading = EagerLoading<Note>()
+            loading.waitsForHeldValues = waitingForHeldValues
+            return loading
+        }
         try drive.store.write { db in
             let work = try db.notebook("Work")
             for i in 0..<40 { _ = try db.note("n\(i)", in: work) }
         }
         try drive.fetchAll()
-        // The snapshot shown: the refetch keeps its state (its order), as after a delivery.
         _ = drive.snapshot()
         try drive.store.write { db in
             try db.execute(sql: "UPDATE Note SET title = 'renamed ' || title WHERE id <= 10")
             try db.execute(sql: "DELETE FROM Note WHERE id BETWEEN 11 AND 15")
             _ = try db.note("new", in: try db.notebook(named: "Work"))
-            // Behind the loading's back: no commit names these rows.
+            try db.execute(sql: "UPDATE Note SET body = 'fresh' WHERE id = 41")
             try db.execute(sql: "UPDATE Note SET body = 'unseen' WHERE id = 20")
             try db.execute(sql: "UPDATE Note SET title = 'a first' WHERE id = 30")
         }
         var written = CommittedChanges.TableChanges()
         written.updated = Set(1...10)
+        written.updatedColumns = columns
         written.deleted = Set(11...15)
         written.inserted = [41]
         try drive.fetchAll(written: written)
         drive.checkInvariants()
+        return drive
+    }
+
+    /// A commit's refetch told the rows a commit wrote but not which columns decodes every
+    /// row, and gives its sort the other rows in their last order (their keys did not
+    /// change). So a row changed behind the loading's back in its value and in its sort key
+    /// still shows as it is now, where it now belongs: the order given is a hint, not trusted.
+    @Test("a refetch told the rows a commit wrote shows every row as it is now, in order")
+    func refetchAfterWritingShowsEveryRowAsItIs() throws {
+        let drive = try Self.refetchAfterACommit(columns: [], waitingForHeldValues: true)
         let reference = try drive.store.read { db in try Shown.reference(db) }
         #expect(Shown(drive.snapshot()) == reference, "every row as it is now, in the results' order")
         #expect(reference.sections.flatMap(\.notes).first?.title == "a first", "the row moved behind the loading's back leads")
@@ -155,33 +168,8 @@ struct ItemLoadingTests {
     /// its own; in use, the rows read before they are decode whole).
     @Test("a refetch told the columns a commit wrote reads those again into the values held")
     func refetchRereadsTheColumnsWritten() throws {
-        let drive = try Drive(policy: RefetchPolicy()) { _, _ in
-            var loading = EagerLoading<Note>()
-            loading.waitsForHeldValues = true
-            return loading
-        }
-        try drive.store.write { db in
-            let work = try db.notebook("Work")
-            for i in 0..<40 { _ = try db.note("n\(i)", in: work) }
-        }
-        try drive.fetchAll()
-        _ = drive.snapshot()
-        try drive.store.write { db in
-            try db.execute(sql: "UPDATE Note SET title = 'renamed ' || title WHERE id <= 10")
-            try db.execute(sql: "DELETE FROM Note WHERE id BETWEEN 11 AND 15")
-            _ = try db.note("new", in: try db.notebook(named: "Work"))
-            try db.execute(sql: "UPDATE Note SET body = 'fresh' WHERE id = 41")
-            // Behind the loading's back: no commit names these rows.
-            try db.execute(sql: "UPDATE Note SET body = 'unseen' WHERE id = 20")
-            try db.execute(sql: "UPDATE Note SET title = 'a first' WHERE id = 30")
-        }
-        var written = CommittedChanges.TableChanges()
-        written.updated = Set(1...10)
-        written.updatedColumns = ["TITLE"]  // as a statement may spell it
-        written.deleted = Set(11...15)
-        written.inserted = [41]
-        try drive.fetchAll(written: written)
-        drive.checkInvariants()
+        // As a statement may spell the column.
+        let drive = try Self.refetchAfterACommit(columns: ["TITLE"], waitingForHeldValues: true)
         let shown = Shown(drive.snapshot())
         let reference = try drive.store.read { db in try Shown.reference(db) }
         let notes = shown.sections.flatMap(\.notes)
@@ -189,6 +177,9 @@ struct ItemLoadingTests {
         #expect(notes.map(\.id) == reference.sections.flatMap(\.notes).map(\.id))
         #expect(notes.first { $0.id.rawValue == 20 }?.body == "", "the body held, not read again")
         #expect(notes.first { $0.id.rawValue == 41 }?.body == "fresh", "a new row decoded whole")
+        var written = CommittedChanges.TableChanges()
+        written.updated = Set(1...10)
+        written.updatedColumns = ["TITLE"]
         // Told nothing of the columns, or of more than half of them, or of the key: rows
         // decoded whole.
         #expect(EagerLoading<Note>.columnsToReread(written) == [1])
