@@ -121,7 +121,20 @@ struct RowChunks<Element>: RandomAccessCollection {
                 chunks.append(source)
                 ends.append(endIndex + take)
             } else {
-                for element in source[offset..<offset + take] { append(element) }
+                // In runs that fill the last chunk, as appending one element at a time would:
+                // one copy of each run (element by element, unspecialized code looks up type
+                // metadata at every step; a 10,000-row commit spent a sixth of its time there).
+                var copied = offset
+                while copied < offset + take {
+                    if chunks.isEmpty || chunks[chunks.count - 1].count >= Self.maximumChunk {
+                        chunks.append([])
+                        ends.append(endIndex)
+                    }
+                    let run = Swift.min(Self.maximumChunk - chunks[chunks.count - 1].count, offset + take - copied)
+                    chunks[chunks.count - 1].append(contentsOf: source[copied..<(copied + run)])
+                    ends[ends.count - 1] += run
+                    copied += run
+                }
             }
             position += take
         }

@@ -39,10 +39,17 @@ struct RowChunksTests {
             default:
                 let lower = Int.random(in: 0...reference.count, using: &random)
                 let upper = Int.random(in: lower...reference.count, using: &random)
-                var slice = RowChunks<Int>()
+                // After some rows of its own (a chunk partly filled), and twice: runs of the
+                // other are copied into the last chunk until it is full.
+                let own = Array(-Int.random(in: 0...300, using: &random)..<0)
+                var slice = RowChunks(own)
                 slice.append(from: chunks, lower..<upper)
+                let middle = Int.random(in: lower...upper, using: &random)
+                slice.append(from: chunks, middle..<upper)
                 slice._checkInvariants()
-                #expect(Array(slice) == Array(reference[lower..<upper]), "seed \(seed), step \(step): slice")
+                #expect(
+                    Array(slice) == own + Array(reference[lower..<upper]) + Array(reference[middle..<upper]),
+                    "seed \(seed), step \(step): slice")
             }
             chunks._checkInvariants()
             #expect(Array(snapshot) == before, "seed \(seed), step \(step): an earlier value changed")

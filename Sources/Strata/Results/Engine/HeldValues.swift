@@ -29,9 +29,10 @@ final class HeldValues<Item: StrataEntity>: @unchecked Sendable {
         guard !overflow, width < Int64(2 * count + 1_024) else { return nil }
         base = range.lowerBound
         slots = .allocate(capacity: Int(width) + 1)
-        slots.initialize(repeating: nil)
         laidOut.enter()
         DispatchQueue(label: "strata.results.held-values").async { [self] in
+            // Initialized here too: the pages are first touched on this thread.
+            slots.initialize(repeating: nil)
             values { item in
                 let offset = item.objectID.rawValue &- base
                 if offset >= 0 && offset < Int64(slots.count) { slots[Int(offset)] = item }
