@@ -34,6 +34,9 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
         /// every row (``compareRefetched(with:)``); nil: the batch compares them itself.
         var comparison: RefetchComparison?
 
+        /// The number of values kept.
+        var valueCount: Int { unplaced.count + ids.values.reduce(0) { $0 + $1.count } }
+
         /// Calls `body` with every value kept: the rows' section by section, then the hidden
         /// ones.
         @inline(__always)
@@ -149,8 +152,7 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
     /// without a kept state, or when the ids are too sparse.
     func heldValues(range: ClosedRange<Int64>?) -> HeldValues<Item>? {
         guard let base = refetchBase else { return nil }
-        let count = base.unplaced.count + base.ids.values.reduce(0) { $0 + $1.count }
-        return HeldValues(range: range, count: count) { body in base.forEachValue(body) }
+        return HeldValues(range: range, count: base.valueCount) { body in base.forEachValue(body) }
     }
 
     /// During a commit's refetch that kept the last snapshot's state
@@ -420,7 +422,7 @@ struct SnapshotJournal<Item: StrataEntity, Section: Hashable & Sendable> {
         return RefetchedRows(oldIDs: base.ids, newIDs: Self.ids(of: index), matchedAhead: base.comparison) {
             if let comparison = base.comparison { return comparison.differs() }
             var old = ItemPayload<Item>()
-            old.reserveCapacity(base.unplaced.count + base.ids.values.reduce(0) { $0 + $1.count })
+            old.reserveCapacity(base.valueCount)
             base.forEachValue { old.append($0.objectID.rawValue, $0) }
             var changed = old.comparison()
             Self.forEachItem(in: rows, sections: sections) { changed.compare($0) }

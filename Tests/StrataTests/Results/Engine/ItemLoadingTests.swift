@@ -197,6 +197,44 @@ struct ItemLoadingTests {
         #expect(EagerLoading<Note>.columnsToReread(other) == [1])
     }
 
+    /// The same through a real commit: the columns the store names for it (`updatedColumns`,
+    /// what the refetch reads again) include those a trigger of the app writes, so a refetch
+    /// that takes the values held still shows what the trigger wrote.
+    @Test("a commit whose trigger writes another column: the refetch reads that column again too")
+    func refetchRereadsWhatATriggerWrote() throws {
+        let drive = try Drive(policy: RefetchPolicy()) { _, _ in
+            var loading = EagerLoading<Note>()
+            loading.waitsForHeldValues = true
+            return loading
+        }
+        try drive.store.write { db in
+            let work = try db.notebook("Work")
+            for i in 0..<40 { _ = try db.note("n\(i)", in: work) }
+            try db.execute(sql: """
+                CREATE TRIGGER touchBody AFTER UPDATE OF title ON Note
+                BEGIN UPDATE Note SET body = 'after ' || NEW.title WHERE id = NEW.id; END
+                """)
+        }
+        try drive.fetchAll()
+        _ = drive.snapshot()
+        final class Seen: @unchecked Sendable {
+            let lock = NSLock()
+            var changes: CommittedChanges?
+        }
+        let seen = Seen()
+        let observation = drive.store.observeCommits { changes in seen.lock.withLock { seen.changes = changes } }
+        try drive.store.write { db in try db.execute(sql: "UPDATE Note SET title = 'renamed ' || title WHERE id <= 30") }
+        withExtendedLifetime(observation) {}
+        let written = try #require(seen.lock.withLock { seen.changes }?["Note"])
+        #expect(written.updatedColumns == ["title", "body"], "the trigger's column is named")
+        #expect(EagerLoading<Note>.columnsToReread(written) == [1, 2])
+        try drive.fetchAll(written: written)
+        drive.checkInvariants()
+        let notes = Shown(drive.snapshot()).sections.flatMap(\.notes)
+        #expect(Shown(drive.snapshot()) == (try drive.store.read { db in try Shown.reference(db) }), "as the store holds them")
+        #expect(notes.filter { $0.body.hasPrefix("after renamed ") }.count == 30, "the trigger's writes shown")
+    }
+
     @Test("random commits: the snapshot is the reference's, and earlier snapshots keep their state",
           arguments: Kind.allCases, ["default", "patch always", "merge always"])
     func randomCommits(_ kind: Kind, _ policyName: String) throws {
